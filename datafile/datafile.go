@@ -1,0 +1,56 @@
+// Package datafile opens the one bbolt file that documents, conversations and people are kept in.
+//
+// # Caveats
+//
+// bbolt lets one process hold a file at a time. Open waits at most the given timeout for
+// another process's lock and then returns ErrBusy, rather than bbolt's default of waiting
+// forever, so a second server started on the same file says why instead of hanging.
+package datafile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrBusy is returned by Open when another process holds the data file for longer than the
+// timeout allows.
+var ErrBusy = errors.New("another compass-mcp process is using the data file")
+
+// DefaultTimeout is how long Open waits for another process's lock unless told otherwise.
+const DefaultTimeout = 2 * time.Second
+
+// DefaultPath is where the data file lives when neither --data nor COMPASS_DATA says:
+// $XDG_DATA_HOME/compass/compass.db, else ~/.local/share/compass/compass.db.
+func DefaultPath() (string, error) {
+	if dir := os.Getenv("XDG_DATA_HOME"); dir != "" {
+		return filepath.Join(dir, "compass", "compass.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the home folder for the default data file (set --data): %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "compass", "compass.db"), nil
+}
+
+// Open opens (creating it, and its folder, on first use) the bbolt file at path, waiting at
+// most timeout for another process's lock. It returns ErrBusy, wrapped with the path, when
+// the lock could not be had in time.
+func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the folder of the data file %s: %w", path, err)
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w (%s): waited %s for its lock; stop the other process or give this one another --data file", ErrBusy, path, timeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the data file %s: %w", path, err)
+	}
+	return db, nil
+}
