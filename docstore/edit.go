@@ -1,0 +1,169 @@
+package docstore
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Write replaces the whole text of a named document, and its title when title is not "".
+func (s *Store) Write(name, title, text string, by Author) (Saved, error) {
+	return s.Change(name, KindWrite, by, func(d Document, latest Version) (Next, error) {
+		if strings.TrimSpace(title) == "" {
+			title = latest.Title
+		}
+		return Next{Title: title, Text: text}, nil
+	})
+}
+
+// Append adds text at the end of a named document, after one blank line.
+func (s *Store) Append(name, text string, by Author) (Saved, error) {
+	return s.Change(name, KindAppend, by, func(d Document, latest Version) (Next, error) {
+		return Next{Title: latest.Title, Text: appended(latest.Text, text)}, nil
+	})
+}
+
+// appended puts add after text with exactly one blank line between, keeping the text's
+// final line break if it had one.
+func appended(text, add string) string {
+	if strings.TrimSpace(add) == "" {
+		return text
+	}
+	body := strings.TrimRight(text, "\r\n")
+	if body == "" {
+		return add
+	}
+	out := body + "\n\n" + add
+	if strings.HasSuffix(text, "\n") && !strings.HasSuffix(add, "\n") {
+		out += "\n"
+	}
+	return out
+}
+
+// Edit replaces old, which must occur exactly once in a named document's text, with new.
+// It returns ErrEmptyOld, an *EditMissError or an *EditManyError when old isn't there once.
+func (s *Store) Edit(name, old, new string, by Author) (Saved, error) {
+	if old == "" {
+		return Saved{}, ErrEmptyOld
+	}
+	return s.Change(name, KindEdit, by, func(d Document, latest Version) (Next, error) {
+		text, err := ReplaceOnce(latest.Text, old, new)
+		if err != nil {
+			if miss, ok := err.(*EditMissError); ok {
+				miss.Document = d
+			}
+			if many, ok := err.(*EditManyError); ok {
+				many.Document = d
+			}
+			return Next{}, err
+		}
+		return Next{Title: latest.Title, Text: text}, nil
+	})
+}
+
+// EditMissError is returned when the text to replace isn't in the document. Near holds
+// the places where it is but for white space (indentation, line ends, trailing blanks).
+type EditMissError struct {
+	Document Document
+	Near     []Near
+}
+
+// Near is a place in a text that matches the text to replace but for white space.
+type Near struct {
+	Line int    // 1-based line it starts on
+	Text string // the text as it actually is there
+}
+
+func (e *EditMissError) Error() string {
+	return fmt.Sprintf("the text to replace isn't in %s (%d near matches)", e.Document.ID, len(e.Near))
+}
+
+// EditManyError is returned when the text to replace occurs more than once.
+type EditManyError struct {
+	Document Document
+	Lines    []int // 1-based line of each occurrence
+}
+
+func (e *EditManyError) Error() string {
+	return fmt.Sprintf("the text to replace occurs %d times in %s", len(e.Lines), e.Document.ID)
+}
+
+// ReplaceOnce replaces the one occurrence of old in text with new. It returns an
+// *EditManyError when old occurs more than once and an *EditMissError when it doesn't
+// occur, with the places it occurs but for white space.
+func ReplaceOnce(text, old, new string) (string, error) {
+	if old == "" {
+		return "", ErrEmptyOld
+	}
+	at := strings.Index(text, old)
+	if at < 0 {
+		return "", &EditMissError{Near: nearMatches(text, old, 3)}
+	}
+	if strings.Contains(text[at+len(old):], old) {
+		var lines []int
+		for i := 0; ; {
+			j := strings.Index(text[i:], old)
+			if j < 0 {
+				break
+			}
+			lines = append(lines, lineOf(text, i+j))
+			i += j + len(old)
+		}
+		return "", &EditManyError{Lines: lines}
+	}
+	return text[:at] + new + text[at+len(old):], nil
+}
+
+func lineOf(text string, at int) int { return strings.Count(text[:at], "\n") + 1 }
+
+// nearMatches finds up to most places where old occurs in text once runs of white space
+// are folded to one space and white space at line ends is ignored. Each is given whole
+// lines, as they are in text, so a model can copy them.
+func nearMatches(text, old string, most int) []Near {
+	want := fold(old)
+	if want == "" {
+		return nil
+	}
+	// folded holds text folded; offset[i] is where folded[i] came from in text.
+	var folded strings.Builder
+	offset := make([]int, 0, len(text))
+	space := false
+	for i, r := range text {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && folded.Len() > 0 {
+			folded.WriteByte(' ')
+			offset = append(offset, i)
+		}
+		space = false
+		n := folded.Len()
+		folded.WriteRune(r)
+		for range folded.Len() - n {
+			offset = append(offset, i)
+		}
+	}
+	f := folded.String()
+	var near []Near
+	for i := 0; len(near) < most; {
+		j := strings.Index(f[i:], want)
+		if j < 0 {
+			break
+		}
+		start, end := offset[i+j], offset[i+j+len(want)-1]
+		ls := strings.LastIndexByte(text[:start], '\n') + 1
+		le := strings.IndexByte(text[end:], '\n')
+		if le < 0 {
+			le = len(text)
+		} else {
+			le += end
+		}
+		near = append(near, Near{Line: lineOf(text, ls), Text: strings.TrimRight(text[ls:le], "\r")})
+		i += j + len(want)
+	}
+	return near
+}
+
+// fold trims s and folds every run of white space in it to one space.
+func fold(s string) string { return strings.Join(strings.Fields(s), " ") }

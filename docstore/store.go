@@ -1,0 +1,512 @@
+package docstore
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/oklog/ulid/v2"
+	"go.etcd.io/bbolt"
+)
+
+const (
+	bucketDocs     = "docs"
+	bucketTitles   = "doc_titles"
+	bucketRecent   = "doc_recent"
+	bucketVersions = "doc_versions"
+	bucketMeta     = "doc_meta"
+)
+
+var keyCount = []byte("count")
+
+// ids is shared by every Store of the process: ulid.Make is not monotonic across goroutines.
+var ids = struct {
+	sync.Mutex
+	entropy *ulid.MonotonicEntropy
+}{entropy: ulid.Monotonic(rand.Reader, 0)}
+
+func newID(at time.Time) string {
+	ids.Lock()
+	defer ids.Unlock()
+	return ulid.MustNew(ulid.Timestamp(at), ids.entropy).String()
+}
+
+// Store is one space's documents in a data file.
+type Store struct {
+	db    *bbolt.DB
+	space string
+	now   func() time.Time
+}
+
+// New returns the documents of space in db.
+func New(db *bbolt.DB, space string) *Store {
+	return &Store{db: db, space: space, now: time.Now}
+}
+
+// WithClock returns a copy of s that reads the time from now (for tests and imports).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Space is the space s is scoped to.
+func (s *Store) Space() string { return s.space }
+
+// DB is the data file s works on.
+func (s *Store) DB() *bbolt.DB { return s.db }
+
+// View runs fn in a read transaction on the space's documents.
+func (s *Store) view(fn func(b *buckets) error) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
+		return fn(readBuckets(tx, s.space))
+	})
+}
+
+// update runs fn in one write transaction on the space's documents.
+func (s *Store) update(fn func(b *buckets) error) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		return fn(b)
+	})
+}
+
+// buckets are the space's document buckets in one transaction; in a read transaction
+// on a space that has none yet, all are nil and every lookup finds nothing.
+type buckets struct {
+	tx                                   *bbolt.Tx
+	docs, titles, recent, versions, meta *bbolt.Bucket
+}
+
+func readBuckets(tx *bbolt.Tx, space string) *buckets {
+	return &buckets{
+		tx:       tx,
+		docs:     spaces.Sub(tx, space, bucketDocs),
+		titles:   spaces.Sub(tx, space, bucketTitles),
+		recent:   spaces.Sub(tx, space, bucketRecent),
+		versions: spaces.Sub(tx, space, bucketVersions),
+		meta:     spaces.Sub(tx, space, bucketMeta),
+	}
+}
+
+func writeBuckets(tx *bbolt.Tx, space string) (*buckets, error) {
+	b := &buckets{tx: tx}
+	for _, x := range []struct {
+		name string
+		to   **bbolt.Bucket
+	}{{bucketDocs, &b.docs}, {bucketTitles, &b.titles}, {bucketRecent, &b.recent}, {bucketVersions, &b.versions}, {bucketMeta, &b.meta}} {
+		bk, err := spaces.CreateSub(tx, space, x.name)
+		if err != nil {
+			return nil, err
+		}
+		*x.to = bk
+	}
+	return b, nil
+}
+
+func (b *buckets) doc(id string) (Document, bool, error) {
+	if b.docs == nil {
+		return Document{}, false, nil
+	}
+	raw := b.docs.Get([]byte(id))
+	if raw == nil {
+		return Document{}, false, nil
+	}
+	var d Document
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return Document{}, false, fmt.Errorf("reading the record of document %s: %w", id, err)
+	}
+	return d, true, nil
+}
+
+func (b *buckets) count() int {
+	if b.meta == nil {
+		return 0
+	}
+	raw := b.meta.Get(keyCount)
+	if len(raw) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(raw))
+}
+
+func (b *buckets) addCount(delta int) error {
+	return b.meta.Put(keyCount, binary.BigEndian.AppendUint64(nil, uint64(b.count()+delta)))
+}
+
+// named finds a document by id, by exact title (case-insensitive), else by the one title
+// that has every word of name in it.
+func (b *buckets) named(name string) (Document, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || b.docs == nil {
+		return Document{}, ErrNotFound
+	}
+	if d, ok, err := b.doc(name); ok || err != nil {
+		return d, err
+	}
+	if id := b.titles.Get(titleKey(name)); id != nil {
+		d, ok, err := b.doc(string(id))
+		if err != nil {
+			return d, err
+		}
+		if !ok {
+			return d, fmt.Errorf("title index names document %s, which has no record", id)
+		}
+		return d, nil
+	}
+	words := strings.Fields(strings.ToLower(name))
+	var matches []string
+	c := b.titles.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if hasWords(string(k), words) {
+			matches = append(matches, string(v))
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return Document{}, ErrNotFound
+	case 1:
+		d, _, err := b.doc(matches[0])
+		return d, err
+	}
+	amb := &AmbiguousError{Name: name}
+	for i, id := range matches {
+		if i == 10 {
+			amb.More = len(matches) - 10
+			break
+		}
+		d, _, err := b.doc(id)
+		if err != nil {
+			return Document{}, err
+		}
+		amb.Matches = append(amb.Matches, d)
+	}
+	return Document{}, amb
+}
+
+func hasWords(title string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(title, w) {
+			return false
+		}
+	}
+	return len(words) > 0
+}
+
+func titleKey(title string) []byte {
+	return []byte(strings.ToLower(strings.TrimSpace(title)))
+}
+
+func versionKey(n int) []byte { return binary.BigEndian.AppendUint64(nil, uint64(n)) }
+
+func recentKey(d Document) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(d.Saved.UnixNano()))
+	return append(k, d.ID...)
+}
+
+func (b *buckets) version(id string, n int) (Version, error) {
+	vb := b.versions.Bucket([]byte(id))
+	if vb == nil {
+		return Version{}, fmt.Errorf("document %s has no versions bucket", id)
+	}
+	raw := vb.Get(versionKey(n))
+	if raw == nil {
+		return Version{}, fmt.Errorf("document %s has no record of version %d", id, n)
+	}
+	var v Version
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return Version{}, fmt.Errorf("reading version %d of document %s: %w", n, id, err)
+	}
+	return v, nil
+}
+
+// Find names a document: by id, by its exact title (case-insensitive), else by the one
+// title that contains the given words. It returns ErrNotFound or an *AmbiguousError.
+func (s *Store) Find(name string) (Document, error) {
+	var d Document
+	err := s.view(func(b *buckets) (err error) {
+		d, err = b.named(name)
+		return err
+	})
+	return d, err
+}
+
+// List returns at most limit documents, latest saved first, and how many there are in all.
+func (s *Store) List(limit int) ([]Document, int, error) {
+	var (
+		docs  []Document
+		total int
+	)
+	err := s.view(func(b *buckets) error {
+		if b.recent == nil {
+			return nil
+		}
+		total = b.count()
+		c := b.recent.Cursor()
+		for k, _ := c.Last(); k != nil && len(docs) < limit; k, _ = c.Prev() {
+			id := string(k[8:])
+			d, ok, err := b.doc(id)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return fmt.Errorf("listing index names document %s, which has no record", id)
+			}
+			docs = append(docs, d)
+		}
+		return nil
+	})
+	return docs, total, err
+}
+
+// Read returns a named document and one of its versions: the latest when version is 0.
+// It returns ErrNotFound, an *AmbiguousError, or a *NoVersionError.
+func (s *Store) Read(name string, version int) (Document, Version, error) {
+	var (
+		d Document
+		v Version
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		if version == 0 {
+			version = d.Version
+		}
+		if version < 1 || version > d.Version {
+			return &NoVersionError{Document: d, Asked: version}
+		}
+		v, err = b.version(d.ID, version)
+		return err
+	})
+	return d, v, err
+}
+
+// History returns every version of a named document, newest first, texts included.
+func (s *Store) History(name string) (Document, []Version, error) {
+	var (
+		d  Document
+		vs []Version
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		for n := d.Version; n >= 1; n-- {
+			v, err := b.version(d.ID, n)
+			if err != nil {
+				return err
+			}
+			vs = append(vs, v)
+		}
+		return nil
+	})
+	return d, vs, err
+}
+
+// Create makes a new document whose version 1 has title and text. It returns a
+// *TitleTakenError when another document of the space has the title.
+func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) {
+	title, err := CleanTitle(title)
+	if err != nil {
+		return Saved{}, err
+	}
+	if err := CheckText(text); err != nil {
+		return Saved{}, err
+	}
+	var saved Saved
+	err = s.update(func(b *buckets) error {
+		if other := b.titles.Get(titleKey(title)); other != nil {
+			d, _, err := b.doc(string(other))
+			if err != nil {
+				return err
+			}
+			return &TitleTakenError{Title: title, Other: d}
+		}
+		now := s.now()
+		d := Document{ID: newID(now)}
+		added, _ := stats("", text)
+		v := Version{Number: 1, Title: title, Text: text, Kind: kind, Author: by, At: now, Added: added}
+		if err := b.put(&d, v, ""); err != nil {
+			return fmt.Errorf("creating document %q: %w", title, err)
+		}
+		if err := b.addCount(1); err != nil {
+			return err
+		}
+		saved = Saved{Document: d, Added: added}
+		return nil
+	})
+	return saved, err
+}
+
+// Next is what a change makes of a document: its new title and text.
+type Next struct {
+	Title string
+	Text  string
+}
+
+// Change reads the named document's latest version and, in the same transaction, saves
+// what how makes of it as a new version of the given kind. how may refuse by returning an
+// error, which Change returns as it is. The new title, when it changes, must be free.
+func (s *Store) Change(name string, kind Kind, by Author, how func(Document, Version) (Next, error)) (Saved, error) {
+	var saved Saved
+	err := s.update(func(b *buckets) error {
+		d, err := b.named(name)
+		if err != nil {
+			return err
+		}
+		latest, err := b.version(d.ID, d.Version)
+		if err != nil {
+			return err
+		}
+		next, err := how(d, latest)
+		if err != nil {
+			return err
+		}
+		if next.Title, err = CleanTitle(next.Title); err != nil {
+			return err
+		}
+		if err := CheckText(next.Text); err != nil {
+			return err
+		}
+		if next.Title == latest.Title && next.Text == latest.Text {
+			saved = Saved{Document: d, Unchanged: true}
+			return nil
+		}
+		if !strings.EqualFold(next.Title, latest.Title) {
+			if other := b.titles.Get(titleKey(next.Title)); other != nil && string(other) != d.ID {
+				od, _, err := b.doc(string(other))
+				if err != nil {
+					return err
+				}
+				return &TitleTakenError{Title: next.Title, Other: od}
+			}
+		}
+		added, removed := stats(latest.Text, next.Text)
+		v := Version{Number: d.Version + 1, Title: next.Title, Text: next.Text, Kind: kind, Author: by, At: s.now(), Added: added, Removed: removed}
+		if err := b.put(&d, v, latest.Title); err != nil {
+			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
+		}
+		saved = Saved{Document: d, Added: added, Removed: removed}
+		return nil
+	})
+	return saved, err
+}
+
+// put writes version v of d and brings d's record and indexes up to date with it.
+// oldTitle is the title before v ("" for a new document).
+func (b *buckets) put(d *Document, v Version, oldTitle string) error {
+	if d.Version > 0 {
+		if err := b.recent.Delete(recentKey(*d)); err != nil {
+			return err
+		}
+	}
+	if oldTitle != "" && !bytes.Equal(titleKey(oldTitle), titleKey(v.Title)) {
+		if err := b.titles.Delete(titleKey(oldTitle)); err != nil {
+			return err
+		}
+	}
+	// Keep save times strictly increasing per document so the listing key is never reused.
+	if !v.At.After(d.Saved) && d.Version > 0 {
+		v.At = d.Saved.Add(time.Nanosecond)
+	}
+	d.Title, d.Version, d.Saved, d.Author = v.Title, v.Number, v.At, v.Author
+	d.Bytes, d.Opens = len(v.Text), opens(v.Text)
+	vb, err := b.versions.CreateBucketIfNotExists([]byte(d.ID))
+	if err != nil {
+		return err
+	}
+	rawV, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := vb.Put(versionKey(v.Number), rawV); err != nil {
+		return err
+	}
+	rawD, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	if err := b.docs.Put([]byte(d.ID), rawD); err != nil {
+		return err
+	}
+	if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {
+		return err
+	}
+	return b.recent.Put(recentKey(*d), nil)
+}
+
+// opens is the first non-empty line of text, kept short enough to list without the text.
+func opens(text string) string {
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if len(line) > 400 {
+			cut := 400
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut--
+			}
+			line = line[:cut]
+		}
+		return line
+	}
+	return ""
+}
+
+// CleanTitle trims white space around title and returns it, or ErrBadTitle (wrapped with
+// the reason) when it is empty, longer than MaxTitle characters, or has line breaks or
+// other control characters.
+func CleanTitle(title string) (string, error) {
+	title = strings.TrimSpace(title)
+	switch {
+	case title == "":
+		return "", fmt.Errorf("%w: a title can't be empty", ErrBadTitle)
+	case !utf8.ValidString(title):
+		return "", fmt.Errorf("%w: a title must be valid UTF-8", ErrBadTitle)
+	case utf8.RuneCountInString(title) > MaxTitle:
+		return "", fmt.Errorf("%w: a title is at most %d characters", ErrBadTitle, MaxTitle)
+	case strings.ContainsFunc(title, unicode.IsControl):
+		return "", fmt.Errorf("%w: a title is one line, with no line breaks, tabs or control characters", ErrBadTitle)
+	}
+	return title, nil
+}
+
+// CheckText returns ErrBadText (wrapped with the reason) for a text over MaxText bytes, one
+// that is not valid UTF-8, or one with NUL bytes; nil otherwise.
+func CheckText(text string) error {
+	switch {
+	case len(text) > MaxText:
+		return fmt.Errorf("%w: a text is at most %d MiB, this one is %.1f MiB", ErrBadText, MaxText>>20, float64(len(text))/(1<<20))
+	case !utf8.ValidString(text):
+		return fmt.Errorf("%w: a text must be valid UTF-8", ErrBadText)
+	case strings.IndexByte(text, 0) >= 0:
+		return fmt.Errorf("%w: a text can't have NUL bytes", ErrBadText)
+	}
+	return nil
+}
+
+// stats counts lines added and removed. A missing final line break is not counted as a
+// change of the last line: appending to "a" gives "+2 −0", not "+3 −1".
+func stats(from, to string) (added, removed int) {
+	if from != "" && !strings.HasSuffix(from, "\n") {
+		from += "\n"
+	}
+	if to != "" && !strings.HasSuffix(to, "\n") {
+		to += "\n"
+	}
+	return linediff.Stats(from, to)
+}
