@@ -1,0 +1,257 @@
+package threads
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// claudeAgent is who a Claude export's "assistant" messages are from.
+const claudeAgent = "agent:claude"
+
+// maxStep is the length to which a tool_use or tool_result block's rendering is cut.
+const maxStep = 4 << 10
+
+// claudeConversation is one element of a Claude export's conversations.json. Fields not
+// named here are ignored: exports gain fields over time.
+type claudeConversation struct {
+	UUID         string          `json:"uuid"`
+	Name         string          `json:"name"`
+	CreatedAt    string          `json:"created_at"`
+	ChatMessages []claudeMessage `json:"chat_messages"`
+}
+
+type claudeMessage struct {
+	UUID      string        `json:"uuid"`
+	Sender    string        `json:"sender"`
+	Text      string        `json:"text"`
+	Content   []claudeBlock `json:"content"`
+	CreatedAt string        `json:"created_at"`
+}
+
+type claudeBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Name    string          `json:"name"`    // tool_use
+	Input   json.RawMessage `json:"input"`   // tool_use
+	Content json.RawMessage `json:"content"` // tool_result: a string, or blocks of text
+}
+
+// claude imports a Claude export from r, decoding one conversation at a time.
+func (im *importer) claude(r io.Reader, me string) error {
+	person, err := spaces.ParseActor(me)
+	if err != nil || person.Agent {
+		return fmt.Errorf("importing a Claude export needs the person its \"human\" messages are from (person:<id>), got %q", me)
+	}
+	dec := json.NewDecoder(r)
+	tok, err := dec.Token()
+	if err != nil {
+		return &ImportError{Index: -1, Err: fmt.Errorf("not valid JSON: %v", err)}
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return &ImportError{Index: -1, Err: errors.New("a Claude export is a JSON array of conversations")}
+	}
+	for i := 0; dec.More(); i++ {
+		var c claudeConversation
+		if err := dec.Decode(&c); err != nil {
+			return &ImportError{Index: i, Err: decodeError(err)}
+		}
+		conv, err := im.parseClaude(c, person.String())
+		if err != nil {
+			return &ImportError{Index: i, Err: err}
+		}
+		t, err := im.w.thread(c.UUID)
+		if err != nil {
+			return fmt.Errorf("conversation at index %d: %w", i, err)
+		}
+		t.setTitle(conv.title)
+		t.began(conv.created)
+		for _, m := range conv.msgs {
+			if err := im.add(t, m); err != nil {
+				return fmt.Errorf("conversation at index %d: %w", i, err)
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return &ImportError{Index: -1, Err: fmt.Errorf("not valid JSON: %v", err)}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &ImportError{Index: -1, Err: errors.New("there is more after the array of conversations")}
+	}
+	return nil
+}
+
+// parsedConversation is a Claude conversation read and checked, ready to add.
+type parsedConversation struct {
+	title   string
+	created time.Time
+	msgs    []Message
+}
+
+// parseClaude checks conversation c and turns its messages into ours: each tool_use and
+// tool_result block a private message, then the text blocks together as one message.
+func (im *importer) parseClaude(c claudeConversation, person string) (parsedConversation, error) {
+	if err := validID(c.UUID); err != nil {
+		return parsedConversation{}, fmt.Errorf("uuid: %w", err)
+	}
+	p := parsedConversation{title: cleanTitle(c.Name), created: im.now}
+	convAt := ""
+	if c.CreatedAt != "" {
+		t, err := parseTime(c.CreatedAt)
+		if err != nil {
+			return parsedConversation{}, fmt.Errorf("created_at: %w", err)
+		}
+		p.created, convAt = t, c.CreatedAt
+	}
+	for j, cm := range c.ChatMessages {
+		msgs, err := im.parseClaudeMessage(c.UUID, convAt, cm, person, p.created)
+		if err != nil {
+			return parsedConversation{}, fmt.Errorf("message at index %d: %w", j, err)
+		}
+		p.msgs = append(p.msgs, msgs...)
+	}
+	return p, nil
+}
+
+func (im *importer) parseClaudeMessage(conv, convAt string, cm claudeMessage, person string, created time.Time) ([]Message, error) {
+	var base Message
+	switch cm.Sender {
+	case "human":
+		base.From, base.To = person, claudeAgent
+	case "assistant":
+		base.From = claudeAgent
+	default:
+		return nil, fmt.Errorf("sender %q: want \"human\" or \"assistant\"", truncate(cm.Sender, 40))
+	}
+	at := convAt
+	base.At = created
+	if cm.CreatedAt != "" {
+		t, err := parseTime(cm.CreatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("created_at: %w", err)
+		}
+		base.At, at = t, cm.CreatedAt
+	}
+	if err := checkMessage(Message{Text: "-", At: base.At}); err != nil {
+		return nil, fmt.Errorf("created_at: %w", err)
+	}
+	if cm.UUID != "" {
+		if err := validExternal(cm.UUID); err != nil {
+			return nil, fmt.Errorf("uuid: %w", err)
+		}
+	}
+
+	var msgs []Message
+	var texts []string
+	for b, block := range cm.Content {
+		var step string
+		switch block.Type {
+		case "text":
+			texts = append(texts, block.Text)
+			continue
+		case "tool_use":
+			step = "tool_use " + block.Name + " " + compactJSON(block.Input)
+		case "tool_result":
+			step = "tool_result " + resultText(block.Content)
+		default: // images, thinking and what else exports may hold: not said, not a tool step
+			continue
+		}
+		m := base
+		m.Text, m.Private = truncate(strings.TrimSpace(step), maxStep), true
+		if cm.UUID != "" {
+			m.External = cm.UUID + "#" + strconv.Itoa(b)
+		} else {
+			m.External = im.contentID(conv, at, m)
+		}
+		msgs = append(msgs, m)
+	}
+	text := strings.Join(texts, "\n\n")
+	if len(cm.Content) == 0 {
+		text = cm.Text
+	}
+	if strings.TrimSpace(text) == "" {
+		return msgs, nil
+	}
+	if len(text) > maxText {
+		return nil, fmt.Errorf("text: %w, got %d bytes", ErrBadText, len(text))
+	}
+	m := base
+	m.Text = text
+	if cm.UUID != "" {
+		m.External = cm.UUID
+	} else {
+		m.External = im.contentID(conv, at, m)
+	}
+	return append(msgs, m), nil
+}
+
+// parseTime reads a Claude export's time: RFC 3339, with fractions of a second or not.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time like 2026-11-08T10:42:00Z, got %q", truncate(s, 40))
+	}
+	return t, nil
+}
+
+// resultText renders a tool_result's content: a string as it is, blocks of text joined, and
+// anything else as compact JSON.
+func resultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []claudeBlock
+	if json.Unmarshal(raw, &blocks) == nil {
+		var texts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				texts = append(texts, b.Text)
+			}
+		}
+		if len(texts) > 0 {
+			return strings.Join(texts, "\n")
+		}
+	}
+	return compactJSON(raw)
+}
+
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// decodeError says what went wrong decoding a conversation, naming the field for a type that
+// doesn't fit.
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("field %s: a JSON %s where %s belongs", te.Field, te.Value, jsonKind(te.Type))
+	}
+	return fmt.Errorf("not valid JSON: %v", err)
+}
+
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Struct:
+		return "an object"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return t.String()
+}

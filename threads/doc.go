@@ -1,0 +1,42 @@
+// Package threads keeps a space's conversations and their messages in bbolt: import, append, recent, page.
+//
+// A Store is one space's view of the data file. Everything it keeps sits under that space's
+// bucket (spaces.CreateSub), so a conversation of another space is not found by any method,
+// by id or in a listing: the scoping is the layout.
+//
+// # Layout
+//
+// All values are JSON; keys are raw bytes.
+//
+//	spaces/<space>/conversations/
+//	  summary/<conversation id>             title, created, last, count, first and latest message ids
+//	  recent/<activity><conversation id>    empty; activity is 8 bytes of Unix seconds and 4 of nanoseconds, big-endian
+//	  messages/<conversation id>/<ULID>     a message that people may read, under its 16-byte ULID
+//	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)
+//	  external/<conversation id>/<ext id>   the 16-byte ULID of the message imported under that external id
+//
+// A message's ULID is made from its time, so a conversation's bucket is in time order and a
+// page is a cursor walking back from the end (or from the message before which to read): it
+// costs the page's length whatever the conversation's. Messages in one millisecond get
+// increasing ULIDs in the order they were added. Private steps live in their own bucket, so
+// pages never step over them however many there are, and nothing that reads for people can
+// return one.
+//
+// Every append updates the conversation's summary and moves its entry in recent, so Recent
+// walks that index from the end and reads, for each conversation listed, its summary and its
+// first and latest messages by key: never a scan.
+//
+// # Caveats
+//
+// Each method is one bbolt transaction: Recent, Get and Page are read transactions and see
+// one consistent state; Say is one write transaction; Import is one write transaction for the
+// whole input, so a bad line leaves nothing of the input behind. bbolt admits one writer at a
+// time for the whole file: while an Import runs, every other write to the file (documents
+// too) waits for it, and its changes stay in memory until it commits.
+//
+// Import's progress function is called inside that transaction: it must not use the
+// database (a write would wait on itself for ever) and should return quickly.
+//
+// Message ids never change and nothing is deleted, so a message id from one Page stays a good
+// before for the next, whatever was added in between.
+package threads

@@ -1,0 +1,222 @@
+package threads
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// maxLine is the longest line of JSON Lines that Import reads.
+const maxLine = 16 << 20
+
+// lineFields are the fields a line of JSON Lines may have.
+var lineFields = []string{"conversation", "title", "at", "from", "to", "text", "private", "id"}
+
+var errLongLine = errors.New("the line is longer than 16 MiB")
+
+// jsonl imports JSON Lines from br, one message a line, stopping at the first bad line.
+func (im *importer) jsonl(br *bufio.Reader) error {
+	var buf []byte
+	for n := 1; ; n++ {
+		var err error
+		buf, err = readLine(br, buf[:0])
+		if errors.Is(err, errLongLine) {
+			return &ImportError{Line: n, Index: -1, Err: err}
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("reading line %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(buf)) > 0 {
+			l, perr := im.parseLine(buf)
+			if perr != nil {
+				return &ImportError{Line: n, Index: -1, Err: perr}
+			}
+			t, terr := im.w.thread(l.conv)
+			if terr != nil {
+				return fmt.Errorf("line %d: %w", n, terr)
+			}
+			t.setTitle(l.title)
+			if aerr := im.add(t, l.m); aerr != nil {
+				return fmt.Errorf("line %d: %w", n, aerr)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// readLine appends the next line of br to buf, without its line end. At the end of the input
+// it returns io.EOF with what was left (maybe nothing); beyond maxLine, errLongLine.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > maxLine+2 { // +2: the "\r\n" that ends it
+			return buf, errLongLine
+		}
+		buf = append(buf, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		buf = bytes.TrimSuffix(buf, []byte("\n"))
+		buf = bytes.TrimSuffix(buf, []byte("\r"))
+		if len(buf) > maxLine {
+			return buf, errLongLine
+		}
+		return buf, err
+	}
+}
+
+// line is one line of JSON Lines, read and checked.
+type line struct {
+	conv, title string
+	m           Message
+}
+
+// parseLine reads and checks one line; its errors name the field at fault.
+func (im *importer) parseLine(raw []byte) (line, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return line{}, fmt.Errorf("a line is one JSON object, got %s", kindOf(raw))
+		}
+		return line{}, fmt.Errorf("not valid JSON: %v", err)
+	}
+	var unknown []string
+	for k := range fields {
+		if !slices.Contains(lineFields, k) {
+			unknown = append(unknown, strconv.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		what := "unknown field"
+		if len(unknown) > 1 {
+			what += "s"
+		}
+		return line{}, fmt.Errorf("%s %s: a line takes conversation, title, at, from, to, text, private and id", what, strings.Join(unknown, ", "))
+	}
+
+	var l line
+	var at, from, to, id string
+	for _, f := range []struct {
+		name     string
+		to       *string
+		required bool
+	}{
+		{"conversation", &l.conv, true},
+		{"from", &from, true},
+		{"text", &l.m.Text, true},
+		{"to", &to, false},
+		{"at", &at, false},
+		{"title", &l.title, false},
+		{"id", &id, false},
+	} {
+		ok, err := stringField(fields, f.name, f.to)
+		if err != nil {
+			return line{}, err
+		}
+		if !ok && f.required {
+			return line{}, fmt.Errorf("field %q is missing: a line needs conversation, from and text", f.name)
+		}
+	}
+	if raw, ok := fields["private"]; ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &l.m.Private); err != nil {
+			return line{}, fmt.Errorf("field \"private\" must be true or false, got %s", kindOf(raw))
+		}
+	}
+
+	if err := validID(l.conv); err != nil {
+		return line{}, fmt.Errorf("field \"conversation\": %w", err)
+	}
+	l.title = cleanTitle(l.title)
+	var err error
+	if l.m.From, err = prefixedActor(from); err != nil {
+		return line{}, fmt.Errorf("field \"from\": %w", err)
+	}
+	if to != "" {
+		if l.m.To, err = prefixedActor(to); err != nil {
+			return line{}, fmt.Errorf("field \"to\": %w", err)
+		}
+	}
+	if l.m.Text == "" || len(l.m.Text) > maxText {
+		return line{}, fmt.Errorf("field \"text\": %w, got %d bytes", ErrBadText, len(l.m.Text))
+	}
+	l.m.At = im.now
+	if at != "" {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return line{}, fmt.Errorf("field \"at\" must be an RFC 3339 time like 2026-11-08T10:42:00Z, got %q", truncate(at, 40))
+		}
+		l.m.At = t
+		at = t.UTC().Format(time.RFC3339Nano)
+	}
+	if err := checkMessage(l.m); err != nil {
+		return line{}, fmt.Errorf("field \"at\": %w", err)
+	}
+	if id != "" {
+		if err := validExternal(id); err != nil {
+			return line{}, fmt.Errorf("field \"id\": %w", err)
+		}
+		l.m.External = id
+	} else {
+		l.m.External = im.contentID(l.conv, at, l.m)
+	}
+	return l, nil
+}
+
+// stringField sets *to from the string field name of fields, reporting whether it was there.
+// null counts as absent.
+func stringField(fields map[string]json.RawMessage, name string, to *string) (bool, error) {
+	raw, ok := fields[name]
+	if !ok || string(raw) == "null" {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, to); err != nil {
+		return false, fmt.Errorf("field %q must be a string, got %s", name, kindOf(raw))
+	}
+	return true, nil
+}
+
+// prefixedActor is spaces.ParseActor with the "person:" or "agent:" prefix required.
+func prefixedActor(s string) (string, error) {
+	if !strings.HasPrefix(s, "person:") && !strings.HasPrefix(s, "agent:") {
+		return "", fmt.Errorf("%w, got %q", spaces.ErrBadActor, truncate(s, 80))
+	}
+	a, err := spaces.ParseActor(s)
+	if err != nil {
+		return "", err
+	}
+	return a.String(), nil
+}
+
+// kindOf names the kind of JSON value that raw holds.
+func kindOf(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "a string"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

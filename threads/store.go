@@ -1,0 +1,285 @@
+package threads
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"go.etcd.io/bbolt"
+)
+
+var (
+	// ErrNotFound is returned by Get and Page when the space has no conversation with that id.
+	ErrNotFound = errors.New("no conversation with that id in this space")
+	// ErrBadBefore is returned by Page when before is not the id of a message that can be read
+	// in that conversation.
+	ErrBadBefore = errors.New("before is not the id of a message of this conversation")
+	// ErrBadID is returned by Say and Import for a conversation id that is empty, longer than
+	// 200 bytes, not UTF-8, or has control characters.
+	ErrBadID = errors.New("a conversation's id is 1 to 200 bytes of UTF-8 with no control characters")
+	// ErrBadText is returned by Say and Import for a message whose text is empty or longer
+	// than 8 MiB.
+	ErrBadText = errors.New("a message's text is 1 byte to 8 MiB")
+	// ErrBadTime is returned by Say and Import for a message time that a ULID cannot hold:
+	// before 1970 or after the year 10889.
+	ErrBadTime = errors.New("a message's time is between 1970 and the year 10889")
+)
+
+const (
+	maxID   = 200
+	maxText = 8 << 20
+)
+
+// Store keeps the conversations of one space. It is safe for concurrent use.
+type Store struct {
+	db    *bbolt.DB
+	space string
+	now   func() time.Time
+}
+
+// New returns the store of space's conversations in db. The space's name is checked on the
+// first write (spaces.ErrBadSpace); a read in a space that was never written finds nothing.
+func New(db *bbolt.DB, space string) *Store {
+	return &Store{db: db, space: space, now: time.Now}
+}
+
+// WithClock returns a copy of s that takes the time from now wherever a message has none.
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
+}
+
+// Message is one thing said in a conversation.
+type Message struct {
+	ID       string    // a ULID made from At: ids sort by time, and in the order added within a millisecond
+	At       time.Time // when it was said
+	From     string    // "person:ana" or "agent:north"
+	To       string    // the agent addressed ("agent:north"), or empty
+	Text     string    // what was said
+	Private  bool      // an agent's private step: never returned by Page, never counted
+	External string    // the id it was imported under, if any: the same id is not added twice
+}
+
+// Conversation is a conversation's summary, as Recent and Get give it.
+type Conversation struct {
+	ID, Title string
+	Created   time.Time // when it began (its earliest message, or the export's creation time)
+	Last      time.Time // time of the latest non-private message; zero when none
+	Count     int       // non-private messages
+	First     Message   // the first non-private message; zero when none
+	Latest    Message   // the latest non-private message; zero when none
+}
+
+// Recent returns up to limit conversations (at least 1) of the space, latest activity first,
+// leaving out the one whose id is except. A conversation's activity is its latest non-private
+// message's time, or its creation time while it has none. It reads the recent index from the
+// end: its cost is limit's, whatever the number of conversations or messages.
+func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
+	limit = max(limit, 1)
+	var out []Conversation
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		v := readView(tx, s.space)
+		if v.recent == nil {
+			return nil
+		}
+		c := v.recent.Cursor()
+		for k, _ := c.Last(); k != nil && len(out) < limit; k, _ = c.Prev() {
+			if len(k) <= activitySize {
+				return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
+			}
+			id := string(k[activitySize:])
+			if id == except {
+				continue
+			}
+			conv, err := v.conversation(id)
+			if err != nil {
+				return err
+			}
+			out = append(out, conv)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Get returns the summary of the conversation with id, or ErrNotFound.
+func (s *Store) Get(id string) (Conversation, error) {
+	var conv Conversation
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		var err error
+		conv, err = readView(tx, s.space).conversation(id)
+		return err
+	})
+	return conv, err
+}
+
+// Page returns the newest limit (at least 1) non-private messages of conversation id that
+// came before the message whose id is before ("" reads from the end), oldest first, and
+// whether older ones remain. Its cost is limit's, whatever the conversation's length.
+// It returns ErrNotFound for a conversation the space does not have, and ErrBadBefore when
+// before is not one of its messages (a private step's id is not one either).
+func (s *Store) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
+	limit = max(limit, 1)
+	err = s.db.View(func(tx *bbolt.Tx) error {
+		v := readView(tx, s.space)
+		if v.summaries == nil || v.summaries.Get([]byte(id)) == nil {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		var b *bbolt.Bucket
+		if v.messages != nil {
+			b = v.messages.Bucket([]byte(id))
+		}
+		if b == nil {
+			if before != "" {
+				return fmt.Errorf("%w: %q", ErrBadBefore, before)
+			}
+			return nil
+		}
+		c := b.Cursor()
+		var k, val []byte
+		if before == "" {
+			k, val = c.Last()
+		} else {
+			key, err := parseKey(before)
+			if err != nil {
+				return fmt.Errorf("%w: %q", ErrBadBefore, before)
+			}
+			if found, _ := c.Seek(key[:]); string(found) != string(key[:]) {
+				return fmt.Errorf("%w: %q", ErrBadBefore, before)
+			}
+			k, val = c.Prev()
+		}
+		msgs = make([]Message, 0, min(limit, 64))
+		for ; k != nil && len(msgs) < limit; k, val = c.Prev() {
+			m, err := decodeMessage(k, val)
+			if err != nil {
+				return fmt.Errorf("reading a message of conversation %q: %w", id, err)
+			}
+			msgs = append(msgs, m)
+		}
+		more = k != nil
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
+		msgs[i], msgs[j] = msgs[j], msgs[i]
+	}
+	return msgs, more, nil
+}
+
+// Say appends m to conversation id, creating the conversation (with that id and title) if the
+// space has none. A title that isn't empty replaces the conversation's. m.At zero means now;
+// m.ID is ignored (the store makes it); m.From is "person:<id>" or "agent:<name>" (a bare id
+// is a person), m.To empty or the same. When m.External names a message the conversation
+// already has, nothing is added and that message is returned. It returns the message as kept,
+// or ErrBadID, ErrBadText, ErrBadTime, spaces.ErrBadActor or spaces.ErrBadSpace.
+func (s *Store) Say(id, title string, m Message) (Message, error) {
+	if err := validID(id); err != nil {
+		return Message{}, err
+	}
+	from, err := spaces.ParseActor(m.From)
+	if err != nil {
+		return Message{}, fmt.Errorf("from: %w", err)
+	}
+	m.From = from.String()
+	if m.To != "" {
+		to, err := spaces.ParseActor(m.To)
+		if err != nil {
+			return Message{}, fmt.Errorf("to: %w", err)
+		}
+		m.To = to.String()
+	}
+	if m.At.IsZero() {
+		m.At = s.now()
+	}
+	if m.External != "" {
+		if err := validExternal(m.External); err != nil {
+			return Message{}, err
+		}
+	}
+	if err := checkMessage(m); err != nil {
+		return Message{}, err
+	}
+	var kept Message
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		w, err := newWriter(tx, s.space)
+		if err != nil {
+			return err
+		}
+		t, err := w.thread(id)
+		if err != nil {
+			return err
+		}
+		t.setTitle(cleanTitle(title))
+		if kept, _, err = w.add(t, m); err != nil {
+			return err
+		}
+		_, err = w.flush()
+		return err
+	})
+	if err != nil {
+		return Message{}, fmt.Errorf("adding a message to conversation %q: %w", id, err)
+	}
+	return kept, nil
+}
+
+// checkMessage refuses a text or a time that the store cannot keep.
+func checkMessage(m Message) error {
+	if m.Text == "" || len(m.Text) > maxText {
+		return fmt.Errorf("%w, got %d bytes", ErrBadText, len(m.Text))
+	}
+	if m.At.Before(time.Unix(0, 0)) || m.At.After(maxTime) {
+		return fmt.Errorf("%w, got %s", ErrBadTime, m.At.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// validID reports whether id can name a conversation, returning ErrBadID when it can't.
+func validID(id string) error {
+	if !validName(id) {
+		return fmt.Errorf("%w, got %q", ErrBadID, truncate(id, 80))
+	}
+	return nil
+}
+
+// validExternal is validID for a message's external id.
+func validExternal(ext string) error {
+	if !validName(ext) {
+		return fmt.Errorf("an external id is 1 to 200 bytes of UTF-8 with no control characters, got %q", truncate(ext, 80))
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	return s != "" && len(s) <= maxID && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// cleanTitle keeps a title on one line: control characters become spaces, the ends are trimmed.
+func cleanTitle(title string) string {
+	title = strings.ToValidUTF8(title, "\uFFFD")
+	title = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, title)
+	return strings.TrimSpace(title)
+}
+
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
