@@ -1,0 +1,33 @@
+// Package charter holds the words the model reads: the server's instructions, the tools'
+// descriptions and the charter prompt.
+//
+// They are kept short on purpose: every conversation pays for them in its context.
+package charter
+
+// Rule is the charter's rule for documents, said once in the instructions and echoed by the
+// writing tools' descriptions.
+const Rule = "Read a document before you edit it; keep others' work (edit or append rather than rewrite it whole); change only your part; leave it coherent."
+
+// Instructions is what the server tells the model once, at the start of a session.
+const Instructions = `This server holds the documents and conversations of one shared space.
+
+**The document carries the work, not the chat.** Each document (list_documents, read_document, edit_document, append_document, write_document) is the deliverable of one thing being made and its working memory: the current draft, argument, decision and open questions. ` + Rule + ` Every save is a version people can compare. Update it as you work, not at the end; improve it instead of starting a rival copy in the chat, and link it when you mention it.
+
+**Other conversations here** (list_conversations, read_conversation): read them instead of asking people to repeat themselves.`
+
+// PromptName is the name of the MCP prompt that carries the charter.
+const PromptName = "charter"
+
+// PromptDescription is the charter prompt's description.
+const PromptDescription = "How to work with this space's documents and conversations."
+
+// Tool descriptions, one a tool.
+const (
+	ListDocuments     = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens."
+	ReadDocument      = "Read a document (by title or id) as Markdown with its version. version reads an older one."
+	WriteDocument     = "Make a new document (title and text), or, naming one (document), replace its whole text (and title, if given). Replacing loses what others wrote: prefer edit_document or append_document."
+	AppendDocument    = "Add text at the end of a document, after a blank line. Keeps everything already there."
+	EditDocument      = "Replace text that occurs exactly once in a document (old, copied exactly from read_document) with new: the way to change part of a document without rewriting the rest. " + Rule
+	ListConversations = "List this space's other conversations, latest first: how each opened and where it is now."
+	ReadConversation  = "Read a conversation of this space (by id), a page at a time, oldest first; before pages back."
+)

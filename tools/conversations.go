@@ -1,0 +1,116 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
+)
+
+type listConversationsArgs struct {
+	Limit *int `arg:"limit" about:"How many to show (default 20, at most 500)."`
+}
+
+func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) (string, error) {
+	limit, err := limitOf("list_conversations", a.Limit, 20)
+	if err != nil {
+		return "", err
+	}
+	convs, err := s.threads.Recent(limit+1, s.cfg.Thread)
+	if err != nil {
+		return "", err
+	}
+	if len(convs) == 0 {
+		return "No other conversations in this space yet.", nil
+	}
+	more := len(convs) > limit
+	if more {
+		convs = convs[:limit]
+	}
+	var b strings.Builder
+	err = s.names(func(names spaces.Names) {
+		for _, c := range convs {
+			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(c.Last))
+			opened := gist(c.First.Text, 100)
+			if opened == "" {
+				opened = "(nothing to read)"
+			}
+			fmt.Fprintf(&b, "  opened: %s\n", opened)
+			if c.Count > 1 && c.Latest.ID != c.First.ID {
+				fmt.Fprintf(&b, "  latest: %s\n", gist(c.Latest.Text, 100))
+			}
+		}
+	})
+	if more {
+		fmt.Fprintf(&b, "More conversations are here: call list_conversations with a larger limit (at most %d).\n", MaxListLimit)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), err
+}
+
+type readConversationArgs struct {
+	Conversation string `arg:"conversation,required" about:"The conversation's id, from list_conversations."`
+	Limit        *int   `arg:"limit" about:"How many messages (default 30, at most 500)."`
+	Before       string `arg:"before" about:"A message id: read the page before it (the last line of a page gives it)."`
+}
+
+func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (string, error) {
+	limit, err := limitOf("read_conversation", a.Limit, 30)
+	if err != nil {
+		return "", err
+	}
+	notFound := refusef("No conversation %q in this space that you can read.", a.Conversation)
+	c, err := s.threads.Get(a.Conversation)
+	if errors.Is(err, threads.ErrNotFound) || errors.Is(err, threads.ErrBadID) {
+		return "", notFound
+	} else if err != nil {
+		return "", err
+	}
+	msgs, more, err := s.threads.Page(a.Conversation, limit, a.Before)
+	switch {
+	case errors.Is(err, threads.ErrNotFound):
+		return "", notFound
+	case errors.Is(err, threads.ErrBadBefore):
+		return "", refusef("read_conversation's before must be the id of a message of this conversation, as the last line of a page gives it; it got %q. Leave it out to read the latest messages.", a.Before)
+	case err != nil:
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Conversation %s%s:\n", c.ID, quotedTitle(c.Title))
+	if len(msgs) == 0 {
+		b.WriteString("(nothing to read)\n")
+	}
+	err = s.names(func(names spaces.Names) {
+		for _, m := range msgs {
+			who := names.ShowString(m.From)
+			if m.To != "" {
+				who += " → " + names.ShowString(m.To)
+			}
+			// Continuation lines are indented so that no message can look like another's line.
+			text := strings.ReplaceAll(strings.TrimRight(m.Text, "\n"), "\n", "\n  ")
+			fmt.Fprintf(&b, "[%s] %s: %s\n", when(m.At), who, text)
+		}
+	})
+	if more && len(msgs) > 0 {
+		fmt.Fprintf(&b, "Older messages remain: call read_conversation with before: %q to read them.\n", msgs[0].ID)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), err
+}
+
+// quotedTitle is ` “Title”`, or nothing for a conversation without a title.
+func quotedTitle(title string) string {
+	if strings.TrimSpace(title) == "" {
+		return ""
+	}
+	return " “" + gist(title, 80) + "”"
+}
+
+// count is "1 message" or "3 messages".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,186 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"go.etcd.io/bbolt"
+)
+
+// MaxListLimit is the most documents (or conversations) one listing shows.
+const MaxListLimit = 500
+
+// names gives the display names as they are now.
+func (s *Server) names(fn func(spaces.Names)) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
+		fn(spaces.NamesIn(tx))
+		return nil
+	})
+}
+
+// limitOf checks an optional limit, giving def when it is absent.
+func limitOf(tool string, limit *int, def int) (int, error) {
+	if limit == nil {
+		return def, nil
+	}
+	if *limit < 1 || *limit > MaxListLimit {
+		return 0, refusef("%s's limit is 1 to %d; it got %d.", tool, MaxListLimit, *limit)
+	}
+	return *limit, nil
+}
+
+type listDocumentsArgs struct {
+	Limit *int `arg:"limit" about:"How many to show (default 50, at most 500)."`
+}
+
+func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
+	limit, err := limitOf("list_documents", a.Limit, 50)
+	if err != nil {
+		return "", err
+	}
+	docs, total, err := s.docs.List(limit)
+	if err != nil {
+		return "", err
+	}
+	if total == 0 {
+		return "No documents in this space yet.", nil
+	}
+	var b strings.Builder
+	if len(docs) < total {
+		fmt.Fprintf(&b, "Documents here (%d of %d), latest saved first:\n", len(docs), total)
+	} else {
+		fmt.Fprintf(&b, "Documents here (%d), latest saved first:\n", total)
+	}
+	err = s.names(func(names spaces.Names) {
+		for _, d := range docs {
+			fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
+			opens := gist(d.Opens, 100)
+			if opens == "" {
+				opens = "(empty)"
+			}
+			fmt.Fprintf(&b, "  opens: %s\n", opens)
+		}
+	})
+	if len(docs) < total {
+		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or name a document by its title.\n", total-len(docs), MaxListLimit)
+	}
+	return strings.TrimSuffix(b.String(), "\n"), err
+}
+
+type readDocumentArgs struct {
+	Document string `arg:"document,required" about:"The document's title or id."`
+	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
+}
+
+func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, error) {
+	version := 0
+	if a.Version != nil {
+		version = *a.Version
+		if version < 1 {
+			return "", refusef("read_document's version is a version number, 1 or more; it got %d. Leave it out to read the latest.", version)
+		}
+	}
+	d, v, err := s.docs.Read(a.Document, version)
+	if err != nil {
+		return "", s.explain(err, a.Document)
+	}
+	var head string
+	err = s.names(func(names spaces.Names) {
+		head = fmt.Sprintf("%s · version %d of %d · saved by %s %s", s.link(d), v.Number, d.Version, by(names, v.Author), when(v.At))
+		if v.Title != d.Title {
+			head += fmt.Sprintf(" · titled %q then", v.Title)
+		}
+	})
+	return head + "\n\n" + v.Text, err
+}
+
+type writeDocumentArgs struct {
+	Title    string `arg:"title" about:"The title: needed for a new document; for an existing one, a new title (optional)."`
+	Text     string `arg:"text,required" about:"The whole Markdown text."`
+	Document string `arg:"document" about:"To replace an existing document's whole text: its title or id."`
+}
+
+func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (string, error) {
+	if a.Document == "" {
+		if strings.TrimSpace(a.Title) == "" {
+			return "", refusef("write_document needs a title to make a new document; to replace an existing one's text, name it (document).")
+		}
+		saved, err := s.docs.Create(a.Title, a.Text, docstore.KindWrite, s.author(ctx))
+		if err != nil {
+			return "", s.explain(err, a.Title)
+		}
+		return s.savedAnswer(saved), nil
+	}
+	saved, err := s.docs.Write(a.Document, a.Title, a.Text, s.author(ctx))
+	if err != nil {
+		return "", s.explain(err, a.Document)
+	}
+	return s.savedAnswer(saved), nil
+}
+
+type appendDocumentArgs struct {
+	Document string `arg:"document,required" about:"The document's title or id."`
+	Text     string `arg:"text,required" about:"The Markdown to add at the end."`
+}
+
+func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (string, error) {
+	if strings.TrimSpace(a.Text) == "" {
+		return "", refusef("append_document needs some text to add; it got only white space.")
+	}
+	saved, err := s.docs.Append(a.Document, a.Text, s.author(ctx))
+	if err != nil {
+		return "", s.explain(err, a.Document)
+	}
+	return s.savedAnswer(saved), nil
+}
+
+type editDocumentArgs struct {
+	Document string  `arg:"document,required" about:"The document's title or id."`
+	Old      string  `arg:"old,required" about:"The text to replace, copied exactly from read_document; it must occur once."`
+	New      *string `arg:"new,required" about:"The text to put in its place (empty to delete it)."`
+}
+
+func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string, error) {
+	saved, err := s.docs.Edit(a.Document, a.Old, *a.New, s.author(ctx))
+	var (
+		miss *docstore.EditMissError
+		many *docstore.EditManyError
+	)
+	switch {
+	case errors.As(err, &miss):
+		return "", s.missAnswer(miss)
+	case errors.As(err, &many):
+		nums := make([]string, len(many.Lines))
+		for i, n := range many.Lines {
+			nums[i] = fmt.Sprint(n)
+		}
+		return "", refusef("The text to replace occurs %d times in %s (lines %s): give more of what's around it.", len(many.Lines), s.link(many.Document), strings.Join(nums, ", "))
+	case err != nil:
+		return "", s.explain(err, a.Document)
+	}
+	return s.savedAnswer(saved), nil
+}
+
+func (s *Server) missAnswer(miss *docstore.EditMissError) error {
+	if len(miss.Near) == 0 {
+		return refusef("The text to replace isn't in %s: read it again (read_document) and copy it exactly.", s.link(miss.Document))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The text to replace isn't in %s as given, but it is there with different white space (indentation, line ends or blanks):", s.link(miss.Document))
+	for _, n := range miss.Near {
+		fmt.Fprintf(&b, "\n\nAt line %d:\n%s", n.Line, quoteBlock(n.Text))
+	}
+	b.WriteString("\n\nCopy old exactly from the text above and try again.")
+	return refusal(b.String())
+}
+
+func (s *Server) savedAnswer(saved docstore.Saved) string {
+	if saved.Unchanged {
+		return fmt.Sprintf("%s already says that: nothing changed, so no new version (it stays at version %d).", s.link(saved.Document), saved.Document.Version)
+	}
+	return fmt.Sprintf("Saved %s as version %d: %s.", s.link(saved.Document), saved.Document.Version, lines(saved.Added, saved.Removed))
+}

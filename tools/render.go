@@ -1,0 +1,109 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// refusal is an answer that tells the model what to do next: a tool result with isError.
+type refusal string
+
+func (r refusal) Error() string { return string(r) }
+
+func refusef(format string, a ...any) error { return refusal(fmt.Sprintf(format, a...)) }
+
+// TimeLayout is how times are shown: minutes, the server's local time.
+const TimeLayout = "2006-01-02 15:04"
+
+func when(t time.Time) string { return t.Local().Format(TimeLayout) }
+
+// link is how a document is named in answers: [Title](<base>/document/<id>).
+func (s *Server) link(d docstore.Document) string {
+	title := strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(d.Title)
+	return fmt.Sprintf("[%s](%s/document/%s)", title, s.cfg.LinkBase, d.ID)
+}
+
+// by says who saved a version: "Ana", or "north for Ana".
+func by(names spaces.Names, a docstore.Author) string {
+	who := names.ShowString(a.By)
+	if a.For != "" {
+		who += " for " + names.ShowString(a.For)
+	}
+	return who
+}
+
+// lines is a diff's size as answers give it: "+1 −1 lines" (U+2212 for removed).
+func lines(added, removed int) string {
+	return fmt.Sprintf("+%d \u2212%d lines", added, removed)
+}
+
+// gist folds white space in s and cuts it at about n characters with "…".
+func gist(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if cut == n {
+			s = s[:i]
+			break
+		}
+		cut++
+	}
+	if sp := strings.LastIndexByte(s, ' '); sp > n*3/4 {
+		s = s[:sp]
+	}
+	return strings.TrimRight(s, " ,;:") + "…"
+}
+
+// quoteBlock fences text as Markdown code, with a fence longer than any run of backticks in it.
+func quoteBlock(text string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + "\n" + text + "\n" + fence
+}
+
+// explain turns the store's errors about a named document into what the model reads;
+// other errors are returned as they are.
+func (s *Server) explain(err error, name string) error {
+	var (
+		amb   *docstore.AmbiguousError
+		taken *docstore.TitleTakenError
+		nover *docstore.NoVersionError
+	)
+	switch {
+	case errors.Is(err, docstore.ErrNotFound):
+		return refusef("No document %q in this space: list_documents shows what's here.", name)
+	case errors.As(err, &amb):
+		links := make([]string, len(amb.Matches))
+		for i, d := range amb.Matches {
+			links[i] = s.link(d)
+		}
+		more := ""
+		if amb.More > 0 {
+			more = fmt.Sprintf(" and %d more", amb.More)
+		}
+		return refusef("%q could be any of %d documents: %s%s. Give the whole title or the id.", name, len(amb.Matches)+amb.More, strings.Join(links, ", "), more)
+	case errors.As(err, &taken):
+		return refusef("Another document here is already titled %q: %s (id %s). To replace its text, name it (document: %q); or pick another title.", taken.Title, s.link(taken.Other), taken.Other.ID, taken.Other.ID)
+	case errors.As(err, &nover):
+		if nover.Document.Version == 1 {
+			return refusef("%s has only version 1: there's no version %d.", nover.Document.Title, nover.Asked)
+		}
+		return refusef("%s has versions 1 to %d: there's no version %d.", nover.Document.Title, nover.Document.Version, nover.Asked)
+	case errors.Is(err, docstore.ErrBadTitle):
+		return refusef("That title won't do: %s.", strings.TrimPrefix(err.Error(), docstore.ErrBadTitle.Error()+": "))
+	case errors.Is(err, docstore.ErrBadText):
+		return refusef("That text won't do: %s. Nothing was saved.", strings.TrimPrefix(err.Error(), docstore.ErrBadText.Error()+": "))
+	}
+	return err
+}

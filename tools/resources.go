@@ -1,0 +1,323 @@
+package tools
+
+// Documents are offered as MCP resources as well as through the tools, for clients that show
+// resources to the person (a picker, an attachment menu): compass://document/{id} is a
+// document's latest version, compass://document/{id}/v/{n} version n, each as text/markdown.
+// resources/list gives the space's documents, latest saved first, a page at a time.
+//
+// Completions help a person fill in what names a document or a conversation: the resource
+// templates' id (document ids) and n (that document's versions), and any prompt argument
+// called document (titles) or conversation (conversation ids).
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+const (
+	// DocumentURIPrefix begins every document's resource URI: compass://document/<id>.
+	DocumentURIPrefix = "compass://document/"
+	// ResourcePage is how many documents one resources/list page holds.
+	ResourcePage = 100
+
+	markdownType   = "text/markdown"
+	latestTemplate = DocumentURIPrefix + "{id}"
+	versionTemplate = DocumentURIPrefix + "{id}/v/{n}"
+	// cursorPrefix marks the cursors this server gives, so that another's is refused.
+	cursorPrefix = "compass-documents:"
+	// mostCompletions is the spec's limit on the values of one completion.
+	mostCompletions = 100
+	// completionScan bounds how many documents or conversations a completion looks through,
+	// the latest first: a completion answers every keystroke.
+	completionScan = 2000
+)
+
+// DocumentURI is the resource URI of a document's latest version.
+func DocumentURI(id string) string { return DocumentURIPrefix + id }
+
+// serverOptions are what New adds to the server for resources and completions.
+func (s *Server) resourceOptions() []server.ServerOption {
+	hooks := &server.Hooks{}
+	hooks.AddAfterListResources(s.listResources)
+	c := completer{s}
+	return []server.ServerOption{
+		server.WithResourceCapabilities(false, false),
+		server.WithHooks(hooks),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(c),
+		server.WithResourceCompletionProvider(c),
+	}
+}
+
+// addResources registers the two document templates.
+func (s *Server) addResources(srv *server.MCPServer) {
+	srv.AddResourceTemplate(mcp.NewResourceTemplate(latestTemplate, "document",
+		mcp.WithTemplateTitle("Document"),
+		mcp.WithTemplateDescription("A document of this space, as Markdown: its latest version. id is the document's id (list_documents gives it)."),
+		mcp.WithTemplateMIMEType(markdownType),
+	), s.readResource)
+	srv.AddResourceTemplate(mcp.NewResourceTemplate(versionTemplate, "document-version",
+		mcp.WithTemplateTitle("Document version"),
+		mcp.WithTemplateDescription("One version of a document of this space, as Markdown: n is the version's number, 1 for the first."),
+		mcp.WithTemplateMIMEType(markdownType),
+	), s.readResource)
+}
+
+// listResources fills a resources/list result with the space's documents, latest saved
+// first. mcp-go lists only resources registered ahead of time, and the documents change
+// with every save, so this runs as the hook after its (empty) listing. A hook can't fail
+// the request: a fault is logged and the page comes back empty.
+func (s *Server) listResources(_ context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+	if res == nil {
+		return
+	}
+	offset, ok := parseCursor(string(req.Params.Cursor))
+	if !ok {
+		// Not a cursor this server gave (mcp-go has already refused one that isn't base64):
+		// an empty last page ends the client's listing rather than restarting it.
+		res.Resources, res.NextCursor = []mcp.Resource{}, ""
+		return
+	}
+	docs, total, err := s.docs.List(offset + ResourcePage)
+	if err != nil {
+		s.log.Error("listing documents as resources", "err", err)
+		res.Resources, res.NextCursor = []mcp.Resource{}, ""
+		return
+	}
+	page := []mcp.Resource{}
+	if offset < len(docs) {
+		docs = docs[offset:]
+		err = s.names(func(names spaces.Names) {
+			for _, d := range docs {
+				page = append(page, s.resource(names, d))
+			}
+		})
+		if err != nil {
+			s.log.Error("reading people's names for the resource list", "err", err)
+		}
+	}
+	res.Resources, res.NextCursor = page, ""
+	if offset+len(page) < total && len(page) > 0 {
+		res.NextCursor = makeCursor(offset + len(page))
+	}
+}
+
+func (s *Server) resource(names spaces.Names, d docstore.Document) mcp.Resource {
+	desc := fmt.Sprintf("Version %d, saved by %s %s.", d.Version, by(names, d.Author), when(d.Saved))
+	if opens := gist(d.Opens, 100); opens != "" {
+		desc += " Opens: " + opens
+	}
+	return mcp.NewResource(DocumentURI(d.ID), d.Title,
+		mcp.WithResourceTitle(d.Title),
+		mcp.WithResourceDescription(desc),
+		mcp.WithMIMEType(markdownType),
+		mcp.WithResourceSize(int64(d.Bytes)),
+		mcp.WithLastModified(d.Saved.UTC().Format(time.RFC3339)),
+	)
+}
+
+// makeCursor and parseCursor carry the offset of the next page. An offset, not the last
+// document seen, because documents move to the front as they are saved: a page may then
+// repeat one, never stop early.
+func makeCursor(offset int) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset))))
+}
+
+func parseCursor(cursor string) (int, bool) {
+	if cursor == "" {
+		return 0, true
+	}
+	raw, err := base64.StdEncoding.DecodeString(cursor)
+	if err != nil {
+		return 0, false
+	}
+	rest, ok := strings.CutPrefix(string(raw), cursorPrefix)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// readResource reads compass://document/{id} or compass://document/{id}/v/{n}. A document
+// is named by its id only (a URI is an identifier, not a search), in this space only.
+func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	uri := req.Params.URI
+	id, version, err := parseDocumentURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	d, v, err := s.docs.Read(id, version)
+	var nover *docstore.NoVersionError
+	switch {
+	case errors.As(err, &nover):
+		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(s.explain(err, id).Error(), "."), server.ErrResourceNotFound)
+	case errors.Is(err, docstore.ErrNotFound), err == nil && d.ID != id, isAmbiguous(err):
+		return nil, fmt.Errorf("no document %q in this space (resources/list shows what's here): %w", id, server.ErrResourceNotFound)
+	case err != nil:
+		s.log.Error("reading a document resource", "uri", uri, "err", err)
+		return nil, fmt.Errorf("reading %s failed inside the server (it was logged there)", uri)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{
+		URI:      uri,
+		MIMEType: markdownType,
+		Text:     v.Text,
+	}}, nil
+}
+
+func isAmbiguous(err error) bool {
+	var amb *docstore.AmbiguousError
+	return errors.As(err, &amb)
+}
+
+// parseDocumentURI takes the id (and the version, 0 for the latest) from a document URI.
+func parseDocumentURI(uri string) (id string, version int, err error) {
+	rest, ok := strings.CutPrefix(uri, DocumentURIPrefix)
+	if !ok {
+		return "", 0, fmt.Errorf("%q is not a document URI (%s<id>): %w", uri, DocumentURIPrefix, server.ErrResourceNotFound)
+	}
+	rawID, n, versioned := strings.Cut(rest, "/v/")
+	if id, err = url.PathUnescape(rawID); err != nil || id == "" {
+		return "", 0, fmt.Errorf("%q names no document: give %s<id>, with an id from resources/list: %w", uri, DocumentURIPrefix, server.ErrResourceNotFound)
+	}
+	if versioned {
+		version, err = strconv.Atoi(n)
+		if err != nil || version < 1 {
+			return "", 0, fmt.Errorf("%q names no version: n is a version number, 1 or more: %w", uri, server.ErrResourceNotFound)
+		}
+	}
+	return id, version, nil
+}
+
+// completer offers completions of what names documents and conversations.
+type completer struct{ s *Server }
+
+// CompletePromptArgument completes an argument called document with titles, and one
+// called conversation with conversation ids; other arguments get none.
+func (c completer) CompletePromptArgument(_ context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	switch arg.Name {
+	case "document":
+		return c.documents(arg.Value, func(d docstore.Document) string { return d.Title })
+	case "conversation":
+		return c.conversations(arg.Value)
+	}
+	return &mcp.Completion{Values: []string{}}, nil
+}
+
+// CompleteResourceArgument completes the document templates' id with document ids (matching
+// the start of an id or words of a title) and n with the versions of the document id names.
+func (c completer) CompleteResourceArgument(_ context.Context, uri string, arg mcp.CompleteArgument, ctx mcp.CompleteContext) (*mcp.Completion, error) {
+	if uri != latestTemplate && uri != versionTemplate {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	switch arg.Name {
+	case "id":
+		return c.documents(arg.Value, func(d docstore.Document) string { return d.ID })
+	case "n":
+		return c.versions(ctx.Arguments["id"], arg.Value)
+	}
+	return &mcp.Completion{Values: []string{}}, nil
+}
+
+// documents completes typed with the documents whose id starts with it or whose title
+// starts with it (these first) or contains its words, latest saved first.
+func (c completer) documents(typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
+	docs, _, err := c.s.docs.List(completionScan)
+	if err != nil {
+		return nil, fmt.Errorf("listing documents to complete %q: %w", typed, err)
+	}
+	var m matches
+	for _, d := range docs {
+		m.add(value(d), rank(typed, d.ID, d.Title))
+	}
+	return m.completion(), nil
+}
+
+func (c completer) conversations(typed string) (*mcp.Completion, error) {
+	convs, err := c.s.threads.Recent(completionScan, c.s.cfg.Thread)
+	if err != nil {
+		return nil, fmt.Errorf("listing conversations to complete %q: %w", typed, err)
+	}
+	var m matches
+	for _, conv := range convs {
+		m.add(conv.ID, rank(typed, conv.ID, conv.Title))
+	}
+	return m.completion(), nil
+}
+
+// versions completes n with the version numbers of document id that start with typed,
+// latest first.
+func (c completer) versions(id, typed string) (*mcp.Completion, error) {
+	d, err := c.s.docs.Find(id)
+	if err != nil || d.ID != id {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	var m matches
+	for n := d.Version; n >= 1; n-- {
+		if v := strconv.Itoa(n); strings.HasPrefix(v, strings.TrimSpace(typed)) {
+			m.add(v, 1)
+		}
+	}
+	return m.completion(), nil
+}
+
+// rank says how well typed names something with this id and title: 2 when the id or the
+// title starts with it, 1 when the title has all its words, 0 when neither.
+func rank(typed, id, title string) int {
+	typed = strings.ToLower(strings.TrimSpace(typed))
+	title = strings.ToLower(title)
+	switch {
+	case typed == "" || strings.HasPrefix(strings.ToLower(id), typed) || strings.HasPrefix(title, typed):
+		return 2
+	case hasAllWords(title, strings.Fields(typed)):
+		return 1
+	}
+	return 0
+}
+
+func hasAllWords(s string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return len(words) > 0
+}
+
+// matches gathers completion values by rank, keeping the order they were added in.
+type matches struct{ best, rest []string }
+
+func (m *matches) add(v string, rank int) {
+	switch rank {
+	case 2:
+		m.best = append(m.best, v)
+	case 1:
+		m.rest = append(m.rest, v)
+	}
+}
+
+func (m *matches) completion() *mcp.Completion {
+	all := append(m.best, m.rest...)
+	c := &mcp.Completion{Values: all, Total: len(all)}
+	if len(all) > mostCompletions {
+		c.Values, c.HasMore = all[:mostCompletions], true
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return c
+}

@@ -1,0 +1,202 @@
+// Package tools serves the seven MCP tools: thin adapters from a call's arguments to
+// docstore and threads, and from what they return to the short Markdown a model reads.
+//
+// A handler binds its arguments into a typed struct (see bind), calls one store method and
+// renders the answer. Mistakes a model can fix come back as results with isError and words
+// that say what to do next; only real faults (the disk, a corrupt record) become JSON-RPC
+// errors, and those are logged, never shown with paths or stack traces.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"unicode"
+
+	"github.com/compass-mcp/compass-mcp/charter"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"go.etcd.io/bbolt"
+)
+
+// Version is the server's version, as told to clients.
+const Version = "0.1.0"
+
+// Config is what every call is scoped to and signed with.
+type Config struct {
+	Space    string // the space every call is scoped to
+	Agent    string // who versions say made them; "" takes the client's name from initialize
+	For      string // the person (id) the agent works for
+	Thread   string // the conversation the agent is in, left out of list_conversations
+	LinkBase string // prefix of document links
+	Logger   *slog.Logger
+}
+
+// Server holds what the tools work on.
+type Server struct {
+	cfg     Config
+	db      *bbolt.DB
+	docs    *docstore.Store
+	threads *threads.Store
+	log     *slog.Logger
+}
+
+// New returns an MCP server offering the tools, the charter prompt and instructions, on the
+// space cfg names in db.
+func New(db *bbolt.DB, cfg Config) (*server.MCPServer, error) {
+	if err := spaces.Valid(cfg.Space); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger}
+	srv := server.NewMCPServer("compass-mcp", Version,
+		server.WithInstructions(charter.Instructions),
+		server.WithToolCapabilities(false),
+		server.WithPromptCapabilities(false),
+		server.WithRecovery(),
+		server.WithLogger(quieter(cfg.Logger)),
+	)
+	for _, t := range s.tools() {
+		srv.AddTool(t.def, t.handler)
+	}
+	srv.AddPrompt(mcp.NewPrompt(charter.PromptName, mcp.WithPromptDescription(charter.PromptDescription)),
+		func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult(charter.PromptDescription, []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(charter.Instructions)),
+			}), nil
+		})
+	return srv, nil
+}
+
+type tool struct {
+	def     mcp.Tool
+	handler server.ToolHandlerFunc
+}
+
+// Hints for a tool's annotations: every tool works only on this space, a closed world.
+type hints struct {
+	readOnly, destructive, idempotent bool
+}
+
+// define makes a tool whose input schema comes from the arg tags of A, and whose handler
+// binds A and calls run. run returns the answer, or a refusal for the model, or a fault.
+func define[A any](s *Server, name, description string, h hints, run func(context.Context, *A) (string, error)) tool {
+	opts := []mcp.ToolOption{
+		mcp.WithDescription(description),
+		mcp.WithReadOnlyHintAnnotation(h.readOnly),
+		mcp.WithDestructiveHintAnnotation(h.destructive),
+		mcp.WithIdempotentHintAnnotation(h.idempotent),
+		mcp.WithOpenWorldHintAnnotation(false),
+	}
+	t := reflect.TypeFor[A]()
+	for _, f := range fieldsOf(t) {
+		sf := t.Field(f.index)
+		prop := []mcp.PropertyOption{mcp.Description(sf.Tag.Get("about"))}
+		if f.required {
+			prop = append(prop, mcp.Required())
+		}
+		if sf.Type == reflect.TypeFor[*int]() {
+			opts = append(opts, mcp.WithInteger(f.name, prop...))
+		} else {
+			opts = append(opts, mcp.WithString(f.name, prop...))
+		}
+	}
+	handler := func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+				res, err = nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
+			}
+		}()
+		var args A
+		if err := bind(name, req, &args); err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		answer, err := run(ctx, &args)
+		var r refusal
+		switch {
+		case errors.As(err, &r):
+			return mcp.NewToolResultError(string(r)), nil
+		case err != nil:
+			s.log.Error("tool failed", "tool", name, "err", err)
+			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
+		}
+		return mcp.NewToolResultText(answer), nil
+	}
+	return tool{def: mcp.NewTool(name, opts...), handler: handler}
+}
+
+func (s *Server) tools() []tool {
+	return []tool{
+		define(s, "list_documents", charter.ListDocuments, hints{readOnly: true, idempotent: true}, s.listDocuments),
+		define(s, "read_document", charter.ReadDocument, hints{readOnly: true, idempotent: true}, s.readDocument),
+		define(s, "write_document", charter.WriteDocument, hints{destructive: true}, s.writeDocument),
+		define(s, "append_document", charter.AppendDocument, hints{}, s.appendDocument),
+		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, s.editDocument),
+		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, s.listConversations),
+		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, s.readConversation),
+	}
+}
+
+// author is who the versions an agent makes say made them, and for whom.
+func (s *Server) author(ctx context.Context) docstore.Author {
+	a := docstore.Author{By: spaces.Agent(s.agent(ctx)).String()}
+	if s.cfg.For != "" {
+		a.For = spaces.Person(s.cfg.For).String()
+	}
+	return a
+}
+
+// agent is --agent, else the name the client gave in initialize, else "agent".
+func (s *Server) agent(ctx context.Context) string {
+	if s.cfg.Agent != "" {
+		return s.cfg.Agent
+	}
+	// The stateless protocol (2026-07-28) names the client on each request; older ones once, in initialize.
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.ClientInfo != nil {
+		if name := cleanName(info.ClientInfo.Name); name != "" {
+			return name
+		}
+	}
+	if sess, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
+		if name := cleanName(sess.GetClientInfo().Name); name != "" {
+			return name
+		}
+	}
+	return "agent"
+}
+
+// cleanName keeps a client's self-given name to one short line.
+func cleanName(name string) string {
+	name = strings.Join(strings.FieldsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), "-")
+	if len([]rune(name)) > 64 {
+		name = string([]rune(name)[:64])
+	}
+	return name
+}
+
+// quieter keeps mcp-go's one-line-per-request logs (at info) for COMPASS_LOG=debug.
+func quieter(l *slog.Logger) *slog.Logger {
+	if l.Enabled(context.Background(), slog.LevelDebug) {
+		return l
+	}
+	return slog.New(warnOnly{l.Handler()})
+}
+
+type warnOnly struct{ slog.Handler }
+
+func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
+func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }
