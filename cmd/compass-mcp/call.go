@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// call runs one tool in-process and prints its answer as the model would read it.
+// An error result is printed too, and ends with exit 1.
+func call(args []string, stdin io.Reader, stdout io.Writer) error {
+	var c config
+	fs := flags("call", &c)
+	serverFlags(fs, &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError{"call needs a tool: compass-mcp call TOOL [name=value ...]"}
+	}
+	arguments := map[string]any{}
+	for _, kv := range pos[1:] {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return usageError{fmt.Sprintf("call takes arguments as name=value; got %q", kv)}
+		}
+		if file, ok := strings.CutPrefix(value, "@"); ok {
+			var data []byte
+			if file == "-" {
+				data, err = io.ReadAll(stdin)
+			} else {
+				data, err = os.ReadFile(file)
+			}
+			if err != nil {
+				return fmt.Errorf("reading %s for %s: %w", file, name, err)
+			}
+			value = string(data)
+		}
+		arguments[name] = value
+	}
+	if c.agent == "" {
+		c.agent = "agent"
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := tools.New(db, c.tools())
+	if err != nil {
+		return err
+	}
+	cl, err := client.NewInProcessClient(srv)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx := context.Background()
+	if err := cl.Start(ctx); err != nil {
+		return err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "compass-mcp-call", Version: tools.Version}
+	if _, err := cl.Initialize(ctx, init); err != nil {
+		return fmt.Errorf("starting an in-process session: %w", err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = pos[0]
+	req.Params.Arguments = arguments
+	res, err := cl.CallTool(ctx, req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	for _, content := range res.Content {
+		if t, ok := content.(mcp.TextContent); ok {
+			fmt.Fprintln(stdout, t.Text)
+		}
+	}
+	if res.IsError {
+		return errSilent
+	}
+	return nil
+}

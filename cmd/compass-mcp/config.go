@@ -1,0 +1,151 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/tools"
+	"go.etcd.io/bbolt"
+)
+
+// errSilent ends a command that has already said why on stderr or stdout.
+var errSilent = errors.New("")
+
+// usageError is a command line that can't be run as given (exit 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func exitCode(err error) int {
+	var u usageError
+	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+// config is what every command is scoped to, from flags with environment variables as fallbacks.
+type config struct {
+	data, space, agent, me, thread, linkBase, http string
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// flags makes a command's flag set with the flags every command shares.
+func flags(name string, c *config) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.StringVar(&c.data, "data", env("COMPASS_DATA", ""), "if set, the bbolt data file (default: $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
+	fs.StringVar(&c.space, "space", env("COMPASS_SPACE", "personal"), "the space every call is scoped to [COMPASS_SPACE]")
+	fs.StringVar(&c.me, "for", env("COMPASS_ME", os.Getenv("USER")), "the person (id) the agent works for, and who the person's commands act as [COMPASS_ME]")
+	return fs
+}
+
+// serverFlags adds the flags that only serving and calling tools use.
+func serverFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
+	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", ""), "if set, the conversation the agent is in, left out of list_conversations [COMPASS_THREAD]")
+	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>) [COMPASS_LINK_BASE]")
+}
+
+// parse reads args into fs, allowing flags after the positional arguments too.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *config) check() error {
+	if err := spaces.Valid(c.space); err != nil {
+		return usageError{fmt.Sprintf("--space: %v", err)}
+	}
+	if c.me == "" {
+		c.me = "me"
+	}
+	if _, err := spaces.ParseActor("person:" + c.me); err != nil || strings.Contains(c.me, ":") {
+		return usageError{fmt.Sprintf("--for: a person's id, like ana; got %q", c.me)}
+	}
+	return nil
+}
+
+// open checks c and opens its data file.
+func (c *config) open() (*bbolt.DB, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if c.data == "" {
+		p, err := datafile.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		c.data = p
+	}
+	return datafile.Open(c.data, datafile.DefaultTimeout)
+}
+
+func (c *config) tools() tools.Config {
+	return tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/")}
+}
+
+const usage = `compass-mcp serves a space's shared, versioned Markdown documents to an AI agent over MCP.
+
+Usage:
+  compass-mcp [serve] [--http ADDR] [flags]   serve MCP over stdio, or streamable HTTP at ADDR/mcp
+  compass-mcp call TOOL [name=value ...]      call one tool in-process and print its answer
+                                              (name=@FILE reads the value from FILE, @- from stdin)
+  compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
+                                              conversations.json (- for stdin)
+  compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
+                                              add one message (the conversation is made if new)
+  compass-mcp people set ID NAME              a person's display name, shown wherever they are
+  compass-mcp help                            this text
+
+Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
+Run "compass-mcp COMMAND -h" for a command's flags.
+`
+
+func run(args []string) error {
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args)
+	case "call":
+		return call(args, os.Stdin, os.Stdout)
+	case "import":
+		return importConversations(args, os.Stdin, os.Stdout)
+	case "say":
+		return say(args, os.Stdout)
+	case "people":
+		return people(args, os.Stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(os.Stderr, usage)
+		return nil
+	}
+	fmt.Fprint(os.Stderr, usage)
+	return usageError{fmt.Sprintf("no command %q", cmd)}
+}

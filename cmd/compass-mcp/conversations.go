@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
+)
+
+// importConversations reads JSON Lines or a Claude export (FILE, or - for stdin) into the space.
+func importConversations(args []string, stdin io.Reader, stdout io.Writer) error {
+	var c config
+	fs := flags("import", &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"import takes one FILE (JSON Lines, or a Claude export's conversations.json), or - for stdin"}
+	}
+	in := stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start, said := time.Now(), time.Now()
+	progress := func(done int) {
+		// Said only when it takes longer than a moment, and then every couple of seconds.
+		if time.Since(start) > time.Second && time.Since(said) > 2*time.Second {
+			fmt.Fprintf(os.Stderr, "compass-mcp: %d messages read…\n", done)
+			said = time.Now()
+		}
+	}
+	sum, err := threads.New(db, c.space).Import(in, c.me, progress)
+	if err != nil {
+		return fmt.Errorf("nothing was imported: %w", err)
+	}
+	fmt.Fprintf(stdout, "Imported %s and %s into space %s; %s already there.\n",
+		plural(sum.Conversations, "conversation"), plural(sum.Messages, "message"), c.space, plural(sum.Skipped, "message"))
+	return nil
+}
+
+// say adds one message to a conversation, creating it if new.
+func say(args []string, stdout io.Writer) error {
+	var c config
+	fs := flags("say", &c)
+	from := fs.String("from", "", `who says it: person:ID or agent:NAME (default: person:<--for>)`)
+	to := fs.String("to", "", "if set, the agent addressed: agent:NAME")
+	title := fs.String("title", "", "if set, the conversation's title")
+	private := fs.Bool("private", false, "if set, an agent's private step: kept, never shown by the tools")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usageError{"say takes CONVERSATION TEXT: compass-mcp say pricing 'We settled on 12 a month.'"}
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	if *from == "" {
+		*from = spaces.Person(c.me).String()
+	}
+	m := threads.Message{Text: strings.Join(pos[1:], " "), Private: *private}
+	for _, a := range []struct {
+		flag string
+		val  *string
+		to   *string
+	}{{"from", from, &m.From}, {"to", to, &m.To}} {
+		if *a.val == "" {
+			continue
+		}
+		actor, err := spaces.ParseActor(*a.val)
+		if err != nil || !strings.Contains(*a.val, ":") {
+			return usageError{fmt.Sprintf("--%s takes person:ID or agent:NAME; got %q", a.flag, *a.val)}
+		}
+		*a.to = actor.String()
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	saved, err := threads.New(db, c.space).Say(pos[0], *title, m)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Added message %s to conversation %s.\n", saved.ID, pos[0])
+	return nil
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

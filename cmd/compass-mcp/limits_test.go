@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+)
+
+// A document of another space, named by id or by title, is not found by any of the five
+// tools, and is not changed.
+func TestAnotherSpaceIsNotFound(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	out := cli(t, data, "call", "--space", "launch", "write_document", "title=Secret plan", "text=launch only\n")
+	id := ulidRE.FindString(out)
+	if id == "" {
+		t.Fatalf("no id in %q", out)
+	}
+	c := stdioClient(t, data, "--agent", "north")
+	for _, name := range []string{id, "Secret plan", "secret", "SECRET PLAN"} {
+		for _, s := range []step{
+			{"read_document", map[string]any{"document": name}},
+			{"read_document", map[string]any{"document": name, "version": 1}},
+			{"write_document", map[string]any{"document": name, "text": "overwritten"}},
+			{"append_document", map[string]any{"document": name, "text": "appended"}},
+			{"edit_document", map[string]any{"document": name, "old": "launch only", "new": "edited"}},
+		} {
+			a := callTool(t, c, s.tool, s.args)
+			want := fmt.Sprintf("No document %q in this space", name)
+			if !a.isError || !strings.HasPrefix(a.text, want) {
+				t.Errorf("%s %v = %q (isError %v), want an error starting %q", s.tool, s.args, a.text, a.isError, want)
+			}
+		}
+	}
+	if a := callTool(t, c, "list_documents", nil); a.text != "No documents in this space yet." {
+		t.Errorf("list_documents = %q, want none", a.text)
+	}
+	// The title is free in this space: making one here is no clash.
+	if a := callTool(t, c, "write_document", map[string]any{"title": "Secret plan", "text": "personal\n"}); a.isError {
+		t.Errorf("write_document of the same title in another space: %q", a.text)
+	}
+	c.Close()
+	db, err := datafile.Open(data, datafile.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d, v, err := docstore.New(db, "launch").Read(id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version != 1 || v.Text != "launch only\n" {
+		t.Errorf("the other space's document changed: version %d, text %q", d.Version, v.Text)
+	}
+}
+
+// Eight HTTP clients append to one document at once: every append answered "Saved" is in
+// the text, and the versions are exactly one more than the appends.
+func TestConcurrentAppendsOverHTTP(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	url, stop := httpServer(t, data, "--agent", "north")
+	first := httpClient(t, url, "setup")
+	callTool(t, first, "write_document", map[string]any{"title": "Log", "text": "# Log\n"})
+	const clients, each = 8, 15
+	var wg sync.WaitGroup
+	saved := make(chan string, clients*each)
+	for i := range clients {
+		c := httpClient(t, url, fmt.Sprintf("client-%d", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range each {
+				line := fmt.Sprintf("entry %d.%d", i, j)
+				req := map[string]any{"document": "Log", "text": line}
+				if a := callTool(t, c, "append_document", req); !a.isError && strings.HasPrefix(a.text, "Saved ") {
+					saved <- line
+				} else {
+					t.Errorf("append %q: %q", line, a.text)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(saved)
+	a := callTool(t, first, "read_document", map[string]any{"document": "Log"})
+	n := 0
+	for line := range saved {
+		n++
+		if !strings.Contains(a.text, "\n"+line+"\n") {
+			t.Errorf("%q was saved but is not in the text", line)
+		}
+	}
+	if want := fmt.Sprintf("version %d of %d", n+1, n+1); !strings.Contains(a.text, want) {
+		t.Errorf("after %d appends the header is %q, want %q", n, strings.SplitN(a.text, "\n", 2)[0], want)
+	}
+	stop()
+	db, err := datafile.Open(data, datafile.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, vs, err := docstore.New(db, "personal").History("Log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vs {
+		if v.Number != len(vs)-i {
+			t.Fatalf("versions are not 1..n without gaps: %d at %d", v.Number, i)
+		}
+	}
+}
+
+// A second server on a data file in use says why and stops; it never hangs.
+func TestSecondProcessSaysWhy(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	c := stdioClient(t, data)
+	callTool(t, c, "list_documents", nil)
+	cmd := exec.Command(binary, "serve")
+	cmd.Env = testEnv(data)
+	start := time.Now()
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the second process hung for 30s")
+	}
+	if err == nil || !strings.Contains(string(out), "another compass-mcp process is using the data file") {
+		t.Errorf("second process: err %v, said %q; want a clear refusal", err, out)
+	}
+	t.Logf("refused after %s: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
+}
+
+// Bad input gets a tool error that says what to do, and the server stays up.
+func TestBadInputKeepsServerUp(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	url, _ := httpServer(t, data, "--agent", "north")
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			c := httpClient(t, url, "bad")
+			if transport == "stdio" {
+				c = stdioClient(t, filepath.Join(t.TempDir(), "stdio.db"), "--agent", "north")
+			}
+			huge := strings.Repeat("x", 32<<20)
+			for _, s := range []struct {
+				step
+				want string
+			}{
+				{step{"write_document", map[string]any{"title": "Big", "text": huge}}, "a text is at most 8 MiB, this one is 32.0 MiB"},
+				{step{"write_document", map[string]any{"title": "", "text": "x"}}, "needs a title"},
+				{step{"write_document", map[string]any{"title": "A\x00B", "text": "x"}}, "That title won't do"},
+				{step{"write_document", map[string]any{"title": "Nul text", "text": "a\x00b"}}, "can't have NUL bytes"},
+				{step{"write_document", map[string]any{"title": true, "text": "x"}}, "title must be text"},
+				{step{"append_document", map[string]any{"document": []any{"x"}, "text": "x"}}, "document must be text"},
+				{step{"edit_document", map[string]any{"document": "x"}}, "needs old"},
+				{step{"edit_document", map[string]any{"document": "x", "old": "", "new": "y"}}, "can't be empty"},
+				{step{"list_documents", map[string]any{"limit": 1.5}}, "must be a whole number"},
+				{step{"list_documents", map[string]any{"limit": 1e12}}, "far too large"},
+			} {
+				a := callTool(t, c, s.tool, s.args)
+				if !a.isError || !strings.Contains(a.text, s.want) {
+					t.Errorf("%s: %.200q (isError %v), want an error with %q", s.tool, a.text, a.isError, s.want)
+				}
+				if a := callTool(t, c, "list_documents", nil); a.isError {
+					t.Fatalf("after %s the server answers %q", s.tool, a.text)
+				}
+			}
+		})
+	}
+}
