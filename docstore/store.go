@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"strings"
 	"sync"
 	"time"
@@ -42,13 +43,13 @@ func newID(at time.Time) string {
 
 // Store is one space's documents in a data file.
 type Store struct {
-	db    *bbolt.DB
+	db    datafile.DB
 	space string
 	now   func() time.Time
 }
 
 // New returns the documents of space in db.
-func New(db *bbolt.DB, space string) *Store {
+func New(db datafile.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
 }
 
@@ -63,7 +64,7 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 func (s *Store) Space() string { return s.space }
 
 // DB is the data file s works on.
-func (s *Store) DB() *bbolt.DB { return s.db }
+func (s *Store) DB() datafile.DB { return s.db }
 
 // View runs fn in a read transaction on the space's documents.
 func (s *Store) view(fn func(b *buckets) error) error {

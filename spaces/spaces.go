@@ -131,7 +131,9 @@ func ParseActor(s string) (Actor, error) {
 
 // SetName records the display name of the person with id, shown wherever that person is.
 // It returns ErrBadName for an empty or multi-line name.
-func SetName(db *bbolt.DB, id, name string) error {
+func SetName(db interface {
+	Update(func(*bbolt.Tx) error) error
+}, id, name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return fmt.Errorf("%w, got %q", ErrBadName, name)

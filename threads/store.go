@@ -3,6 +3,7 @@ package threads
 import (
 	"errors"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"strings"
 	"time"
 	"unicode"
@@ -36,14 +37,14 @@ const (
 
 // Store keeps the conversations of one space. It is safe for concurrent use.
 type Store struct {
-	db    *bbolt.DB
+	db    datafile.DB
 	space string
 	now   func() time.Time
 }
 
 // New returns the store of space's conversations in db. The space's name is checked on the
 // first write (spaces.ErrBadSpace); a read in a space that was never written finds nothing.
-func New(db *bbolt.DB, space string) *Store {
+func New(db datafile.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
 }
 

@@ -31,8 +31,8 @@ const (
 	// ResourcePage is how many documents one resources/list page holds.
 	ResourcePage = 100
 
-	markdownType   = "text/markdown"
-	latestTemplate = DocumentURIPrefix + "{id}"
+	markdownType    = "text/markdown"
+	latestTemplate  = DocumentURIPrefix + "{id}"
 	versionTemplate = DocumentURIPrefix + "{id}/v/{n}"
 	// cursorPrefix marks the cursors this server gives, so that another's is refused.
 	cursorPrefix = "compass-documents:"
@@ -46,18 +46,11 @@ const (
 // DocumentURI is the resource URI of a document's latest version.
 func DocumentURI(id string) string { return DocumentURIPrefix + id }
 
-// serverOptions are what New adds to the server for resources and completions.
-func (s *Server) resourceOptions() []server.ServerOption {
+// resourceHooks lists the space's documents as resources (see listResources).
+func (s *Server) resourceHooks() *server.Hooks {
 	hooks := &server.Hooks{}
 	hooks.AddAfterListResources(s.listResources)
-	c := completer{s}
-	return []server.ServerOption{
-		server.WithResourceCapabilities(false, false),
-		server.WithHooks(hooks),
-		server.WithCompletions(),
-		server.WithPromptCompletionProvider(c),
-		server.WithResourceCompletionProvider(c),
-	}
+	return hooks
 }
 
 // addResources registers the two document templates.
@@ -163,14 +156,18 @@ func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([
 	}
 	d, v, err := s.docs.Read(id, version)
 	var nover *docstore.NoVersionError
+	if errors.As(err, &nover) {
+		d = nover.Document
+	}
 	switch {
-	case errors.As(err, &nover):
-		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(s.explain(err, id).Error(), "."), server.ErrResourceNotFound)
-	case errors.Is(err, docstore.ErrNotFound), err == nil && d.ID != id, isAmbiguous(err):
+	case errors.Is(err, docstore.ErrNotFound), isAmbiguous(err), (err == nil || nover != nil) && d.ID != id:
+		// Read also finds documents by title; a URI names one by its id only.
 		return nil, fmt.Errorf("no document %q in this space (resources/list shows what's here): %w", id, server.ErrResourceNotFound)
+	case nover != nil:
+		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(s.explain(err, id).Error(), "."), server.ErrResourceNotFound)
 	case err != nil:
 		s.log.Error("reading a document resource", "uri", uri, "err", err)
-		return nil, fmt.Errorf("reading %s failed inside the server (it was logged there)", uri)
+		return nil, fmt.Errorf("reading %s failed inside the server (it was logged there); try again", uri)
 	}
 	return []mcp.ResourceContents{mcp.TextResourceContents{
 		URI:      uri,

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
@@ -23,7 +24,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.etcd.io/bbolt"
 )
 
 // Version is the server's version, as told to clients.
@@ -42,7 +42,7 @@ type Config struct {
 // Server holds what the tools work on.
 type Server struct {
 	cfg     Config
-	db      *bbolt.DB
+	db      datafile.DB
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
@@ -50,7 +50,7 @@ type Server struct {
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
 // space cfg names in db.
-func New(db *bbolt.DB, cfg Config) (*server.MCPServer, error) {
+func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 	if err := spaces.Valid(cfg.Space); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,17 @@ func New(db *bbolt.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
 		server.WithLogger(quieter(cfg.Logger)),
+		// logging/setLevel is accepted; the server sends no log notifications, since mcp-go
+		// v1.2.1 can lose those sent during a call.
+		server.WithLogging(),
+		server.WithResourceCapabilities(false, false),
+		server.WithResourceRecovery(),
+		server.WithHooks(s.resourceHooks()),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{s}),
+		server.WithResourceCompletionProvider(completer{s}),
 	)
+	s.addResources(srv)
 	for _, t := range s.tools() {
 		srv.AddTool(t.def, t.handler)
 	}
@@ -126,6 +136,8 @@ func define[A any](s *Server, name, description string, h hints, run func(contex
 		switch {
 		case errors.As(err, &r):
 			return mcp.NewToolResultError(string(r)), nil
+		case errors.Is(err, datafile.ErrBusy):
+			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
 		case err != nil:
 			s.log.Error("tool failed", "tool", name, "err", err)
 			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)

@@ -10,7 +10,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
-	"go.etcd.io/bbolt"
 )
 
 // errSilent ends a command that has already said why on stderr or stdout.
@@ -91,7 +90,7 @@ func (c *config) check() error {
 }
 
 // open checks c and opens its data file.
-func (c *config) open() (*bbolt.DB, error) {
+func (c *config) open() (*datafile.File, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -102,7 +101,7 @@ func (c *config) open() (*bbolt.DB, error) {
 		}
 		c.data = p
 	}
-	return datafile.Open(c.data, datafile.DefaultTimeout)
+	return datafile.OpenFile(c.data, datafile.DefaultTimeout, datafile.DefaultIdle)
 }
 
 func (c *config) tools() tools.Config {

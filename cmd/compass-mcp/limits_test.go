@@ -11,6 +11,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/mark3labs/mcp-go/client"
 )
 
 // A document of another space, named by id or by title, is not found by any of the five
@@ -116,28 +117,92 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 	}
 }
 
-// A second server on a data file in use says why and stops; it never hangs.
-func TestSecondProcessSaysWhy(t *testing.T) {
+// Two servers on one data file (Claude Desktop and an editor on the default file) both
+// work: each holds the file only while it uses it. Writes in turns and at once all land.
+func TestTwoProcessesShareTheFile(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	a := stdioClient(t, data, "--agent", "desktop")
+	b := stdioClient(t, data, "--agent", "editor")
+	if r := callTool(t, a, "write_document", map[string]any{"title": "Shared", "text": "# Shared\n"}); r.isError {
+		t.Fatal(r.text)
+	}
+	var want []string
+	for i := range 5 {
+		for name, c := range map[string]*client.Client{"a": a, "b": b} {
+			line := fmt.Sprintf("turn %d by %s", i, name)
+			if r := callTool(t, c, "append_document", map[string]any{"document": "Shared", "text": line}); r.isError {
+				t.Fatalf("%s: %s", line, r.text)
+			}
+			want = append(want, line)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for name, c := range map[string]*client.Client{"a": a, "b": b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				line := fmt.Sprintf("at once %d by %s", i, name)
+				if r := callTool(t, c, "append_document", map[string]any{"document": "Shared", "text": line}); r.isError {
+					t.Errorf("%s: %s", line, r.text)
+					continue
+				}
+				mu.Lock()
+				want = append(want, line)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	got := callTool(t, b, "read_document", map[string]any{"document": "Shared"}).text
+	for _, line := range want {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("%q was saved but is not in the text", line)
+		}
+	}
+	if v := fmt.Sprintf("version %d of %d", len(want)+1, len(want)+1); !strings.Contains(got, v) {
+		t.Errorf("after %d appends: %s", len(want), strings.SplitN(got, "\n", 2)[0])
+	}
+}
+
+// When another process holds the file for longer than the lock timeout, a server says why:
+// at start it stops, and in a session the call is an error result saying to try again.
+func TestBusyFileSaysWhy(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
 	c := stdioClient(t, data)
-	callTool(t, c, "list_documents", nil)
+	callTool(t, c, "write_document", map[string]any{"title": "Note", "text": "x\n"})
+	time.Sleep(200 * time.Millisecond) // the server lets go of the file when idle
+	holder, err := datafile.Open(data, time.Second)
+	if err != nil {
+		t.Fatalf("the idle server still holds the file: %v", err)
+	}
+	defer holder.Close()
+
+	r := callTool(t, c, "read_document", map[string]any{"document": "Note"})
+	if !r.isError || !strings.Contains(r.text, "busy") {
+		t.Errorf("a call while another process holds the file: %q (isError %v)", r.text, r.isError)
+	}
 	cmd := exec.Command(binary, "serve")
 	cmd.Env = testEnv(data)
 	start := time.Now()
 	done := make(chan struct{})
 	var out []byte
-	var err error
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
-		t.Fatal("the second process hung for 30s")
+		t.Fatal("a server starting on a held file hung for 30s")
 	}
 	if err == nil || !strings.Contains(string(out), "another compass-mcp process is using the data file") {
-		t.Errorf("second process: err %v, said %q; want a clear refusal", err, out)
+		t.Errorf("starting on a held file: err %v, said %q; want a clear refusal", err, out)
 	}
 	t.Logf("refused after %s: %s", time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
+	holder.Close()
+	if r := callTool(t, c, "read_document", map[string]any{"document": "Note"}); r.isError {
+		t.Errorf("once the file is free again: %q", r.text)
+	}
 }
 
 // Bad input gets a tool error that says what to do, and the server stays up.

@@ -1,0 +1,164 @@
+package datafile
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// DB is what the stores need of the data file: transactions. Both *bbolt.DB (held for the
+// life of the process) and *File (held only while in use) are one.
+type DB interface {
+	// View runs fn in a read-only transaction.
+	View(fn func(*bbolt.Tx) error) error
+	// Update runs fn in a read-write transaction, committed (and synced) before it returns.
+	Update(fn func(*bbolt.Tx) error) error
+	// Batch is Update for callers that may be grouped into one commit with others; fn may
+	// run more than once, so it must set its results afresh on every run.
+	Batch(fn func(*bbolt.Tx) error) error
+}
+
+// File is a data file that this process holds only while it uses it: it is opened (waiting
+// at most the lock timeout for another process) when a transaction starts, and closed once
+// no transaction has run for the idle time. Two processes (Claude Desktop and an editor,
+// each starting compass-mcp on the default file) so take turns instead of one being locked
+// out, at the cost of opening the file again after each idle spell.
+//
+// # Caveats
+//
+// A process that keeps the file busy without a pause longer than the idle time holds it
+// for as long as that lasts; another process waits at most its timeout, then gets ErrBusy.
+type File struct {
+	path    string
+	timeout time.Duration
+	idle    time.Duration
+
+	mu     sync.Mutex
+	db     *bbolt.DB
+	users  int         // transactions in flight on db
+	timer  *time.Timer // closes db when it has been idle long enough
+	closed bool
+	idleC  *sync.Cond // signalled when users drops to 0
+	opens  int        // how many times the file was opened, for tests and measurements
+}
+
+// DefaultIdle is how long a File stays open after its last transaction: long enough to
+// span one tool call's few transactions, short enough that another process barely waits.
+const DefaultIdle = 50 * time.Millisecond
+
+// OpenFile returns the data file at path, held only while in use. It opens the file once to
+// create it (and its folder) and check it can be had, then lets go of it.
+func OpenFile(path string, timeout, idle time.Duration) (*File, error) {
+	f := &File{path: path, timeout: timeout, idle: idle}
+	f.idleC = sync.NewCond(&f.mu)
+	if err := f.View(func(*bbolt.Tx) error { return nil }); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Path is where the file is.
+func (f *File) Path() string { return f.path }
+
+// Opens tells how many times the file has been opened so far.
+func (f *File) Opens() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.opens
+}
+
+func (f *File) acquire() (*bbolt.DB, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, fmt.Errorf("the data file %s is closed", f.path)
+	}
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+	if f.db == nil {
+		db, err := Open(f.path, f.timeout)
+		if err != nil {
+			return nil, err
+		}
+		f.db = db
+		f.opens++
+	}
+	f.users++
+	return f.db, nil
+}
+
+func (f *File) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.users--
+	if f.users > 0 || f.db == nil {
+		return
+	}
+	f.idleC.Broadcast()
+	if f.idle <= 0 || f.closed {
+		f.closeLocked()
+		return
+	}
+	db := f.db
+	f.timer = time.AfterFunc(f.idle, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.users == 0 && f.db == db {
+			f.closeLocked()
+		}
+	})
+}
+
+func (f *File) closeLocked() {
+	if f.db != nil {
+		f.db.Close()
+		f.db = nil
+	}
+}
+
+func (f *File) with(run func(*bbolt.DB) error) error {
+	db, err := f.acquire()
+	if err != nil {
+		return err
+	}
+	defer f.release()
+	return run(db)
+}
+
+// View runs fn in a read-only transaction, opening the file if this process doesn't hold it.
+func (f *File) View(fn func(*bbolt.Tx) error) error {
+	return f.with(func(db *bbolt.DB) error { return db.View(fn) })
+}
+
+// Update runs fn in a read-write transaction, opening the file if need be.
+func (f *File) Update(fn func(*bbolt.Tx) error) error {
+	return f.with(func(db *bbolt.DB) error { return db.Update(fn) })
+}
+
+// Batch runs fn in a read-write transaction that may be committed with others'.
+func (f *File) Batch(fn func(*bbolt.Tx) error) error {
+	return f.with(func(db *bbolt.DB) error { return db.Batch(fn) })
+}
+
+// Close lets go of the file for good, waiting for transactions in flight to end.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	if f.timer != nil {
+		f.timer.Stop()
+	}
+	for f.users > 0 {
+		f.idleC.Wait()
+	}
+	if f.db == nil {
+		return nil
+	}
+	err := f.db.Close()
+	f.db = nil
+	return err
+}

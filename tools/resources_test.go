@@ -1,0 +1,357 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"go.etcd.io/bbolt"
+)
+
+// resourceFixture is a data file with documents in the space "personal" (and one in
+// "elsewhere"), and an in-process client of a server on "personal".
+type resourceFixture struct {
+	db      *bbolt.DB
+	c       *client.Client
+	docs    *docstore.Store
+	plan    docstore.Document // "Launch plan", 3 versions, saved last
+	foreign docstore.Document // "Secret plan", in the space "elsewhere"
+}
+
+func newResourceFixture(t *testing.T, extra int) *resourceFixture {
+	t.Helper()
+	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.NoSync = true // many small commits; the file is thrown away
+	t.Cleanup(func() { db.Close() })
+	at := time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { at = at.Add(time.Minute); return at }
+	f := &resourceFixture{db: db, docs: docstore.New(db, "personal").WithClock(clock)}
+	ana := docstore.Author{By: "person:ana"}
+	for i := range extra {
+		if _, err := f.docs.Create(fmt.Sprintf("Note %03d", i), fmt.Sprintf("note %d\n", i), docstore.KindWrite, ana); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved, err := f.docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.docs.Append(saved.Document.ID, "Book the studio.", ana); err != nil {
+		t.Fatal(err)
+	}
+	last, err := f.docs.Edit(saved.Document.ID, "trailer", "teaser", docstore.Author{By: "agent:north", For: "person:ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.plan = last.Document
+	other, err := docstore.New(db, "elsewhere").WithClock(clock).Create("Secret plan", "not yours\n", docstore.KindWrite, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.foreign = other.Document
+
+	srv, err := New(db, Config{Space: "personal", For: "ana", Thread: "here"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c, err = client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.c.Close() })
+	ctx := context.Background()
+	if err := f.c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "resources-test", Version: "1"}
+	res, err := f.c.Initialize(ctx, init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Capabilities.Resources == nil || res.Capabilities.Completions == nil || res.Capabilities.Logging == nil {
+		t.Fatalf("capabilities lack resources, completions or logging: %+v", res.Capabilities)
+	}
+	return f
+}
+
+func (f *resourceFixture) read(t *testing.T, uri string) (*mcp.ReadResourceResult, error) {
+	t.Helper()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	return f.c.ReadResource(context.Background(), req)
+}
+
+func (f *resourceFixture) complete(t *testing.T, ref any, arg, value string, known map[string]string) []string {
+	t.Helper()
+	req := mcp.CompleteRequest{}
+	req.Params.Ref = ref
+	req.Params.Argument = mcp.CompleteArgument{Name: arg, Value: value}
+	req.Params.Context = mcp.CompleteContext{Arguments: known}
+	res, err := f.c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatalf("completing %s=%q: %v", arg, value, err)
+	}
+	return res.Completion.Values
+}
+
+func TestResourcesListLatestFirst(t *testing.T) {
+	f := newResourceFixture(t, 2)
+	res, err := f.c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range res.Resources {
+		names = append(names, r.Name)
+	}
+	if want := []string{"Launch plan", "Note 001", "Note 000"}; !slices.Equal(names, want) {
+		t.Fatalf("resources/list gave %q, want %q (latest saved first, no other space's)", names, want)
+	}
+	r := res.Resources[0]
+	if r.URI != "compass://document/"+f.plan.ID || r.MIMEType != "text/markdown" || r.Size == nil || *r.Size != int64(f.plan.Bytes) {
+		t.Errorf("the first resource is %+v", r)
+	}
+	if want := "Version 3, saved by north for ana " + when(f.plan.Saved) + ". Opens: Record the teaser."; r.Description != want {
+		t.Errorf("its description says %q, want %q", r.Description, want)
+	}
+	if r.Annotations == nil || r.Annotations.LastModified == "" {
+		t.Errorf("it has no lastModified: %+v", r.Annotations)
+	}
+	if res.NextCursor != "" {
+		t.Errorf("one page of 3 has a next cursor %q", res.NextCursor)
+	}
+}
+
+func TestResourcesListPages(t *testing.T) {
+	f := newResourceFixture(t, ResourcePage+4)
+	ctx := context.Background()
+	var uris []string
+	var cursor mcp.Cursor
+	pages := 0
+	for {
+		req := mcp.ListResourcesRequest{}
+		req.Params.Cursor = cursor
+		res, err := f.c.ListResourcesByPage(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	if total := ResourcePage + 5; len(uris) != total || pages != 2 {
+		t.Fatalf("listed %d resources in %d pages, want %d in 2", len(uris), pages, total)
+	}
+	if uris[0] != DocumentURI(f.plan.ID) {
+		t.Errorf("the first page doesn't start with the latest document")
+	}
+	if slices.Contains(uris, DocumentURI(f.foreign.ID)) {
+		t.Errorf("another space's document was listed")
+	}
+	slices.Sort(uris)
+	if len(slices.Compact(uris)) != ResourcePage+5 {
+		t.Errorf("a document was listed twice")
+	}
+
+	req := mcp.ListResourcesRequest{}
+	req.Params.Cursor = mcp.Cursor("c29tZW9uZSBlbHNlJ3M=") // base64, not ours
+	res, err := f.c.ListResourcesByPage(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Resources) != 0 || res.NextCursor != "" {
+		t.Errorf("another's cursor gave %d resources and cursor %q, want an empty last page", len(res.Resources), res.NextCursor)
+	}
+}
+
+func TestResourcesEmptySpace(t *testing.T) {
+	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv, err := New(db, Config{Space: "personal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Resources == nil || len(res.Resources) != 0 {
+		t.Errorf("an empty space lists %#v, want []", res.Resources)
+	}
+}
+
+func TestResourceTemplates(t *testing.T) {
+	f := newResourceFixture(t, 0)
+	res, err := f.c.ListResourceTemplates(context.Background(), mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, rt := range res.ResourceTemplates {
+		got = append(got, rt.URITemplate.Raw()+" "+rt.MIMEType)
+	}
+	slices.Sort(got)
+	want := []string{"compass://document/{id} text/markdown", "compass://document/{id}/v/{n} text/markdown"}
+	if !slices.Equal(got, want) {
+		t.Errorf("templates are %q, want %q", got, want)
+	}
+}
+
+func TestReadDocumentResource(t *testing.T) {
+	f := newResourceFixture(t, 1)
+	for _, tc := range []struct{ uri, text string }{
+		{DocumentURI(f.plan.ID), "Record the teaser.\n\nBook the studio.\n"},
+		{DocumentURI(f.plan.ID) + "/v/1", "Record the trailer.\n"},
+		{DocumentURI(f.plan.ID) + "/v/3", "Record the teaser.\n\nBook the studio.\n"},
+	} {
+		res, err := f.read(t, tc.uri)
+		if err != nil {
+			t.Errorf("reading %s: %v", tc.uri, err)
+			continue
+		}
+		if len(res.Contents) != 1 {
+			t.Errorf("reading %s gave %d contents", tc.uri, len(res.Contents))
+			continue
+		}
+		text, ok := res.Contents[0].(mcp.TextResourceContents)
+		if !ok || text.URI != tc.uri || text.MIMEType != "text/markdown" || text.Text != tc.text {
+			t.Errorf("reading %s gave %#v, want text/markdown %q", tc.uri, res.Contents[0], tc.text)
+		}
+	}
+}
+
+func TestReadDocumentResourceRefusals(t *testing.T) {
+	f := newResourceFixture(t, 0)
+	for _, tc := range []struct{ uri, want string }{
+		{DocumentURI(f.foreign.ID), `no document "` + f.foreign.ID + `" in this space`},
+		{DocumentURI("01JDXAAAAAAAAAAAAAAAAAAAAA"), "no document"},
+		{DocumentURI("Launch%20plan"), `no document "Launch plan" in this space`}, // a title is not an id
+		{DocumentURI("launch"), "no document"},
+		{DocumentURI(f.plan.ID) + "/v/7", "Launch plan has versions 1 to 3: there's no version 7"},
+		{DocumentURI(f.plan.ID) + "/v/0", "names no version"},
+		{DocumentURI(f.plan.ID) + "/v/x", "names no version"},
+		{DocumentURI(""), "names no document"},
+		{"compass://elsewhere/" + f.plan.ID, "not found"},
+	} {
+		res, err := f.read(t, tc.uri)
+		if err == nil {
+			t.Errorf("reading %s gave %v, want an error", tc.uri, res)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("reading %s: %v, want it to say %q", tc.uri, err, tc.want)
+		}
+	}
+	// The server is still there.
+	if _, err := f.read(t, DocumentURI(f.plan.ID)); err != nil {
+		t.Errorf("after the refusals: %v", err)
+	}
+}
+
+func TestCompletions(t *testing.T) {
+	f := newResourceFixture(t, 3)
+	convs := threads.New(f.db, "personal")
+	for _, c := range []struct{ id, title string }{{"pricing", "Pricing"}, {"here", "This one"}, {"launch-talk", "Launch talk"}} {
+		if _, err := convs.Say(c.id, c.title, threads.Message{From: "person:ana", Text: "hello"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := threads.New(f.db, "elsewhere").Say("private", "Private", threads.Message{From: "person:ana", Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	latest := mcp.ResourceReference{Type: "ref/resource", URI: "compass://document/{id}"}
+	version := mcp.ResourceReference{Type: "ref/resource", URI: "compass://document/{id}/v/{n}"}
+	prompt := mcp.PromptReference{Type: "ref/prompt", Name: "charter"}
+	for _, tc := range []struct {
+		name  string
+		ref   any
+		arg   string
+		value string
+		known map[string]string
+		want  []string
+	}{
+		{"ids by title words", latest, "id", "plan launch", nil, []string{f.plan.ID}},
+		{"ids by id prefix", latest, "id", strings.ToLower(f.plan.ID[:20]), nil, []string{f.plan.ID}},
+		{"no other space's", latest, "id", "secret", nil, []string{}},
+		{"versions latest first", version, "n", "", map[string]string{"id": f.plan.ID}, []string{"3", "2", "1"}},
+		{"versions by prefix", version, "n", "2", map[string]string{"id": f.plan.ID}, []string{"2"}},
+		{"versions of another space's", version, "n", "", map[string]string{"id": f.foreign.ID}, []string{}},
+		{"titles, prefix first", prompt, "document", "note", nil, []string{"Note 002", "Note 001", "Note 000"}},
+		{"titles by words", prompt, "document", "plan", nil, []string{"Launch plan"}},
+		{"conversations, not this one", prompt, "conversation", "", nil, []string{"launch-talk", "pricing"}},
+		{"conversations by title", prompt, "conversation", "pric", nil, []string{"pricing"}},
+		{"other arguments", prompt, "topic", "x", nil, []string{}},
+		{"another's prompt", mcp.PromptReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"}, "arg1", "test", nil, []string{}},
+		{"another template", mcp.ResourceReference{Type: "ref/resource", URI: "test://template/{id}/data"}, "id", "", nil, []string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := f.complete(t, tc.ref, tc.arg, tc.value, tc.known)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("completing %s=%q gave %q, want %q", tc.arg, tc.value, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompletionsAtMostAHundred(t *testing.T) {
+	f := newResourceFixture(t, 120)
+	req := mcp.CompleteRequest{}
+	req.Params.Ref = mcp.PromptReference{Type: "ref/prompt", Name: "charter"}
+	req.Params.Argument = mcp.CompleteArgument{Name: "document", Value: "note"}
+	res, err := f.c.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := res.Completion; len(c.Values) != 100 || !c.HasMore || c.Total != 120 {
+		t.Errorf("120 matches gave %d values, hasMore %v, total %d; want 100, true, 120", len(c.Values), c.HasMore, c.Total)
+	}
+}
+
+func TestParseCursor(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 12345} {
+		if got, ok := parseCursor(string(makeCursor(n))); !ok || got != n {
+			t.Errorf("makeCursor(%d) reads back as %d, %v", n, got, ok)
+		}
+	}
+	for _, bad := range []string{"!", "bm90IG91cnM=", string(makeCursor(0))[:4]} {
+		if _, ok := parseCursor(bad); ok {
+			t.Errorf("parseCursor(%q) took it", bad)
+		}
+	}
+}
