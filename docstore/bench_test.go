@@ -49,7 +49,7 @@ func BenchmarkRewrite1MBHalfChanged(b *testing.B) {
 				next[j] = fmt.Sprintf("changed %d in round %d\n", j, i)
 			}
 		}
-		if _, err := s.Write(d.ID, "", strings.Join(next, ""), north); err != nil {
+		if _, err := s.Write(d.ID, "", strings.Join(next, ""), 0, north); err != nil {
 			b.Fatal(err)
 		}
 	}

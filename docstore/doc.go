@@ -65,11 +65,12 @@ type Author struct {
 type Document struct {
 	ID      string    `json:"id"`
 	Title   string    `json:"title"`
-	Version int       `json:"version"` // the latest version's number
-	Saved   time.Time `json:"saved"`   // when the latest version was saved
-	Author  Author    `json:"author"`  // who saved the latest version
-	Bytes   int       `json:"bytes"`   // size of the latest text
-	Opens   string    `json:"opens"`   // the latest text's first non-empty line, at most 400 bytes
+	Version int       `json:"version"`           // the latest version's number
+	Saved   time.Time `json:"saved"`             // when the latest version was saved
+	Author  Author    `json:"author"`            // who saved the latest version
+	Bytes   int       `json:"bytes"`             // size of the latest text
+	Opens   string    `json:"opens"`             // the latest text's first non-empty line, at most 400 bytes
+	Deleted *Deletion `json:"deleted,omitempty"` // set while the document is deleted
 }
 
 // Version is one saved state of a document.
@@ -89,6 +90,7 @@ type Saved struct {
 	Document  Document
 	Added     int
 	Removed   int
+	Kind      Kind // the kind of the version made
 	Unchanged bool // the change left text and title as they were: no version was made
 }
 

@@ -2,23 +2,22 @@ package docstore
 
 import (
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/linediff"
 	"strings"
 	"unicode"
 )
 
 // Write replaces the whole text of a named document, and its title when title is not "".
-func (s *Store) Write(name, title, text string, by Author) (Saved, error) {
-	return s.Change(name, KindWrite, by, func(d Document, latest Version) (Next, error) {
-		if strings.TrimSpace(title) == "" {
-			title = latest.Title
-		}
-		return Next{Title: title, Text: text}, nil
-	})
+// base, when not 0, is the version text was made from: if the document has moved on since,
+// text is merged line by line with the versions since (kind merge), and a *ClashError is
+// returned, with nothing saved, when both changed the same lines.
+func (s *Store) Write(name, title, text string, base int, by Author) (Saved, error) {
+	return s.fromBase(name, KindWrite, title, text, base, by, linediff.Clash)
 }
 
 // Append adds text at the end of a named document, after one blank line.
 func (s *Store) Append(name, text string, by Author) (Saved, error) {
-	return s.Change(name, KindAppend, by, func(d Document, latest Version) (Next, error) {
+	return s.Change(name, KindAppend, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
 		return Next{Title: latest.Title, Text: appended(latest.Text, text)}, nil
 	})
 }
@@ -46,7 +45,7 @@ func (s *Store) Edit(name, old, new string, by Author) (Saved, error) {
 	if old == "" {
 		return Saved{}, ErrEmptyOld
 	}
-	return s.Change(name, KindEdit, by, func(d Document, latest Version) (Next, error) {
+	return s.Change(name, KindEdit, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
 		text, err := ReplaceOnce(latest.Text, old, new)
 		if err != nil {
 			if miss, ok := err.(*EditMissError); ok {

@@ -154,7 +154,7 @@ func (b *buckets) named(name string) (Document, error) {
 	if name == "" || b.docs == nil {
 		return Document{}, ErrNotFound
 	}
-	if d, ok, err := b.doc(name); ok || err != nil {
+	if d, ok, err := b.doc(name); err != nil || (ok && d.Deleted == nil) {
 		return d, err
 	}
 	if id := b.titles.Get(titleKey(name)); id != nil {
@@ -346,22 +346,25 @@ func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) 
 		if err := b.addCount(1); err != nil {
 			return err
 		}
-		saved = Saved{Document: d, Added: added}
+		saved = Saved{Document: d, Added: added, Kind: kind}
 		return nil
 	})
 	return saved, err
 }
 
-// Next is what a change makes of a document: its new title and text.
+// Next is what a change makes of a document: its new title and text, and, when the change
+// turned out to be of another kind than asked (a save that merged), that kind.
 type Next struct {
 	Title string
 	Text  string
+	Kind  Kind
 }
 
 // Change reads the named document's latest version and, in the same transaction, saves
-// what how makes of it as a new version of the given kind. how may refuse by returning an
-// error, which Change returns as it is. The new title, when it changes, must be free.
-func (s *Store) Change(name string, kind Kind, by Author, how func(Document, Version) (Next, error)) (Saved, error) {
+// what how makes of it as a new version of the given kind (or of Next.Kind, when set). how
+// may read older versions with at, and may refuse by returning an error, which Change
+// returns as it is. The new title, when it changes, must be free.
+func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
 	var saved Saved
 	err := s.update(func(b *buckets) error {
 		d, err := b.named(name)
@@ -372,9 +375,18 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(Document, Ver
 		if err != nil {
 			return err
 		}
-		next, err := how(d, latest)
+		at := func(n int) (Version, error) {
+			if n < 1 || n > d.Version {
+				return Version{}, &NoVersionError{Document: d, Asked: n}
+			}
+			return b.version(d.ID, n)
+		}
+		next, err := how(d, latest, at)
 		if err != nil {
 			return err
+		}
+		if next.Kind != "" {
+			kind = next.Kind
 		}
 		if next.Title, err = CleanTitle(next.Title); err != nil {
 			return err
@@ -400,7 +412,7 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(Document, Ver
 		if err := b.put(&d, v, latest.Title); err != nil {
 			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
 		}
-		saved = Saved{Document: d, Added: added, Removed: removed}
+		saved = Saved{Document: d, Added: added, Removed: removed, Kind: kind}
 		return nil
 	})
 	return saved, err

@@ -110,7 +110,7 @@ func TestVersionsReadBack(t *testing.T) {
 	if _, err := s.Edit(d.ID, "two", "2", docstore.Author{By: "person:ana"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(d.ID, "Roadmap", "all new\n", north); err != nil {
+	if _, err := s.Write(d.ID, "Roadmap", "all new\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
@@ -146,8 +146,8 @@ func TestNoChangeMakesNoVersion(t *testing.T) {
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", "one\n")
 	for _, change := range []func() (docstore.Saved, error){
-		func() (docstore.Saved, error) { return s.Write(d.ID, "", "one\n", north) },
-		func() (docstore.Saved, error) { return s.Write(d.ID, "plan", "one\n", north) }, // a title differs only in case: a rename
+		func() (docstore.Saved, error) { return s.Write(d.ID, "", "one\n", 0, north) },
+		func() (docstore.Saved, error) { return s.Write(d.ID, "plan", "one\n", 0, north) }, // a title differs only in case: a rename
 		func() (docstore.Saved, error) { return s.Edit(d.ID, "one", "one", north) },
 	} {
 		if _, err := change(); err != nil {
@@ -168,7 +168,7 @@ func TestTitlesAreUnique(t *testing.T) {
 	if _, err := s.Create("PLAN", "x", docstore.KindWrite, north); !errors.As(err, &taken) || taken.Other.ID != a.ID {
 		t.Errorf("Create(PLAN) = %v, want the title taken by %s", err, a.ID)
 	}
-	if _, err := s.Write(b.ID, "plan ", "b\n", north); !errors.As(err, &taken) {
+	if _, err := s.Write(b.ID, "plan ", "b\n", 0, north); !errors.As(err, &taken) {
 		t.Errorf("renaming onto another's title = %v, want TitleTakenError", err)
 	}
 }

@@ -30,6 +30,29 @@ type Conflict struct {
 // without sight of each other, and lines next to each other are too likely
 // to be related for a silent merge to be safe.
 func Merge3(base, theirs, mine string) (merged string, conflicts []Conflict) {
+	return merge3(base, theirs, mine, Clash)
+}
+
+// Prefer says whose lines a merge keeps where both sides changed the same lines.
+type Prefer int
+
+const (
+	Clash        Prefer = iota // keep neither: report the region as a Conflict
+	PreferMine                 // keep mine's lines there
+	PreferTheirs               // keep theirs' lines there
+)
+
+// MergePrefer is Merge3 that settles every conflict by taking one side's lines for that
+// region; changes elsewhere are merged as Merge3 merges them. prefer must not be Clash.
+func MergePrefer(base, theirs, mine string, prefer Prefer) string {
+	if prefer == Clash {
+		panic("linediff: MergePrefer needs PreferMine or PreferTheirs")
+	}
+	merged, _ := merge3(base, theirs, mine, prefer)
+	return merged
+}
+
+func merge3(base, theirs, mine string, prefer Prefer) (merged string, conflicts []Conflict) {
 	// Shortcuts that also make the basic identities hold by construction.
 	switch {
 	case theirs == mine || base == mine:
@@ -76,6 +99,10 @@ func Merge3(base, theirs, mine string) (merged string, conflicts []Conflict) {
 			out = append(out, tpart...)
 		case i == i0, equalLines(tpart, mpart):
 			out = append(out, mpart...)
+		case prefer == PreferMine:
+			out = append(out, mpart...)
+		case prefer == PreferTheirs:
+			out = append(out, tpart...)
 		default:
 			conflicts = append(conflicts, Conflict{
 				BaseStart:   lo + 1,

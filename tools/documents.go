@@ -74,9 +74,16 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 type readDocumentArgs struct {
 	Document string `arg:"document,required" about:"The document's title or id."`
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
+	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 }
 
 func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, error) {
+	if a.Since != nil {
+		if a.Version != nil {
+			return "", refusef("read_document takes version or since, not both: version reads one version whole, since shows what changed after it.")
+		}
+		return s.changesSince(a.Document, *a.Since)
+	}
 	version := 0
 	if a.Version != nil {
 		version = *a.Version
@@ -102,10 +109,14 @@ type writeDocumentArgs struct {
 	Title    string `arg:"title" about:"The title: needed for a new document; for an existing one, a new title (optional)."`
 	Text     string `arg:"text,required" about:"The whole Markdown text."`
 	Document string `arg:"document" about:"To replace an existing document's whole text: its title or id."`
+	Version  *int   `arg:"version" about:"With document: the version your text was based on; changes made since are merged with yours."`
 }
 
 func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (string, error) {
 	if a.Document == "" {
+		if a.Version != nil {
+			return "", refusef("write_document's version goes with document (the one your text replaces); a new document has no version yet.")
+		}
 		if strings.TrimSpace(a.Title) == "" {
 			return "", refusef("write_document needs a title to make a new document; to replace an existing one's text, name it (document).")
 		}
@@ -115,7 +126,17 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 		}
 		return s.savedAnswer(saved), nil
 	}
-	saved, err := s.docs.Write(a.Document, a.Title, a.Text, s.author(ctx))
+	base := 0
+	if a.Version != nil {
+		if base = *a.Version; base < 1 {
+			return "", refusef("write_document's version is the version your text was based on, 1 or more; it got %d.", base)
+		}
+	}
+	saved, err := s.docs.Write(a.Document, a.Title, a.Text, base, s.author(ctx))
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		return "", s.clashAnswer(clash)
+	}
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
@@ -182,5 +203,9 @@ func (s *Server) savedAnswer(saved docstore.Saved) string {
 	if saved.Unchanged {
 		return fmt.Sprintf("%s already says that: nothing changed, so no new version (it stays at version %d).", s.link(saved.Document), saved.Document.Version)
 	}
-	return fmt.Sprintf("Saved %s as version %d: %s.", s.link(saved.Document), saved.Document.Version, lines(saved.Added, saved.Removed))
+	merged := ""
+	if saved.Kind == docstore.KindMerge {
+		merged = ", merged with the changes made since your version"
+	}
+	return fmt.Sprintf("Saved %s as version %d%s: %s.", s.link(saved.Document), saved.Document.Version, merged, lines(saved.Added, saved.Removed))
 }

@@ -114,6 +114,9 @@ Usage:
   compass-mcp [serve] [--http ADDR] [flags]   serve MCP over stdio, or streamable HTTP at ADDR/mcp
   compass-mcp call TOOL [name=value ...]      call one tool in-process and print its answer
                                               (name=@FILE reads the value from FILE, @- from stdin)
+  compass-mcp docs ...                        the person's side: list, show, history, diff, save,
+                                              restore, rename, delete, export ("docs help")
+  compass-mcp backup FILE                     a consistent copy of the data file, servers running or not
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
@@ -135,6 +138,10 @@ func run(args []string) error {
 		return serve(args)
 	case "call":
 		return call(args, os.Stdin, os.Stdout)
+	case "docs":
+		return docsCmd(args, os.Stdin, os.Stdout, os.Stderr)
+	case "backup":
+		return backup(args, os.Stdout)
 	case "import":
 		return importConversations(args, os.Stdin, os.Stdout)
 	case "say":

@@ -116,3 +116,24 @@ func TestAgentIsTheClientsName(t *testing.T) {
 		t.Errorf("read_document says %q, want it saved by Claude-Desktop for ana", a.text)
 	}
 }
+
+// Writing from a version, and reading what changed since one.
+var historySteps = []step{
+	{"write_document", map[string]any{"title": "Plan", "text": "# Plan\n\nRecord the trailer.\nReview the page.\nBook the studio.\n"}},
+	{"edit_document", map[string]any{"document": "Plan", "old": "Review the page.", "new": "Review the course page."}},
+	{"write_document", map[string]any{"document": "Plan", "version": 1, "text": "# Launch plan\n\nRecord the trailer.\nReview the page.\nBook the studio.\n"}},
+	{"write_document", map[string]any{"document": "Plan", "version": 1, "text": "# Plan\n\nRecord the trailer.\nReview the page twice.\nBook the studio.\n"}},
+	{"read_document", map[string]any{"document": "Plan", "since": 1}},
+	{"read_document", map[string]any{"document": "Plan", "since": 3}},
+	{"read_document", map[string]any{"document": "Plan", "since": 4}},
+	{"read_document", map[string]any{"document": "Plan"}},
+	{"read_document", map[string]any{"document": "Plan", "since": 0}},
+	{"read_document", map[string]any{"document": "Plan", "since": 1, "version": 2}},
+	{"write_document", map[string]any{"title": "New", "text": "x\n", "version": 1}},
+	{"write_document", map[string]any{"document": "Plan", "text": "x\n", "version": -1}},
+}
+
+func TestHistoryOverStdio(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	golden(t, "history.txtar", runSession(t, stdioClient(t, data, "--agent", "north"), historySteps))
+}

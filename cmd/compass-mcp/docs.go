@@ -1,0 +1,411 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/tools"
+	"go.etcd.io/bbolt"
+)
+
+const docsUsage = `compass-mcp docs: the person's side of the documents.
+
+  docs list [--deleted]                  the space's documents, latest saved first
+  docs show DOC [--version N]            a version's text on stdout (its header on stderr)
+  docs history DOC                       every version, newest first
+  docs diff DOC A [B]                    unified diff from version A to B (default: the latest)
+  docs save DOC [--base N] [--mine|--theirs] < FILE
+                                         save FILE as DOC's text; from an older --base it
+                                         merges line by line, and a clash saves nothing
+  docs save --new TITLE < FILE           a new document
+  docs restore DOC N                     a new version with version N's text
+  docs rename DOC TITLE                  a new version with another title
+  docs delete DOC / undelete DOC         out of listings and lookups, and back
+  docs purge DOC                         a deleted document and its versions, gone for good
+  docs export DIR                        every document as Markdown, with its history as JSON
+
+DOC is a document's id or title (exact, else the one title with all the words).`
+
+// docsCmd runs "compass-mcp docs ...".
+func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
+		fmt.Fprintln(stderr, docsUsage)
+		if len(args) == 0 {
+			return usageError{"docs needs a subcommand"}
+		}
+		return nil
+	}
+	sub, args := args[0], args[1:]
+	var c config
+	fs := flags("docs "+sub, &c)
+	version := fs.Int("version", 0, "if set, the version to show")
+	base := fs.Int("base", 0, "if set, the version FILE was made from (default: the latest)")
+	mine := fs.Bool("mine", false, "on a clash, keep your lines where both changed them")
+	theirs := fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
+	isNew := fs.Bool("new", false, "save: make a new document titled DOC")
+	deleted := fs.Bool("deleted", false, "list: the deleted documents")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	want := map[string][2]int{"list": {0, 0}, "show": {1, 1}, "history": {1, 1}, "diff": {2, 3}, "save": {1, 1},
+		"restore": {2, 2}, "rename": {2, 2}, "delete": {1, 1}, "undelete": {1, 1}, "purge": {1, 1}, "export": {1, 1}}
+	n, ok := want[sub]
+	if !ok {
+		fmt.Fprintln(stderr, docsUsage)
+		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
+	}
+	if len(pos) < n[0] || len(pos) > n[1] {
+		fmt.Fprintln(stderr, docsUsage)
+		return usageError{fmt.Sprintf("docs %s takes %d to %d arguments; got %d", sub, n[0], n[1], len(pos))}
+	}
+	if *mine && *theirs {
+		return usageError{"--mine and --theirs choose opposite sides: give one"}
+	}
+	file, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	p := person{store: docstore.New(file, c.space), db: file, me: docstore.Author{By: spaces.Person(c.me).String()}, out: stdout, errs: stderr}
+	switch sub {
+	case "list":
+		return p.list(*deleted)
+	case "show":
+		return p.show(pos[0], *version)
+	case "history":
+		return p.history(pos[0])
+	case "diff":
+		return p.diff(pos[0], pos[1:])
+	case "save":
+		prefer := linediff.Clash
+		if *mine {
+			prefer = linediff.PreferMine
+		} else if *theirs {
+			prefer = linediff.PreferTheirs
+		}
+		return p.save(pos[0], *base, *isNew, prefer, stdin)
+	case "restore":
+		n, err := versionArg(pos[1])
+		if err != nil {
+			return err
+		}
+		return p.saved(p.store.Restore(pos[0], n, p.me))
+	case "rename":
+		return p.saved(p.store.Rename(pos[0], pos[1], p.me))
+	case "delete":
+		d, err := p.store.Delete(pos[0], p.me)
+		if err != nil {
+			return p.explain(err, pos[0])
+		}
+		fmt.Fprintf(stdout, "Deleted %q (%s). Its %d versions are kept: docs undelete %s brings it back.\n", d.Title, d.ID, d.Version, d.ID)
+		return nil
+	case "undelete":
+		d, err := p.store.Undelete(pos[0])
+		if err != nil {
+			return p.explain(err, pos[0])
+		}
+		fmt.Fprintf(stdout, "Brought back %q (%s) at version %d.\n", d.Title, d.ID, d.Version)
+		return nil
+	case "purge":
+		d, err := p.store.Purge(pos[0])
+		if err != nil {
+			return p.explain(err, pos[0])
+		}
+		fmt.Fprintf(stdout, "Purged %q (%s) and its %d versions.\n", d.Title, d.ID, d.Version)
+		return nil
+	case "export":
+		return p.export(pos[0])
+	}
+	return nil
+}
+
+// person is the person's side of one space's documents.
+type person struct {
+	store     *docstore.Store
+	db        datafile.DB
+	me        docstore.Author
+	out, errs io.Writer
+}
+
+func versionArg(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
+	if err != nil || n < 1 {
+		return 0, usageError{fmt.Sprintf("a version is a number from 1; got %q", s)}
+	}
+	return n, nil
+}
+
+func (p person) who(a docstore.Author) string {
+	var s string
+	p.db.View(func(tx *bbolt.Tx) error {
+		n := spaces.NamesIn(tx)
+		s = n.ShowString(a.By)
+		if a.For != "" {
+			s += " for " + n.ShowString(a.For)
+		}
+		return nil
+	})
+	return s
+}
+
+// explain says what went wrong with a named document as a person reads it.
+func (p person) explain(err error, name string) error {
+	var (
+		amb   *docstore.AmbiguousError
+		taken *docstore.TitleTakenError
+		nover *docstore.NoVersionError
+	)
+	switch {
+	case errors.Is(err, docstore.ErrNotFound):
+		return fmt.Errorf("no document %q in space %s (docs list shows them; docs list --deleted the deleted ones)", name, p.store.Space())
+	case errors.As(err, &amb):
+		titles := make([]string, len(amb.Matches))
+		for i, d := range amb.Matches {
+			titles[i] = fmt.Sprintf("%q (%s)", d.Title, d.ID)
+		}
+		return fmt.Errorf("%q could be %s: give the whole title or the id", name, strings.Join(titles, ", "))
+	case errors.As(err, &taken):
+		return fmt.Errorf("the title %q is taken by document %s: pick another", taken.Title, taken.Other.ID)
+	case errors.As(err, &nover):
+		return fmt.Errorf("%s has versions 1 to %d: there's no version %d", nover.Document.Title, nover.Document.Version, nover.Asked)
+	}
+	return err
+}
+
+func (p person) list(deleted bool) error {
+	if deleted {
+		docs, err := p.store.Deleted()
+		if err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			fmt.Fprintln(p.errs, "No deleted documents in this space.")
+		}
+		for _, d := range docs {
+			fmt.Fprintf(p.out, "%s  %s  · %d versions · deleted by %s %s\n", d.ID, d.Title, d.Version, p.who(d.Deleted.By), d.Deleted.At.Local().Format(tools.TimeLayout))
+		}
+		return nil
+	}
+	docs, total, err := p.store.List(tools.MaxListLimit * 20)
+	if err != nil {
+		return err
+	}
+	if total == 0 {
+		fmt.Fprintln(p.errs, "No documents in this space yet.")
+	}
+	for _, d := range docs {
+		fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, p.who(d.Author), d.Saved.Local().Format(tools.TimeLayout))
+	}
+	return nil
+}
+
+func (p person) show(name string, version int) error {
+	d, v, err := p.store.Read(name, version)
+	if err != nil {
+		return p.explain(err, name)
+	}
+	fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, p.who(v.Author), v.At.Local().Format(tools.TimeLayout))
+	_, err = io.WriteString(p.out, v.Text)
+	return err
+}
+
+func (p person) history(name string) error {
+	d, vs, err := p.store.History(name)
+	if err != nil {
+		return p.explain(err, name)
+	}
+	fmt.Fprintf(p.out, "%s (%s), %d versions, newest first:\n", d.Title, d.ID, d.Version)
+	for _, v := range vs {
+		title := ""
+		if v.Title != d.Title {
+			title = fmt.Sprintf("  (titled %q)", v.Title)
+		}
+		fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), p.who(v.Author), v.Added, v.Removed, title)
+	}
+	return nil
+}
+
+func (p person) diff(name string, versions []string) error {
+	a, err := versionArg(versions[0])
+	if err != nil {
+		return err
+	}
+	b := 0
+	if len(versions) == 2 {
+		if b, err = versionArg(versions[1]); err != nil {
+			return err
+		}
+	}
+	_, diff, err := p.store.Diff(name, a, b)
+	if err != nil {
+		return p.explain(err, name)
+	}
+	if diff == "" {
+		fmt.Fprintln(p.errs, "The two versions' texts are the same.")
+	}
+	_, err = io.WriteString(p.out, diff)
+	return err
+}
+
+func (p person) save(name string, base int, isNew bool, prefer linediff.Prefer, stdin io.Reader) error {
+	text, err := io.ReadAll(io.LimitReader(stdin, docstore.MaxText+1))
+	if err != nil {
+		return fmt.Errorf("reading the text to save from stdin: %w", err)
+	}
+	if isNew {
+		if base != 0 {
+			return usageError{"--new makes a new document: it has no --base"}
+		}
+		saved, err := p.store.Create(name, string(text), docstore.KindSave, p.me)
+		return p.saved(saved, err)
+	}
+	saved, err := p.store.Save(name, base, string(text), p.me, prefer)
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		p.showClash(clash, name)
+		return errSilent
+	}
+	return p.saved(saved, err)
+}
+
+func (p person) saved(saved docstore.Saved, err error) error {
+	if err != nil {
+		var e error = err
+		if errors.Is(err, docstore.ErrBadTitle) || errors.Is(err, docstore.ErrBadText) {
+			e = fmt.Errorf("nothing was saved: %w", err)
+		}
+		return p.explain(e, "")
+	}
+	d := saved.Document
+	if saved.Unchanged {
+		fmt.Fprintf(p.out, "%q (%s) already has that text: no new version (it stays at version %d).\n", d.Title, d.ID, d.Version)
+		return nil
+	}
+	how := ""
+	if saved.Kind == docstore.KindMerge {
+		how = ", merged with the versions saved since your base"
+	}
+	fmt.Fprintf(p.out, "Saved %q (%s) as version %d%s: +%d \u2212%d lines.\n", d.Title, d.ID, d.Version, how, saved.Added, saved.Removed)
+	return nil
+}
+
+func (p person) showClash(c *docstore.ClashError, name string) {
+	w := p.errs
+	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since your version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, c.Base)
+	for i, k := range c.Conflicts {
+		fmt.Fprintf(w, "\nClash %d:\n  version %d, %s:\n", i+1, c.Document.Version, tools.Span(k.TheirsStart, len(k.Theirs)))
+		for _, l := range k.Theirs {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+		fmt.Fprintf(w, "  yours, %s:\n", tools.Span(k.MineStart, len(k.Mine)))
+		for _, l := range k.Mine {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+	}
+	fmt.Fprintf(w, "\nChoose: save again with --mine (your lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit your file from version %d (docs show %q) and save it with --base %d.\n", c.Document.Version, c.Document.Version, name, c.Document.Version)
+}
+
+// export writes every document of the space as DIR/<name>.md (its latest text) and
+// DIR/<name>.history.json (every version, texts included); deleted ones under DIR/deleted.
+func (p person) export(dir string) error {
+	type history struct {
+		ID       string             `json:"id"`
+		Title    string             `json:"title"`
+		Deleted  *docstore.Deletion `json:"deleted,omitempty"`
+		Versions []docstore.Version `json:"versions"`
+	}
+	count := 0
+	err := p.store.Each(func(d docstore.Document, vs []docstore.Version) error {
+		folder := dir
+		if d.Deleted != nil {
+			folder = filepath.Join(dir, "deleted")
+		}
+		if err := os.MkdirAll(folder, 0o755); err != nil {
+			return err
+		}
+		base := filepath.Join(folder, fileName(d.Title)+"."+d.ID)
+		if err := os.WriteFile(base+".md", []byte(vs[len(vs)-1].Text), 0o644); err != nil {
+			return err
+		}
+		raw, err := json.MarshalIndent(history{ID: d.ID, Title: d.Title, Deleted: d.Deleted, Versions: vs}, "", "  ")
+		if err != nil {
+			return err
+		}
+		count++
+		return os.WriteFile(base+".history.json", raw, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("exporting to %s: %w", dir, err)
+	}
+	fmt.Fprintf(p.out, "Exported %s to %s.\n", plural(count, "document"), dir)
+	return nil
+}
+
+// fileName makes a title safe as a file name on every system.
+func fileName(title string) string {
+	name := regexp.MustCompile(`[^\p{L}\p{N}._ -]+`).ReplaceAllString(title, "-")
+	name = strings.Trim(name, " .-")
+	if len([]rune(name)) > 80 {
+		name = string([]rune(name)[:80])
+	}
+	if name == "" {
+		name = "document"
+	}
+	return name
+}
+
+// backup writes a consistent copy of the data file to path while servers may be using it.
+func backup(args []string, stdout io.Writer) error {
+	var c config
+	fs := flags("backup", &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"backup takes FILE: where to write the copy"}
+	}
+	file, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	tmp := pos[0] + ".partial"
+	var size int64
+	err = file.View(func(tx *bbolt.Tx) error {
+		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		if size, err = tx.WriteTo(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	})
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("backing up to %s: %w", pos[0], err)
+	}
+	if err := os.Rename(tmp, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
+	return nil
+}

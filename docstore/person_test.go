@@ -1,0 +1,95 @@
+package docstore_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+var ana = docstore.Author{By: "person:ana"}
+
+func TestSaveMergesOrClashes(t *testing.T) {
+	s := open(t, "personal")
+	d := mustCreate(t, s, "Plan", "a\nb\nc\nd\ne\n")
+	if _, err := s.Edit(d.ID, "a\n", "A\n", north); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := s.Save(d.ID, 1, "a\nb\nc\nd\nE\n", ana, linediff.Clash)
+	if err != nil || saved.Kind != docstore.KindMerge || saved.Document.Version != 3 {
+		t.Fatalf("Save from version 1 = %+v, %v; want a merge as version 3", saved, err)
+	}
+	if _, v, _ := s.Read(d.ID, 0); v.Text != "A\nb\nc\nd\nE\n" || v.Author != ana {
+		t.Errorf("merged text %q by %v", v.Text, v.Author)
+	}
+	var clash *docstore.ClashError
+	if _, err := s.Save(d.ID, 2, "a\nb\nc\nd\nX\n", ana, linediff.Clash); !errors.As(err, &clash) || clash.Document.Version != 3 || clash.Base != 2 || len(clash.Conflicts) != 1 {
+		t.Fatalf("a clashing save = %v", err)
+	}
+	if got, _ := s.Find(d.ID); got.Version != 3 {
+		t.Errorf("a clash saved version %d", got.Version)
+	}
+	if saved, err := s.Save(d.ID, 3, "A\nb\nc\nd\nE\n", ana, linediff.Clash); err != nil || !saved.Unchanged {
+		t.Errorf("saving the same text = %+v, %v; want unchanged", saved, err)
+	}
+	if saved, err := s.Save(d.ID, 0, "z\n", ana, linediff.Clash); err != nil || saved.Kind != docstore.KindSave {
+		t.Errorf("a save from the latest = %+v, %v; want kind save", saved, err)
+	}
+	var nv *docstore.NoVersionError
+	if _, err := s.Save(d.ID, 9, "y\n", ana, linediff.Clash); !errors.As(err, &nv) {
+		t.Errorf("a save from version 9 = %v, want NoVersionError", err)
+	}
+}
+
+func TestRestoreRenameDelete(t *testing.T) {
+	s := open(t, "personal")
+	d := mustCreate(t, s, "Plan", "one\n")
+	mustCreate(t, s, "Other", "x\n")
+	if _, err := s.Write(d.ID, "", "two\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	if saved, err := s.Restore("plan", 1, ana); err != nil || saved.Kind != docstore.KindRestore || saved.Document.Version != 3 {
+		t.Fatalf("Restore = %+v, %v", saved, err)
+	}
+	var taken *docstore.TitleTakenError
+	if _, err := s.Rename("plan", "OTHER", ana); !errors.As(err, &taken) {
+		t.Errorf("renaming onto another's title = %v", err)
+	}
+	if saved, err := s.Rename("plan", "Roadmap", ana); err != nil || saved.Kind != docstore.KindRename {
+		t.Fatalf("Rename = %+v, %v", saved, err)
+	}
+	if _, err := s.Delete("roadmap", ana); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{d.ID, "Roadmap"} {
+		if _, err := s.Find(name); !errors.Is(err, docstore.ErrNotFound) {
+			t.Errorf("Find(%q) of a deleted document = %v", name, err)
+		}
+	}
+	if docs, total, _ := s.List(10); total != 1 || len(docs) != 1 {
+		t.Errorf("List after a delete = %v (%d)", docs, total)
+	}
+	if del, _ := s.Deleted(); len(del) != 1 || del[0].ID != d.ID || del[0].Deleted.By != ana {
+		t.Errorf("Deleted = %v", del)
+	}
+	mustCreate(t, s, "roadmap", "taken meanwhile\n")
+	if _, err := s.Undelete(d.ID); !errors.As(err, &taken) {
+		t.Errorf("undeleting onto a taken title = %v", err)
+	}
+	if _, err := s.Delete("roadmap", ana); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Undelete(d.ID); err != nil || got.Version != 4 {
+		t.Fatalf("Undelete = %+v, %v", got, err)
+	}
+	if _, v, err := s.Read("Roadmap", 3); err != nil || v.Text != "one\n" {
+		t.Errorf("an undeleted document's versions: %q, %v", v.Text, err)
+	}
+	if _, err := s.Purge("roadmap"); err != nil {
+		t.Fatalf("purging the other deleted one: %v", err)
+	}
+	if del, _ := s.Deleted(); len(del) != 0 {
+		t.Errorf("after purge, deleted = %v", del)
+	}
+}
