@@ -126,13 +126,13 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 		if err != nil {
 			return err
 		}
-		for k := d.Version; k > n; k-- {
-			v, err := b.version(d.ID, k)
-			if err != nil {
-				return err
-			}
+		err = b.span(d.ID, n+1, d.Version, func(v Version) error {
 			v.Text = ""
 			vs = append(vs, v)
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		diff = linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3)
 		return nil
@@ -276,13 +276,13 @@ func (s *Store) Deleted() ([]Document, error) {
 func (s *Store) Each(fn func(Document, []Version) error) error {
 	return s.view(func(b *buckets) error {
 		return b.eachDoc(func(d Document) error {
-			vs := make([]Version, 0, d.Version)
-			for n := 1; n <= d.Version; n++ {
-				v, err := b.version(d.ID, n)
-				if err != nil {
-					return err
-				}
-				vs = append(vs, v)
+			vs := make([]Version, d.Version)
+			err := b.span(d.ID, 1, d.Version, func(v Version) error {
+				vs[v.Number-1] = v
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			return fn(d, vs)
 		})

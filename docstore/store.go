@@ -13,7 +13,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
 	"go.etcd.io/bbolt"
@@ -217,22 +216,6 @@ func recentKey(d Document) []byte {
 	return append(k, d.ID...)
 }
 
-func (b *buckets) version(id string, n int) (Version, error) {
-	vb := b.versions.Bucket([]byte(id))
-	if vb == nil {
-		return Version{}, fmt.Errorf("document %s has no versions bucket", id)
-	}
-	raw := vb.Get(versionKey(n))
-	if raw == nil {
-		return Version{}, fmt.Errorf("document %s has no record of version %d", id, n)
-	}
-	var v Version
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return Version{}, fmt.Errorf("reading version %d of document %s: %w", n, id, err)
-	}
-	return v, nil
-}
-
 // Find names a document: by id, by its exact title (case-insensitive), else by the one
 // title that contains the given words. It returns ErrNotFound or an *AmbiguousError.
 func (s *Store) Find(name string) (Document, error) {
@@ -305,14 +288,10 @@ func (s *Store) History(name string) (Document, []Version, error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
-		for n := d.Version; n >= 1; n-- {
-			v, err := b.version(d.ID, n)
-			if err != nil {
-				return err
-			}
+		return b.span(d.ID, 1, d.Version, func(v Version) error {
 			vs = append(vs, v)
-		}
-		return nil
+			return nil
+		})
 	})
 	return d, vs, err
 }
@@ -338,9 +317,9 @@ func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) 
 		}
 		now := s.now()
 		d := Document{ID: newID(now)}
-		added, _ := stats("", text)
+		added, _ := diffTexts("", text).counts()
 		v := Version{Number: 1, Title: title, Text: text, Kind: kind, Author: by, At: now, Added: added}
-		if err := b.put(&d, v, ""); err != nil {
+		if err := b.put(&d, v, nil, change{}); err != nil {
 			return fmt.Errorf("creating document %q: %w", title, err)
 		}
 		if err := b.addCount(1); err != nil {
@@ -407,9 +386,10 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 				return &TitleTakenError{Title: next.Title, Other: od}
 			}
 		}
-		added, removed := stats(latest.Text, next.Text)
+		c := diffTexts(latest.Text, next.Text)
+		added, removed := c.counts()
 		v := Version{Number: d.Version + 1, Title: next.Title, Text: next.Text, Kind: kind, Author: by, At: s.now(), Added: added, Removed: removed}
-		if err := b.put(&d, v, latest.Title); err != nil {
+		if err := b.put(&d, v, &latest, c); err != nil {
 			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
 		}
 		saved = Saved{Document: d, Added: added, Removed: removed, Kind: kind}
@@ -418,9 +398,13 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 	return saved, err
 }
 
-// put writes version v of d and brings d's record and indexes up to date with it.
-// oldTitle is the title before v ("" for a new document).
-func (b *buckets) put(d *Document, v Version, oldTitle string) error {
+// put writes version v of d and brings d's record and indexes up to date with it. prev is
+// the version before v (nil for a new document), and c the change from it to v.
+func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
+	oldTitle := ""
+	if prev != nil {
+		oldTitle = prev.Title
+	}
 	if d.Version > 0 {
 		if err := b.recent.Delete(recentKey(*d)); err != nil {
 			return err
@@ -441,11 +425,7 @@ func (b *buckets) put(d *Document, v Version, oldTitle string) error {
 	if err != nil {
 		return err
 	}
-	rawV, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if err := vb.Put(versionKey(v.Number), rawV); err != nil {
+	if err := b.putVersion(vb, v, prev, c); err != nil {
 		return err
 	}
 	rawD, err := json.Marshal(d)
@@ -510,16 +490,4 @@ func CheckText(text string) error {
 		return fmt.Errorf("%w: a text can't have NUL bytes", ErrBadText)
 	}
 	return nil
-}
-
-// stats counts lines added and removed. A missing final line break is not counted as a
-// change of the last line: appending to "a" gives "+2 −0", not "+3 −1".
-func stats(from, to string) (added, removed int) {
-	if from != "" && !strings.HasSuffix(from, "\n") {
-		from += "\n"
-	}
-	if to != "" && !strings.HasSuffix(to, "\n") {
-		to += "\n"
-	}
-	return linediff.Stats(from, to)
 }

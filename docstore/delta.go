@@ -1,0 +1,225 @@
+package docstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"go.etcd.io/bbolt"
+)
+
+// Versions are stored the way version-control systems store them: the latest whole, each
+// older one as a reverse delta (the lines to copy from the version after it, and the lines
+// it had that the next one lacks), and every snapshotEvery-th version whole, so that
+// reading any version applies at most snapshotEvery-1 deltas. A thousand one-line edits of
+// a 100 KB document so cost about 16 whole texts, not a thousand.
+//
+// Files written before deltas hold every version whole; a whole record reads the same in
+// both layouts, and the record before each new version is turned into a delta as it is
+// written, so old files need no migration.
+var snapshotEvery = 64
+
+// record is a version as stored: whole (Text) when Delta is false, else as ops that rebuild
+// its text from the next version's.
+type record struct {
+	Version
+	Delta bool      `json:"delta,omitempty"`
+	Ops   []deltaOp `json:"ops,omitempty"`
+	NoEOL bool      `json:"noeol,omitempty"` // the text lacks a final line break
+}
+
+// deltaOp copies lines [C[0], C[1]) of the next version, or, when C is nil, adds I.
+type deltaOp struct {
+	C []int  `json:"c,omitempty"`
+	I string `json:"i,omitempty"`
+}
+
+// eol gives text with a final line break, so that diffs don't count a missing one as a
+// changed last line; the deltas note it apart (NoEOL).
+func eol(text string) string {
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		return text + "\n"
+	}
+	return text
+}
+
+// change is the line diff between two texts, from which both the counts of a new version
+// and the delta that rebuilds the old one are read.
+type change struct {
+	old, new []string
+	ops      []linediff.Op
+}
+
+func diffTexts(old, new string) change {
+	c := change{old: linediff.Lines(eol(old)), new: linediff.Lines(eol(new))}
+	c.ops = linediff.Diff(c.old, c.new)
+	return c
+}
+
+func (c change) counts() (added, removed int) {
+	for _, op := range c.ops {
+		switch op.Kind {
+		case linediff.Insert:
+			added += op.B1 - op.B0
+		case linediff.Delete:
+			removed += op.A1 - op.A0
+		}
+	}
+	return added, removed
+}
+
+// delta is the ops that rebuild the old text from the new.
+func (c change) delta() []deltaOp {
+	var ops []deltaOp
+	for _, op := range c.ops {
+		switch op.Kind {
+		case linediff.Equal:
+			ops = append(ops, deltaOp{C: []int{op.B0, op.B1}})
+		case linediff.Delete:
+			ops = append(ops, deltaOp{I: strings.Join(c.old[op.A0:op.A1], "")})
+		}
+	}
+	return ops
+}
+
+// rebuild applies a delta record to the next version's lines (of its text with a final
+// line break), giving the record's own. Lines are shared, not copied, so a chain of deltas
+// costs a slice of string headers a step.
+func rebuild(r record, next []string) ([]string, error) {
+	out := make([]string, 0, len(next))
+	for _, op := range r.Ops {
+		if op.C == nil {
+			out = append(out, linediff.Lines(op.I)...)
+			continue
+		}
+		if len(op.C) != 2 || op.C[0] < 0 || op.C[0] > op.C[1] || op.C[1] > len(next) {
+			return nil, fmt.Errorf("the delta of version %d copies lines %v of %d", r.Number, op.C, len(next))
+		}
+		out = append(out, next[op.C[0]:op.C[1]]...)
+	}
+	return out, nil
+}
+
+// textOf is the text a record's lines make.
+func textOf(r record, lines []string) string {
+	text := strings.Join(lines, "")
+	if r.NoEOL {
+		text = strings.TrimSuffix(text, "\n")
+	}
+	return text
+}
+
+func (b *buckets) record(vb *bbolt.Bucket, id string, n int) (record, error) {
+	raw := vb.Get(versionKey(n))
+	if raw == nil {
+		return record{}, fmt.Errorf("document %s has no record of version %d", id, n)
+	}
+	var r record
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return record{}, fmt.Errorf("reading version %d of document %s: %w", n, id, err)
+	}
+	return r, nil
+}
+
+func (b *buckets) versionBucket(id string) (*bbolt.Bucket, error) {
+	if b.versions == nil {
+		return nil, fmt.Errorf("document %s has no versions bucket", id)
+	}
+	vb := b.versions.Bucket([]byte(id))
+	if vb == nil {
+		return nil, fmt.Errorf("document %s has no versions bucket", id)
+	}
+	return vb, nil
+}
+
+// version reads version n of document id, rebuilding it from the nearest whole version
+// after it.
+func (b *buckets) version(id string, n int) (Version, error) {
+	vb, err := b.versionBucket(id)
+	if err != nil {
+		return Version{}, err
+	}
+	var chain []record
+	for k := n; ; k++ {
+		r, err := b.record(vb, id, k)
+		if err != nil {
+			return Version{}, err
+		}
+		chain = append(chain, r)
+		if !r.Delta {
+			break
+		}
+	}
+	if len(chain) == 1 {
+		return chain[0].Version, nil
+	}
+	lines := linediff.Lines(eol(chain[len(chain)-1].Text))
+	for i := len(chain) - 2; i >= 0; i-- {
+		if lines, err = rebuild(chain[i], lines); err != nil {
+			return Version{}, err
+		}
+	}
+	v := chain[0].Version
+	v.Text = textOf(chain[0], lines)
+	return v, nil
+}
+
+// span calls fn with versions hi down to lo of document id, texts included, rebuilding
+// each from the one after it: the whole run costs one delta a version.
+func (b *buckets) span(id string, lo, hi int, fn func(Version) error) error {
+	if lo > hi {
+		return nil
+	}
+	v, err := b.version(id, hi)
+	if err != nil {
+		return err
+	}
+	if err := fn(v); err != nil {
+		return err
+	}
+	vb, err := b.versionBucket(id)
+	if err != nil {
+		return err
+	}
+	next := linediff.Lines(eol(v.Text))
+	for k := hi - 1; k >= lo; k-- {
+		r, err := b.record(vb, id, k)
+		if err != nil {
+			return err
+		}
+		if r.Delta {
+			if next, err = rebuild(r, next); err != nil {
+				return err
+			}
+			r.Text = textOf(r, next)
+		} else {
+			next = linediff.Lines(eol(r.Text))
+		}
+		if err := fn(r.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putVersion stores v whole and, unless it is due to stay whole, turns the version before
+// it (prev, with the change c from it to v) into a delta.
+func (b *buckets) putVersion(vb *bbolt.Bucket, v Version, prev *Version, c change) error {
+	raw, err := json.Marshal(record{Version: v})
+	if err != nil {
+		return err
+	}
+	if err := vb.Put(versionKey(v.Number), raw); err != nil {
+		return err
+	}
+	if prev == nil || prev.Number%snapshotEvery == 0 {
+		return nil
+	}
+	r := record{Version: *prev, Delta: true, Ops: c.delta(), NoEOL: prev.Text != "" && !strings.HasSuffix(prev.Text, "\n")}
+	r.Text = ""
+	if raw, err = json.Marshal(r); err != nil {
+		return err
+	}
+	return vb.Put(versionKey(prev.Number), raw)
+}

@@ -1,0 +1,220 @@
+package docstore_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// randomHistory saves n random versions of one document (edits, inserts, deletions, a
+// missing final line break now and then, an empty text once) and returns every text.
+func randomHistory(t *testing.T, s *docstore.Store, n int, seed uint64) (string, []string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 9))
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %d %s\n", i, strings.Repeat("ab", r.IntN(20)))
+	}
+	texts := []string{strings.Join(lines, "")}
+	d := mustCreate(t, s, "History", texts[0])
+	for v := 2; v <= n; v++ {
+		for range r.IntN(3) + 1 {
+			i := r.IntN(len(lines) + 1)
+			switch r.IntN(4) {
+			case 0:
+				lines = append(lines[:i], append([]string{fmt.Sprintf("new %d\n", v)}, lines[i:]...)...)
+			case 1:
+				if i < len(lines) {
+					lines = append(lines[:i], lines[i+1:]...)
+				}
+			case 2:
+				if i < len(lines) {
+					lines[i] = lines[(i*7)%len(lines)] // a duplicate line
+				}
+			default:
+				if i < len(lines) {
+					lines[i] = fmt.Sprintf("edit %d\n", v)
+				}
+			}
+		}
+		text := strings.Join(lines, "")
+		switch {
+		case v%17 == 0:
+			text = strings.TrimSuffix(text, "\n")
+		case v == n/2:
+			text = ""
+		case text == texts[len(texts)-1]:
+			text += "x\n"
+		}
+		saved, err := s.Save(d.ID, 0, text, ana, linediff.Clash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved.Unchanged {
+			t.Fatalf("version %d unchanged", v)
+		}
+		texts = append(texts, text)
+	}
+	return d.ID, texts
+}
+
+func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
+	t.Helper()
+	for i, want := range texts {
+		_, v, err := s.Read(id, i+1)
+		if err != nil {
+			t.Fatalf("version %d: %v", i+1, err)
+		}
+		if v.Text != want {
+			t.Fatalf("version %d reads %q, want %q", i+1, v.Text, want)
+		}
+	}
+	_, vs, err := s.History(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Text != texts[v.Number-1] {
+			t.Fatalf("History's version %d is %q, want %q", v.Number, v.Text, texts[v.Number-1])
+		}
+	}
+	n := 0
+	s.Each(func(d docstore.Document, vs []docstore.Version) error {
+		if d.ID != id {
+			return nil
+		}
+		for _, v := range vs {
+			if v.Text != texts[v.Number-1] {
+				t.Fatalf("Each's version %d is %q", v.Number, v.Text)
+			}
+			n++
+		}
+		return nil
+	})
+	if n != len(texts) {
+		t.Fatalf("Each gave %d versions, want %d", n, len(texts))
+	}
+}
+
+// Every version of a long random history reads back byte for byte, with snapshots every
+// few versions and with the default, and again after the file is closed and reopened.
+func TestDeltasReadBack(t *testing.T) {
+	for _, every := range []int{1, 5, 64} {
+		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
+			defer docstore.SetSnapshotEvery(every)()
+			path := filepath.Join(t.TempDir(), "compass.db")
+			db, err := datafile.Open(path, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := docstore.New(db, "personal")
+			id, texts := randomHistory(t, s, 300, uint64(every))
+			checkTexts(t, s, id, texts)
+			db.Close()
+			db, err = datafile.Open(path, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			checkTexts(t, docstore.New(db, "personal"), id, texts)
+		})
+	}
+}
+
+// A file written by the version before deltas (every version whole: testdata/layout) reads
+// as it did, and takes new versions in the new layout.
+func TestOldLayoutStillReads(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "layout")
+	raw, err := os.ReadFile(filepath.Join(dir, "v1-texts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string][]string
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, filepath.Join(dir, "v1-full-texts.db"), path)
+	db, err := datafile.Open(path, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := docstore.New(db, "personal")
+	for title, texts := range want {
+		d, err := s.Find(title)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTexts(t, s, d.ID, texts)
+		for i := range 3 {
+			text := fmt.Sprintf("after the change %d\n", i) + texts[len(texts)-1]
+			if _, err := s.Save(d.ID, 0, text, ana, linediff.Clash); err != nil {
+				t.Fatal(err)
+			}
+			texts = append(texts, text)
+		}
+		checkTexts(t, s, d.ID, texts)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkReadVersion1Of1000 reads version 1 of a 100 KB document after 1,000 one-line
+// edits: the longest chain of deltas there is (target ≤ 10 ms).
+func BenchmarkReadVersion1Of1000(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "compass.db")
+	db, err := datafile.Open(path, time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	db.NoSync = true // building the history is not what is measured
+	s := docstore.New(db, "personal")
+	lines := text(2000, 4)
+	d := mustCreate(b, s, "Big", strings.Join(lines, ""))
+	for i := range 1000 {
+		old := lines[(i*37)%len(lines)]
+		lines[(i*37)%len(lines)] = fmt.Sprintf("edit %d\n", i)
+		if _, err := s.Edit(d.ID, old, lines[(i*37)%len(lines)], north); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db.NoSync = false
+	fi, _ := os.Stat(path)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, v, err := s.Read(d.ID, 1); err != nil || len(v.Text) < 90000 {
+			b.Fatal(err, len(v.Text))
+		}
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
+}
