@@ -42,6 +42,7 @@ type File struct {
 	closed bool
 	idleC  *sync.Cond // signalled when users drops to 0
 	opens  int        // how many times the file was opened, for tests and measurements
+	batch  batcher
 }
 
 // DefaultIdle is how long a File stays open after its last transaction: long enough to
@@ -139,9 +140,10 @@ func (f *File) Update(fn func(*bbolt.Tx) error) error {
 	return f.with(func(db *bbolt.DB) error { return db.Update(fn) })
 }
 
-// Batch runs fn in a read-write transaction that may be committed with others'.
+// Batch runs fn in a read-write transaction that may be committed with others' that arrive
+// while another commit is under way (see batcher). fn may run more than once.
 func (f *File) Batch(fn func(*bbolt.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.Batch(fn) })
+	return f.batch.do(f.Update, fn)
 }
 
 // Close lets go of the file for good, waiting for transactions in flight to end.

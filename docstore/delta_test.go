@@ -113,7 +113,7 @@ func TestDeltasReadBack(t *testing.T) {
 		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
 			defer docstore.SetSnapshotEvery(every)()
 			path := filepath.Join(t.TempDir(), "compass.db")
-			db, err := datafile.Open(path, time.Second)
+			db, err := datafile.OpenFile(path, time.Second, time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestDeltasReadBack(t *testing.T) {
 			id, texts := randomHistory(t, s, 300, uint64(every))
 			checkTexts(t, s, id, texts)
 			db.Close()
-			db, err = datafile.Open(path, time.Second)
+			db, err = datafile.OpenFile(path, time.Second, time.Hour)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestOldLayoutStillReads(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "old.db")
 	copyFile(t, filepath.Join(dir, "v1-full-texts.db"), path)
-	db, err := datafile.Open(path, time.Second)
+	db, err := datafile.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,12 +191,11 @@ func copyFile(t *testing.T, from, to string) {
 // edits: the longest chain of deltas there is (target ≤ 10 ms).
 func BenchmarkReadVersion1Of1000(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "compass.db")
-	db, err := datafile.Open(path, time.Second)
+	db, err := datafile.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	db.NoSync = true // building the history is not what is measured
 	s := docstore.New(db, "personal")
 	lines := text(2000, 4)
 	d := mustCreate(b, s, "Big", strings.Join(lines, ""))
@@ -207,7 +206,6 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	db.NoSync = false
 	fi, _ := os.Stat(path)
 	b.ReportAllocs()
 	b.ResetTimer()

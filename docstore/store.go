@@ -72,9 +72,11 @@ func (s *Store) view(fn func(b *buckets) error) error {
 	})
 }
 
-// update runs fn in one write transaction on the space's documents.
+// update runs fn in one write transaction on the space's documents, which may be
+// committed with other writers' (datafile.DB's Batch): fn may run more than once and must
+// set its results afresh each time.
 func (s *Store) update(fn func(b *buckets) error) error {
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.db.Batch(func(tx *bbolt.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err

@@ -22,7 +22,7 @@ var north = docstore.Author{By: "agent:north", For: "person:ana"}
 func open(t testing.TB, space string) *docstore.Store {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "compass.db")
-	db, err := datafile.Open(path, time.Second)
+	db, err := datafile.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestConcurrentChanges(t *testing.T) {
 }
 
 func ExampleStore_Edit() {
-	db, _ := datafile.Open(filepath.Join(exampleDir(), "compass.db"), time.Second)
+	db, _ := datafile.OpenFile(filepath.Join(exampleDir(), "compass.db"), time.Second, time.Second)
 	defer db.Close()
 	s := docstore.New(db, "personal")
 	north := docstore.Author{By: "agent:north", For: "person:ana"}

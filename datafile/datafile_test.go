@@ -1,0 +1,137 @@
+package datafile
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+func TestOpenWaitsThenSaysBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "folder", "c.db")
+	held, err := Open(path, time.Second)
+	if err != nil {
+		t.Fatalf("creating the folder and the file: %v", err)
+	}
+	defer held.Close()
+	start := time.Now()
+	_, err = Open(path, 300*time.Millisecond)
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second open = %v, want ErrBusy", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Errorf("waited %s for a 300 ms timeout", waited)
+	}
+}
+
+// A File lets go of the data file when idle, so that another holder can have it, and
+// takes it again when next used.
+func TestFileLetsGoWhenIdle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	f, err := OpenFile(path, time.Second, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	put := func(k string) error {
+		return f.Update(func(tx *bbolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte(k), []byte("v"))
+		})
+	}
+	if err := put("one"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	other, err := Open(path, 500*time.Millisecond)
+	if err != nil {
+		t.Fatalf("another holder after the idle time: %v", err)
+	}
+	if err := put("two"); !errors.Is(err, ErrBusy) {
+		t.Errorf("a write while another holds the file = %v, want ErrBusy", err)
+	}
+	other.Close()
+	if err := put("three"); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Opens(); n < 2 {
+		t.Errorf("the file was opened %d times, want it opened again after letting go", n)
+	}
+}
+
+// Writes that arrive during a commit share the next one; a failing write gets its own
+// error, and the others are committed without it.
+func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	f, err := OpenFile(path, time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var runs atomic.Int64
+	refuse := errors.New("refused")
+	var wg sync.WaitGroup
+	errs := make([]error, 64)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f.Batch(func(tx *bbolt.Tx) error {
+				runs.Add(1)
+				if i%10 == 3 {
+					return refuse
+				}
+				b, err := tx.CreateBucketIfNotExists([]byte("b"))
+				if err != nil {
+					return err
+				}
+				return b.Put([]byte(fmt.Sprint(i)), []byte("v"))
+			})
+		}()
+	}
+	wg.Wait()
+	err = f.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		for i, e := range errs {
+			stored := b.Get([]byte(fmt.Sprint(i))) != nil
+			switch {
+			case i%10 == 3 && (!errors.Is(e, refuse) || stored):
+				t.Errorf("call %d: %v, stored %v; want refused and not stored", i, e, stored)
+			case i%10 != 3 && (e != nil || !stored):
+				t.Errorf("call %d: %v, stored %v; want stored", i, e, stored)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("64 calls ran %d times", runs.Load())
+}
+
+// BenchmarkViewOpeningEachTime is what sharing the file between processes costs a call:
+// opening and closing it around each transaction, against keeping it open.
+func BenchmarkViewOpeningEachTime(b *testing.B) {
+	for _, idle := range []time.Duration{0, time.Hour} {
+		b.Run(fmt.Sprintf("idle=%s", idle), func(b *testing.B) {
+			f, err := OpenFile(filepath.Join(b.TempDir(), "c.db"), time.Second, idle)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			for range b.N {
+				if err := f.View(func(*bbolt.Tx) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
