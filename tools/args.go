@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -75,6 +77,11 @@ func bind(tool string, req mcp.CallToolRequest, dst any) error {
 	if err != nil {
 		return argError(fmt.Sprintf("%s's arguments could not be read: give them as an object with %s.", tool, names(fs)))
 	}
+	if !utf8.Valid(raw) {
+		// The JSON decoder would quietly turn the bad bytes into U+FFFD; refuse instead, so
+		// that no text is saved with characters nobody wrote.
+		return argError(fmt.Sprintf("%s's arguments are not valid UTF-8 (the first bad byte is at %d): send text as UTF-8.", tool, firstInvalid(raw)))
+	}
 	var args map[string]json.RawMessage
 	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		args = map[string]json.RawMessage{}
@@ -110,6 +117,17 @@ func bind(tool string, req mcp.CallToolRequest, dst any) error {
 		}
 	}
 	return nil
+}
+
+func firstInvalid(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func hasField(fs []field, name string) bool {
@@ -161,7 +179,10 @@ func wholeNumber(val json.RawMessage) (int, error) {
 	case errors.Is(err, strconv.ErrRange):
 		return 0, fmt.Errorf("is far too large (%s)", text)
 	}
-	if _, ferr := strconv.ParseFloat(text, 64); ferr == nil {
+	if f, ferr := strconv.ParseFloat(text, 64); ferr == nil {
+		if f == math.Trunc(f) && math.Abs(f) > math.MaxInt32 {
+			return 0, fmt.Errorf("is far too large (%s)", text)
+		}
 		return 0, fmt.Errorf("must be a whole number; it got %s", text)
 	}
 	return 0, fmt.Errorf("must be a whole number; it got %s", jsonKind(val))
