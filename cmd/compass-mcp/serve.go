@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -27,10 +31,18 @@ func serve(args []string) error {
 	fs := flags("serve", &c)
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
+	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	if rest, err := parse(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
+	}
+	var addr string
+	if c.http != "" {
+		var err error
+		if addr, err = bindAddress(c.http, *token); err != nil {
+			return err
+		}
 	}
 	db, err := c.open()
 	if err != nil {
@@ -44,7 +56,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.http != "" {
-		return serveHTTP(ctx, srv, c)
+		return serveHTTP(ctx, srv, c, addr, *token)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -56,17 +68,21 @@ func serve(args []string) error {
 	return nil
 }
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, c config) error {
-	addr, err := bindAddress(c.http)
-	if err != nil {
-		return err
-	}
+// sessionIdle is how long an HTTP session may go unused before it is forgotten, so that a
+// flood of sessions cannot grow the server without end.
+const sessionIdle = 30 * time.Minute
+
+func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp"), server.WithStreamableHTTPLogger(slog.Default()))))
+	mux.Handle("/mcp", guard(token, server.NewStreamableHTTPServer(srv,
+		server.WithEndpointPath("/mcp"),
+		server.WithStreamableHTTPLogger(slog.Default()),
+		server.WithSessionIdleTTL(sessionIdle),
+	)))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
@@ -83,7 +99,9 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config) error {
 }
 
 // bindAddress binds loopback unless the address names a host: ":7410" is 127.0.0.1:7410.
-func bindAddress(addr string) (string, error) {
+// Anything but loopback without a token is refused: anyone who could reach it could read
+// and change the space's documents.
+func bindAddress(addr, token string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("--http takes HOST:PORT or :PORT, like 127.0.0.1:7410; got %q", addr)}
@@ -91,16 +109,32 @@ func bindAddress(addr string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		slog.Warn("serving beyond this machine: anyone who can reach this address can read and change the space's documents", "address", host)
+	if !isLoopback(host) && token == "" {
+		return "", usageError{fmt.Sprintf("refusing to serve on %s without --token (or COMPASS_TOKEN): anyone who can reach that address could read and change the space's documents. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
 	}
 	return net.JoinHostPort(host, port), nil
 }
 
-// guard refuses what mcp-go lets through: a browser page of another origin (mcp-go checks
-// Host, not Origin), and bodies over maxBody.
-func guard(next http.Handler) http.Handler {
+// guard refuses what mcp-go lets through: a request without the token (when there is
+// one), a browser page of another origin (mcp-go checks Host, not Origin), and bodies
+// over maxBody. A panic below it is logged and answered 500, not a dropped connection.
+func guard(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				slog.Error("HTTP handler panicked", "panic", p, "stack", string(debug.Stack()))
+				http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
+			}
+		}()
+		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="compass-mcp"`)
+			http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token this server was started with", http.StatusUnauthorized)
+			return
+		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
 			http.Error(w, "Forbidden: this server accepts requests from its own origin only", http.StatusForbidden)
 			return
@@ -109,7 +143,19 @@ func guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if r.Body != nil && r.Method == http.MethodPost {
+			// A body without a length is read here, so that one too long gets a 413 too.
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			if err != nil {
+				http.Error(w, "Could not read the request body", http.StatusBadRequest)
+				return
+			}
+			if len(body) > maxBody {
+				http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		next.ServeHTTP(w, r)
 	})
 }

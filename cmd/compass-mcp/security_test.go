@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+)
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func post(t *testing.T, url string, body io.Reader, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// With --token, every request needs it; a client that sends it works.
+func TestTokenIsRequired(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	url, _ := httpServer(t, data, "--token", "s3cret")
+	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret2", "bearer s3cret", "s3cret"} {
+		res, body := post(t, url, strings.NewReader(initBody), map[string]string{"Authorization": auth})
+		if res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("Authorization %q: %d %q, want 401 with WWW-Authenticate", auth, res.StatusCode, body)
+		}
+	}
+	if res, body := post(t, url, strings.NewReader(initBody), map[string]string{"Authorization": "Bearer s3cret"}); res.StatusCode != http.StatusOK {
+		t.Errorf("the right token: %d %s", res.StatusCode, body)
+	}
+	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	initialize(t, c, "with-token")
+	if a := callTool(t, c, "list_documents", nil); a.isError {
+		t.Errorf("list_documents with the token: %s", a.text)
+	}
+}
+
+// Binding beyond loopback without a token is refused at start, saying why.
+func TestOpenBindNeedsToken(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	cmd := exec.Command(binary, "serve", "--http", "0.0.0.0:0")
+	cmd.Env = testEnv(data)
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("serving 0.0.0.0 without a token did not stop")
+	}
+	if err == nil || !strings.Contains(string(out), "refusing to serve on 0.0.0.0:0 without --token") {
+		t.Errorf("0.0.0.0 without a token: %v %s", err, out)
+	}
+}
+
+// Origin and Host of another site are refused; the server's own are not; bodies over the
+// limit get 413.
+func TestOriginHostAndBodyLimits(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	url, _ := httpServer(t, data)
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	for _, tc := range []struct {
+		header map[string]string
+		want   int
+	}{
+		{map[string]string{"Origin": "http://evil.example.com"}, http.StatusForbidden},
+		{map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
+		{map[string]string{"Origin": "http://" + host}, http.StatusOK},
+		{map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
+		{map[string]string{}, http.StatusOK},
+	} {
+		if res, body := post(t, url, strings.NewReader(initBody), tc.header); res.StatusCode != tc.want {
+			t.Errorf("%v: %d %q, want %d", tc.header, res.StatusCode, body, tc.want)
+		}
+	}
+	big := bytes.Repeat([]byte("x"), maxBody+1)
+	if res, _ := post(t, url, bytes.NewReader(big), nil); res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over %d bytes: %d, want 413", maxBody, res.StatusCode)
+	}
+	// Without a length (chunked), the same.
+	if res, _ := post(t, url, io.MultiReader(bytes.NewReader(big)), nil); res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a chunked body over %d bytes: %d, want 413", maxBody, res.StatusCode)
+	}
+	if res, body := post(t, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":`), nil); res.StatusCode >= 500 {
+		t.Errorf("malformed JSON: %d %s", res.StatusCode, body)
+	}
+	if res, body := post(t, url, strings.NewReader(initBody), nil); res.StatusCode != http.StatusOK {
+		t.Errorf("after all that, the server answers %d %s", res.StatusCode, body)
+	}
+}
