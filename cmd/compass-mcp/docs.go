@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -198,7 +199,7 @@ func (p person) list(deleted bool) error {
 		}
 		return nil
 	}
-	docs, total, err := p.store.List(tools.MaxListLimit * 20)
+	docs, total, err := p.store.List(math.MaxInt)
 	if err != nil {
 		return err
 	}

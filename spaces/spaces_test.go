@@ -1,0 +1,89 @@
+package spaces
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"go.etcd.io/bbolt"
+)
+
+func TestValid(t *testing.T) {
+	for _, ok := range []string{"personal", "launch-2026", "a.b_c", "X"} {
+		if err := Valid(ok); err != nil {
+			t.Errorf("Valid(%q) = %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "with space", "slash/y", "é", string(make([]byte, 65))} {
+		if err := Valid(bad); !errors.Is(err, ErrBadSpace) {
+			t.Errorf("Valid(%q) = %v, want ErrBadSpace", bad, err)
+		}
+	}
+}
+
+func TestParseActor(t *testing.T) {
+	for in, want := range map[string]Actor{"person:ana": Person("ana"), "agent:north": Agent("north"), "ana": Person("ana")} {
+		if got, err := ParseActor(in); err != nil || got != want {
+			t.Errorf("ParseActor(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "person:", "robot:x", "agent:a\nb"} {
+		if _, err := ParseActor(bad); !errors.Is(err, ErrBadActor) {
+			t.Errorf("ParseActor(%q) = %v, want ErrBadActor", bad, err)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := SetName(db, "ana", "  Ana Lima "); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "   ", "two\nlines"} {
+		if err := SetName(db, "bo", bad); !errors.Is(err, ErrBadName) {
+			t.Errorf("SetName(%q) = %v, want ErrBadName", bad, err)
+		}
+	}
+	db.View(func(tx *bbolt.Tx) error {
+		n := NamesIn(tx)
+		for in, want := range map[string]string{"person:ana": "Ana Lima", "person:bo": "bo", "agent:north": "north", "ana": "Ana Lima", "weird:x": "weird:x"} {
+			if got := n.ShowString(in); got != want {
+				t.Errorf("ShowString(%q) = %q, want %q", in, got, want)
+			}
+		}
+		return nil
+	})
+}
+
+// A space's buckets are apart from another's: what is made in one isn't in the other.
+func TestBucketsAreApart(t *testing.T) {
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bbolt.Tx) error {
+		b, err := CreateSub(tx, "launch", "docs")
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte("k"), []byte("v")); err != nil {
+			return err
+		}
+		if Sub(tx, "personal", "docs") != nil || Bucket(tx, "personal") != nil {
+			t.Error("another space sees the bucket")
+		}
+		_, err = CreateSub(tx, "bad space", "docs")
+		if !errors.Is(err, ErrBadSpace) {
+			t.Errorf("CreateSub in a bad space = %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
