@@ -167,9 +167,14 @@ func joinLines(lines []string) string { return strings.Join(lines, "\n") + "\n" 
 
 var benchAuthor = docstore.Author{By: "agent:north", For: "person:ana"}
 
-// BenchmarkListDocuments is list_documents (limit 50) in a space of 10 documents and of 10,000.
+// BenchmarkListDocuments is list_documents (limit 50) in a space of 10 documents, of 100
+// (the first that fills the page of 50, to compare 10,000 with) and of 10,000.
 func BenchmarkListDocuments(b *testing.B) {
-	for _, n := range sizes(10, 10_000) {
+	ns := []int{10, 100}
+	if !testing.Short() {
+		ns = append(ns, 10_000)
+	}
+	for _, n := range ns {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
 			s := storeFor(b, fmt.Sprintf("docs-%d", n), func(db *bbolt.DB) (string, error) {
 				docs := docstore.New(db, "personal")
@@ -257,13 +262,18 @@ func BenchmarkEditDocument100KB(b *testing.B) {
 }
 
 // messagesStore is a space of n messages: half in the conversation "big" (every fourth a
-// private step), the rest in conversations of 100. It is imported as JSON Lines, as a person
+// private step), the rest in conversations of 100 (of 2 in a tiny space, so that there are
+// more than list_conversations shows). It is imported as JSON Lines, as a person
 // imports them, 100,000 lines a transaction.
 func messagesStore(b *testing.B, n int) *benchStore {
 	return storeFor(b, fmt.Sprintf("messages-%d", n), func(db *bbolt.DB) (string, error) {
 		st := threads.New(db, "personal")
 		at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 		const chunk = 100_000
+		per := 100 // messages in each other conversation
+		if n < 10_000 {
+			per = 2 // enough conversations to fill list_conversations' page of 20
+		}
 		for done := 0; done < n; done += chunk {
 			pr, pw := io.Pipe()
 			go func() {
@@ -271,7 +281,7 @@ func messagesStore(b *testing.B, n int) *benchStore {
 				for i := done; i < min(done+chunk, n); i++ {
 					conv, private := "big", i%8 == 6
 					if i%2 == 1 {
-						conv = fmt.Sprintf("c%06d", i/200)
+						conv = fmt.Sprintf("c%06d", i/2/per)
 					}
 					fmt.Fprintf(w, `{"conversation":%q,"title":"Conversation %s","at":%q,"from":"person:ana","to":"agent:north","text":"Message %d of the benchmark, long enough to look like something said.","private":%v}`+"\n",
 						conv, conv, at.Add(time.Duration(i)*time.Second).Format(time.RFC3339), i, private)
@@ -288,7 +298,7 @@ func messagesStore(b *testing.B, n int) *benchStore {
 }
 
 // BenchmarkListConversations is list_conversations (limit 20) in a space of 100 messages
-// and of 1,000,000 (5,000 conversations and one of 500,000 messages).
+// (26 conversations) and of 1,000,000 (5,001 conversations, one of 500,000 messages).
 func BenchmarkListConversations(b *testing.B) {
 	for _, n := range sizes(100, 1_000_000) {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {

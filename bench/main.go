@@ -1,0 +1,164 @@
+// Command bench measures compass-mcp end to end and writes docs/PERFORMANCE.md.
+//
+// It builds the server, starts it as an MCP host would (stdio, and streamable HTTP on
+// loopback), drives it with the official go-sdk client, and measures beside it, in the same
+// run and with the same client, the reference filesystem server (@modelcontextprotocol/
+// server-filesystem, run with node) on the same text:
+//
+//	bench/run.sh                 # installs the npm server into bench/node_modules, then the below
+//	go run ./bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
+//	go run ./bench -quick        # small counts, a few seconds, no npm needed: prints the report
+//	go run ./bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
+//
+// Every load it makes goes to 127.0.0.1 only, and every loop is bounded in count and time.
+//
+// Run with -serve, it is instead a compass-mcp server of its own (tools.New, as the real
+// one, plus a no-op tool): that is what the overhead and profiling measurements talk to.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// options are the command's flags.
+type options struct {
+	quick   bool
+	out     string
+	runs    int
+	node    string // the node binary
+	fsMain  string // the filesystem server's entry point (dist/index.js)
+	profile string // if set, profile the hot paths into this folder instead of benchmarking
+	root    string // the module's root folder
+	work    string // a temporary folder for binaries and data files
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("bench: ")
+	if len(os.Args) > 1 && os.Args[1] == "-serve" {
+		if err := serveChild(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "-worst" {
+		if err := worstChild(os.Args[2:]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	var o options
+	flag.BoolVar(&o.quick, "quick", false, "if set, run small counts (a few seconds, for CI) and print the report instead of writing it; times are not asserted")
+	flag.StringVar(&o.out, "o", "", "if set, write the report to this file (- for stdout); default docs/PERFORMANCE.md, or stdout with -quick")
+	flag.IntVar(&o.runs, "runs", 0, "if set, how many runs each measurement is repeated (default 5, 2 with -quick)")
+	flag.StringVar(&o.node, "node", "node", "the node binary that runs the filesystem server")
+	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
+	flag.Parse()
+	if err := run(&o); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(o *options) error {
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	o.root = root
+	if o.runs == 0 {
+		o.runs = 5
+		if o.quick {
+			o.runs = 2
+		}
+	}
+	if o.fsMain == "" {
+		o.fsMain = filepath.Join(root, "bench", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+	}
+	if o.out == "" {
+		o.out = filepath.Join(root, "docs", "PERFORMANCE.md")
+		if o.quick {
+			o.out = "-"
+		}
+	}
+	work, err := os.MkdirTemp("", "compass-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	o.work = work
+
+	bins, err := build(o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	if o.profile != "" {
+		return profile(ctx, o, bins)
+	}
+
+	r := &report{opts: o, started: time.Now(), machine: readMachine(root)}
+	r.load = append(r.load, loadSample("start"))
+	steps := []struct {
+		name string
+		run  func(context.Context, *options, binaries, *report) error
+	}{
+		{"fsync", measureFsync},
+		{"tools/list size", measureToolsList},
+		{"stdio: compass-mcp and the filesystem server", measureStdio},
+		{"overhead over mcp-go", measureOverhead},
+		{"streamable HTTP, 16 clients", measureHTTP},
+		{"storage", measureStorage},
+		{"worst cases", measureWorst},
+	}
+	for _, s := range steps {
+		log.Printf("%s ...", s.name)
+		start, before := time.Now(), readCPUCounters()
+		if err := s.run(ctx, o, bins, r); err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		l := loadSample("after " + s.name)
+		l.others = othersShare(before, readCPUCounters())
+		r.load = append(r.load, l)
+		log.Printf("%s: %s", s.name, time.Since(start).Round(time.Millisecond))
+	}
+	r.took = time.Since(r.started)
+	var w io.Writer = os.Stdout
+	if o.out != "-" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if err := r.write(w); err != nil {
+		return err
+	}
+	if o.out != "-" {
+		log.Printf("wrote %s", o.out)
+	}
+	return nil
+}
+
+// moduleRoot is the folder of the go.mod of the module being measured.
+func moduleRoot() (string, error) {
+	out, err := runOutput("go", "env", "GOMOD")
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(out)
+	if mod == "" || mod == os.DevNull {
+		return "", fmt.Errorf("run bench inside the compass-mcp module (go env GOMOD is empty)")
+	}
+	return filepath.Dir(mod), nil
+}

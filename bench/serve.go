@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// serveChild is bench -serve stdio|http -data FILE [-cpuprofile FILE] [-allocprofile FILE]:
+// a compass-mcp server built as serve builds it (tools.New on a data file held while in
+// use), plus a tool noop that does nothing, for measuring what mcp-go costs alone, and for
+// profiling the tools' hot paths.
+func serveChild(args []string) error {
+	fs := flag.NewFlagSet("bench -serve", flag.ContinueOnError)
+	data := fs.String("data", "", "the data file")
+	cpu := fs.String("cpuprofile", "", "if set, write a CPU profile of the whole session here")
+	allocs := fs.String("allocprofile", "", "if set, write an allocation profile here at the end")
+	if len(args) == 0 {
+		return fmt.Errorf("-serve needs stdio or http")
+	}
+	mode := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db, err := datafile.OpenFile(*data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "bench", For: "ana", Logger: logger})
+	if err != nil {
+		return err
+	}
+	srv.AddTool(mcp.NewTool("noop", mcp.WithDescription("Does nothing."), mcp.WithReadOnlyHintAnnotation(true)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("ok"), nil
+		})
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	if *allocs != "" {
+		defer func() {
+			if f, err := os.Create(*allocs); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch mode {
+	case "stdio":
+		err := server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return nil
+	case "http":
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")))
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		fmt.Fprintf(os.Stderr, "serving url=http://%s/mcp\n", ln.Addr())
+		done := make(chan error, 1)
+		go func() { done <- hs.Serve(ln) }()
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		return hs.Shutdown(sctx)
+	}
+	return fmt.Errorf("-serve needs stdio or http, not %q", mode)
+}
