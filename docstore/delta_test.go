@@ -14,6 +14,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"go.etcd.io/bbolt"
 )
 
 // randomHistory saves n random versions of one document (edits, inserts, deletions, a
@@ -215,4 +216,7 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
+	var used int64
+	db.View(func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+	b.ReportMetric(float64(used)/(1<<20), "used-MB")
 }

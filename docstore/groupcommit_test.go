@@ -1,0 +1,92 @@
+package docstore_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"go.etcd.io/bbolt"
+)
+
+// Sixteen writers at once share commits (each a pair of fsyncs): bbolt's txid, which one
+// commit moves on by one, counts them. One writer alone pays a commit a write. No write is
+// lost on the way: every append is in the text, and the versions are 1..n without gaps.
+//
+//	go test -run TestGroupCommit -v ./docstore
+func TestGroupCommit(t *testing.T) {
+	for _, writers := range []int{1, 16} {
+		s := open(t, "personal")
+		shared := mustCreate(t, s, "Shared", "# Shared\n")
+		own := make([]docstore.Document, writers)
+		for i := range own {
+			own[i] = mustCreate(t, s, fmt.Sprintf("Own %d", i), "step 0\n")
+		}
+		const each = 40
+		before := txid(t, s)
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range each {
+					if _, err := s.Append(shared.ID, fmt.Sprintf("writer %d, line %d", i, j), north); err != nil {
+						t.Error(err)
+						return
+					}
+					if _, err := s.Edit(own[i].ID, fmt.Sprintf("step %d\n", j), fmt.Sprintf("step %d\n", j+1), north); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		commits, writes := txid(t, s)-before, 2*each*writers
+		t.Logf("%2d writers: %d writes in %s (%.0f writes/s), %d commits: %.1f writes a commit",
+			writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), commits, float64(writes)/float64(commits))
+		switch {
+		case writers == 1 && commits != writes:
+			t.Errorf("one writer: %d writes took %d commits, want one each", writes, commits)
+		case writers > 1 && commits >= writes:
+			t.Errorf("%d writers: %d writes took %d commits: nothing was grouped", writers, writes, commits)
+		}
+
+		d, vs, err := s.History(shared.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Version != writers*each+1 {
+			t.Errorf("the shared document is at version %d after %d appends", d.Version, writers*each)
+		}
+		for i, v := range vs {
+			if v.Number != d.Version-i {
+				t.Fatalf("versions are not 1..n without gaps: %d at %d", v.Number, i)
+			}
+		}
+		for i := range writers {
+			for j := range each {
+				if line := fmt.Sprintf("writer %d, line %d\n", i, j); !strings.Contains(vs[0].Text, line) {
+					t.Errorf("%q was appended but is not in the text", line)
+				}
+			}
+			if _, v, err := s.Read(own[i].ID, 0); err != nil || v.Text != fmt.Sprintf("step %d\n", each) || v.Number != each+1 {
+				t.Errorf("Own %d: version %d, %q, %v", i, v.Number, v.Text, err)
+			}
+		}
+	}
+}
+
+// txid is the id of the last transaction committed to s's data file.
+func txid(t *testing.T, s *docstore.Store) int {
+	t.Helper()
+	var id int
+	if err := s.DB().View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
