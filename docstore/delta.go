@@ -111,8 +111,8 @@ func textOf(r record, lines []string) string {
 	return text
 }
 
-func (b *buckets) record(vb *bbolt.Bucket, id string, n int) (record, error) {
-	raw := vb.Get(versionKey(n))
+func (b *buckets) record(vb versionKeys, id string, n int) (record, error) {
+	raw := vb.get(n)
 	if raw == nil {
 		return record{}, fmt.Errorf("document %s has no record of version %d", id, n)
 	}
@@ -123,15 +123,44 @@ func (b *buckets) record(vb *bbolt.Bucket, id string, n int) (record, error) {
 	return r, nil
 }
 
-func (b *buckets) versionBucket(id string) (*bbolt.Bucket, error) {
+// versionKeys are where a document's versions are: keys <id><n> of the versions bucket,
+// or, in files written before, keys <n> of a bucket of its own (a nested bucket takes a
+// 4 KB page of its own once it holds more than 1 KB, so 10,000 small documents took 50 MB).
+type versionKeys struct {
+	b      *bbolt.Bucket
+	prefix []byte // the document's id; nil in a bucket of its own
+}
+
+func (vk versionKeys) key(n int) []byte {
+	return append(append(make([]byte, 0, len(vk.prefix)+8), vk.prefix...), versionKey(n)...)
+}
+
+func (vk versionKeys) get(n int) []byte { return vk.b.Get(vk.key(n)) }
+
+func (vk versionKeys) put(n int, raw []byte) error { return vk.b.Put(vk.key(n), raw) }
+
+// purge deletes every version.
+func (vk versionKeys) purge() error {
+	if vk.prefix == nil {
+		return nil // the caller deletes the bucket itself
+	}
+	c := vk.b.Cursor()
+	for k, _ := c.Seek(vk.prefix); k != nil && len(k) == len(vk.prefix)+8 && string(k[:len(vk.prefix)]) == string(vk.prefix); k, _ = c.Seek(vk.prefix) {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *buckets) versionBucket(id string) (versionKeys, error) {
 	if b.versions == nil {
-		return nil, fmt.Errorf("document %s has no versions bucket", id)
+		return versionKeys{}, fmt.Errorf("document %s has no versions", id)
 	}
-	vb := b.versions.Bucket([]byte(id))
-	if vb == nil {
-		return nil, fmt.Errorf("document %s has no versions bucket", id)
+	if own := b.versions.Bucket([]byte(id)); own != nil {
+		return versionKeys{b: own}, nil
 	}
-	return vb, nil
+	return versionKeys{b: b.versions, prefix: []byte(id)}, nil
 }
 
 // version reads version n of document id, rebuilding it from the nearest whole version
@@ -206,12 +235,12 @@ func (b *buckets) span(id string, lo, hi int, fn func(Version) error) error {
 
 // putVersion stores v whole and, unless it is due to stay whole, turns the version before
 // it (prev, with the change c from it to v) into a delta.
-func (b *buckets) putVersion(vb *bbolt.Bucket, v Version, prev *Version, c change) error {
+func (b *buckets) putVersion(vb versionKeys, v Version, prev *Version, c change) error {
 	raw, err := encodeRecord(record{Version: v})
 	if err != nil {
 		return err
 	}
-	if err := vb.Put(versionKey(v.Number), raw); err != nil {
+	if err := vb.put(v.Number, raw); err != nil {
 		return err
 	}
 	if prev == nil || prev.Number%snapshotEvery == 0 {
@@ -222,7 +251,7 @@ func (b *buckets) putVersion(vb *bbolt.Bucket, v Version, prev *Version, c chang
 	if raw, err = encodeRecord(r); err != nil {
 		return err
 	}
-	return vb.Put(versionKey(prev.Number), raw)
+	return vb.put(prev.Number, raw)
 }
 
 // A record is stored as recordMark, the length of its header (uvarint), the header (the

@@ -21,7 +21,8 @@
 //	docs/<id>                     the document's record (JSON): title, latest version, who, when
 //	doc_titles/<lower(title)>     id: titles are unique in a space, compared case-insensitively
 //	doc_recent/<saved ns><id>     nothing: the listing index, latest saved last
-//	doc_versions/<id>/<n>         each version (JSON), n as 8 bytes big-endian
+//	doc_versions/<id><n>          each version (see record), n as 8 bytes big-endian;
+//	                              files written before keep doc_versions/<id>/<n>
 //	doc_meta/count                how many documents there are
 package docstore
 

@@ -244,7 +244,16 @@ func (s *Store) Purge(name string) (Document, error) {
 		if d, err = b.deleted(name); err != nil {
 			return err
 		}
-		if err := b.versions.DeleteBucket([]byte(d.ID)); err != nil {
+		vb, err := b.versionBucket(d.ID)
+		if err != nil {
+			return err
+		}
+		if vb.prefix == nil {
+			err = b.versions.DeleteBucket([]byte(d.ID))
+		} else {
+			err = vb.purge()
+		}
+		if err != nil {
 			return fmt.Errorf("purging the versions of %s: %w", d.ID, err)
 		}
 		return b.docs.Delete([]byte(d.ID))

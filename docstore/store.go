@@ -115,6 +115,9 @@ func writeBuckets(tx *bbolt.Tx, space string) (*buckets, error) {
 		}
 		*x.to = bk
 	}
+	// Ids are ULIDs, saves are timed and versions numbered: keys mostly go at the end of
+	// these buckets, where bbolt's default of splitting pages half full wastes half.
+	b.docs.FillPercent, b.recent.FillPercent, b.versions.FillPercent = 0.9, 0.9, 0.9
 	return b, nil
 }
 
@@ -423,7 +426,7 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	}
 	d.Title, d.Version, d.Saved, d.Author = v.Title, v.Number, v.At, v.Author
 	d.Bytes, d.Opens = len(v.Text), opens(v.Text)
-	vb, err := b.versions.CreateBucketIfNotExists([]byte(d.ID))
+	vb, err := b.versionBucket(d.ID)
 	if err != nil {
 		return err
 	}

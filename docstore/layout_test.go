@@ -1,0 +1,103 @@
+package docstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"go.etcd.io/bbolt"
+)
+
+// Purging a document leaves none of its version keys behind, and touches no other's.
+func TestPurgeLeavesNoVersions(t *testing.T) {
+	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db, "personal")
+	by := Author{By: "person:ana"}
+	var ids []string
+	for _, title := range []string{"a", "b", "c"} {
+		saved, err := s.Create(title, "one\n", KindSave, by)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, saved.Document.ID)
+		for i := range 3 {
+			if _, err := s.Append(title, fmt.Sprint(i), by); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s.Delete("b", by); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Purge("b"); err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	db.View(func(tx *bbolt.Tx) error {
+		return readBuckets(tx, "personal").versions.ForEach(func(k, _ []byte) error {
+			count[string(k[:26])]++
+			return nil
+		})
+	})
+	if count[ids[0]] != 4 || count[ids[1]] != 0 || count[ids[2]] != 4 {
+		t.Errorf("version keys per document after purging b: %v", count)
+	}
+	if _, v, err := s.Read("c", 2); err != nil || !strings.HasPrefix(v.Text, "one") {
+		t.Errorf("c after purging b: %q %v", v.Text, err)
+	}
+}
+
+// BenchmarkStorage10kDocuments reports the data file's size with 10,000 documents of
+// about 1 KB, three versions each.
+func BenchmarkStorage10kDocuments(b *testing.B) {
+	if testing.Short() {
+		b.Skip("builds 10,000 documents")
+	}
+	for range b.N {
+		path := filepath.Join(b.TempDir(), "c.db")
+		db, err := datafile.OpenFile(path, time.Second, time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := New(db, "personal")
+		text := strings.Repeat("A line of about fifty bytes of Markdown text here.\n", 20)
+		err = db.Update(func(tx *bbolt.Tx) error {
+			bk, err := writeBuckets(tx, "personal")
+			if err != nil {
+				return err
+			}
+			for i := range 10000 {
+				d := Document{ID: newID(time.Now())}
+				v := Version{Number: 1, Title: fmt.Sprintf("Document %d", i), Text: text, Kind: KindWrite, Author: Author{By: "person:ana"}, At: time.Now()}
+				if err := bk.put(&d, v, nil, change{}); err != nil {
+					return err
+				}
+				for n := 2; n <= 3; n++ {
+					prev := v
+					v.Number, v.Text = n, fmt.Sprintf("Version %d.\n", n)+prev.Text
+					if err := bk.put(&d, v, &prev, diffTexts(prev.Text, v.Text)); err != nil {
+						return err
+					}
+				}
+			}
+			return bk.addCount(10000)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if docs, total, err := s.List(1); err != nil || total != 10000 || len(docs) != 1 {
+			b.Fatal(total, err)
+		}
+		var used int64
+		db.View(func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+		b.ReportMetric(float64(used)/(1<<20), "used-MB")
+		db.Close()
+	}
+}
