@@ -1,0 +1,106 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+)
+
+// What sharing the data file between two processes costs a tool call, end to end over stdio
+// (Claude Desktop and an editor, each starting compass-mcp on the default file): one server
+// alone, two taking turns call by call, and two calling at once. Each process holds the
+// file only while it uses it and lets go after 50 ms idle (datafile.DefaultIdle), so the
+// other process waits for that to open it.
+//
+//	go test -run TestTwoProcessLatency -v ./reliability
+//	COMPASS_TWO_CALLS=200 go test -run TestTwoProcessLatency -v ./reliability   # more calls a case
+func TestTwoProcessLatency(t *testing.T) {
+	calls := 20
+	if v := os.Getenv("COMPASS_TWO_CALLS"); v != "" {
+		calls, _ = strconv.Atoi(v)
+	}
+	data := t.TempDir() + "/compass.db"
+	a := stdioClient(t, data, "--agent", "desktop")
+	b := stdioClient(t, data, "--agent", "editor")
+	if r := mustCall(t, a, "write_document", map[string]any{"title": "Shared", "text": "# Shared\n"}); r.isError {
+		t.Fatal(r.text)
+	}
+	var mu sync.Mutex
+	var appended []string
+	// one makes a call of tool by c, the n-th of a case, and times it.
+	one := func(c *client.Client, who, tool string, n int) time.Duration {
+		args := map[string]any{"document": "Shared"}
+		if tool == "append_document" {
+			line := fmt.Sprintf("%s %d at %d", who, n, time.Now().UnixNano())
+			args["text"] = line
+			mu.Lock()
+			appended = append(appended, line)
+			mu.Unlock()
+		}
+		start := time.Now()
+		r := mustCall(t, c, tool, args)
+		took := time.Since(start)
+		if r.isError {
+			t.Errorf("%s by %s: %s", tool, who, r.text)
+		}
+		return took
+	}
+	for _, tool := range []string{"read_document", "append_document"} {
+		var alone, turns, atOnce []time.Duration
+		for i := range calls {
+			alone = append(alone, one(a, "a alone", tool, i))
+		}
+		for i := range calls {
+			turns = append(turns, one(a, "a in turns", tool, i), one(b, "b in turns", tool, i))
+		}
+		var wg sync.WaitGroup
+		for _, side := range []struct {
+			who string
+			c   *client.Client
+		}{{"a at once", a}, {"b at once", b}} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range calls {
+					took := one(side.c, side.who, tool, i)
+					mu.Lock()
+					atOnce = append(atOnce, took)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		t.Logf("%s, one server:             %s", tool, summary(alone))
+		t.Logf("%s, two servers in turns:   %s", tool, summary(turns))
+		t.Logf("%s, two servers at once:    %s", tool, summary(atOnce))
+	}
+	r := mustCall(t, b, "read_document", map[string]any{"document": "Shared"})
+	for _, line := range appended {
+		if !strings.Contains(r.text, "\n"+line+"\n") {
+			t.Errorf("%q was appended but is not in the text", line)
+		}
+	}
+	if want := fmt.Sprintf("version %d of %d", len(appended)+1, len(appended)+1); !strings.Contains(r.text, want) {
+		t.Errorf("after %d appends: %s, want %s", len(appended), strings.SplitN(r.text, "\n", 2)[0], want)
+	}
+}
+
+// summary gives the mean, median, 95th percentile and worst of ds.
+func summary(ds []time.Duration) string {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
+	r := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+	return fmt.Sprintf("%d calls, mean %s, p50 %s, p95 %s, max %s", len(s), r(sum/time.Duration(len(s))), r(at(0.5)), r(at(0.95)), r(s[len(s)-1]))
+}
