@@ -88,29 +88,41 @@ func (e *EditManyError) Error() string {
 }
 
 // ReplaceOnce replaces the one occurrence of old in text with new. It returns an
-// *EditManyError when old occurs more than once and an *EditMissError when it doesn't
-// occur, with the places it occurs but for white space.
+// *EditManyError when old occurs more than once, overlapping occurrences counted (in
+// "aaa", "aa" occurs twice: which one was meant can't be known), and an *EditMissError
+// when it doesn't occur, with the places it occurs but for white space.
 func ReplaceOnce(text, old, new string) (string, error) {
 	if old == "" {
 		return "", ErrEmptyOld
 	}
-	at := strings.Index(text, old)
-	if at < 0 {
+	at := Occurrences(text, old, 2)
+	switch len(at) {
+	case 0:
 		return "", &EditMissError{Near: nearMatches(text, old, 3)}
+	case 1:
+		return text[:at[0]] + new + text[at[0]+len(old):], nil
 	}
-	if strings.Contains(text[at+len(old):], old) {
-		var lines []int
-		for i := 0; ; {
-			j := strings.Index(text[i:], old)
-			if j < 0 {
-				break
-			}
-			lines = append(lines, lineOf(text, i+j))
-			i += j + len(old)
+	at = Occurrences(text, old, -1)
+	lines := make([]int, len(at))
+	for i, a := range at {
+		lines[i] = lineOf(text, a)
+	}
+	return "", &EditManyError{Lines: lines}
+}
+
+// Occurrences gives the offsets where old starts in text, overlapping ones included, at
+// most most of them (all when most < 0).
+func Occurrences(text, old string, most int) []int {
+	var at []int
+	for i := 0; most < 0 || len(at) < most; {
+		j := strings.Index(text[i:], old)
+		if j < 0 {
+			break
 		}
-		return "", &EditManyError{Lines: lines}
+		at = append(at, i+j)
+		i += j + 1
 	}
-	return text[:at] + new + text[at+len(old):], nil
+	return at
 }
 
 func lineOf(text string, at int) int { return strings.Count(text[:at], "\n") + 1 }

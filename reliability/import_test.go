@@ -174,12 +174,9 @@ func TestImportRefusesAGigabyteLine(t *testing.T) {
 }
 
 // The same for a Claude export of one conversation with a 1 GB title. Claude exports are
-// read a conversation at a time, each whole: this one takes over 6 GB of memory and half a
-// minute, then is imported. Run with COMPASS_HUGE_CLAUDE=1 once that is bounded.
+// read a conversation at a time, each whole, so one is refused past 64 MiB of JSON (it
+// took 6 GB of memory and half a minute, then was imported, before that bound).
 func TestImportBoundsAGigabyteClaudeConversation(t *testing.T) {
-	if os.Getenv("COMPASS_HUGE_CLAUDE") == "" {
-		t.Skip("a 1 GB Claude conversation is read whole (6 GB of memory); COMPASS_HUGE_CLAUDE=1 runs it")
-	}
 	data := filepath.Join(t.TempDir(), "compass.db")
 	in := io.MultiReader(&lazyLine{head: strings.NewReader(`[{"uuid":"c1","name":"`), left: 1 << 30}, strings.NewReader(`","chat_messages":[]}]`))
 	out, err, took, peak := importStdin(t, data, in)

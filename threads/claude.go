@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -51,7 +52,9 @@ func (im *importer) claude(r io.Reader, me string) error {
 	if err != nil || person.Agent {
 		return fmt.Errorf("importing a Claude export needs the person its \"human\" messages are from (person:<id>), got %q", me)
 	}
-	dec := json.NewDecoder(r)
+	in := &budget{r: &utf8Reader{r: r}, limit: maxConversation}
+	in.reset()
+	dec := json.NewDecoder(in)
 	tok, err := dec.Token()
 	if err != nil {
 		return &ImportError{Index: -1, Err: fmt.Errorf("not valid JSON: %v", err)}
@@ -61,6 +64,7 @@ func (im *importer) claude(r io.Reader, me string) error {
 	}
 	for i := 0; dec.More(); i++ {
 		var c claudeConversation
+		in.reset()
 		if err := dec.Decode(&c); err != nil {
 			return &ImportError{Index: i, Err: decodeError(err)}
 		}
@@ -254,4 +258,71 @@ func jsonKind(t reflect.Type) string {
 		return "true or false"
 	}
 	return t.String()
+}
+
+// maxConversation bounds the JSON of one conversation of a Claude export: the decoder holds
+// a whole value in memory, so a 1 GB one would take gigabytes before it could be refused.
+const maxConversation = 64 << 20
+
+var errBigConversation = fmt.Errorf("the conversation's JSON is over %d MiB", maxConversation>>20)
+
+// budget reads from r, failing once more than limit bytes were read since the last reset.
+type budget struct {
+	r           io.Reader
+	limit, left int64
+}
+
+func (b *budget) reset() { b.left = b.limit }
+
+func (b *budget) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errBigConversation
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// utf8Reader passes r's bytes on, failing at the first that isn't valid UTF-8: the JSON
+// decoder would quietly turn it into U+FFFD.
+type utf8Reader struct {
+	r      io.Reader
+	buf    []byte // read from r: buf[:ready] checked, buf[ready:] the start of a cut character
+	ready  int
+	offset int64 // of buf[0] in the input
+	err    error
+}
+
+func (u *utf8Reader) Read(p []byte) (int, error) {
+	for u.ready == 0 {
+		if u.err != nil {
+			if len(u.buf) > 0 {
+				return 0, fmt.Errorf("not valid UTF-8 at byte %d: a character is cut short", u.offset)
+			}
+			return 0, u.err
+		}
+		if cap(u.buf)-len(u.buf) < 4096 {
+			u.buf = append(make([]byte, 0, len(u.buf)+32<<10), u.buf...)
+		}
+		n, err := u.r.Read(u.buf[len(u.buf):cap(u.buf)])
+		u.buf, u.err = u.buf[:len(u.buf)+n], err
+		for u.ready < len(u.buf) {
+			if !utf8.FullRune(u.buf[u.ready:]) {
+				break
+			}
+			r, size := utf8.DecodeRune(u.buf[u.ready:])
+			if r == utf8.RuneError && size == 1 {
+				return 0, fmt.Errorf("not valid UTF-8 at byte %d", u.offset+int64(u.ready))
+			}
+			u.ready += size
+		}
+	}
+	n := copy(p, u.buf[:u.ready])
+	u.buf = u.buf[n:]
+	u.ready -= n
+	u.offset += int64(n)
+	return n, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -36,6 +37,10 @@ func (im *importer) jsonl(br *bufio.Reader) error {
 			return fmt.Errorf("reading line %d: %w", n, err)
 		}
 		if len(bytes.TrimSpace(buf)) > 0 {
+			// The JSON decoder would turn bad bytes into U+FFFD: refuse them instead.
+			if !utf8.Valid(buf) {
+				return &ImportError{Line: n, Index: -1, Err: errors.New("the line is not valid UTF-8")}
+			}
 			l, perr := im.parseLine(buf)
 			if perr != nil {
 				return &ImportError{Line: n, Index: -1, Err: perr}

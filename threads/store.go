@@ -22,9 +22,9 @@ var (
 	// ErrBadID is returned by Say and Import for a conversation id that is empty, longer than
 	// 200 bytes, not UTF-8, or has control characters.
 	ErrBadID = errors.New("a conversation's id is 1 to 200 bytes of UTF-8 with no control characters")
-	// ErrBadText is returned by Say and Import for a message whose text is empty or longer
-	// than 8 MiB.
-	ErrBadText = errors.New("a message's text is 1 byte to 8 MiB")
+	// ErrBadText is returned by Say and Import for a message whose text is empty, longer
+	// than 8 MiB, not valid UTF-8, or has NUL bytes.
+	ErrBadText = errors.New("a message's text is 1 byte to 8 MiB of UTF-8 without NUL bytes")
 	// ErrBadTime is returned by Say and Import for a message time that a ULID cannot hold:
 	// before 1970 or after the year 10889.
 	ErrBadTime = errors.New("a message's time is between 1970 and the year 10889")
@@ -236,6 +236,14 @@ func checkMessage(m Message) error {
 	if m.Text == "" || len(m.Text) > maxText {
 		return fmt.Errorf("%w, got %d bytes", ErrBadText, len(m.Text))
 	}
+	// Refused rather than repaired, as the tools refuse them: no text is kept with
+	// characters nobody wrote, or with NUL bytes other programs cut text short at.
+	if !utf8.ValidString(m.Text) {
+		return fmt.Errorf("%w: it is not valid UTF-8", ErrBadText)
+	}
+	if strings.IndexByte(m.Text, 0) >= 0 {
+		return fmt.Errorf("%w: it has a NUL byte", ErrBadText)
+	}
 	if m.At.Before(time.Unix(0, 0)) || m.At.After(maxTime) {
 		return fmt.Errorf("%w, got %s", ErrBadTime, m.At.Format(time.RFC3339))
 	}
@@ -271,7 +279,8 @@ func cleanTitle(title string) string {
 		}
 		return r
 	}, title)
-	return strings.TrimSpace(title)
+	// A title is a line to list, not a store: past 400 bytes it is cut.
+	return truncate(strings.TrimSpace(title), 400)
 }
 
 // truncate cuts s to at most n bytes, on a rune boundary, marking the cut with "…".

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,6 +149,9 @@ func setField(fv reflect.Value, val json.RawMessage) error {
 		if err := json.Unmarshal(val, &s); err != nil {
 			return fmt.Errorf("must be text (a JSON string); it got %s", jsonKind(val))
 		}
+		if strings.ContainsRune(s, utf8.RuneError) && strings.Count(s, "\uFFFD") > givenReplacements(val) {
+			return fmt.Errorf("has an escape of half a character (an unpaired surrogate like \\ud800): send text as UTF-8")
+		}
 		if fv.Kind() == reflect.Pointer {
 			fv.Set(reflect.ValueOf(&s))
 		} else {
@@ -164,6 +168,14 @@ func setField(fv reflect.Value, val json.RawMessage) error {
 	}
 	return nil
 }
+
+// givenReplacements counts the U+FFFD characters a JSON string really holds, written out
+// or escaped: the decoder makes more of them from unpaired surrogate escapes.
+func givenReplacements(val json.RawMessage) int {
+	return bytes.Count(val, []byte("\uFFFD")) + len(escapedReplacement.FindAll(val, -1))
+}
+
+var escapedReplacement = regexp.MustCompile(`(?i)\\ufffd`)
 
 // wholeNumber reads a JSON integer, or a string of one (models often quote numbers).
 func wholeNumber(val json.RawMessage) (int, error) {

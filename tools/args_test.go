@@ -42,6 +42,8 @@ func TestBind(t *testing.T) {
 		{`[1,2]`, "t takes its arguments as an object"},
 		{`"text"`, "t takes its arguments as an object"},
 		{"{\"document\":\"a\xff\",\"new\":\"x\"}", "not valid UTF-8 (the first bad byte is at 14)"},
+		{`{"document":"a\ud800b","new":"x"}`, "t's document has an escape of half a character"},
+		{`{"document":"a\ud83d\ude00 \uFFFD \ufffd �","new":"x"}`, ""},
 	} {
 		var a testArgs
 		err := bind("t", request(tc.raw), &a)

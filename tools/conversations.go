@@ -61,7 +61,7 @@ func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (s
 	if err != nil {
 		return "", err
 	}
-	notFound := refusef("No conversation %q in this space that you can read.", a.Conversation)
+	notFound := refusef("No conversation %q in this space that you can read.", short(a.Conversation))
 	c, err := s.threads.Get(a.Conversation)
 	if errors.Is(err, threads.ErrNotFound) || errors.Is(err, threads.ErrBadID) {
 		return "", notFound
@@ -73,7 +73,7 @@ func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (s
 	case errors.Is(err, threads.ErrNotFound):
 		return "", notFound
 	case errors.Is(err, threads.ErrBadBefore):
-		return "", refusef("read_conversation's before must be the id of a message of this conversation, as the last line of a page gives it; it got %q. Leave it out to read the latest messages.", a.Before)
+		return "", refusef("read_conversation's before must be the id of a message of this conversation, as the last line of a page gives it; it got %q. Leave it out to read the latest messages.", short(a.Before))
 	case err != nil:
 		return "", err
 	}

@@ -63,6 +63,15 @@ func gist(s string, n int) string {
 	return strings.TrimRight(s, " ,;:") + "…"
 }
 
+// short is a name the model gave, as answers quote it back: cut past 100 characters, so a
+// huge one doesn't come back whole.
+func short(name string) string {
+	if utf8.RuneCountInString(name) <= 100 {
+		return name
+	}
+	return string([]rune(name)[:100]) + "…"
+}
+
 // quoteBlock fences text as Markdown code, with a fence longer than any run of backticks in it.
 func quoteBlock(text string) string {
 	fence := "```"
@@ -82,7 +91,7 @@ func (s *Server) explain(err error, name string) error {
 	)
 	switch {
 	case errors.Is(err, docstore.ErrNotFound):
-		return refusef("No document %q in this space: list_documents shows what's here.", name)
+		return refusef("No document %q in this space: list_documents shows what's here.", short(name))
 	case errors.As(err, &amb):
 		links := make([]string, len(amb.Matches))
 		for i, d := range amb.Matches {
@@ -92,7 +101,7 @@ func (s *Server) explain(err error, name string) error {
 		if amb.More > 0 {
 			more = fmt.Sprintf(" and %d more", amb.More)
 		}
-		return refusef("%q could be any of %d documents: %s%s. Give the whole title or the id.", name, len(amb.Matches)+amb.More, strings.Join(links, ", "), more)
+		return refusef("%q could be any of %d documents: %s%s. Give the whole title or the id.", short(name), len(amb.Matches)+amb.More, strings.Join(links, ", "), more)
 	case errors.As(err, &taken):
 		return refusef("Another document here is already titled %q: %s (id %s). To replace its text, name it (document: %q); or pick another title.", taken.Title, s.link(taken.Other), taken.Other.ID, taken.Other.ID)
 	case errors.As(err, &nover):

@@ -162,7 +162,7 @@ func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([
 	switch {
 	case errors.Is(err, docstore.ErrNotFound), isAmbiguous(err), (err == nil || nover != nil) && d.ID != id:
 		// Read also finds documents by title; a URI names one by its id only.
-		return nil, fmt.Errorf("no document %q in this space (resources/list shows what's here): %w", id, server.ErrResourceNotFound)
+		return nil, fmt.Errorf("no document %q in this space (resources/list shows what's here): %w", short(id), server.ErrResourceNotFound)
 	case nover != nil:
 		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(s.explain(err, id).Error(), "."), server.ErrResourceNotFound)
 	case err != nil:
@@ -185,16 +185,16 @@ func isAmbiguous(err error) bool {
 func parseDocumentURI(uri string) (id string, version int, err error) {
 	rest, ok := strings.CutPrefix(uri, DocumentURIPrefix)
 	if !ok {
-		return "", 0, fmt.Errorf("%q is not a document URI (%s<id>): %w", uri, DocumentURIPrefix, server.ErrResourceNotFound)
+		return "", 0, fmt.Errorf("%q is not a document URI (%s<id>): %w", short(uri), DocumentURIPrefix, server.ErrResourceNotFound)
 	}
 	rawID, n, versioned := strings.Cut(rest, "/v/")
 	if id, err = url.PathUnescape(rawID); err != nil || id == "" {
-		return "", 0, fmt.Errorf("%q names no document: give %s<id>, with an id from resources/list: %w", uri, DocumentURIPrefix, server.ErrResourceNotFound)
+		return "", 0, fmt.Errorf("%q names no document: give %s<id>, with an id from resources/list: %w", short(uri), DocumentURIPrefix, server.ErrResourceNotFound)
 	}
 	if versioned {
 		version, err = strconv.Atoi(n)
 		if err != nil || version < 1 {
-			return "", 0, fmt.Errorf("%q names no version: n is a version number, 1 or more: %w", uri, server.ErrResourceNotFound)
+			return "", 0, fmt.Errorf("%q names no version: n is a version number, 1 or more: %w", short(uri), server.ErrResourceNotFound)
 		}
 	}
 	return id, version, nil
@@ -235,7 +235,7 @@ func (c completer) CompleteResourceArgument(_ context.Context, uri string, arg m
 func (c completer) documents(typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
 	docs, _, err := c.s.docs.List(completionScan)
 	if err != nil {
-		return nil, fmt.Errorf("listing documents to complete %q: %w", typed, err)
+		return nil, fmt.Errorf("listing documents to complete %q: %w", short(typed), err)
 	}
 	var m matches
 	for _, d := range docs {
@@ -247,7 +247,7 @@ func (c completer) documents(typed string, value func(docstore.Document) string)
 func (c completer) conversations(typed string) (*mcp.Completion, error) {
 	convs, err := c.s.threads.Recent(completionScan, c.s.cfg.Thread)
 	if err != nil {
-		return nil, fmt.Errorf("listing conversations to complete %q: %w", typed, err)
+		return nil, fmt.Errorf("listing conversations to complete %q: %w", short(typed), err)
 	}
 	var m matches
 	for _, conv := range convs {
