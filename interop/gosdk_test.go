@@ -3,7 +3,7 @@ package interop
 import (
 	"bufio"
 	"context"
-	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,25 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "compass-mcp-interop")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "compass-mcp")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/compass-mcp")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building compass-mcp:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 const (
 	// oldest is the first protocol version there was, and the oldest the server negotiates.
@@ -54,11 +36,11 @@ func serverEnv(data string) []string {
 }
 
 // seeded returns a fresh data file holding testdata's conversations, imported with the
-// binary as a person would.
+// testbin.Path as a person would.
 func seeded(t *testing.T) string {
 	t.Helper()
 	data := filepath.Join(t.TempDir(), "compass.db")
-	cmd := exec.Command(binary, "import", "../testdata/import/pricing.jsonl")
+	cmd := exec.Command(testbin.Path, "import", "../testdata/import/pricing.jsonl")
 	cmd.Env = serverEnv(data)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compass-mcp import: %v\n%s", err, out)
@@ -66,20 +48,20 @@ func seeded(t *testing.T) string {
 	return data
 }
 
-// connectStdio starts the binary the way an MCP host does and connects to it.
+// connectStdio starts the testbin.Path the way an MCP host does and connects to it.
 func connectStdio(t *testing.T, version string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
+	cmd := exec.Command(testbin.Path, "serve")
 	cmd.Env = serverEnv(seeded(t))
 	cmd.Stderr = &logWriter{t: t}
 	return connect(t, &mcp.CommandTransport{Command: cmd}, version)
 }
 
-// connectHTTP starts the binary serving streamable HTTP on a free loopback port and
+// connectHTTP starts the testbin.Path serving streamable HTTP on a free loopback port and
 // connects to its endpoint.
 func connectHTTP(t *testing.T, version string) *mcp.ClientSession {
 	t.Helper()
-	cmd := exec.Command(binary, "serve", "--http", "127.0.0.1:0")
+	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = serverEnv(seeded(t))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

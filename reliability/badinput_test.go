@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"encoding/json"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +34,10 @@ func seeded(t *testing.T) (data, planID string) {
 	return data, planID
 }
 
-// run runs the binary with args and stdin, failing the test on a non-zero exit.
+// run runs the testbin.Path with args and stdin, failing the test on a non-zero exit.
 func run(t *testing.T, data, stdin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(testbin.Path, args...)
 	cmd.Env = append(os.Environ(), serverEnv(data)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()

@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -24,32 +24,14 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-var binary string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "compass-mcp-reliability")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "compass-mcp")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/compass-mcp")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building compass-mcp:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // serverEnv is what every server here runs with, plus extra (later entries win).
 func serverEnv(data string, extra ...string) []string {
 	return append([]string{"COMPASS_DATA=" + data, "COMPASS_ME=ana", "COMPASS_SPACE=personal", "COMPASS_LOG=warn", "TZ=UTC"}, extra...)
 }
 
-// server is the binary serving streamable HTTP on a free loopback port.
+// server is the testbin.Path serving streamable HTTP on a free loopback port.
 type server struct {
 	cmd  *exec.Cmd
 	url  string
@@ -60,11 +42,11 @@ type server struct {
 
 var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
 
-// startHTTP starts the binary with serve --http 127.0.0.1:0 and waits for the URL it logs.
+// startHTTP starts the testbin.Path with serve --http 127.0.0.1:0 and waits for the URL it logs.
 // The process is killed when the test ends, if it still runs.
 func startHTTP(t testing.TB, data string, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(testbin.Path, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), serverEnv(data, "COMPASS_LOG=info")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -163,10 +145,10 @@ func httpClient(t testing.TB, url, name string) *client.Client {
 	return c
 }
 
-// stdioClient starts the binary as an MCP server over stdio and initializes a session.
+// stdioClient starts the testbin.Path as an MCP server over stdio and initializes a session.
 func stdioClient(t testing.TB, data string, args ...string) *client.Client {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(binary, serverEnv(data), append([]string{"serve"}, args...)...)
+	c, err := client.NewStdioMCPClient(testbin.Path, serverEnv(data), append([]string{"serve"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"os"
 	"os/exec"
@@ -22,7 +23,7 @@ import (
 // this process's high-water mark.
 func importStdin(t *testing.T, data string, in io.Reader) (out string, err error, took time.Duration, peak int64) {
 	t.Helper()
-	cmd := exec.Command(binary, "import", "-")
+	cmd := exec.Command(testbin.Path, "import", "-")
 	cmd.Env = append(os.Environ(), serverEnv(data)...)
 	cmd.Stdin = in
 	var b bytes.Buffer

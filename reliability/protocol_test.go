@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"net/http"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"time"
 )
 
-// rawStdio is the binary serving stdio, written to and read from line by line, as no
+// rawStdio is the testbin.Path serving stdio, written to and read from line by line, as no
 // MCP client library would.
 type rawStdio struct {
 	t       *testing.T
@@ -26,7 +27,7 @@ type rawStdio struct {
 
 func startRawStdio(t *testing.T, data string) *rawStdio {
 	t.Helper()
-	cmd := exec.Command(binary, "serve")
+	cmd := exec.Command(testbin.Path, "serve")
 	cmd.Env = append(os.Environ(), serverEnv(data)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

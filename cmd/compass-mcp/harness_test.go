@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,31 +22,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The tests here drive the built binary, as a person's MCP client would, over stdio and
+// The tests here drive the built testbin.Path, as a person's MCP client would, over stdio and
 // over streamable HTTP. Answers are compared with golden files in ../../testdata/sessions;
 // go test ./cmd/compass-mcp -update rewrites them.
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with what the server answers now")
 
-var binary string
-
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "compass-mcp-bin")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "compass-mcp")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building compass-mcp:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testbin.Main(m)
 }
 
 // env is what every server in these tests runs with, plus extra.
@@ -53,7 +38,7 @@ func testEnv(data string, extra ...string) []string {
 	return append([]string{"COMPASS_DATA=" + data, "COMPASS_ME=ana", "COMPASS_SPACE=personal", "COMPASS_LOG=warn", "TZ=UTC"}, extra...)
 }
 
-// cli runs the binary with args and returns its stdout, failing the test on a non-zero exit.
+// cli runs the testbin.Path with args and returns its stdout, failing the test on a non-zero exit.
 func cli(t *testing.T, data string, args ...string) string {
 	t.Helper()
 	out, err := cliResult(data, "", args...)
@@ -64,7 +49,7 @@ func cli(t *testing.T, data string, args ...string) string {
 }
 
 func cliResult(data, stdin string, args ...string) (string, error) {
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(testbin.Path, args...)
 	cmd.Env = append(os.Environ(), testEnv(data)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
@@ -76,10 +61,10 @@ func cliResult(data, stdin string, args ...string) (string, error) {
 	return out.String(), nil
 }
 
-// stdioClient starts the binary as an MCP server over stdio and initializes a session.
+// stdioClient starts the testbin.Path as an MCP server over stdio and initializes a session.
 func stdioClient(t *testing.T, data string, args ...string) *client.Client {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(binary, testEnv(data), append([]string{"serve"}, args...)...)
+	c, err := client.NewStdioMCPClient(testbin.Path, testEnv(data), append([]string{"serve"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +73,12 @@ func stdioClient(t *testing.T, data string, args ...string) *client.Client {
 	return c
 }
 
-// httpServer starts the binary serving streamable HTTP on a free loopback port, and
+// httpServer starts the testbin.Path serving streamable HTTP on a free loopback port, and
 // returns its endpoint URL and a func that stops it (SIGINT), which also runs when the
 // test ends.
 func httpServer(t *testing.T, data string, args ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(testbin.Path, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), testEnv(data, "COMPASS_LOG=info")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -183,7 +184,7 @@ func TestBusyFileSaysWhy(t *testing.T) {
 	if !r.isError || !strings.Contains(r.text, "busy") {
 		t.Errorf("a call while another process holds the file: %q (isError %v)", r.text, r.isError)
 	}
-	cmd := exec.Command(binary, "serve")
+	cmd := exec.Command(testbin.Path, "serve")
 	cmd.Env = testEnv(data)
 	start := time.Now()
 	done := make(chan struct{})

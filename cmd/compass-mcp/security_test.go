@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"net/http"
 	"os/exec"
@@ -67,7 +68,7 @@ func TestTokenIsRequired(t *testing.T) {
 // Binding beyond loopback without a token is refused at start, saying why.
 func TestOpenBindNeedsToken(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
-	cmd := exec.Command(binary, "serve", "--http", "0.0.0.0:0")
+	cmd := exec.Command(testbin.Path, "serve", "--http", "0.0.0.0:0")
 	cmd.Env = testEnv(data)
 	done := make(chan struct{})
 	var out []byte

@@ -1,0 +1,38 @@
+// Package testbin builds the compass-mcp binary for tests that drive it as its users do:
+// over stdio and HTTP, as a separate process.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Path is the binary Main built.
+var Path string
+
+// Main builds compass-mcp into a temporary folder, sets Path, runs the tests and removes
+// the folder: call it from TestMain.
+func Main(m *testing.M) {
+	dir, err := os.MkdirTemp("", "compass-mcp-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	Path = filepath.Join(dir, "compass-mcp")
+	_, here, _, _ := runtime.Caller(0)
+	build := exec.Command("go", "build", "-o", Path, "./cmd/compass-mcp")
+	build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building compass-mcp:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
