@@ -48,15 +48,11 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 	if c.agent == "" {
 		c.agent = "agent"
 	}
-	db, err := c.open()
+	db, srv, err := c.mcpServer()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	srv, err := tools.New(db, c.tools())
-	if err != nil {
-		return err
-	}
 	cl, err := client.NewInProcessClient(srv)
 	if err != nil {
 		return err

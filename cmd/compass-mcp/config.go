@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mark3labs/mcp-go/server"
 	"os"
 	"strings"
 
@@ -102,6 +103,20 @@ func (c *config) open() (*datafile.File, error) {
 		c.data = p
 	}
 	return datafile.OpenFile(c.data, datafile.DefaultTimeout, datafile.DefaultIdle)
+}
+
+// mcpServer opens the data file and makes the MCP server on it; the caller closes the file.
+func (c *config) mcpServer() (*datafile.File, *server.MCPServer, error) {
+	db, err := c.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := tools.New(db, c.tools())
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, srv, nil
 }
 
 func (c *config) tools() tools.Config {

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -44,15 +43,11 @@ func serve(args []string) error {
 			return err
 		}
 	}
-	db, err := c.open()
+	db, srv, err := c.mcpServer()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	srv, err := tools.New(db, c.tools())
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.http != "" {
