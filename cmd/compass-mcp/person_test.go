@@ -142,3 +142,24 @@ func TestExportKeepsEveryVersion(t *testing.T) {
 		t.Errorf("the .md file has %q, want the latest text", md)
 	}
 }
+
+// backup copies the data file while a server is using it, and the copy reads.
+func TestBackupWhileServing(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	url, _ := httpServer(t, data, "--agent", "north")
+	c := httpClient(t, url, "backup-test")
+	if a := callTool(t, c, "write_document", map[string]any{"title": "Kept", "text": "safe\n"}); a.isError {
+		t.Fatal(a.text)
+	}
+	copyPath := filepath.Join(t.TempDir(), "backup.db")
+	if out := cli(t, data, "backup", copyPath); !strings.Contains(out, "Backed up") {
+		t.Fatalf("backup said %q", out)
+	}
+	// The server goes on while the copy is read.
+	if a := callTool(t, c, "append_document", map[string]any{"document": "Kept", "text": "after"}); a.isError {
+		t.Fatal(a.text)
+	}
+	if out := cli(t, copyPath, "docs", "show", "Kept"); out != "safe\n" {
+		t.Errorf("the backup has %q", out)
+	}
+}
