@@ -180,5 +180,6 @@ step("prompts/get charter", ["--method", "prompts/get", "--prompt-name", "charte
 step("read_document in the stateless era (2026-07-28)", ["--protocol-era", "modern", ...call("read_document", { document: "Launch plan" })],
   answer("version 3 of 3 · saved by inspector-cli for ana"));
 
-console.log(`Inspector CLI over stdio: ${passed} passed, ${failures.length} failed`);
+console.log(`The Inspector CLI drove the server over stdio.`);
+console.log(`Inspector: ${passed} passed, ${failures.length} failed`);
 process.exit(failures.length ? 1 : 0);
