@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"fmt"
 	"sync"
 
 	"go.etcd.io/bbolt"
@@ -33,7 +34,27 @@ func (b *batcher) do(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx
 	if lead {
 		b.lead(update)
 	}
-	return <-c.done
+	err := <-c.done
+	if p, ok := err.(panicked); ok {
+		panic(p.value) // in the caller's goroutine, where its own recover can log it
+	}
+	return err
+}
+
+// panicked carries a call's panic to its caller, so that one panicking write neither
+// takes down the leader that ran it nor leaves the queue without one.
+type panicked struct{ value any }
+
+func (p panicked) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// run calls fn, turning a panic into a panicked error.
+func run(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicked{p}
+		}
+	}()
+	return fn(tx)
 }
 
 // lead commits batches until the queue is empty.
@@ -61,7 +82,7 @@ func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
 		failed := -1
 		err := update(func(tx *bbolt.Tx) error {
 			for i, c := range calls {
-				if err := c.fn(tx); err != nil {
+				if err := run(c.fn, tx); err != nil {
 					failed = i
 					return err
 				}
@@ -75,7 +96,7 @@ func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
 			return
 		}
 		lone := calls[failed]
-		lone.done <- update(lone.fn)
+		lone.done <- update(func(tx *bbolt.Tx) error { return run(lone.fn, tx) })
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
 }

@@ -135,3 +135,30 @@ func BenchmarkViewOpeningEachTime(b *testing.B) {
 		})
 	}
 }
+
+// A write that panics panics in its own caller; the batcher goes on serving the others.
+func TestBatchSurvivesAPanic(t *testing.T) {
+	f, err := OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("the caller got %v, want its own panic", p)
+			}
+		}()
+		f.Batch(func(*bbolt.Tx) error { panic("boom") })
+	}()
+	done := make(chan error, 1)
+	go func() { done <- f.Batch(func(*bbolt.Tx) error { return nil }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Batch after a panicking one hangs")
+	}
+}

@@ -32,6 +32,8 @@ func (s *Store) Save(name string, base int, text string, by Author, prefer lined
 
 func (s *Store) fromBase(name string, kind Kind, title, text string, base int, by Author, prefer linediff.Prefer) (Saved, error) {
 	return s.Change(name, kind, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+		// A local, not the captured title: this may run again after a rolled-back batch.
+		title := title
 		if strings.TrimSpace(title) == "" {
 			title = latest.Title
 		}

@@ -351,6 +351,7 @@ type Next struct {
 func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
 	var saved Saved
 	err := s.update(func(b *buckets) error {
+		kind := kind // this may run again after a rolled-back batch: don't keep a run's choice
 		d, err := b.named(name)
 		if err != nil {
 			return err
@@ -382,7 +383,8 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 			saved = Saved{Document: d, Unchanged: true}
 			return nil
 		}
-		if !strings.EqualFold(next.Title, latest.Title) {
+		// titleKey, not strings.EqualFold: the index's notion of "the same title" decides.
+		if !bytes.Equal(titleKey(next.Title), titleKey(latest.Title)) {
 			if other := b.titles.Get(titleKey(next.Title)); other != nil && string(other) != d.ID {
 				od, _, err := b.doc(string(other))
 				if err != nil {

@@ -169,6 +169,9 @@ func (im *importer) parseClaudeMessage(conv, convAt string, cm claudeMessage, pe
 			continue
 		}
 		m := base
+		// A tool step is a short summary nobody is shown: a NUL in a tool's output is
+		// written as the symbol for it rather than refusing the whole export.
+		step = strings.ReplaceAll(step, "\x00", "\u2400")
 		m.Text, m.Private = truncate(strings.TrimSpace(step), maxStep), true
 		if cm.UUID != "" {
 			m.External = cm.UUID + "#" + strconv.Itoa(b)
@@ -189,6 +192,9 @@ func (im *importer) parseClaudeMessage(conv, convAt string, cm claudeMessage, pe
 	}
 	m := base
 	m.Text = text
+	if err := checkMessage(m); err != nil {
+		return nil, fmt.Errorf("text: %w", err)
+	}
 	if cm.UUID != "" {
 		m.External = cm.UUID
 	} else {

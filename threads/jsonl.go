@@ -167,7 +167,11 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		at = t.UTC().Format(time.RFC3339Nano)
 	}
 	if err := checkMessage(l.m); err != nil {
-		return line{}, fmt.Errorf("field \"at\": %w", err)
+		field := "text"
+		if errors.Is(err, ErrBadTime) {
+			field = "at"
+		}
+		return line{}, fmt.Errorf("field %q: %w", field, err)
 	}
 	if id != "" {
 		if err := validExternal(id); err != nil {

@@ -58,8 +58,16 @@ func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>) [COMPASS_LINK_BASE]")
 }
 
-// parse reads args into fs, allowing flags after the positional arguments too.
+// parse reads args into fs, allowing flags after the positional arguments too; everything
+// after "--" is positional.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -67,10 +75,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
+			return append(pos, rest...), nil
 		}
 		pos = append(pos, args[0])
 		args = args[1:]

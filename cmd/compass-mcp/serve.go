@@ -72,13 +72,18 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, server.NewStreamableHTTPServer(srv,
+	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(slog.Default()),
 		server.WithSessionIdleTTL(sessionIdle),
-	)))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
+		// open; http.Server's alone would wait for them until its deadline.
+		server.WithStreamableHTTPServer(hs),
+	)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", guard(token, mcpHTTP))
+	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -90,7 +95,11 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	slog.Info("shutting down: finishing calls in flight")
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	if err := mcpHTTP.Shutdown(sctx); err != nil {
+		slog.Warn("calls still running after 10 s were cut short", "err", err)
+		hs.Close()
+	}
+	return nil
 }
 
 // bindAddress binds loopback unless the address names a host: ":7410" is 127.0.0.1:7410.

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
+)
+
+// SIGTERM ends an HTTP server promptly and cleanly even while a client holds its GET
+// stream open, as MCP clients do.
+func TestShutdownWithAnOpenStream(t *testing.T) {
+	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), testEnv(filepath.Join(t.TempDir(), "c.db"), "COMPASS_LOG=info")...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && sc.Scan() {
+		if m := regexp.MustCompile(`url=(http://\S+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	res, _ := post(t, url, strings.NewReader(initBody), nil)
+	sid := res.Header.Get("Mcp-Session-Id")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Accept", "text/event-stream")
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the server ended with %v", err)
+		}
+		t.Logf("stopped %s after SIGINT", time.Since(start).Round(time.Millisecond))
+	case <-time.After(8 * time.Second):
+		t.Fatal("the server still runs 8 s after SIGINT")
+	}
+}

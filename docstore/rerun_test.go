@@ -1,0 +1,65 @@
+package docstore_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"go.etcd.io/bbolt"
+)
+
+// rerun plays the group commit's worst sequence for one write: it runs in a batch that is
+// rolled back because another call failed, that other call commits alone (between), then
+// the write runs again. Nothing of the first run may leak into the second.
+type rerun struct {
+	*datafile.File
+	between func()
+}
+
+func (r *rerun) Batch(fn func(*bbolt.Tx) error) error {
+	if b := r.between; b != nil {
+		r.between = nil
+		r.File.Update(func(tx *bbolt.Tx) error { fn(tx); return errors.New("another call failed") })
+		b()
+	}
+	return r.File.Update(fn)
+}
+
+func TestRerunWriteTakesTheTitleAfresh(t *testing.T) {
+	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	plain := docstore.New(f, "personal")
+	d := mustCreate(t, plain, "Plan", "one\n")
+	s := docstore.New(&rerun{File: f, between: func() {
+		if _, err := plain.Write(d.ID, "Roadmap", "one\n", 0, north); err != nil {
+			t.Fatal(err)
+		}
+	}}, "personal")
+	if _, err := s.Write(d.ID, "", "two\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	if got, v, _ := s.Read(d.ID, 0); got.Title != "Roadmap" || v.Text != "two\n" {
+		t.Errorf("a write without a title after a rename in between: %q %q (v%d, %s)", got.Title, v.Text, v.Number, v.Kind)
+	}
+}
+
+// Titles are the same when the index says so: "Plan ſ" may not be renamed "Plan S" while
+// "Plan s" exists, though strings.EqualFold calls ſ and S the same.
+func TestRenameCannotTakeATitleByFolding(t *testing.T) {
+	s := open(t, "personal")
+	a := mustCreate(t, s, "Plan \u017f", "a\n")
+	b := mustCreate(t, s, "Plan s", "b\n")
+	var taken *docstore.TitleTakenError
+	if _, err := s.Write(a.ID, "Plan S", "a\n", 0, north); !errors.As(err, &taken) || taken.Other.ID != b.ID {
+		t.Errorf("renaming onto another's title = %v, want it taken by %s", err, b.ID)
+	}
+	if d, err := s.Find("Plan s"); err != nil || d.ID != b.ID {
+		t.Errorf("Find(Plan s) = %s, %v; want %s", d.ID, err, b.ID)
+	}
+}
