@@ -45,12 +45,21 @@ func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the folder of the data file %s: %w", path, err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("%w (%s): waited %s for its lock; stop the other process or give this one another --data file", ErrBusy, path, timeout)
+	// bbolt retries a held lock every 50 ms; two processes taking turns would wait that
+	// long each time. Ask it to try once (a timeout under its retry time) and retry here
+	// sooner, backing off to 10 ms.
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Millisecond})
+		if err == nil {
+			return db, nil
+		}
+		if !errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("opening the data file %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w (%s): waited %s for its lock; stop the other process or give this one another --data file", ErrBusy, path, timeout)
+		}
+		time.Sleep(wait)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("opening the data file %s: %w", path, err)
-	}
-	return db, nil
 }

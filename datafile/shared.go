@@ -47,7 +47,7 @@ type File struct {
 
 // DefaultIdle is how long a File stays open after its last transaction: long enough to
 // span one tool call's few transactions, short enough that another process barely waits.
-const DefaultIdle = 50 * time.Millisecond
+const DefaultIdle = 25 * time.Millisecond
 
 // OpenFile returns the data file at path, held only while in use. It opens the file once to
 // create it (and its folder) and check it can be had, then lets go of it.
