@@ -30,6 +30,7 @@ func serve(args []string) error {
 	fs := flags("serve", &c)
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
+	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -51,7 +52,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.http != "" {
-		return serveHTTP(ctx, srv, c, addr, *token)
+		return serveHTTP(ctx, srv, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -63,11 +64,11 @@ func serve(args []string) error {
 	return nil
 }
 
-// sessionIdle is how long an HTTP session may go unused before it is forgotten, so that a
-// flood of sessions cannot grow the server without end.
+// sessionIdle is how long an HTTP session may go unused before it is forgotten (unless
+// --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -76,7 +77,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
 		server.WithStreamableHTTPLogger(slog.Default()),
-		server.WithSessionIdleTTL(sessionIdle),
+		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
 		// open; http.Server's alone would wait for them until its deadline.
 		server.WithStreamableHTTPServer(hs),
