@@ -3,7 +3,6 @@ package interop
 import (
 	"bufio"
 	"context"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"encoding/json"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/mark3labs/mcp-go/client"
 )
 

@@ -3,7 +3,6 @@ package reliability
 import (
 	"bytes"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 

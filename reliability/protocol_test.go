@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
 
 // rawStdio is the testbin.Path serving stdio, written to and read from line by line, as no

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/mark3labs/mcp-go/client"
 )
 

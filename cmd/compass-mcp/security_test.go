@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"io"
 	"net/http"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
