@@ -257,24 +257,9 @@ func FuzzImportJSONL(f *testing.F) {
 			t.Skip("a Claude export, not JSON Lines")
 		}
 		s := New(db, fmt.Sprintf("fuzz%d", n.Add(1))).WithClock(func() time.Time { return t0 })
-		sum, err := s.Import(bytes.NewReader(in), "ana", nil)
-		if err != nil {
-			var ie *ImportError
-			if !errors.As(err, &ie) || ie.Line < 1 || !strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: ", ie.Line)) {
-				t.Fatalf("Import error %q does not name a line", err)
-			}
-			if got, _ := s.Recent(1, ""); len(got) != 0 {
-				t.Fatalf("a failed import left %v", ids(got))
-			}
-			return
-		}
-		again, err := s.Import(bytes.NewReader(in), "ana", nil)
-		if err != nil {
-			t.Fatalf("re-import failed: %v", err)
-		}
-		if again.Messages != 0 || again.Skipped != sum.Messages+sum.Skipped {
-			t.Fatalf("re-import %+v after %+v: want every message skipped", again, sum)
-		}
+		importTwice(t, s, in, func(ie *ImportError, err error) bool {
+			return ie.Line >= 1 && strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: ", ie.Line))
+		})
 	})
 }
 
@@ -283,4 +268,28 @@ func looksClaude(in []byte) bool {
 	in = bytes.TrimPrefix(in, []byte("\uFEFF"))
 	in = bytes.TrimLeft(in, " \t\r\n")
 	return len(in) > 0 && in[0] == '['
+}
+
+// importTwice imports in: a refusal must be an *ImportError whose place placed accepts,
+// and leave nothing behind; an import done again must add nothing.
+func importTwice(t *testing.T, s *Store, in []byte, placed func(*ImportError, error) bool) {
+	t.Helper()
+	sum, err := s.Import(bytes.NewReader(in), "ana", nil)
+	if err != nil {
+		var ie *ImportError
+		if !errors.As(err, &ie) || !placed(ie, err) {
+			t.Fatalf("Import error %q does not say where", err)
+		}
+		if got, _ := s.Recent(1, ""); len(got) != 0 {
+			t.Fatalf("a failed import left %v", ids(got))
+		}
+		return
+	}
+	again, err := s.Import(bytes.NewReader(in), "ana", nil)
+	if err != nil {
+		t.Fatalf("re-import failed: %v", err)
+	}
+	if again.Messages != 0 || again.Skipped != sum.Messages+sum.Skipped {
+		t.Fatalf("re-import %+v after %+v: want every message skipped", again, sum)
+	}
 }
