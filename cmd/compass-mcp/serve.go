@@ -32,6 +32,7 @@ func serve(args []string) error {
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
+	webFlag(fs, &c)
 	if rest, err := parse(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -51,6 +52,9 @@ func serve(args []string) error {
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := c.servePage(ctx, db, addr, *token); err != nil {
+		return err
+	}
 	if c.http != "" {
 		return serveHTTP(ctx, srv, c, addr, *token, *idle)
 	}
@@ -83,7 +87,8 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, mcpHTTP))
+	mux.Handle("/mcp", toPage(c.samePage, guard(token, mcpHTTP)))
+	mountPage(mux, hs, c, ln)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
