@@ -234,7 +234,7 @@ var (
 // The tags render makes have no script, no event attribute and no script URL; text that
 // merely looks like them is escaped. (The browser tests check the DOM itself.)
 func TestRenderRefusesScript(t *testing.T) {
-	for _, md := range xssCorpus {
+	for _, md := range xssCorpus(t, "testdata/xss.json") {
 		out := string(render(md))
 		for _, tag := range tagRE.FindAllString(out, -1) {
 			if eventRE.MatchString(tag) || badTagRE.MatchString(tag) || badLinkRE.MatchString(tag) {

@@ -1,42 +1,24 @@
 package web
 
-// xssCorpus is Markdown an agent might write to attack the person's browser: the page must
-// render every one without a script, an event attribute or a script URL reaching the DOM.
-var xssCorpus = []string{
-	`<script>alert(1)</script>`,
-	"<img src=x onerror=alert(1)>",
-	`<IMG SRC="javascript:alert('XSS');">`,
-	`[click](javascript:alert(1))`,
-	`[click](JaVaScRiPt:alert(1))`,
-	`[click](  javascript:alert(1))`,
-	`[click](&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;alert(1))`,
-	`[click](java&#x09;script:alert(1))`,
-	`[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)`,
-	`![img](javascript:alert(1))`,
-	`![img](x" onerror="alert(1))`,
-	`[a](x" onmouseover="alert(1))`,
-	`<a href="javascript:alert(1)">x</a>`,
-	`<svg onload=alert(1)>`,
-	`<svg><script>alert(1)</script></svg>`,
-	`<iframe src="javascript:alert(1)"></iframe>`,
-	`<iframe srcdoc="<script>alert(1)</script>"></iframe>`,
-	`<details open ontoggle=alert(1)>`,
-	`<body onload=alert(1)>`,
-	`<object data="javascript:alert(1)"></object>`,
-	`<embed src="javascript:alert(1)">`,
-	`<style>@import 'javascript:alert(1)';</style>`,
-	`<form><button formaction=javascript:alert(1)>x</button></form>`,
-	"<scr<script>ipt>alert(1)</scr</script>ipt>",
-	"`<script>alert(1)</script>` and ```\n<script>alert(1)</script>\n```",
-	`&lt;script&gt;alert(1)&lt;/script&gt;`,
-	"<div\nonclick=alert(1)>x</div>",
-	`<a href="&#x6A;avascript:alert(1)">x</a>`,
-	`<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>`,
-	`[x](vbscript:msgbox(1))`,
-	`<https://example.com/" onmouseover="alert(1)>`,
-	"| a | b |\n|---|---|\n| <img src=x onerror=alert(1)> | [x](javascript:alert(1)) |",
-	"- [ ] <img src=x onerror=alert(1)>\n- [x] done",
-	`[x]: javascript:alert(1)` + "\n\n[link][x]",
-	`<!-- --><script>alert(1)</script> -->`,
-	`<noscript><p title="</noscript><img src=x onerror=alert(1)>">`,
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// xssCorpus reads testdata/xss.json: Markdown an agent might write to attack the person's
+// browser (raw script, event attributes, javascript: and data: links, entities, nested
+// tricks). The page must render every one without a script, an event attribute or a
+// script URL reaching the DOM. The browser tests read it too.
+func xssCorpus(t testing.TB, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var corpus []string
+	if err := json.Unmarshal(raw, &corpus); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return corpus
 }
