@@ -171,9 +171,8 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	out := make([]historyRow, len(vs))
 	pg := page{Title: "History of " + d.Title, Nav: "docs", Live: &live{Doc: d.ID, Version: d.Version}}
 	s.names(func(n spaces.Names) {
-		for i, v := range vs {
-			// Newest first.
-			out[len(vs)-1-i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i > 0 && vs[i-1].Title != v.Title}
+		for i, v := range vs { // newest first
+			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
 		}
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,6 +16,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // fixture is a page on a real data file, served on loopback, with Ana as its person.
@@ -250,5 +252,85 @@ func TestDocumentLinksRewritten(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("render: %s lacks %s", out, want)
 		}
+	}
+}
+
+func TestConversationsNeverShowPrivateSteps(t *testing.T) {
+	f := newFixture(t)
+	th := threads.New(f.db, "personal")
+	if _, err := th.Say("pricing", "Pricing", threads.Message{From: "person:ana", To: "agent:north", Text: "We settled on 12 a month."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "list_documents → secret step", Private: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "Noted: 12 a month."}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	list := body(t, f.get(c, "/conversations"))
+	page := body(t, f.get(c, "/conversation/pricing"))
+	for _, got := range []string{list, page} {
+		if strings.Contains(got, "secret step") {
+			t.Fatalf("a private step is shown:\n%s", got)
+		}
+	}
+	if !strings.Contains(list, "Pricing") || !strings.Contains(list, "2 messages") {
+		t.Errorf("the list:\n%s", list)
+	}
+	if !strings.Contains(page, "<strong>Ana</strong> → north") || !strings.Contains(page, "Noted: 12 a month.") {
+		t.Errorf("the conversation shows people by their names:\n%s", page)
+	}
+}
+
+func TestRenameRestoreDeleteUndelete(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	id := saved.Document.ID
+	f.docs.Write(id, "", "two\n", 0, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	f.post(c, "/document/"+id+"/rename", url.Values{"title": {"Launch plan"}}).Body.Close()
+	f.post(c, "/document/"+id+"/restore", url.Values{"n": {"1"}}).Body.Close()
+	_, vs, _ := f.docs.History(id)
+	// Newest first.
+	if len(vs) != 4 || vs[1].Kind != docstore.KindRename || vs[0].Kind != docstore.KindRestore || vs[0].Text != "one\n" || vs[0].Title != "Launch plan" || vs[0].Author.By != "person:ana" {
+		t.Fatalf("after rename and restore: %+v", vs)
+	}
+	f.post(c, "/document/"+id+"/delete", nil).Body.Close()
+	if got := body(t, f.get(c, "/")); strings.Contains(got, "Launch plan") {
+		t.Fatalf("the list still shows a deleted document:\n%s", got)
+	}
+	if got := body(t, f.get(c, "/deleted")); !strings.Contains(got, "Launch plan") || !strings.Contains(got, "deleted by Ana") {
+		t.Fatalf("the deleted list:\n%s", got)
+	}
+	f.post(c, "/document/"+id+"/undelete", nil).Body.Close()
+	if got := body(t, f.get(c, "/")); !strings.Contains(got, "Launch plan") {
+		t.Fatalf("undeleted, the list lacks it:\n%s", got)
+	}
+}
+
+func TestListPages(t *testing.T) {
+	f := newFixture(t)
+	for i := range PageSize + 3 {
+		f.docs.Create(fmt.Sprintf("Doc %03d", i), "x\n", docstore.KindWrite, agent)
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	first := body(t, f.get(c, "/"))
+	if strings.Count(first, `class="title"`) != PageSize || !strings.Contains(first, "Doc 052") || strings.Contains(first, "Doc 002") {
+		t.Fatalf("the first page:\n%s", first)
+	}
+	next := regexp.MustCompile(`href="/\?after=([0-9a-f]+)"`).FindStringSubmatch(first)
+	if next == nil {
+		t.Fatal("no link to the next page")
+	}
+	second := body(t, f.get(c, "/?after="+next[1]))
+	if strings.Count(second, `class="title"`) != 3 || !strings.Contains(second, "Doc 000") {
+		t.Fatalf("the second page:\n%s", second)
+	}
+	if found := body(t, f.get(c, "/?q=doc+05")); strings.Count(found, `class="title"`) != 4 { // Doc 005, 050, 051, 052
+		t.Fatalf("searching titles: %s", regexp.MustCompile(`(?s)<main>.*</main>`).FindString(found))
 	}
 }
