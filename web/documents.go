@@ -138,7 +138,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: render(v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
 	pg := page{Title: d.Title, Nav: "docs", Data: &view}
 	s.names(func(n spaces.Names) {
 		view.By = byWhom(n, v.Author)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"fmt"
 	"html/template"
 	"regexp"
 	"sync"
@@ -16,12 +17,13 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// markdown renders a document's text: CommonMark with GFM (tables, task lists,
-// strikethrough, autolinks), raw HTML left out (goldmark's default), links to documents
-// rewritten to their pages here; then bluemonday's UGC policy as a second layer, in case
-// goldmark ever lets something through.
+// markdown renders a document's text: CommonMark with GFM's tables, task lists and
+// strikethrough, raw HTML left out (goldmark's default), links to documents rewritten to
+// their pages here; then bluemonday's UGC policy as a second layer, in case goldmark ever
+// lets something through. GFM's linkify (bare URLs made links) is left out: on a 100 KB
+// text it took as long as the rest of the parse; <https://...> still links.
 var markdown = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
 	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100))),
 )
 
@@ -64,4 +66,49 @@ func (documentLinks) Transform(doc *ast.Document, _ text.Reader, _ parser.Contex
 		}
 		return ast.WalkContinue, nil
 	})
+}
+
+// renderCache keeps the HTML of versions recently shown: a version never changes, so its
+// HTML can be kept as long as room allows, and a page opened by several browsers, or
+// reloaded by a live update, renders each version once. Oldest in, first out, within max
+// bytes of HTML.
+type renderCache struct {
+	mu    sync.Mutex
+	html  map[string]template.HTML
+	order []string
+	bytes int
+	max   int
+}
+
+func newRenderCache(max int) *renderCache {
+	return &renderCache{html: map[string]template.HTML{}, max: max}
+}
+
+// version returns the HTML of version n of document id, whose text is text.
+func (c *renderCache) version(id string, n int, text string) template.HTML {
+	key := fmt.Sprintf("%s/%d", id, n)
+	c.mu.Lock()
+	h, ok := c.html[key]
+	c.mu.Unlock()
+	if ok {
+		return h
+	}
+	h = render(text)
+	if len(h) > c.max/4 {
+		return h
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.html[key]; !ok {
+		c.html[key] = h
+		c.order = append(c.order, key)
+		c.bytes += len(h)
+		for c.bytes > c.max && len(c.order) > 0 {
+			old := c.order[0]
+			c.order = c.order[1:]
+			c.bytes -= len(c.html[old])
+			delete(c.html, old)
+		}
+	}
+	return h
 }

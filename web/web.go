@@ -60,6 +60,7 @@ type Site struct {
 	log     *slog.Logger
 	handler http.Handler
 	store   string // the data file's id (see StoreID)
+	html    *renderCache
 }
 
 // New makes the page for cfg.Space in db. Close stops its watcher.
@@ -85,7 +86,7 @@ func New(db datafile.DB, cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the data file's id: %w", err)
 	}
-	s := &Site{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), pages: p, log: cfg.Logger, store: store}
+	s := &Site{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
 	s.live = newHub(s)
 	s.handler = s.routes()
 	return s, nil
