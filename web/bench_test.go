@@ -102,6 +102,9 @@ func BenchmarkDocumentPage(b *testing.B) {
 					id = saved.Document.ID
 				})
 				b.SetBytes(int64(size.bytes))
+				if warm {
+					get(b, site, cookie, "/document/"+id)
+				}
 				b.ResetTimer()
 				cpu := cpuTime()
 				for b.Loop() {
