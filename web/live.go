@@ -177,6 +177,9 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 		return
 	}
 	defer s.live.unsubscribe(id, c)
+	// The stream lives as long as the page is open: no write deadline the server may set
+	// for other requests applies to it.
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

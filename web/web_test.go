@@ -106,7 +106,7 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 	id := saved.Document.ID
 	c := f.client()
 	resp := f.get(c, "/document/"+id)
-	if got := body(t, resp); resp.StatusCode != http.StatusUnauthorized || strings.Contains(got, "Record the trailer") || !strings.Contains(got, "compass-mcp open "+id) {
+	if got := body(t, resp); resp.StatusCode != http.StatusUnauthorized || strings.Contains(got, "Record the trailer") || strings.Contains(got, "Launch plan") || strings.Contains(got, "personal") || !strings.Contains(got, "compass-mcp open "+id) {
 		t.Fatalf("not signed in: got %d\n%s", resp.StatusCode, got)
 	}
 	code, err := NewCode(f.db, "ana", "personal", "/document/"+id)

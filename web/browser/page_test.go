@@ -179,6 +179,18 @@ func TestLiveUpdate(t *testing.T) {
 	}
 	t.Logf("the new version showed %v after the agent's process returned", took)
 	shot(t, ctx, "live")
+
+	// The editor with nothing changed follows too: its text and base move to the new version.
+	navigate(t, ctx, s.url+"/document/"+id+"/edit")
+	waitText(t, ctx, "Editing from version 2")
+	s.agent(t, "append_document", "document="+id, "text=Live: the script is written.")
+	waitText(t, ctx, "the editor now holds it")
+	if text := eval[string](t, ctx, `document.querySelector("textarea[name=text]").value`); !strings.HasSuffix(text, "Live: the script is written.\n") {
+		t.Fatalf("the untouched editor holds %q", text)
+	}
+	if base := eval[string](t, ctx, `document.querySelector("input[name=base]").value`); base != "3" {
+		t.Fatalf("the untouched editor's base is %s, want 3", base)
+	}
 }
 
 // Nothing an agent writes runs in the person's browser: every vector of the corpus is
