@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -65,6 +66,9 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 // search finds documents by title as the tools name them: a link or id, the exact title,
 // or the titles holding every word given (up to ten).
 func (s *Site) search(q string) ([]docstore.Document, error) {
+	if id, ok := doclink.ID(q); ok {
+		q = id
+	}
 	d, err := s.docs.Find(q)
 	var amb *docstore.AmbiguousError
 	switch {
@@ -183,7 +187,21 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	s.render(w, r, http.StatusOK, "history", pg)
 }
 
+// byID finds the document an address names: by its id only, never by title words, so
+// that /document/launch/delete deletes nothing.
+func (s *Site) byID(id string) (docstore.Document, error) {
+	d, err := s.docs.Find(id)
+	if err == nil && d.ID != id {
+		err = docstore.ErrNotFound
+	}
+	return d, err
+}
+
 func (s *Site) rename(w http.ResponseWriter, r *http.Request, p who) {
+	if _, err := s.byID(r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	saved, err := s.docs.Rename(r.PathValue("id"), r.FormValue("title"), me(p))
 	if err != nil {
 		s.fail(w, r, err)
@@ -198,6 +216,10 @@ func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {
 		s.problem(w, r, http.StatusBadRequest, "Nothing was restored", "Restore needs the number of a version.")
 		return
 	}
+	if _, err := s.byID(r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	saved, err := s.docs.Restore(r.PathValue("id"), n, me(p))
 	if err != nil {
 		s.fail(w, r, err)
@@ -208,7 +230,7 @@ func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {
 
 func (s *Site) remove(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	if _, err := s.docs.Find(id); err != nil {
+	if _, err := s.byID(id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

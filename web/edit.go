@@ -36,10 +36,7 @@ const contextLines = 3
 
 func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, err := s.docs.Find(id)
-	if err == nil && d.ID != id {
-		err = docstore.ErrNotFound
-	}
+	d, err := s.byID(id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -186,7 +183,7 @@ func (s *Site) save(w http.ResponseWriter, r *http.Request, p who) {
 	case "theirs":
 		prefer = linediff.PreferTheirs
 	}
-	if _, err := s.docs.Find(id); err != nil {
+	if _, err := s.byID(id); err != nil {
 		s.fail(w, r, err)
 		return
 	}

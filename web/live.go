@@ -157,8 +157,8 @@ func (h *hub) check(docs map[string]int) {
 // version as JSON.
 func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, err := s.docs.Find(id)
-	if err != nil || d.ID != id {
+	d, err := s.byID(id)
+	if err != nil {
 		http.Error(w, "No such document", http.StatusNotFound)
 		return
 	}

@@ -37,7 +37,6 @@ const (
 	CodeLife = 15 * time.Minute
 	// SessionLife is how long a browser stays signed in.
 	SessionLife = 30 * 24 * time.Hour
-	cookieName  = "compass_session"
 )
 
 // ErrBadCode is returned by SignIn for a code that is unknown, used or expired.
@@ -139,6 +138,10 @@ func redeem(db datafile.DB, code string) (string, grant, error) {
 	return cookie, g, err
 }
 
+// cookieName is the session cookie's name, the store's own: browsers keep cookies by host,
+// not port, so two pages on 127.0.0.1 (two stores) must not overwrite each other's.
+func (s *Site) cookieName() string { return "compass_" + s.store[:12] }
+
 // who is the signed-in person a page is for.
 type who struct {
 	Person string
@@ -147,7 +150,7 @@ type who struct {
 
 // session finds the person a request's cookie signed in, if it still may see the space.
 func (s *Site) session(r *http.Request) (who, bool) {
-	c, err := r.Cookie(cookieName)
+	c, err := r.Cookie(s.cookieName())
 	if err != nil || len(c.Value) != 64 {
 		return who{}, false
 	}
@@ -204,7 +207,7 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: cookie, Path: "/", MaxAge: int(SessionLife.Seconds()),
+		Name: s.cookieName(), Value: cookie, Path: "/", MaxAge: int(SessionLife.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
 	})
 	next := g.Next
@@ -227,6 +230,6 @@ func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
 			s.log.Error("signing out", "err", err)
 		}
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{}})
 }

@@ -120,7 +120,7 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 	u, _ := url.Parse(f.srv.URL)
 	var session *http.Cookie
 	for _, ck := range c.Jar.Cookies(u) {
-		if ck.Name == cookieName {
+		if ck.Name == f.site.cookieName() {
 			session = ck
 		}
 	}
@@ -332,5 +332,23 @@ func TestListPages(t *testing.T) {
 	}
 	if found := body(t, f.get(c, "/?q=doc+05")); strings.Count(found, `class="title"`) != 4 { // Doc 005, 050, 051, 052
 		t.Fatalf("searching titles: %s", regexp.MustCompile(`(?s)<main>.*</main>`).FindString(found))
+	}
+}
+
+// An address names a document by its id only: title words in its place find nothing.
+func TestAddressesNameByIDOnly(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Launch plan", "one\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	for _, path := range []string{"/document/launch/delete", "/document/launch/rename", "/document/launch/edit"} {
+		resp := f.post(c, path, url.Values{"title": {"Gone"}, "base": {"1"}, "text": {"x\n"}})
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if d, err := f.docs.Find(saved.Document.ID); err != nil || d.Version != 1 || d.Title != "Launch plan" {
+		t.Fatalf("after posts to title words: %+v %v", d, err)
 	}
 }
