@@ -129,7 +129,7 @@ func startPage(ctx context.Context, c *config, db *datafile.File, addr string, s
 		ln.Close()
 		return nil, err
 	}
-	url := "http://" + ln.Addr().String()
+	url := pageURL(ln.Addr())
 	if err := web.Announce(db, url); err != nil {
 		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
 	}
@@ -254,7 +254,7 @@ func servePageOnly(c config, token, next string, browser bool) error {
 		ln.Close()
 		return err
 	}
-	url := "http://" + ln.Addr().String()
+	url := pageURL(ln.Addr())
 	if err := web.Announce(db, url); err != nil {
 		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
 	}
@@ -337,10 +337,24 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, ln net.Listener) {
 	}
 	mux.Handle("/", c.samePage)
 	hs.RegisterOnShutdown(c.samePage.Close)
-	url := "http://" + ln.Addr().String()
+	url := pageURL(ln.Addr())
 	c.links.serving(url)
 	if err := web.Announce(c.links.db, url); err != nil {
 		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
 	}
 	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
+}
+
+// pageURL is the page's address as links give it: an address bound on every interface
+// (0.0.0.0, ::) is linked as 127.0.0.1, which this machine reaches; for links that other
+// machines follow, --link-base names the host they know.
+func pageURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
