@@ -150,6 +150,8 @@ func (h *hub) check(docs map[string]int) {
 			}
 		}
 		h.mu.Unlock()
+		// The pages told will ask for the new version at once: have its HTML under way.
+		go h.s.html.version(id, v.Number, v.Text)
 	}
 }
 

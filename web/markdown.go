@@ -71,44 +71,62 @@ func (documentLinks) Transform(doc *ast.Document, _ text.Reader, _ parser.Contex
 // renderCache keeps the HTML of versions recently shown: a version never changes, so its
 // HTML can be kept as long as room allows, and a page opened by several browsers, or
 // reloaded by a live update, renders each version once. Oldest in, first out, within max
-// bytes of HTML.
+// bytes of HTML. A version being rendered is rendered once: other callers wait for it.
 type renderCache struct {
-	mu    sync.Mutex
-	html  map[string]template.HTML
-	order []string
-	bytes int
-	max   int
+	mu      sync.Mutex
+	html    map[string]template.HTML
+	pending map[string]chan struct{} // closed when the version's HTML is in html (or given up)
+	order   []string
+	bytes   int
+	max     int
 }
 
 func newRenderCache(max int) *renderCache {
-	return &renderCache{html: map[string]template.HTML{}, max: max}
+	return &renderCache{html: map[string]template.HTML{}, pending: map[string]chan struct{}{}, max: max}
 }
 
 // version returns the HTML of version n of document id, whose text is text.
 func (c *renderCache) version(id string, n int, text string) template.HTML {
 	key := fmt.Sprintf("%s/%d", id, n)
 	c.mu.Lock()
-	h, ok := c.html[key]
-	c.mu.Unlock()
-	if ok {
-		return h
+	for {
+		if h, ok := c.html[key]; ok {
+			c.mu.Unlock()
+			return h
+		}
+		wait, busy := c.pending[key]
+		if !busy {
+			break
+		}
+		c.mu.Unlock()
+		<-wait
+		c.mu.Lock()
+		if _, ok := c.html[key]; !ok {
+			// Too large to keep: render it here.
+			c.mu.Unlock()
+			return render(text)
+		}
 	}
-	h = render(text)
+	done := make(chan struct{})
+	c.pending[key] = done
+	c.mu.Unlock()
+
+	h := render(text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, key)
+	defer close(done)
 	if len(h) > c.max/4 {
 		return h
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.html[key]; !ok {
-		c.html[key] = h
-		c.order = append(c.order, key)
-		c.bytes += len(h)
-		for c.bytes > c.max && len(c.order) > 0 {
-			old := c.order[0]
-			c.order = c.order[1:]
-			c.bytes -= len(c.html[old])
-			delete(c.html, old)
-		}
+	c.html[key] = h
+	c.order = append(c.order, key)
+	c.bytes += len(h)
+	for c.bytes > c.max && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.html[old])
+		delete(c.html, old)
 	}
 	return h
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"html/template"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,5 +352,29 @@ func TestAddressesNameByIDOnly(t *testing.T) {
 	}
 	if d, err := f.docs.Find(saved.Document.ID); err != nil || d.Version != 1 || d.Title != "Launch plan" {
 		t.Fatalf("after posts to title words: %+v %v", d, err)
+	}
+}
+
+// Callers asking for one version at once get one rendering between them.
+func TestRenderCacheRendersOnce(t *testing.T) {
+	c := newRenderCache(1 << 20)
+	md := markdownOf(20_000)
+	var wg sync.WaitGroup
+	got := make([]template.HTML, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = c.version("01M8PGKZD91FPDJN4QQFFR0WBP", 1, md) })
+	}
+	wg.Wait()
+	for _, h := range got {
+		if h != got[0] || h == "" {
+			t.Fatal("callers got different HTML")
+		}
+	}
+	if len(c.html) != 1 || len(c.pending) != 0 || c.bytes != len(got[0]) {
+		t.Fatalf("cache: %d kept, %d pending, %d bytes", len(c.html), len(c.pending), c.bytes)
+	}
+	small := newRenderCache(100)
+	if h := small.version("x", 1, md); h != got[0] || len(small.html) != 0 {
+		t.Fatal("a version too large to keep is rendered and not kept")
 	}
 }
