@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,4 +233,50 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// "compass-mcp web" serves only the page, and prints a sign-in link that works.
+func TestWebServesOnlyThePage(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "c.db")
+	cli(t, data, "call", "write_document", "title=Launch plan", "text=Record the trailer.")
+	cmd := exec.Command(testbin.Path, "web", "--web", "127.0.0.1:0", "--browser=false")
+	cmd.Env = append(os.Environ(), pageEnv(data)...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	links := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			links <- sc.Text()
+		}
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(10 * time.Second):
+		t.Fatal("compass-mcp web printed no sign-in link")
+	}
+	jar := &http.Client{Timeout: 5 * time.Second}
+	jar.Jar, _ = cookiejar.New(nil)
+	resp, err := jar.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Launch plan") {
+		t.Fatalf("signed in through %s: %d\n%s", link, resp.StatusCode, body)
+	}
+	base := link[:strings.Index(link, "/signin")]
+	resp, err = jar.Post(base+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("compass-mcp web answers /mcp: %d", resp.StatusCode)
+	}
 }
