@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/doclink"
 	"go.etcd.io/bbolt"
 )
 
@@ -181,7 +182,8 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.session(r)
 		if !ok {
-			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: r.PathValue("id")}})
+			doc, _ := doclink.ID(r.URL.Path) // a document's page: the command to run names it
+			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc}})
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
