@@ -87,7 +87,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", toPage(c.samePage, guard(token, mcpHTTP)))
+	mux.Handle("/mcp", toPage(c.pageAt, guard(token, mcpHTTP)))
 	mountPage(mux, hs, c, ln)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)

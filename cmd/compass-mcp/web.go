@@ -142,13 +142,13 @@ func startPage(ctx context.Context, c *config, db *datafile.File, addr string, s
 	return &page{site: site, url: url}, nil
 }
 
-// toPage sends a browser that opens /mcp to the page (or says what /mcp is, when no page
-// is served): an MCP endpoint would otherwise keep it waiting on an event stream.
-func toPage(p http.Handler, next http.Handler) http.Handler {
+// toPage sends a browser that opens /mcp to the page at pageAt (or says what /mcp is, when
+// no page is served): an MCP endpoint would otherwise keep it waiting on an event stream.
+func toPage(pageAt string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-			if p != nil {
-				http.Redirect(w, r, "/", http.StatusSeeOther)
+			if pageAt != "" {
+				http.Redirect(w, r, pageAt, http.StatusSeeOther)
 				return
 			}
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -318,7 +318,7 @@ func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, tok
 		if err != nil {
 			return err
 		}
-		c.samePage = site
+		c.samePage, c.pageAt = site, "/"
 		return nil
 	}
 	p, err := startPage(ctx, c, db, addr, c.http == "")
@@ -326,6 +326,7 @@ func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, tok
 		return err
 	}
 	c.links.serving(p.url)
+	c.pageAt = p.url + "/"
 	return nil
 }
 

@@ -280,3 +280,20 @@ func TestWebServesOnlyThePage(t *testing.T) {
 		t.Fatalf("compass-mcp web answers /mcp: %d", resp.StatusCode)
 	}
 }
+
+// With --web off, a browser opening /mcp is told what it is, at once, not sent nowhere.
+func TestBrowserAtMCPWithoutPage(t *testing.T) {
+	url, _ := httpServer(t, filepath.Join(t.TempDir(), "c.db"), "--web", "off")
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/html")
+	c := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "MCP endpoint") {
+		t.Fatalf("a browser at /mcp with the page off: %d %s", resp.StatusCode, body)
+	}
+}
