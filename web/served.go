@@ -2,9 +2,11 @@ package web
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,8 +18,8 @@ import (
 // file can tell that the page at an address is this store's, not another's.
 const storePath = "/.well-known/compass-store"
 
-// StoreID returns the data file's random id, made on first use. Two files never share
-// one, even when one is a copy of the other made after the id was.
+// StoreID returns the data file's random id, made on first use. A copy of the file (a
+// backup) has the same id; fileID tells the two apart.
 func StoreID(db datafile.DB) (string, error) {
 	var id string
 	err := db.View(func(tx *bbolt.Tx) error {
@@ -64,10 +66,25 @@ func Announce(db datafile.DB, url string) error {
 	})
 }
 
-// Served returns the address of the page last announced on the data file, if it is
-// still served and answers with this store's id: a page of another store, or none, is
-// not linked to.
-func Served(ctx context.Context, db datafile.DB) (string, bool) {
+// fileID names the data file at path by where it is: a hash of its absolute path with links
+// resolved, so that a page can say which file it serves without saying where that is.
+func fileID(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	return hex.EncodeToString(hashOf(path))[:32]
+}
+
+// Served returns the address of the page last announced on the data file at path (open
+// as db), if it is still served and answers with this store's id and this file: a page
+// of another store, or of a copy of this one, or none, is not linked to.
+func Served(ctx context.Context, db datafile.DB, path string) (string, bool) {
 	var (
 		a     announced
 		store string
@@ -86,10 +103,10 @@ func Served(ctx context.Context, db datafile.DB) (string, bool) {
 	if err != nil || a.URL == "" || store == "" {
 		return "", false
 	}
-	return a.URL, answers(ctx, a.URL, store)
+	return a.URL, answers(ctx, a.URL, store+" "+fileID(path))
 }
 
-// answers reports whether the page at url says it serves the store with id store.
+// answers reports whether the page at url says it serves the store and file of id store.
 func answers(ctx context.Context, url, store string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
@@ -110,5 +127,5 @@ func answers(ctx context.Context, url, store string) bool {
 // asks (it checks the page in the middle of a tool call), so this must not wait for it.
 func (s *Site) storeID(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	io.WriteString(w, s.store)
+	io.WriteString(w, s.store+" "+fileID(s.cfg.Path))
 }

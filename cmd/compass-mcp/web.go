@@ -41,6 +41,7 @@ type pageLinks struct {
 	given string // --link-base, trimmed; used when set is true
 	set   bool
 	db    datafile.DB
+	path  string // the data file's
 
 	mu      sync.Mutex
 	own     string
@@ -48,8 +49,8 @@ type pageLinks struct {
 	checked time.Time
 }
 
-func newPageLinks(linkBase string, db datafile.DB) *pageLinks {
-	return &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db}
+func newPageLinks(linkBase string, db *datafile.File) *pageLinks {
+	return &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path()}
 }
 
 func (p *pageLinks) serving(url string) {
@@ -69,7 +70,7 @@ func (p *pageLinks) base() string {
 	}
 	if time.Since(p.checked) > 5*time.Second {
 		p.found = noPage
-		if url, ok := web.Served(context.Background(), p.db); ok {
+		if url, ok := web.Served(context.Background(), p.db, p.path); ok {
 			p.found = url
 		}
 		p.checked = time.Now()
@@ -113,7 +114,7 @@ func startPage(ctx context.Context, c *config, db *datafile.File, addr string, s
 		if !stdio {
 			return nil, fmt.Errorf("listening for the page on %s: %w", addr, err)
 		}
-		if url, ok := web.Served(ctx, db); ok {
+		if url, ok := web.Served(ctx, db, db.Path()); ok {
 			slog.Info("the person's page of this data file is already served by another compass-mcp; links go there", "url", url)
 			return nil, nil
 		}
@@ -203,7 +204,7 @@ func openCmd(args []string) error {
 		}
 		next = "/document/" + d.ID
 	}
-	url, ok := web.Served(context.Background(), db)
+	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
 	if !ok {
 		fmt.Fprintln(os.Stderr, "No page is served for this data file yet: serving it here (Ctrl-C stops).")

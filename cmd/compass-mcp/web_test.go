@@ -297,3 +297,23 @@ func TestBrowserAtMCPWithoutPage(t *testing.T) {
 		t.Fatalf("a browser at /mcp with the page off: %d %s", resp.StatusCode, body)
 	}
 }
+
+// A copy of the data file (a backup) has the same store id, but is another file: a server
+// on the copy doesn't link to the original's page.
+func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "a.db")
+	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
+	if page == "" {
+		t.Fatalf("no page logged:\n%s", logs)
+	}
+	callTool(t, c, "write_document", map[string]any{"title": "A", "text": "a\n"})
+	cli(t, data, "backup", filepath.Join(dir, "copy.db"))
+	c2, page2, logs2 := stdioWithPage(t, filepath.Join(dir, "copy.db"), strings.TrimPrefix(page, "http://"))
+	if page2 == "" || page2 == page {
+		t.Fatalf("the copy's server: page %q (the original's is %q)\n%s", page2, page, logs2)
+	}
+	if base := linkBaseOf(t, callTool(t, c2, "list_documents", nil).text); base != page2 {
+		t.Fatalf("the copy links to %q, want its own page %q", base, page2)
+	}
+}
