@@ -36,27 +36,48 @@ func webFlag(fs interface {
 
 // pageLinks is the link base the tools use: --link-base when given; else this process's
 // page; else the page another compass-mcp serves on the same data file (checked to be
-// alive and of this store, at most every few seconds); else compass:// URIs.
+// alive and of this file); else compass:// URIs.
+//
+// The check reads the data file, and the tools ask for the link base inside their read
+// transactions, where another transaction on the same goroutine could deadlock with a
+// writer (bbolt's caveat). So it runs once at start, outside any, and then, at most every
+// few seconds, in the background; base itself only reads what the last check found.
 type pageLinks struct {
 	given string // --link-base, trimmed; used when set is true
 	set   bool
 	db    datafile.DB
 	path  string // the data file's
 
-	mu      sync.Mutex
-	own     string
-	found   string
-	checked time.Time
+	mu         sync.Mutex
+	own        string
+	found      string
+	checked    time.Time
+	refreshing bool
 }
 
 func newPageLinks(linkBase string, db *datafile.File) *pageLinks {
-	return &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path()}
+	p := &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path(), found: noPage}
+	if !p.set {
+		p.refresh()
+	}
+	return p
 }
 
 func (p *pageLinks) serving(url string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.own = url
+}
+
+// refresh looks for another process's page of this data file.
+func (p *pageLinks) refresh() {
+	found := noPage
+	if url, ok := web.Served(context.Background(), p.db, p.path); ok {
+		found = url
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.found, p.checked, p.refreshing = found, time.Now(), false
 }
 
 func (p *pageLinks) base() string {
@@ -68,12 +89,9 @@ func (p *pageLinks) base() string {
 	if p.own != "" {
 		return p.own
 	}
-	if time.Since(p.checked) > 5*time.Second {
-		p.found = noPage
-		if url, ok := web.Served(context.Background(), p.db, p.path); ok {
-			p.found = url
-		}
-		p.checked = time.Now()
+	if time.Since(p.checked) > 5*time.Second && !p.refreshing {
+		p.refreshing = true
+		go p.refresh()
 	}
 	return p.found
 }
