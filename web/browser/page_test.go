@@ -270,10 +270,10 @@ func TestCrossSitePostRefused(t *testing.T) {
 	}
 }
 
-// The list at phone width, for the README.
-func TestListAtPhoneWidth(t *testing.T) {
+// At phone width nothing scrolls sideways; the list, for the README.
+func TestPhoneWidth(t *testing.T) {
 	s := startServer(t)
-	s.write(t, "Launch plan", plan)
+	_, id := s.write(t, "Launch plan", plan)
 	s.write(t, "Pricing", "We settled on 12 a month.\n")
 	s.write(t, "Course outline", "1. Welcome\n2. The first steps\n")
 	ctx := newBrowser(t)
@@ -286,6 +286,14 @@ func TestListAtPhoneWidth(t *testing.T) {
 		t.Errorf("the list is %d px wide at a 390 px phone: it scrolls sideways", w)
 	}
 	shot(t, ctx, "phone")
+	s.agent(t, "edit_document", "document="+id, "old=review the course page", "new=review the course page, then send the long announcement to everyone on the list before Friday")
+	for _, path := range []string{"/document/" + id, "/document/" + id + "/history", "/document/" + id + "/diff", "/document/" + id + "/edit", "/conversations"} {
+		navigate(t, ctx, s.url+path)
+		waitText(t, ctx, "Sign out")
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("%s is %d px wide at a 390 px phone: it scrolls sideways", path, w)
+		}
+	}
 }
 
 // readCorpus reads the XSS corpus the web package's tests render, testdata/xss.json there.
