@@ -100,6 +100,16 @@ func (p *pageLinks) base() string {
 type page struct {
 	site *web.Site
 	url  string
+	done chan error // gets Serve's error once it has stopped
+}
+
+// announce records the page's address in the data file for other processes, and says
+// where it is.
+func announce(db datafile.DB, url string) {
+	if err := web.Announce(db, url); err != nil {
+		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
+	}
+	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
 }
 
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
@@ -122,14 +132,15 @@ func webAddress(addr, token string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// startPage serves the page on its own address, in the background until ctx ends. Beside
-// stdio a busy address is not a failure: the MCP server must still serve. If the page of
-// this same store is already there (another compass-mcp), links go to it; if something
-// else holds the port, the page moves to a free one.
-func startPage(ctx context.Context, c *config, db *datafile.File, addr string, stdio bool) (*page, error) {
+// startPage serves the page on its own address, in the background until ctx ends. With
+// busyOK (beside stdio, where the MCP server must serve whatever happens) a busy address is
+// not a failure: if the page of this same file is already there (another compass-mcp),
+// it returns no page and links go to that one; if something else holds the port, the page
+// moves to a free one.
+func startPage(ctx context.Context, c *config, db *datafile.File, addr string, busyOK bool) (*page, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		if !stdio {
+		if !busyOK {
 			return nil, fmt.Errorf("listening for the page on %s: %w", addr, err)
 		}
 		if url, ok := web.Served(ctx, db, db.Path()); ok {
@@ -148,17 +159,16 @@ func startPage(ctx context.Context, c *config, db *datafile.File, addr string, s
 		ln.Close()
 		return nil, err
 	}
-	url := pageURL(ln.Addr())
-	if err := web.Announce(db, url); err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
-	}
+	p := &page{site: site, url: pageURL(ln.Addr()), done: make(chan error, 1)}
+	announce(db, p.url)
 	go func() {
-		if err := site.Serve(ctx, ln); err != nil {
+		err := site.Serve(ctx, ln)
+		if err != nil {
 			slog.Error("serving the person's page", "err", err)
 		}
+		p.done <- err
 	}()
-	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
-	return &page{site: site, url: url}, nil
+	return p, nil
 }
 
 // toPage sends a browser that opens /mcp to the page at pageAt (or says what /mcp is, when
@@ -190,7 +200,7 @@ func webCmd(args []string) error {
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("web takes no arguments, got %q", rest)}
 	}
-	return servePageOnly(c, *token, "", *browser)
+	return servePageOnly(c, *token, "", *browser, false)
 }
 
 // openCmd prints a one-time sign-in link to the page (to DOC, when given) for --for, and
@@ -226,7 +236,7 @@ func openCmd(args []string) error {
 	db.Close()
 	if !ok {
 		fmt.Fprintln(os.Stderr, "No page is served for this data file yet: serving it here (Ctrl-C stops).")
-		return servePageOnly(c, *token, next, *browser)
+		return servePageOnly(c, *token, next, *browser, true)
 	}
 	return signInLink(c, url, next, *browser)
 }
@@ -249,7 +259,9 @@ func signInLink(c config, url, next string, browser bool) error {
 	return nil
 }
 
-func servePageOnly(c config, token, next string, browser bool) error {
+// servePageOnly serves the page in the foreground and prints a sign-in link to it; with
+// anyPort, a busy address moves it to a free port.
+func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
@@ -264,26 +276,20 @@ func servePageOnly(c config, token, next string, browser bool) error {
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", addr)
+	p, err := startPage(ctx, &c, db, addr, anyPort)
 	if err != nil {
-		return fmt.Errorf("listening for the page on %s: %w", addr, err)
-	}
-	site, err := c.newSite(db)
-	if err != nil {
-		ln.Close()
 		return err
 	}
-	url := pageURL(ln.Addr())
-	if err := web.Announce(db, url); err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
+	if p == nil {
+		return fmt.Errorf("the page could not be served: %s is taken, and no other port could be had", addr)
 	}
-	slog.Info("serving the person's page", "url", url, "space", c.space, "data", c.data)
 	fmt.Fprintln(os.Stderr, "Sign in with this link (it works once, for 15 minutes):")
-	if err := signInLink(c, url, next, browser); err != nil {
-		ln.Close()
+	if err := signInLink(c, p.url, next, browser); err != nil {
+		stop()
+		<-p.done
 		return err
 	}
-	return site.Serve(ctx, ln)
+	return <-p.done
 }
 
 // openBrowser opens link in the person's browser where there is one to open; it never
@@ -359,10 +365,7 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, ln net.Listener) {
 	hs.RegisterOnShutdown(c.samePage.Close)
 	url := pageURL(ln.Addr())
 	c.links.serving(url)
-	if err := web.Announce(c.links.db, url); err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
-	}
-	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
+	announce(c.links.db, url)
 }
 
 // pageURL is the page's address as links give it: an address bound on every interface

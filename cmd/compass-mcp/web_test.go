@@ -235,11 +235,18 @@ func (l *lockedLog) String() string {
 	return l.b.String()
 }
 
-// "compass-mcp web" serves only the page, and prints a sign-in link that works.
+// "compass-mcp web" serves only the page, and prints a sign-in link that works; so does
+// "compass-mcp open" when no page is served for the file, its link leading to the document.
 func TestWebServesOnlyThePage(t *testing.T) {
+	for _, args := range [][]string{{"web"}, {"open", "Launch plan"}} {
+		t.Run(args[0], func(t *testing.T) { pageOnly(t, args) })
+	}
+}
+
+func pageOnly(t *testing.T, args []string) {
 	data := filepath.Join(t.TempDir(), "c.db")
 	cli(t, data, "call", "write_document", "title=Launch plan", "text=Record the trailer.")
-	cmd := exec.Command(testbin.Path, "web", "--web", "127.0.0.1:0", "--browser=false")
+	cmd := exec.Command(testbin.Path, append(args, "--web", "127.0.0.1:0", "--browser=false")...)
 	cmd.Env = append(os.Environ(), pageEnv(data)...)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -267,7 +274,7 @@ func TestWebServesOnlyThePage(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Launch plan") {
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Launch plan") || args[0] == "open" && !strings.Contains(string(body), "Record the trailer.") {
 		t.Fatalf("signed in through %s: %d\n%s", link, resp.StatusCode, body)
 	}
 	base := link[:strings.Index(link, "/signin")]
