@@ -142,6 +142,7 @@ Usage:
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
+  compass-mcp version                         the version and commit this binary was built from (also --version)
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -149,6 +150,9 @@ Run "compass-mcp COMMAND -h" for a command's flags.
 `
 
 func run(args []string) error {
+	if versionRequested(args) {
+		return printVersion(os.Stdout)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
