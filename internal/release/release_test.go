@@ -22,28 +22,32 @@ import (
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
-// Building the same commit twice gives the same bytes: every archive, the bundle and
-// SHA256SUMS. The second build has a cache of its own, so that it compiles everything again
-// rather than reusing the first's packages. One platform only, to keep the tests quick
-// (go run ./internal/release builds all six the same way).
+// Building the same commit twice gives the same bytes (every archive, the bundle and
+// SHA256SUMS), though the second build is from a copy of the source in another folder, in
+// an environment set to change the binary if the builder let it (GOFLAGS, GOAMD64,
+// CGO_ENABLED). One platform only, to keep the tests quick (go run ./internal/release
+// builds all six the same way). Both builds share the build cache: that the compiler gives
+// the same bytes for the same inputs is the Go toolchain's promise (perfectly reproducible
+// since Go 1.21); what is checked here is what the builder controls.
 func TestReproducible(t *testing.T) {
 	root, err := moduleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := source{commit: "0123456789abcdef0123456789abcdef01234567", time: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	build := func(cache string) string {
+	build := func(root string) string {
 		out := t.TempDir()
-		if cache != "" {
-			t.Setenv("GOCACHE", cache)
-		}
 		if _, err := release(config{root: root, out: out, version: "9.8.7", src: src, targets: []string{"linux/amd64"}}); err != nil {
 			t.Fatal(err)
 		}
 		return out
 	}
-	a := build("")
-	b := build(t.TempDir())
+	a := build(root)
+	elsewhere := copySource(t, root)
+	t.Setenv("GOFLAGS", "-tags=netgo -ldflags=-X=main.version=other")
+	t.Setenv("GOAMD64", "v3")
+	t.Setenv("CGO_ENABLED", "1")
+	b := build(elsewhere)
 	names := []string{"SHA256SUMS", "compass-mcp_9.8.7.mcpb", "compass-mcp_9.8.7_linux_amd64.tar.gz"}
 	for _, n := range names {
 		x, err := os.ReadFile(filepath.Join(a, n))
@@ -108,6 +112,38 @@ func TestReproducible(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(sums)), "\n"); len(lines) != 2 || !strings.HasSuffix(lines[0], "  compass-mcp_9.8.7.mcpb") {
 		t.Errorf("SHA256SUMS:\n%s", sums)
 	}
+}
+
+// copySource copies the module at root into a new folder, leaving out what git and npm
+// keep there, and returns the folder.
+func copySource(t *testing.T, root string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "elsewhere")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			switch {
+			case d.Name() == ".git", d.Name() == "node_modules", rel == "dist", rel == filepath.Join(".ci", "node"):
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // thinMachO is the smallest Mach-O executable header debug/macho reads: no load commands.
