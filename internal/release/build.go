@@ -39,7 +39,7 @@ func release(cfg config) ([]string, error) {
 	if !semver.MatchString(cfg.version) {
 		return nil, fmt.Errorf("version %q is not semver like 1.2.3 (no v): the bundle's manifest needs one", cfg.version)
 	}
-	if err := os.RemoveAll(cfg.out); err != nil {
+	if err := emptyOut(cfg.out); err != nil {
 		return nil, err
 	}
 	bin := filepath.Join(cfg.out, "bin")
@@ -117,6 +117,28 @@ func release(cfg config) ([]string, error) {
 		return nil, err
 	}
 	return append(names, "SHA256SUMS"), nil
+}
+
+// emptyOut empties out, a folder an earlier release wrote into; a folder holding anything else
+// (-out . by mistake) is refused rather than emptied.
+func emptyOut(out string) error {
+	entries, err := os.ReadDir(out)
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if n := e.Name(); n != "SHA256SUMS" && n != "bundle" && n != "bin" && !strings.HasPrefix(n, "compass-mcp_") {
+			return fmt.Errorf("%s holds %s, which no release wrote: give a new or empty folder (-out)", out, n)
+		}
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // goBuild builds compass-mcp for goos/goarch into path, statically and reproducibly: the

@@ -10,6 +10,11 @@
 // Every file is reproducible: the same commit gives the same bytes, whoever builds it, since
 // nothing depends on the machine, the folder or the clock (times are the commit's, or
 // SOURCE_DATE_EPOCH).
+//
+// The version released is tools.Version, the one the server tells clients in initialize:
+// to release a new version, change it there, commit, and tag the commit v<version>. One
+// number in one place, so that --version, the archives, the bundle's manifest and the
+// server agree.
 package main
 
 import (
@@ -34,12 +39,13 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
-	out := fs.String("out", "dist", "the folder to write the release into (emptied first)")
+	out := fs.String("out", "dist", "the folder to write the release into (emptied first, if an earlier release wrote it)")
 	targets := fs.String("targets", "all", `comma-separated GOOS/GOARCH pairs, "all" (`+strings.Join(allTargets, ", ")+`), or "host" (this machine's)`)
-	version := fs.String("version", tools.Version, "the version released (semver, without v): what --version, the archives' names and the bundle say")
 	commit := fs.String("commit", "", "if set, the commit to say the binaries were built from (default: git rev-parse HEAD)")
 	dirty := fs.Bool("allow-dirty", false, "build even if the work tree has uncommitted changes (the commit is then marked +dirty)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); err == flag.ErrHelp {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	var list []string
@@ -63,7 +69,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := release(config{root: root, out: outDir, version: *version, src: src, targets: list})
+	files, err := release(config{root: root, out: outDir, version: tools.Version, src: src, targets: list})
 	if err != nil {
 		return err
 	}

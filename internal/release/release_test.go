@@ -261,3 +261,26 @@ func TestManifestListsTheServersTools(t *testing.T) {
 		t.Errorf("the server offers %q; the manifest lists %q", served, listed)
 	}
 }
+
+// -out naming a folder that holds anything a release did not write is refused, not emptied.
+func TestOutFolderOfSomethingElse(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"SHA256SUMS", "compass-mcp_0.1.0.mcpb", "go.mod"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := emptyOut(dir); err == nil || !strings.Contains(err.Error(), "go.mod") {
+		t.Fatalf("emptyOut of a folder with go.mod: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "SHA256SUMS")); err != nil {
+		t.Fatalf("a refused folder lost a file: %v", err)
+	}
+	os.Remove(filepath.Join(dir, "go.mod"))
+	if err := emptyOut(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("an earlier release's folder still holds %v", entries)
+	}
+}
