@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/compass-mcp/compass-mcp/internal/mcpb"
 )
@@ -43,7 +44,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 	}
 	overrides := map[string]mcpb.MCPCommand{}
 	for _, p := range platforms[1:] {
-		overrides[p] = mcpb.MCPCommand{Command: "${__dirname}/" + paths[p]}
+		overrides[p] = mcpb.MCPCommand{Command: command(p, paths[p])}
 	}
 	return mcpb.Manifest{
 		ManifestVersion: mcpb.Version,
@@ -62,7 +63,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 			Type:       "binary",
 			EntryPoint: paths[platforms[0]],
 			MCPConfig: mcpb.MCPConfig{
-				Command: "${__dirname}/" + paths[platforms[0]],
+				Command: command(platforms[0], paths[platforms[0]]),
 				Args:    []string{"serve"},
 				// Options go in env, not args: an empty one then means the server's default
 				// (the flags take COMPASS_* only when not empty), where an empty argument
@@ -99,6 +100,15 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 				Description: "Where your documents' page is served, as host:port, or off for none. Empty: 127.0.0.1:7411."},
 		},
 	}
+}
+
+// command is the manifest's command for the binary at path in the bundle: on Windows with
+// the host's separator (${/}), which the host fills in, so that the path is all backslashes.
+func command(platform, path string) string {
+	if platform == "win32" {
+		return "${__dirname}${/}" + strings.ReplaceAll(path, "/", "${/}")
+	}
+	return "${__dirname}/" + path
 }
 
 // writeBundle writes the bundle of the platforms whose builds are all in binaries: its

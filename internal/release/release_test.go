@@ -209,8 +209,12 @@ func TestManifestLaunchesOnEveryPlatform(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l.Command != "/bundle/"+p.path {
-			t.Errorf("on %s the command is %s, want the bundle's %s", p.platform, l.Command, p.path)
+		want := "/bundle/" + p.path
+		if p.platform == "win32" {
+			want = `/bundle\` + strings.ReplaceAll(p.path, "/", `\`)
+		}
+		if l.Command != want {
+			t.Errorf("on %s the command is %s, want the bundle's %s", p.platform, l.Command, want)
 		}
 		wantEnv := map[string]string{"COMPASS_ME": "ana", "COMPASS_SPACE": "personal", "COMPASS_DATA": "", "COMPASS_WEB": ""}
 		if !slices.Equal(l.Args, []string{"serve"}) || !mapsEqual(l.Env, wantEnv) {
