@@ -31,6 +31,7 @@ func serve(args []string) error {
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
+	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -51,6 +52,9 @@ func serve(args []string) error {
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *followCC {
+		followClaudeCode(ctx, db, c)
+	}
 	if c.http != "" {
 		return serveHTTP(ctx, srv, c, addr, *token, *idle)
 	}
