@@ -197,12 +197,15 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 	b := &ccBatch{c: c, states: map[string]ccSource{}}
 	failed := map[string]bool{}
 	for _, f := range changed {
-		if err := c.read(f, stored[f], b); err != nil {
+		read, err := c.read(f, stored[f], b)
+		if err != nil {
 			c.opt.Log.Warn("reading a Claude Code transcript", "file", f, "err", err)
 			failed[f] = true
 			continue
 		}
-		sum.Files++
+		if read {
+			sum.Files++
+		}
 		if b.n >= writeBatch {
 			if err := b.write(&sum); err != nil {
 				return sum, err
@@ -230,21 +233,22 @@ type ccBatch struct {
 	sum    ClaudeCodeSummary
 }
 
-// read reads file from where src says it was read up to, adding what it says to b.
-func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) error {
+// read reads file from where src says it was read up to, adding what it says to b, and
+// reports whether there was anything new to read.
+func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
 	head := make([]byte, headSize)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
-		return err
+		return false, err
 	}
 	head = head[:n]
 	if src.Offset > 0 {
@@ -259,10 +263,11 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) error {
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
 	if src.Offset == fi.Size() {
-		return nil
+		return false, nil
 	}
+	from := src.Offset
 	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
-		return err
+		return false, err
 	}
 	buf := make([]byte, 0, min(readChunk, fi.Size()-src.Offset+1))
 	skipping := false // within a line over maxCCLine
@@ -311,7 +316,7 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) error {
 			break
 		}
 		if rerr != nil {
-			return rerr
+			return false, rerr
 		}
 	}
 	if src.Pending {
@@ -319,9 +324,12 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) error {
 		// stays pending to title it with its first message otherwise.
 		b.items = append(b.items, ccItem{conv: src.own(), title: src.Title})
 	}
+	if src.Offset == from {
+		return false, nil // only the start of a line still being written
+	}
 	src.Head = headHash(head[:min(int64(n), src.Offset)])
 	b.states[file] = src
-	return nil
+	return true, nil
 }
 
 func headHash(b []byte) string {
