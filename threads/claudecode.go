@@ -25,16 +25,16 @@ const maxTitle = 80
 
 // ccRecord is the part of a transcript line that the import reads; the rest is ignored.
 type ccRecord struct {
-	Type             string          `json:"type"`
-	UUID             string          `json:"uuid"`
-	SessionID        string          `json:"sessionId"`
-	Timestamp        string          `json:"timestamp"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsMeta           bool            `json:"isMeta"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	Summary          string          `json:"summary"`     // type "summary"
-	CustomTitle      string          `json:"customTitle"` // type "custom-title"
-	Message          json.RawMessage `json:"message"`
+	Type             string     `json:"type"`
+	UUID             string     `json:"uuid"`
+	SessionID        string     `json:"sessionId"`
+	Timestamp        string     `json:"timestamp"`
+	IsSidechain      bool       `json:"isSidechain"`
+	IsMeta           bool       `json:"isMeta"`
+	IsCompactSummary bool       `json:"isCompactSummary"`
+	Summary          string     `json:"summary"`     // type "summary"
+	CustomTitle      string     `json:"customTitle"` // type "custom-title"
+	Message          *ccMessage `json:"message"`
 }
 
 // ccMessage is a record's message: content is a string or an array of blocks.
@@ -113,10 +113,10 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	default: // system, progress, file-history-snapshot, queue-operation, and what comes next
 		return it, true
 	}
-	var m ccMessage
-	if len(r.Message) == 0 || json.Unmarshal(r.Message, &m) != nil {
+	if r.Message == nil {
 		return it, true
 	}
+	content := bytes.TrimSpace(r.Message.Content)
 	ext := r.UUID
 	if validExternal(ext) != nil {
 		sum := sha256.Sum256(raw)
@@ -131,11 +131,11 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	}
 	var texts []string
 	var text string
-	if json.Unmarshal(m.Content, &text) == nil {
+	if len(content) > 0 && content[0] == '"' && json.Unmarshal(content, &text) == nil {
 		texts = append(texts, text)
 	} else {
 		var blocks []ccBlock
-		if json.Unmarshal(m.Content, &blocks) != nil {
+		if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &blocks) != nil {
 			return it, true
 		}
 		for i, b := range blocks {
@@ -217,7 +217,10 @@ func looseRecord(fields map[string]json.RawMessage) ccRecord {
 	flag("isSidechain", &r.IsSidechain)
 	flag("isMeta", &r.IsMeta)
 	flag("isCompactSummary", &r.IsCompactSummary)
-	r.Message = fields["message"]
+	var m ccMessage
+	if json.Unmarshal(fields["message"], &m) == nil {
+		r.Message = &m
+	}
 	return r
 }
 

@@ -141,7 +141,7 @@ func TestClaudeCodeImport(t *testing.T) {
 		"person:ana: This session is being continued",
 		"agent:claude-code: thinking (redacted)",
 		"person:ana: Read plan.md and list the prices it names.", // the sub-agent's task
-		"agent:claude-code: The plan names 12 a month.",           // and its answer
+		"agent:claude-code: The plan names 12 a month.",          // and its answer
 	} {
 		if !slices.ContainsFunc(priv, func(s string) bool { return strings.HasPrefix(s, p) }) {
 			t.Errorf("no private step starting %q among\n%q", p, priv)

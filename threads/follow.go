@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -41,14 +43,6 @@ type ClaudeCodeSummary struct {
 	Unreadable    int // lines that are not JSON, skipped
 }
 
-func (a *ClaudeCodeSummary) addUp(b ClaudeCodeSummary) {
-	a.Files += b.Files
-	a.Conversations += b.Conversations
-	a.Messages += b.Messages
-	a.Skipped += b.Skipped
-	a.Unreadable += b.Unreadable
-}
-
 // ClaudeCode imports Claude Code's session transcripts into a space, from where it last
 // stopped: how far each file was read is kept in the store with the messages read from it,
 // in the same transaction, so a restart (or another process) reads only what is new.
@@ -66,10 +60,16 @@ type ClaudeCode struct {
 	seen map[string]fileStamp // what each file looked like when last read, to skip it unchanged
 }
 
-// fileStamp is what a stat says of a file: if neither changed, neither did the file.
+// fileStamp is what a stat says of a file: if it is the same file (not another renamed
+// into its place) and neither its size nor its time changed, neither did it.
 type fileStamp struct {
 	size int64
 	mod  time.Time
+	fi   os.FileInfo
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	return a.size == b.size && a.mod.Equal(b.mod) && a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi)
 }
 
 // ccSource is a followed file's state as stored.
@@ -81,7 +81,7 @@ type ccSource struct {
 
 const (
 	headSize   = 1024
-	writeBatch = 20_000 // messages a transaction
+	writeBatch = 50_000 // messages a transaction
 	readChunk  = 8 << 20
 	maxCCLine  = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
 )
@@ -179,8 +179,8 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 		if err != nil {
 			continue // gone since it was listed
 		}
-		st := fileStamp{fi.Size(), fi.ModTime()}
-		if old, ok := c.seen[f]; ok && old == st {
+		st := fileStamp{fi.Size(), fi.ModTime(), fi}
+		if old, ok := c.seen[f]; ok && old.same(st) {
 			continue
 		}
 		changed = append(changed, f)
@@ -194,23 +194,60 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 	if err != nil {
 		return sum, err
 	}
+	// Files are read and parsed by as many workers as there are processors, outside any
+	// transaction; what they give is written here, a batch a transaction.
+	type result struct {
+		file string
+		b    *ccBatch
+		read bool
+		err  error
+	}
+	todo := make(chan string)
+	results := make(chan result, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(changed)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range todo {
+				r := result{file: f, b: &ccBatch{c: c, states: map[string]ccSource{}}}
+				r.read, r.err = c.read(f, stored[f], r.b)
+				results <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, f := range changed {
+			todo <- f
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
 	b := &ccBatch{c: c, states: map[string]ccSource{}}
 	failed := map[string]bool{}
-	for _, f := range changed {
-		read, err := c.read(f, stored[f], b)
-		if err != nil {
-			c.opt.Log.Warn("reading a Claude Code transcript", "file", f, "err", err)
-			failed[f] = true
+	var werr error
+	for r := range results {
+		if werr != nil {
+			continue // drain: the workers finish the files they were given
+		}
+		if r.err != nil {
+			c.opt.Log.Warn("reading a Claude Code transcript", "file", r.file, "err", r.err)
+			failed[r.file] = true
 			continue
 		}
-		if read {
+		if r.read {
 			sum.Files++
 		}
+		b.merge(r.b)
 		if b.n >= writeBatch {
-			if err := b.write(&sum); err != nil {
-				return sum, err
-			}
+			werr = b.write(&sum)
 		}
+	}
+	if werr != nil {
+		return sum, werr
 	}
 	if err := b.write(&sum); err != nil {
 		return sum, err
@@ -231,6 +268,16 @@ type ccBatch struct {
 	states map[string]ccSource
 	n      int
 	sum    ClaudeCodeSummary
+}
+
+// merge moves what o holds into b.
+func (b *ccBatch) merge(o *ccBatch) {
+	b.items = append(b.items, o.items...)
+	for f, st := range o.states {
+		b.states[f] = st
+	}
+	b.n += o.n
+	b.sum.Unreadable += o.sum.Unreadable
 }
 
 // read reads file from where src says it was read up to, adding what it says to b, and
