@@ -85,7 +85,8 @@ func BenchmarkClaudeCodeImport(b *testing.B) {
 
 // BenchmarkClaudeCodeFollowAtRest follows 1,000 imported sessions of 1,000 lines and
 // measures the CPU the process uses while nothing changes for 10 s (the goal: at
-// most 1% of a core), reported as "%core".
+// most 1% of a core), reported as "%core": woken by inotify, and looking every second (as
+// where there are no file notifications).
 //
 //	go test -run XXX -bench ClaudeCodeFollowAtRest -benchtime 1x ./threads
 func BenchmarkClaudeCodeFollowAtRest(b *testing.B) {
@@ -94,8 +95,21 @@ func BenchmarkClaudeCodeFollowAtRest(b *testing.B) {
 		sessions, lines, rest = 20, 100, time.Second
 	}
 	dir := ccCorpus(b, sessions, lines)
+	for _, poll := range []bool{false, true} {
+		name := "notified"
+		if poll {
+			name = "polling"
+		}
+		b.Run(name, func(b *testing.B) { followAtRest(b, dir, sessions, rest, poll) })
+	}
+}
+
+func followAtRest(b *testing.B, dir string, sessions int, rest time.Duration, poll bool) {
 	s := New(openDB(b), "bench")
-	cc := ccImporter(b, s, dir, "")
+	cc, err := s.ClaudeCode(ClaudeCodeOptions{Dir: dir, Me: "ana", NoNotify: poll})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cc.Follow(ctx, time.Second) }()

@@ -32,6 +32,9 @@ type ClaudeCodeOptions struct {
 	Project string // if set, only the sessions of the project at this path (or of this folder of Dir)
 	Me      string // the person whose prompts these are: an id, or person:<id>
 	Log     *slog.Logger
+	// NoNotify makes Follow look for changes every poll even where the system notifies
+	// them: for folders on file systems that don't (network mounts), and to measure.
+	NoNotify bool
 }
 
 // ClaudeCodeSummary says what one pass of a ClaudeCode did.
@@ -486,7 +489,7 @@ func (s *Store) sources(files []string) (map[string]ccSource, error) {
 // at least every rescan; elsewhere it looks every poll. A pass that fails is logged and
 // tried again at the next change.
 func (c *ClaudeCode) Follow(ctx context.Context, poll time.Duration) error {
-	w := newWatcher(c.opt.Log)
+	w := newWatcher(c.opt.Log, !c.opt.NoNotify)
 	defer w.close()
 	for {
 		sum, err := c.pass(w)

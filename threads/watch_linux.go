@@ -25,8 +25,11 @@ const settle = 20 * time.Millisecond
 const watchMask = syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE | syscall.IN_MOVED_TO |
 	syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_ATTRIB
 
-func newWatcher(log *slog.Logger) *watcher {
+func newWatcher(log *slog.Logger, notify bool) *watcher {
 	w := &watcher{log: log, events: make(chan struct{}, 1), watched: map[string]bool{}}
+	if !notify {
+		return w
+	}
 	fd, err := syscall.InotifyInit1(syscall.IN_NONBLOCK | syscall.IN_CLOEXEC)
 	if err != nil {
 		log.Info("no file notifications: looking for changes at intervals", "err", err)

@@ -11,7 +11,7 @@ import (
 // watcher, where inotify is not, only waits: the follower looks for changes every poll.
 type watcher struct{}
 
-func newWatcher(*slog.Logger) *watcher { return &watcher{} }
+func newWatcher(*slog.Logger, bool) *watcher { return &watcher{} }
 
 func (w *watcher) live() bool             { return false }
 func (w *watcher) watch(string, []string) {}
