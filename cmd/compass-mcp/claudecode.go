@@ -31,6 +31,17 @@ func envBool(name string) bool {
 	return err == nil && v
 }
 
+// claudeCodeSession is the id of the Claude Code session that started this process, if
+// Claude Code did: recent versions give the MCP servers they start CLAUDECODE=1 and
+// CLAUDE_CODE_SESSION_ID. Imported, that session is the conversation with this id, so an
+// agent in Claude Code doesn't see its own session among the others.
+func claudeCodeSession() string {
+	if os.Getenv("CLAUDECODE") != "1" {
+		return ""
+	}
+	return os.Getenv("CLAUDE_CODE_SESSION_ID")
+}
+
 // claudeCodeDir is where Claude Code keeps its projects: $CLAUDE_CONFIG_DIR/projects when
 // set (Claude Code's own setting), else ~/.claude/projects.
 func claudeCodeDir() (string, error) {
@@ -77,6 +88,13 @@ func importClaudeCode(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ctx := context.Background()
+	if *follow {
+		// Before the first pass: a signal that comes while it runs stops the follower after it.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
 	sum, err := cc.Pass()
 	if err != nil {
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
@@ -89,8 +107,6 @@ func importClaudeCode(args []string, stdout io.Writer) error {
 	if !*follow {
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	slog.Info("following Claude Code's sessions (Ctrl-C stops)", "dir", dir, "space", c.space)
 	return cc.Follow(ctx, *poll)
 }

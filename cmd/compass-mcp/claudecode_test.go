@@ -122,7 +122,9 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 			if time.Since(start) > time.Second {
 				t.Fatalf("%q not read within 1 s:\n%s", text, a.text)
 			}
-			time.Sleep(10 * time.Millisecond)
+			// Not faster: each call holds the data file for a moment after it (datafile.DefaultIdle),
+			// and a server asked without a pause would keep the follower waiting for it.
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	if said := stop(); !strings.HasPrefix(said, "Imported 1 conversation and 1 message from 1 transcript") {
