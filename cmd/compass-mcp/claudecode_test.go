@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/mark3labs/mcp-go/client"
 )
 
 const (
@@ -43,6 +44,16 @@ func TestClaudeCodeSessions(t *testing.T) {
 	transcript := runSession(t, stdioClient(t, data, "--thread", ccPricing), steps[:1])
 	if strings.Contains(transcript, ccPricing) {
 		t.Errorf("the agent's own session is listed:\n%s", transcript)
+	}
+	// Started by Claude Code, which says its session in the environment.
+	inCC, err := client.NewStdioMCPClient(testbin.Path, testEnv(data, "CLAUDECODE=1", "CLAUDE_CODE_SESSION_ID="+ccPricing), "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inCC.Close()
+	initialize(t, inCC, "claude-code")
+	if a := callTool(t, inCC, "list_conversations", nil); strings.Contains(a.text, ccPricing) || !strings.Contains(a.text, ccNotes) {
+		t.Errorf("started by Claude Code in session %s, the server lists:\n%s", ccPricing, a.text)
 	}
 	transcript = runSession(t, stdioClient(t, data), steps)
 	golden(t, "claude-code.txtar", transcript)
