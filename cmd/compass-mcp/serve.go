@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -56,7 +57,7 @@ func serve(args []string) error {
 		followClaudeCode(ctx, db, c)
 	}
 	if c.http != "" {
-		return serveHTTP(ctx, srv, c, addr, *token, *idle)
+		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -72,7 +73,7 @@ func serve(args []string) error {
 // --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string, idle time.Duration) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -88,6 +89,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(token, mcpHTTP))
+	registerMessages(mux, db, c, token)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
