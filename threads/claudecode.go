@@ -65,9 +65,10 @@ type ccFile struct {
 	Last    time.Time `json:"last,omitzero"`     // the time of the latest line that had one: lines without take it
 	// Title is the latest summary's; Pending while it may not have reached its conversation
 	// (a summary comes before the session's first message, or the conversation isn't yet made).
-	Title   string `json:"title,omitempty"`
-	Pending bool   `json:"pending,omitempty"`
-	stem    string // the file's name without .jsonl: the session while no line names one
+	Title   string    `json:"title,omitempty"`
+	Pending bool      `json:"pending,omitempty"`
+	stem    string    // the file's name without .jsonl: the session while no line names one
+	mod     time.Time // the file's time: the time of messages before any line gave one
 }
 
 // own is the file's own conversation: the session its lines name, else its name.
@@ -100,6 +101,9 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	}
 	it.conv = conv
 	at := f.Last
+	if at.IsZero() {
+		at = f.mod
+	}
 	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil && checkMessage(Message{Text: "-", At: t}) == nil {
 		at, f.Last = t, t
 	}
@@ -118,7 +122,7 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	}
 	content := bytes.TrimSpace(r.Message.Content)
 	ext := r.UUID
-	if validExternal(ext) != nil {
+	if validExternal(ext) != nil || len(ext) > maxID-8 { // room for a step's "#<block>"
 		sum := sha256.Sum256(raw)
 		ext = "sha256:" + hex.EncodeToString(sum[:16])
 	}

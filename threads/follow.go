@@ -312,6 +312,13 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		}
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
+	if validID(src.stem) != nil {
+		src.stem = "claude-code:" + headHash([]byte(file))
+	}
+	src.mod = fi.ModTime()
+	if checkMessage(Message{Text: "-", At: src.mod}) != nil {
+		src.mod = c.s.now()
+	}
 	if src.Offset == fi.Size() {
 		return false, nil
 	}
