@@ -150,3 +150,49 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 		t.Errorf("%d messages, want 5:\n%s", n, a.text)
 	}
 }
+
+// The server follows Claude Code's sessions itself with --follow-claude-code: those there
+// when it starts, and what is added while it serves.
+func TestServeFollowClaudeCode(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	config := t.TempDir() // Claude Code's CLAUDE_CONFIG_DIR
+	proj := filepath.Join(config, "projects", "-home-ana-launch")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	session := "6b6b6b6b-1111-4222-8333-444444444444"
+	file := filepath.Join(proj, session+".jsonl")
+	write := func(i int, text string) {
+		t.Helper()
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fmt.Fprintf(f, `{"type":"assistant","sessionId":%q,"uuid":"s-%d","timestamp":"2026-11-10T09:%02d:00Z","message":{"role":"assistant","content":[{"type":"text","text":%q}]}}`+"\n", session, i, i, text)
+	}
+	write(0, "There before the server.")
+	c, err := client.NewStdioMCPClient(testbin.Path, testEnv(data, "CLAUDE_CONFIG_DIR="+config), "serve", "--follow-claude-code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	initialize(t, c, "test")
+	seen := func(text string) {
+		t.Helper()
+		start := time.Now()
+		for {
+			a := callTool(t, c, "read_conversation", map[string]any{"conversation": session})
+			if strings.Contains(a.text, text) {
+				return
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("%q not read within 5 s:\n%s", text, a.text)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	seen("There before the server.")
+	write(1, "Added while it serves.")
+	seen("Added while it serves.")
+}
