@@ -139,6 +139,9 @@ Usage:
   compass-mcp backup FILE                     a consistent copy of the data file, servers running or not
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
+  compass-mcp import --claude-code [DIR] [--project PATH] [--follow]
+                                              Claude Code's sessions (default ~/.claude/projects),
+                                              once or as they grow
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
