@@ -165,9 +165,11 @@ func (c *ClaudeCode) wanted(name string) bool {
 func sourceKey(path string) []byte { return []byte("claude-code:" + path) }
 
 // Pass imports what is new in every transcript, and returns what it did.
-func (c *ClaudeCode) Pass() (ClaudeCodeSummary, error) { return c.pass(nil) }
+func (c *ClaudeCode) Pass() (ClaudeCodeSummary, error) { return c.pass(context.Background(), nil) }
 
-func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
+// pass is Pass, reading no further file once ctx ends (what was read is written), and
+// watching, if w is not nil, the folders it finds.
+func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, error) {
 	files, dirs, err := c.walk()
 	if err != nil {
 		return ClaudeCodeSummary{}, err
@@ -222,7 +224,11 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 	go func() {
 		defer close(todo)
 		for _, f := range changed {
-			todo <- f
+			select {
+			case todo <- f:
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	go func() {
@@ -230,7 +236,7 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 		close(results)
 	}()
 	b := &ccBatch{c: c, states: map[string]ccSource{}}
-	failed := map[string]bool{}
+	var done []string // read without fault: not read again until they change
 	var werr error
 	for r := range results {
 		if werr != nil {
@@ -238,9 +244,9 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 		}
 		if r.err != nil {
 			c.opt.Log.Warn("reading a Claude Code transcript", "file", r.file, "err", r.err)
-			failed[r.file] = true
 			continue
 		}
+		done = append(done, r.file)
 		if r.read {
 			sum.Files++
 		}
@@ -255,11 +261,8 @@ func (c *ClaudeCode) pass(w *watcher) (ClaudeCodeSummary, error) {
 	if err := b.write(&sum); err != nil {
 		return sum, err
 	}
-	for _, f := range changed {
-		// A file read without fault is not read again until it changes; one that failed is.
-		if !failed[f] {
-			c.seen[f] = stamps[f]
-		}
+	for _, f := range done {
+		c.seen[f] = stamps[f]
 	}
 	return sum, nil
 }
@@ -499,7 +502,7 @@ func (c *ClaudeCode) Follow(ctx context.Context, poll time.Duration) error {
 	w := newWatcher(c.opt.Log, !c.opt.NoNotify)
 	defer w.close()
 	for {
-		sum, err := c.pass(w)
+		sum, err := c.pass(ctx, w)
 		switch {
 		case err != nil:
 			c.opt.Log.Warn("importing Claude Code sessions", "err", err)

@@ -118,8 +118,10 @@ func claudeCodeImporter(db datafile.DB, c config, dir, project string) (*threads
 }
 
 // followClaudeCode follows Claude Code's sessions beside the server (--follow-claude-code)
-// until ctx ends. A missing folder is said once and the server goes on without it.
-func followClaudeCode(ctx context.Context, db datafile.DB, c config) {
+// until ctx ends or the func it returns is called, which waits for the follower to end (so
+// the data file is closed after it). A missing folder is said once and the server goes on
+// without it.
+func followClaudeCode(ctx context.Context, db datafile.DB, c config) (stop func()) {
 	dir, err := claudeCodeDir()
 	if err == nil {
 		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
@@ -132,11 +134,18 @@ func followClaudeCode(ctx context.Context, db datafile.DB, c config) {
 	}
 	if err != nil {
 		slog.Warn("not following Claude Code's sessions", "err", err)
-		return
+		return func() {}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if err := cc.Follow(ctx, time.Second); err != nil {
 			slog.Warn("following Claude Code's sessions stopped", "err", err)
 		}
 	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }

@@ -54,7 +54,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
-		followClaudeCode(ctx, db, c)
+		defer followClaudeCode(ctx, db, c)()
 	}
 	if c.http != "" {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
