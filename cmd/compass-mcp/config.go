@@ -54,7 +54,7 @@ func flags(name string, c *config) *flag.FlagSet {
 // serverFlags adds the flags that only serving and calling tools use.
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
-	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", ""), "if set, the conversation the agent is in, left out of list_conversations [COMPASS_THREAD]")
+	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudeCodeSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>) [COMPASS_LINK_BASE]")
 }
 
@@ -139,6 +139,9 @@ Usage:
   compass-mcp backup FILE                     a consistent copy of the data file, servers running or not
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
+  compass-mcp import --claude-code [DIR] [--project PATH] [--follow]
+                                              Claude Code's sessions (default ~/.claude/projects),
+                                              once or as they grow
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
   compass-mcp people set ID NAME              a person's display name, shown wherever they are

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -31,6 +32,7 @@ func serve(args []string) error {
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
+	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -51,8 +53,11 @@ func serve(args []string) error {
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *followCC {
+		defer followClaudeCode(ctx, db, c)()
+	}
 	if c.http != "" {
-		return serveHTTP(ctx, srv, c, addr, *token, *idle)
+		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -68,7 +73,7 @@ func serve(args []string) error {
 // --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string, idle time.Duration) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -84,6 +89,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(token, mcpHTTP))
+	registerMessages(mux, db, c, token)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
