@@ -321,3 +321,89 @@ func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
 		t.Errorf("with a token row, a request without a token: %d, want 401", res.StatusCode)
 	}
 }
+
+// 16 clients with 4 tokens over 2 spaces append to their space's plan at once: no append
+// is lost, and every version says the agent and person of the token that made it.
+func TestTeamConcurrentTokens(t *testing.T) {
+	tm := newTeam(t)
+	cli(t, tm.data, "members", "add", "design", "ana")
+	// launch and design: both people are members of both.
+	tokens := []struct{ name, by, forWhom string }{
+		{"ana-north", "agent:north", "person:ana"},
+		{"ana-east", "agent:east", "person:ana"},
+		{"ben-west", "agent:west", "person:ben"},
+		{"ben-south", "agent:south", "person:ben"},
+	}
+	for _, tok := range tokens {
+		person, agent, _ := strings.Cut(tok.name, "-")
+		tm.addToken(t, tok.name, "--for", person, "--agent", agent, "--space", "launch", "--space", "design")
+	}
+	url, stop := httpServer(t, tm.data)
+	base := strings.TrimSuffix(url, "/mcp")
+	const clients, appends = 16, 8
+	twoSpaces := []string{"launch", "design"}
+	errs := make(chan error, clients)
+	for i := range clients {
+		tok, space := tokens[i%4], twoSpaces[(i/4)%2]
+		c := tokenClient(t, base+"/spaces/"+space+"/mcp", tm.tokens[tok.name], "editor")
+		go func() {
+			for j := range appends {
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "append_document"
+				req.Params.Arguments = map[string]any{"document": title(space), "text": fmt.Sprintf("client %d line %d", i, j)}
+				res, err := c.CallTool(context.Background(), req)
+				if err == nil && res.IsError {
+					err = fmt.Errorf("%v", res.Content)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("client %d append %d: %w", i, j, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	stop()
+	db, err := datafile.OpenFile(tm.data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for s, space := range twoSpaces {
+		_, vs, err := docstore.New(db, space).History(title(space))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 1 + clients/2*appends; len(vs) != want {
+			t.Errorf("%s's plan has %d versions, want %d", space, len(vs), want)
+		}
+		slices.SortFunc(vs, func(a, b docstore.Version) int { return a.Number - b.Number })
+		latest := vs[len(vs)-1].Text
+		for i := range clients {
+			if (i/4)%2 != s {
+				continue
+			}
+			for j := range appends {
+				if n := strings.Count(latest, fmt.Sprintf("client %d line %d\n", i, j)); n != 1 {
+					t.Errorf("%s: client %d's line %d is there %d times, want once", space, i, j, n)
+				}
+			}
+		}
+		for k := 1; k < len(vs); k++ {
+			added := strings.TrimPrefix(vs[k].Text, vs[k-1].Text)
+			var i, j int
+			if _, err := fmt.Sscanf(strings.TrimSpace(added), "client %d line %d", &i, &j); err != nil {
+				t.Errorf("%s version %d added %q, not one client's line after the last version", space, vs[k].Number, added)
+				continue
+			}
+			if want := tokens[i%4]; vs[k].Author.By != want.by || vs[k].Author.For != want.forWhom {
+				t.Errorf("%s version %d (client %d) is by %s for %s, want %s for %s", space, vs[k].Number, i, vs[k].Author.By, vs[k].Author.For, want.by, want.forWhom)
+			}
+		}
+	}
+}
