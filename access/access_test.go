@@ -3,6 +3,7 @@ package access_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -272,6 +273,71 @@ func BenchmarkVerify(b *testing.B) {
 				if _, err := s.Verify(secret); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkGateRequest is a whole HTTP request over loopback through the gate (Require,
+// then RequireSpace) on the data file as a server holds it: open (no token asked for),
+// then with a token among 1 or 10,000 rows. The difference is what tokens add to a request:
+// go test -run '^$' -bench GateRequest ./access
+func BenchmarkGateRequest(b *testing.B) {
+	for _, n := range []int{0, 1, 10000} {
+		name := fmt.Sprintf("tokens=%d", n)
+		if n == 0 {
+			name = "open"
+		}
+		b.Run(name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "compass.db")
+			fast, err := datafile.Open(path, time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			fast.NoSync = true // making the rows is not what is measured
+			s := access.New(fast).WithOwner("launch", "ana")
+			var secret string
+			for i := range n {
+				sec, _, err := s.AddToken(access.NewToken{Person: "ana", Spaces: []string{"launch"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == n/2 {
+					secret = sec
+				}
+			}
+			fast.Close()
+			db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			g := &access.Gate{Store: access.New(db).WithOwner("launch", "ana")}
+			mux := http.NewServeMux()
+			mux.Handle("/spaces/{space}/mcp", g.Require(g.RequireSpace(access.PathSpace, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Write([]byte("ok"))
+			}))))
+			srv := httptest.NewServer(mux)
+			defer srv.Close()
+			req, _ := http.NewRequest("POST", srv.URL+"/spaces/launch/mcp", nil)
+			if secret != "" {
+				req.Header.Set("Authorization", "Bearer "+secret)
+			}
+			do := func() {
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Fatalf("status %d", res.StatusCode)
+				}
+			}
+			do() // the token's last-used write, once a minute, is not what is measured
+			b.ResetTimer()
+			for b.Loop() {
+				do()
 			}
 		})
 	}
