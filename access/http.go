@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -92,6 +93,10 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 				why = "the token was revoked"
 			case errors.Is(err, ErrUnknownToken):
 				why = "the token is not known here"
+			case errors.Is(err, datafile.ErrBusy):
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "The data file is busy: another compass-mcp process holds it. Try again in a moment.", http.StatusServiceUnavailable)
+				return
 			default:
 				slog.Error("checking a request's token", "err", err)
 				http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)

@@ -260,6 +260,31 @@ func (tm *team) toolsIn(t *testing.T, c *client.Client, space string, readOnly b
 		}
 		return a
 	}
+	// Documents as resources: this space's only.
+	resources, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources.Resources {
+		uris = append(uris, r.URI)
+	}
+	if !slices.Contains(uris, "compass://document/"+tm.docIDs[space]) {
+		t.Errorf("resources/list in %s: %v, without its plan", space, uris)
+	}
+	for _, other := range teamSpaces {
+		if other == space {
+			continue
+		}
+		if slices.Contains(uris, "compass://document/"+tm.docIDs[other]) {
+			t.Errorf("resources/list in %s lists %s's plan", space, other)
+		}
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = "compass://document/" + tm.docIDs[other]
+		if res, err := c.ReadResource(ctx, req); err == nil {
+			t.Errorf("reading %s's plan as a resource in %s: %+v", other, space, res.Contents)
+		}
+	}
 	expect("list_documents", nil, false, title(space))
 	expect("read_document", map[string]any{"document": title(space)}, false, "marker-"+space)
 	expect("list_conversations", nil, false, "talk-"+space)
