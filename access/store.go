@@ -284,9 +284,6 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 		Person: n.Person, Agent: n.Agent, Spaces: spaceList, ReadOnly: n.ReadOnly, Client: n.Client,
 		Created: now, Expires: n.Expires.UTC(),
 	}
-	if n.Expires.IsZero() {
-		t.Expires = time.Time{}
-	}
 	row, err := json.Marshal(t)
 	if err != nil {
 		return "", Token{}, err

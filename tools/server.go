@@ -30,7 +30,8 @@ import (
 // Version is the server's version, as told to clients.
 const Version = "0.1.0"
 
-// Config is what every call is scoped to and signed with.
+// Config is what every call is scoped to and signed with, unless the request carries an
+// access.Principal (its person and agent) and an access space (see Server.in).
 type Config struct {
 	Space    string // the space every call is scoped to
 	Agent    string // who versions say made them; "" takes the client's name from initialize
