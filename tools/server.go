@@ -135,7 +135,11 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		if err := bind(name, req, &args); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		answer, err := run(s.in(ctx), ctx, &args)
+		in := s.in(ctx)
+		if refused := in.mayNot(ctx, h.readOnly); refused != "" {
+			return mcp.NewToolResultError(refused), nil
+		}
+		answer, err := run(in, ctx, &args)
 		var r refusal
 		switch {
 		case errors.As(err, &r):
@@ -213,6 +217,22 @@ func (s *Server) in(ctx context.Context) *Server {
 	c.docs = docstore.New(s.db, space)
 	c.threads = threads.New(s.db, space)
 	return &c
+}
+
+// mayNot says why the request's principal may not make this call (a write, unless
+// readOnly) in s's space, or "" when it may. The gate and readOnlyFilter already keep such
+// calls out; this is the tools' own word on it, whatever path a call comes by.
+func (s *Server) mayNot(ctx context.Context, readOnly bool) string {
+	p, ok := access.FromContext(ctx)
+	switch {
+	case !ok:
+		return ""
+	case !p.MaySee(s.cfg.Space):
+		return fmt.Sprintf("This connection's token does not reach the space %s: nothing was read or changed.", s.cfg.Space)
+	case !readOnly && p.ReadOnly:
+		return "This connection's token is read-only: nothing was changed. Read with list_documents and read_document, or ask the person for a token that may write."
+	}
+	return ""
 }
 
 // readOnlyFilter offers a read-only principal's session only the tools that change
