@@ -432,3 +432,35 @@ func TestTeamConcurrentTokens(t *testing.T) {
 		}
 	}
 }
+
+// A session stays with the token that began it: another token that may see the space
+// gets 404 for it, as for a session that doesn't exist, and can't end it.
+func TestTeamSessionsStayWithTheirToken(t *testing.T) {
+	tm := newTeam(t)
+	tm.addToken(t, "ana", "--for", "ana")
+	tm.addToken(t, "ben", "--for", "ben")
+	url, _ := httpServer(t, tm.data)
+	launch := strings.TrimSuffix(url, "/mcp") + "/spaces/launch/mcp"
+	res, body := post(t, launch, strings.NewReader(initBody), map[string]string{"Authorization": "Bearer " + tm.tokens["ana"]})
+	session := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != 200 || session == "" {
+		t.Fatalf("initialize: %d %q, session %q", res.StatusCode, body, session)
+	}
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	as := func(who string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + tm.tokens[who], "Mcp-Session-Id": session, "Mcp-Protocol-Version": "2025-06-18"}
+	}
+	if res, body := post(t, launch, strings.NewReader(list), as("ben")); res.StatusCode != http.StatusNotFound {
+		t.Errorf("Ben's token with Ana's session: %d %q, want 404", res.StatusCode, body)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, launch, nil)
+	for k, v := range as("ben") {
+		req.Header.Set(k, v)
+	}
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("Ben's token ending Ana's session: %v %v, want 404", res.StatusCode, err)
+	}
+	if res, body := post(t, launch, strings.NewReader(list), as("ana")); res.StatusCode != 200 || !strings.Contains(body, "write_document") {
+		t.Errorf("Ana's token with her session: %d %q", res.StatusCode, body)
+	}
+}
