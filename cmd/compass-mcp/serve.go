@@ -53,7 +53,7 @@ func serve(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.http != "" {
-		return serveHTTP(ctx, db, srv, c, addr, *token, *idle)
+		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -69,7 +69,7 @@ func serve(args []string) error {
 // --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, db datafile.DB, srv *server.MCPServer, c config, addr, token string, idle time.Duration) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
