@@ -342,3 +342,36 @@ func BenchmarkGateRequest(b *testing.B) {
 		})
 	}
 }
+
+// Rotate (an OAuth refresh) gives a row a new secret and expiry: the old secret stops
+// working, the row stays one row, and a revoked row can't be rotated.
+func TestRotate(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	s := access.New(openDB(t)).WithOwner("personal", "ana").WithClock(func() time.Time { return now })
+	old, tok, err := s.AddToken(access.NewToken{Person: "ana", Agent: "claude", Client: "Claude (claude.ai)", Expires: now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.Rotate(tok.ID, now.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Verify(old); !errors.Is(err, access.ErrUnknownToken) {
+		t.Errorf("the old secret after a rotation: %v, want ErrUnknownToken", err)
+	}
+	now = now.Add(90 * time.Minute)
+	p, err := s.Verify(fresh)
+	if err != nil || p.TokenID != tok.ID || p.Agent != "claude" || p.Client != "Claude (claude.ai)" {
+		t.Errorf("the new secret, past the old expiry: %+v, %v", p, err)
+	}
+	if ts, _ := s.Tokens(""); len(ts) != 1 || !ts[0].Expires.Equal(now.Add(30*time.Minute)) {
+		t.Errorf("after a rotation, tokens: %+v", ts)
+	}
+	s.Revoke(tok.ID)
+	if _, err := s.Rotate(tok.ID, now.Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
+		t.Errorf("rotating a revoked token: %v, want ErrRevokedToken", err)
+	}
+	if _, err := s.Rotate("nope", now); !errors.Is(err, access.ErrNoToken) {
+		t.Errorf("rotating an unknown id: %v, want ErrNoToken", err)
+	}
+}

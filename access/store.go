@@ -31,9 +31,9 @@ var (
 	ErrUnknownToken = errors.New("unknown token")
 	// ErrExpiredToken is returned by Verify for a token past its expiry.
 	ErrExpiredToken = errors.New("expired token")
-	// ErrRevokedToken is returned by Verify for a revoked token.
+	// ErrRevokedToken is returned by Verify for a revoked token, and by Rotate.
 	ErrRevokedToken = errors.New("revoked token")
-	// ErrNoToken is returned by Revoke and Token for an id that no token has.
+	// ErrNoToken is returned by Revoke and Rotate for an id that no token has.
 	ErrNoToken = errors.New("no token with that id")
 )
 
@@ -347,6 +347,51 @@ func (s *Store) Revoke(id string) (Token, error) {
 		})
 	})
 	return t, err
+}
+
+// Rotate gives the token with id a new secret, working until expires (zero: never); the
+// old secret stops working at once. The row (its id, person, agent, spaces, rights and
+// last use) stays one row, so an OAuth client that refreshes shows once in tokens list. It
+// returns ErrNoToken for an unknown id and ErrRevokedToken for a revoked token.
+func (s *Store) Rotate(id string, expires time.Time) (secret string, err error) {
+	if secret, err = newSecret(); err != nil {
+		return "", fmt.Errorf("making a token's secret: %w", err)
+	}
+	hash := hashOf(secret)
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		root := tx.Bucket(bucketAccess)
+		var old []byte
+		if root != nil && root.Bucket(bucketTokenIDs) != nil {
+			old = root.Bucket(bucketTokenIDs).Get([]byte(id))
+		}
+		if old == nil {
+			return fmt.Errorf("%w: %q", ErrNoToken, id)
+		}
+		tokens := root.Bucket(bucketTokens)
+		var t Token
+		if err := json.Unmarshal(tokens.Get(old), &t); err != nil {
+			return fmt.Errorf("reading token %s: %w", id, err)
+		}
+		if !t.Revoked.IsZero() {
+			return fmt.Errorf("%w: %s", ErrRevokedToken, id)
+		}
+		t.Hash, t.Expires = hex.EncodeToString(hash[:]), expires.UTC()
+		row, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		if err := tokens.Delete(bytes.Clone(old)); err != nil {
+			return err
+		}
+		if err := tokens.Put(hash[:], row); err != nil {
+			return err
+		}
+		return root.Bucket(bucketTokenIDs).Put([]byte(id), hash[:])
+	})
+	if err != nil {
+		return "", err
+	}
+	return secret, nil
 }
 
 // change rewrites the row of token id with fn.
