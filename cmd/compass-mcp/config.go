@@ -132,6 +132,7 @@ const usage = `compass-mcp serves a space's shared, versioned Markdown documents
 
 Usage:
   compass-mcp [serve] [--http ADDR] [flags]   serve MCP over stdio, or streamable HTTP at ADDR/mcp
+                                              (and ADDR/spaces/{space}/mcp)
   compass-mcp call TOOL [name=value ...]      call one tool in-process and print its answer
                                               (name=@FILE reads the value from FILE, @- from stdin)
   compass-mcp docs ...                        the person's side: list, show, history, diff, save,
@@ -145,6 +146,11 @@ Usage:
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
+  compass-mcp members add|remove SPACE PERSON / members list [SPACE]
+                                              who may see a space on a server shared by a team
+  compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
+  compass-mcp tokens list [--for PERSON] / tokens revoke ID
+                                              per-person tokens for /mcp and /spaces/{space}/mcp
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -171,6 +177,10 @@ func run(args []string) error {
 		return say(args, os.Stdout)
 	case "people":
 		return people(args, os.Stdout)
+	case "members":
+		return members(args, os.Stdout)
+	case "tokens":
+		return tokens(args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stderr, usage)
 		return nil

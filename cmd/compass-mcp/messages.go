@@ -15,29 +15,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
-
-// principal is who a request is from and what it may do. It has the shape of the principal
-// that per-person tokens give (issue 13's access package): at that merge, principalOf is
-// replaced by the one the bearer middleware puts in the request's context.
-type principal struct {
-	Person   string   // the person's id
-	Agent    string   // the agent's name; "" when the token names none
-	Spaces   []string // the spaces it may reach
-	ReadOnly bool
-}
-
-// principalOf gives the request's principal, or false when it has none (401). For now, the
-// one-person server's: a request that passed guard (the --token, or loopback without one)
-// is --for's, of --agent's, and reaches the configured space.
-func principalOf(c config) func(*http.Request) (principal, bool) {
-	return func(*http.Request) (principal, bool) {
-		return principal{Person: c.me, Agent: c.agent, Spaces: []string{c.space}}, true
-	}
-}
 
 // registerMessages adds the endpoint through which chat integrations (a Slack or Discord
 // bridge, a support inbox) add messages to a space's conversations:
@@ -49,14 +31,19 @@ func principalOf(c config) func(*http.Request) (principal, bool) {
 // from and text are required; from must be the caller's person or agent. It answers 201
 // with the message's id, or 200 when a message with that id was already added (so a
 // bridge may send again what it isn't sure arrived); errors are JSON naming the field.
-func registerMessages(mux *http.ServeMux, db datafile.DB, c config, token string) {
-	h := &messages{db: db, who: principalOf(c)}
-	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", guard(token, h))
+//
+// The gate turns the request into its principal (401 without a good token, 403 for a
+// space it does not allow) before the body is read.
+func registerMessages(mux *http.ServeMux, db datafile.DB, gate *access.Gate) {
+	h := &messages{db: db}
+	jsonGate := *gate
+	jsonGate.JSON = true
+	gate = &jsonGate
+	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", gate.Require(guard("", gate.RequireSpace(access.PathSpace, h))))
 }
 
 type messages struct {
-	db  datafile.DB
-	who func(*http.Request) (principal, bool)
+	db datafile.DB
 }
 
 // postFields are the fields a message may have.
@@ -69,7 +56,7 @@ type apiError struct {
 }
 
 func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, ok := h.who(r)
+	p, ok := access.FromContext(r.Context())
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="compass-mcp"`)
 		writeJSON(w, http.StatusUnauthorized, apiError{Error: "send Authorization: Bearer <token>"})
@@ -80,7 +67,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no space %q: %v", space, err)})
 		return
 	}
-	if !slices.Contains(p.Spaces, space) {
+	if !p.MaySee(space) {
 		writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("this token does not allow space %q", space)})
 		return
 	}
@@ -97,7 +84,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, *ferr)
 		return
 	}
-	if err := p.mayBe(post.From); err != nil {
+	if err := mayBe(p, post.From); err != nil {
 		writeJSON(w, http.StatusForbidden, apiError{Error: err.Error(), Field: "from"})
 		return
 	}
@@ -126,7 +113,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // mayBe says why p may not send a message from actor ("" when it may): only as its own
 // person or its own agent.
-func (p principal) mayBe(actor string) error {
+func mayBe(p access.Principal, actor string) error {
 	a, err := spaces.ParseActor(actor)
 	if err != nil {
 		return nil // Add names the field

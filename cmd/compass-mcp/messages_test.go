@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -139,37 +140,54 @@ func TestPostMessages(t *testing.T) {
 	stop()
 }
 
-// The endpoint takes who may post from the request's principal: a read-only one, or a
-// request that has none, adds nothing.
+// The endpoint takes who may post from the request's principal, as the gate makes it from
+// real token rows: none, an unknown one, a read-only one, or one for another space adds
+// nothing.
 func TestPostMessagesPrincipal(t *testing.T) {
 	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, datafile.DefaultIdle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var p principal
-	var ok bool
+	store := access.New(db)
+	for _, space := range []string{"team", "personal"} {
+		if _, err := store.AddMember(space, "ana"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := func(n access.NewToken) string {
+		secret, _, err := store.AddToken(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return secret
+	}
+	writer := token(access.NewToken{Person: "ana", Agent: "north", Spaces: []string{"team"}})
+	reader := token(access.NewToken{Person: "ana", Agent: "north", Spaces: []string{"team"}, ReadOnly: true})
+	elsewhere := token(access.NewToken{Person: "ana", Agent: "north", Spaces: []string{"personal"}})
 	mux := http.NewServeMux()
-	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", &messages{db: db, who: func(*http.Request) (principal, bool) { return p, ok }})
+	registerMessages(mux, db, &access.Gate{Store: store})
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	url := srv.URL + "/spaces/team/conversations/c/messages"
 	body := `{"from":"agent:north","text":"hello"}`
 
-	p, ok = principal{Person: "ana", Agent: "north", Spaces: []string{"team"}}, false
 	if r := postJSON(t, url, "", "application/json", body); r.status != 401 {
-		t.Errorf("no principal: %d", r.status)
+		t.Errorf("no token: %d", r.status)
 	}
-	p.ReadOnly, ok = true, true
-	if r := postJSON(t, url, "", "application/json", body); r.status != 403 || !strings.Contains(r.body["error"].(string), "read-only") {
+	if r := postJSON(t, url, "cmp_not_a_token", "application/json", body); r.status != 401 {
+		t.Errorf("unknown token: %d", r.status)
+	}
+	if r := postJSON(t, url, reader, "application/json", body); r.status != 403 || !strings.Contains(r.body["error"].(string), "read-only") {
 		t.Errorf("read-only: %d %v", r.status, r.body)
 	}
-	p.ReadOnly = false
-	if r := postJSON(t, url, "", "application/json", body); r.status != 201 {
-		t.Errorf("allowed: %d %v", r.status, r.body)
-	}
-	p.Spaces = []string{"personal"}
-	if r := postJSON(t, url, "", "application/json", body); r.status != 403 {
+	if r := postJSON(t, url, elsewhere, "application/json", body); r.status != 403 {
 		t.Errorf("a space not allowed: %d %v", r.status, r.body)
+	}
+	if r := postJSON(t, url, writer, "application/json", `{"from":"person:ben","text":"hello"}`); r.status != 403 || r.body["field"] != "from" {
+		t.Errorf("from another person: %d %v", r.status, r.body)
+	}
+	if r := postJSON(t, url, writer, "application/json", body); r.status != 201 {
+		t.Errorf("allowed: %d %v", r.status, r.body)
 	}
 }

@@ -42,7 +42,7 @@ func serve(args []string) error {
 	var addr string
 	if c.http != "" {
 		var err error
-		if addr, err = bindAddress(c.http, *token); err != nil {
+		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c)); err != nil {
 			return err
 		}
 	}
@@ -88,8 +88,8 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, mcpHTTP))
-	registerMessages(mux, db, c, token)
+	gate := registerTeam(mux, db, c, token, mcpHTTP)
+	registerMessages(mux, db, gate)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
@@ -110,9 +110,9 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 }
 
 // bindAddress binds loopback unless the address names a host: ":7410" is 127.0.0.1:7410.
-// Anything but loopback without a token is refused: anyone who could reach it could read
-// and change the space's documents.
-func bindAddress(addr, token string) (string, error) {
+// Anything but loopback without a token (guarded: --token, or any token row) is refused:
+// anyone who could reach it could read and change the space's documents.
+func bindAddress(addr string, guarded bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("--http takes HOST:PORT or :PORT, like 127.0.0.1:7410; got %q", addr)}
@@ -120,8 +120,8 @@ func bindAddress(addr, token string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if !isLoopback(host) && token == "" {
-		return "", usageError{fmt.Sprintf("refusing to serve on %s without --token (or COMPASS_TOKEN): anyone who can reach that address could read and change the space's documents. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
+	if !isLoopback(host) && !guarded {
+		return "", usageError{fmt.Sprintf("refusing to serve on %s without --token (or COMPASS_TOKEN) or a token made with compass-mcp tokens add: anyone who can reach that address could read and change the space's documents. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
 	}
 	return net.JoinHostPort(host, port), nil
 }
