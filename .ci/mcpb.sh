@@ -2,8 +2,9 @@
 # The MCP Bundle, checked as Claude Desktop meets it. Builds this machine's release (go run
 # ./internal/release -targets host: the full six-platform release is a command people run,
 # too slow for CI), then with the mcpb CLI (@anthropic-ai/mcpb, pinned in
-# .ci/npm/package-lock.json): validates the manifest, packs the bundle's folder, and unpacks
-# both that bundle and the one the release builder wrote itself. On each unpacked bundle,
+# .ci/npm/package-lock.json): validates the manifest (and the full release's, with every
+# platform's command), packs the bundle's folder, and unpacks both that bundle and the one
+# the release builder wrote itself. On each unpacked bundle,
 # internal/bundlecheck starts the server from the manifest's mcp_config for this platform,
 # with ${__dirname} and ${user_config.*} substituted as Claude Desktop does, and runs an MCP
 # session over stdio: initialize, tools/list, write_document, read_document.
@@ -23,6 +24,9 @@ go run ./internal/release -targets host -allow-dirty -out "$work/dist" > /dev/nu
 released=$(ls "$work"/dist/compass-mcp_*.mcpb)
 
 mcpb validate "$work/dist/bundle/manifest.json"
+# The full release's manifest (every platform's command), which CI builds no binaries for.
+go run ./internal/release -manifest-only "$work/release-manifest" > /dev/null
+mcpb validate "$work/release-manifest/manifest.json"
 mcpb pack "$work/dist/bundle" "$work/packed.mcpb" > /dev/null
 mcpb info "$released"
 

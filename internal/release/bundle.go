@@ -115,7 +115,7 @@ func command(platform, path string) string {
 // folder (bundle/, for the mcpb CLI to validate and pack) and compass-mcp_VERSION.mcpb,
 // whose name it returns.
 func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
-	files := []file{{name: "icon.png", data: icon, mode: 0o644}}
+	files := []file{iconFile}
 	var platforms []string
 	for _, p := range bundlePlatforms {
 		var thin [][]byte
@@ -138,22 +138,15 @@ func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
 		platforms = append(platforms, p.platform)
 	}
 	if len(platforms) == 0 {
-		return "", fmt.Errorf("no bundle: it needs one of %v built", bundlePlatforms)
+		return "", fmt.Errorf("no bundle: it needs darwin/amd64, darwin/arm64, windows/amd64 or linux/amd64 among the targets")
 	}
-	m, err := json.MarshalIndent(manifest(cfg.version, platforms), "", "  ")
+	m, err := manifestFile(cfg.version, platforms)
 	if err != nil {
 		return "", err
 	}
-	files = append(files, file{name: "manifest.json", data: append(m, '\n'), mode: 0o644})
-	dir := filepath.Join(cfg.out, "bundle")
-	for _, f := range files {
-		path := filepath.Join(dir, filepath.FromSlash(f.name))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(path, f.data, f.mode); err != nil {
-			return "", err
-		}
+	files = append(files, m)
+	if err := writeFolder(filepath.Join(cfg.out, "bundle"), files); err != nil {
+		return "", err
 	}
 	zipped, err := zipFiles(files, cfg.src.time)
 	if err != nil {
@@ -161,4 +154,44 @@ func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
 	}
 	name := "compass-mcp_" + cfg.version + ".mcpb"
 	return name, os.WriteFile(filepath.Join(cfg.out, name), zipped, 0o644)
+}
+
+var iconFile = file{name: "icon.png", data: icon, mode: 0o644}
+
+// manifestFile is manifest.json for platforms.
+func manifestFile(version string, platforms []string) (file, error) {
+	m, err := json.MarshalIndent(manifest(version, platforms), "", "  ")
+	if err != nil {
+		return file{}, err
+	}
+	return file{name: "manifest.json", data: append(m, '\n'), mode: 0o644}, nil
+}
+
+// writeFolder writes files into dir, making the folders they are in.
+func writeFolder(dir string, files []file) error {
+	for _, f := range files {
+		path := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, f.data, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReleaseManifest writes into dir the manifest.json (and icon) of the whole release,
+// every platform, building nothing: for CI to validate what a release would carry while
+// building only this machine's binary.
+func writeReleaseManifest(dir, version string) error {
+	var platforms []string
+	for _, p := range bundlePlatforms {
+		platforms = append(platforms, p.platform)
+	}
+	m, err := manifestFile(version, platforms)
+	if err != nil {
+		return err
+	}
+	return writeFolder(dir, []file{iconFile, m})
 }

@@ -42,11 +42,15 @@ func run(args []string) error {
 	out := fs.String("out", "dist", "the folder to write the release into (emptied first, if an earlier release wrote it)")
 	targets := fs.String("targets", "all", `comma-separated GOOS/GOARCH pairs, "all" (`+strings.Join(allTargets, ", ")+`), or "host" (this machine's)`)
 	commit := fs.String("commit", "", "if set, the commit to say the binaries were built from (default: git rev-parse HEAD)")
+	manifestOnly := fs.String("manifest-only", "", "if set, write only the release's manifest.json and icon (every platform) into this folder, building nothing")
 	dirty := fs.Bool("allow-dirty", false, "build even if the work tree has uncommitted changes (the commit is then marked +dirty)")
 	if err := fs.Parse(args); err == flag.ErrHelp {
 		return nil
 	} else if err != nil {
 		return err
+	}
+	if *manifestOnly != "" {
+		return writeReleaseManifest(*manifestOnly, tools.Version)
 	}
 	var list []string
 	switch *targets {
