@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -112,13 +113,26 @@ func announce(db datafile.DB, url string) {
 	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
 }
 
+// newSite makes the page on c's space; who may sign in to it is the access room's answer
+// (the space's members, --for always among them).
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
-	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default()})
+	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
+		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee})
+}
+
+// guardedBy reports whether the server has tokens (--token, or token rows in db): what
+// serving beyond loopback needs, for the page as for /mcp.
+func guardedBy(token string, db datafile.DB) bool {
+	if token != "" {
+		return true
+	}
+	has, err := access.New(db).HasTokens()
+	return err == nil && has
 }
 
 // webAddress checks --web: off, or HOST:PORT (a bare :PORT is loopback); beyond loopback
-// only with a token, as for --http.
-func webAddress(addr, token string) (string, error) {
+// only when guarded (tokens), as for --http.
+func webAddress(addr string, guarded bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("--web takes HOST:PORT, :PORT or off, like 127.0.0.1:7411; got %q", addr)}
@@ -126,8 +140,8 @@ func webAddress(addr, token string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if !isLoopback(host) && token == "" {
-		return "", usageError{fmt.Sprintf("refusing to serve the page on %s without --token (or COMPASS_TOKEN): beyond loopback the page needs the same token rules as /mcp. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
+	if !isLoopback(host) && !guarded {
+		return "", usageError{fmt.Sprintf("refusing to serve the page on %s without --token (or COMPASS_TOKEN) or a token made with compass-mcp tokens add: beyond loopback the page needs the same token rules as /mcp. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
 	}
 	return net.JoinHostPort(host, port), nil
 }
@@ -171,11 +185,13 @@ func startPage(ctx context.Context, c *config, db *datafile.File, addr string, b
 	return p, nil
 }
 
-// toPage sends a browser that opens /mcp to the page at pageAt (or says what /mcp is, when
-// no page is served): an MCP endpoint would otherwise keep it waiting on an event stream.
+// toPage sends a browser that opens an MCP endpoint (/mcp, /spaces/{space}/mcp) to the page
+// at pageAt, or says what the endpoint is when no page is served: an MCP endpoint would
+// otherwise keep it waiting on an event stream, or refuse it for want of a token.
 func toPage(pageAt string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/html") && !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		accept := r.Header.Get("Accept")
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/mcp") && strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
 			if pageAt != "" {
 				http.Redirect(w, r, pageAt, http.StatusSeeOther)
 				return
@@ -265,15 +281,15 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
-	addr, err := webAddress(c.web, token)
-	if err != nil {
-		return err
-	}
 	db, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	addr, err := webAddress(c.web, guardedBy(token, db))
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p, err := startPage(ctx, &c, db, addr, anyPort)
@@ -334,7 +350,7 @@ func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, tok
 			want = httpAddr
 		}
 	}
-	addr, err := webAddress(want, token)
+	addr, err := webAddress(want, guardedBy(token, db))
 	if err != nil {
 		return err
 	}

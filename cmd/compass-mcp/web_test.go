@@ -324,3 +324,53 @@ func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
 		t.Fatalf("the copy links to %q, want its own page %q", base, page2)
 	}
 }
+
+// Who may sign in is the space's members (the --for person always): a member's one-time
+// link works, anyone else's is refused.
+func TestMembersMaySignIn(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "c.db")
+	cli(t, data, "members", "add", "personal", "ben")
+	cmd := exec.Command(testbin.Path, "web", "--web", "127.0.0.1:0", "--browser=false")
+	cmd.Env = append(os.Environ(), pageEnv(data)...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	first := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			first <- sc.Text()
+		}
+	}()
+	var page string
+	select {
+	case link := <-first:
+		page = link[:strings.Index(link, "/signin")]
+	case <-time.After(10 * time.Second):
+		t.Fatal("compass-mcp web printed no sign-in link")
+	}
+	for person, want := range map[string]int{"ben": http.StatusOK, "eve": http.StatusForbidden} {
+		open := exec.Command(testbin.Path, "open", "--browser=false", "--for", person)
+		open.Env = append(os.Environ(), pageEnv(data)...)
+		out, err := open.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := strings.TrimSpace(string(out))
+		if !strings.HasPrefix(link, page+"/signin?code=") {
+			t.Fatalf("open --for %s printed %q", person, link)
+		}
+		c := &http.Client{Timeout: 5 * time.Second}
+		c.Jar, _ = cookiejar.New(nil)
+		resp, err := c.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s signing in: %d, want %d", person, resp.StatusCode, want)
+		}
+	}
+}
