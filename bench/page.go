@@ -42,11 +42,11 @@ func measurePage(ctx context.Context, o *options, _ binaries, r *report) error {
 		goal        float64
 	}{{"100KB", "100 KB", 10}, {"1MB", "1 MB", 100}} {
 		cold, warm := "DocumentPage/"+size.name+"/cold", "DocumentPage/"+size.name+"/warm"
-		cpu := med(cold, "cpu-ms/op")
+		wall, cpu := msOf(cold), med(cold, "cpu-ms/op")
 		r.target(target{item: "page", what: "document page, " + size.shown + ", server time (first view / later views)",
-			ours:    fmt.Sprintf("%.1f ms CPU (%.1f ms wall) / %.1f ms CPU", cpu, msOf(cold), med(warm, "cpu-ms/op")),
+			ours:    fmt.Sprintf("%.1f ms (%.1f ms CPU) / %.1f ms", wall, cpu, msOf(warm)),
 			goal:    fmt.Sprintf("≤ %.0f ms", size.goal),
-			verdict: verdict(cpu <= size.goal, fmt.Sprintf("the first view of a version costs %.1f ms of CPU (goldmark parsing about half, bluemonday a third); later views, from the kept HTML, %.1f ms", cpu, med(warm, "cpu-ms/op")))})
+			verdict: verdict(wall <= size.goal, fmt.Sprintf("the first view of a version takes %.1f ms (goldmark parsing about half, bluemonday a third); later views, from the kept HTML, %.1f ms", wall, msOf(warm)))})
 	}
 	l100, l10k := med("List/100", "cpu-ms/op"), med("List/10000", "cpu-ms/op")
 	r.target(target{item: "page", what: "document list (first page of 50) at 10,000 documents vs 100",
@@ -61,8 +61,9 @@ func measurePage(ctx context.Context, o *options, _ binaries, r *report) error {
 	b.WriteString("From `go test -run '^$' -bench . -benchmem ./web` (" + times + " each, " + strconv.Itoa(o.runs) + " runs; medians): the page's handlers called in-process on a real\n")
 	b.WriteString("data file, as the server calls them, without the network. A document page reads the latest version, renders its Markdown\n")
 	b.WriteString("(goldmark, then bluemonday) and fills the template; a version's HTML is kept once made (versions never change), so\n")
-	b.WriteString("\"cold\" is a version's first view and \"warm\" every later one. CPU time is the process's (both cores, GC included),\n")
-	b.WriteString("steadier than wall time on a machine others share. The live update is a save through the data file, as another process's\n")
+	b.WriteString("\"cold\" is a version's first view and \"warm\" every later one. The targets are judged on wall time (what a browser\n")
+	b.WriteString("waits); CPU time is the process's on both cores, GC included, and steadier when others share the machine. The live update is\n")
+	b.WriteString("a save through the data file, as another process's\n")
 	b.WriteString("would be: the page hears of it by watching the file (a stat every 50 ms while a page listens), not by being told.\n\n")
 	b.WriteString("| benchmark | wall ms/op | CPU ms/op | allocated/op | other |\n|---|---|---|---|---|\n")
 	names := make([]string, 0, len(runs))
