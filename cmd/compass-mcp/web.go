@@ -130,20 +130,13 @@ func guardedBy(token string, db datafile.DB) bool {
 	return err == nil && has
 }
 
-// webAddress checks --web: off, or HOST:PORT (a bare :PORT is loopback); beyond loopback
-// only when guarded (tokens), as for --http.
+// webAddress checks --web: HOST:PORT (a bare :PORT is loopback), beyond loopback only when
+// guarded (tokens), by the same rule as --http.
 func webAddress(addr string, guarded bool) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return "", usageError{fmt.Sprintf("--web takes HOST:PORT, :PORT or off, like 127.0.0.1:7411; got %q", addr)}
 	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if !isLoopback(host) && !guarded {
-		return "", usageError{fmt.Sprintf("refusing to serve the page on %s without --token (or COMPASS_TOKEN) or a token made with compass-mcp tokens add: beyond loopback the page needs the same token rules as /mcp. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
-	}
-	return net.JoinHostPort(host, port), nil
+	return bindAddress(addr, guarded)
 }
 
 // startPage serves the page on its own address, in the background until ctx ends. With

@@ -246,26 +246,7 @@ func TestWebServesOnlyThePage(t *testing.T) {
 func pageOnly(t *testing.T, args []string) {
 	data := filepath.Join(t.TempDir(), "c.db")
 	cli(t, data, "call", "write_document", "title=Launch plan", "text=Record the trailer.")
-	cmd := exec.Command(testbin.Path, append(args, "--web", "127.0.0.1:0", "--browser=false")...)
-	cmd.Env = append(os.Environ(), pageEnv(data)...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	links := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			links <- sc.Text()
-		}
-	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(10 * time.Second):
-		t.Fatal("compass-mcp web printed no sign-in link")
-	}
+	link := pageOnlyLink(t, data, append(args, "--web", "127.0.0.1:0", "--browser=false")...)
 	jar := &http.Client{Timeout: 5 * time.Second}
 	jar.Jar, _ = cookiejar.New(nil)
 	resp, err := jar.Get(link)
@@ -330,27 +311,8 @@ func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
 func TestMembersMaySignIn(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "c.db")
 	cli(t, data, "members", "add", "personal", "ben")
-	cmd := exec.Command(testbin.Path, "web", "--web", "127.0.0.1:0", "--browser=false")
-	cmd.Env = append(os.Environ(), pageEnv(data)...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			first <- sc.Text()
-		}
-	}()
-	var page string
-	select {
-	case link := <-first:
-		page = link[:strings.Index(link, "/signin")]
-	case <-time.After(10 * time.Second):
-		t.Fatal("compass-mcp web printed no sign-in link")
-	}
+	first := pageOnlyLink(t, data, "web", "--web", "127.0.0.1:0", "--browser=false")
+	page := first[:strings.Index(first, "/signin")]
 	for person, want := range map[string]int{"ben": http.StatusOK, "eve": http.StatusForbidden} {
 		open := exec.Command(testbin.Path, "open", "--browser=false", "--for", person)
 		open.Env = append(os.Environ(), pageEnv(data)...)
@@ -372,5 +334,47 @@ func TestMembersMaySignIn(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("%s signing in: %d, want %d", person, resp.StatusCode, want)
 		}
+	}
+}
+
+// pageOnlyLink starts compass-mcp with args ("web" or "open"), which serves the page in the
+// foreground until the test ends, and returns the sign-in link it prints first.
+func pageOnlyLink(t *testing.T, data string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(testbin.Path, args...)
+	cmd.Env = append(os.Environ(), pageEnv(data)...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	links := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			links <- sc.Text()
+		}
+	}()
+	select {
+	case link := <-links:
+		return link
+	case <-time.After(10 * time.Second):
+		t.Fatalf("compass-mcp %s printed no sign-in link", args[0])
+		return ""
+	}
+}
+
+func TestWebAddress(t *testing.T) {
+	if got, err := webAddress(":7411", false); err != nil || got != "127.0.0.1:7411" {
+		t.Errorf(":7411 = %q, %v; want loopback", got, err)
+	}
+	if _, err := webAddress("0.0.0.0:7411", false); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Errorf("beyond loopback without tokens: %v", err)
+	}
+	if got, err := webAddress("0.0.0.0:7411", true); err != nil || got != "0.0.0.0:7411" {
+		t.Errorf("beyond loopback with tokens: %q, %v", got, err)
+	}
+	if _, err := webAddress("7411", false); err == nil || !strings.Contains(err.Error(), "--web takes") {
+		t.Errorf("no port: %v", err)
 	}
 }
