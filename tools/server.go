@@ -11,14 +11,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/charter"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -70,6 +71,7 @@ func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithResourceCapabilities(false, false),
 		server.WithResourceRecovery(),
 		server.WithHooks(s.resourceHooks()),
+		server.WithToolFilter(inOrder),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
@@ -147,16 +149,40 @@ func define[A any](s *Server, name, description string, h hints, run func(contex
 	return tool{def: mcp.NewTool(name, opts...), handler: handler}
 }
 
+// tools are listed in the order a model should meet them (see inOrder). idempotent is true
+// where the same call again changes nothing more: write_document's same text makes no version
+// (and a second new document of that title is refused); append_document adds the text again;
+// edit_document's new text may hold old again, so a repeat can change it again.
 func (s *Server) tools() []tool {
 	return []tool{
 		define(s, "list_documents", charter.ListDocuments, hints{readOnly: true, idempotent: true}, s.listDocuments),
 		define(s, "read_document", charter.ReadDocument, hints{readOnly: true, idempotent: true}, s.readDocument),
-		define(s, "write_document", charter.WriteDocument, hints{destructive: true}, s.writeDocument),
+		define(s, "write_document", charter.WriteDocument, hints{destructive: true, idempotent: true}, s.writeDocument),
 		define(s, "append_document", charter.AppendDocument, hints{}, s.appendDocument),
 		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, s.editDocument),
 		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, s.listConversations),
 		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, s.readConversation),
 	}
+}
+
+// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit),
+// then the conversations.
+var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+
+// inOrder puts tools in toolOrder. mcp-go v1.2.1 sorts tools by name and then applies the
+// tool filters (server.go, filteredTools), so a filter is where the order can be chosen. Its
+// tools/list pagination would assume the name order, but this server sets no pagination
+// limit, so every tool comes in one page. Tools not in toolOrder keep their place after.
+func inOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
+	rank := func(t mcp.Tool) int {
+		if i := slices.Index(toolOrder, t.Name); i >= 0 {
+			return i
+		}
+		return len(toolOrder)
+	}
+	out := slices.Clone(ts)
+	slices.SortStableFunc(out, func(a, b mcp.Tool) int { return rank(a) - rank(b) })
+	return out
 }
 
 // author is who the versions an agent makes say made them, and for whom.
