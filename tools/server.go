@@ -64,7 +64,7 @@ func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
-		server.WithLogger(quieter(cfg.Logger)),
+		server.WithLogger(Quieter(cfg.Logger)),
 		// logging/setLevel is accepted; the server sends no log notifications, since mcp-go
 		// v1.2.1 can lose those sent during a call.
 		server.WithLogging(),
@@ -169,6 +169,9 @@ func (s *Server) tools() []tool {
 // then the conversations.
 var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
 
+// Names are the tools' names, in the order tools/list gives them.
+func Names() []string { return slices.Clone(toolOrder) }
+
 // inOrder puts tools in toolOrder. mcp-go v1.2.1 sorts tools by name and then applies the
 // tool filters (server.go, filteredTools), so a filter is where the order can be chosen. Its
 // tools/list pagination would assume the name order, but this server sets no pagination
@@ -222,8 +225,10 @@ func cleanName(name string) string {
 	return name
 }
 
-// quieter keeps mcp-go's one-line-per-request logs (at info) for COMPASS_LOG=debug.
-func quieter(l *slog.Logger) *slog.Logger {
+// Quieter is the logger to give mcp-go: its lines at info are debug lines here (one a
+// request, one a swept session), so they show only with COMPASS_LOG=debug; its warnings and
+// errors always show.
+func Quieter(l *slog.Logger) *slog.Logger {
 	if l.Enabled(context.Background(), slog.LevelDebug) {
 		return l
 	}

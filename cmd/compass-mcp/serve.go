@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -55,7 +56,7 @@ func serve(args []string) error {
 		return serveHTTP(ctx, srv, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
+		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, c.data)
 	}
 	err = server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -76,7 +77,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPLogger(slog.Default()),
+		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
 		// open; http.Server's alone would wait for them until its deadline.
@@ -85,7 +86,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", guard(token, mcpHTTP))
 	hs.Handler = mux
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
+	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", c.data)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
