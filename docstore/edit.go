@@ -2,9 +2,10 @@ package docstore
 
 import (
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/linediff"
 	"strings"
 	"unicode"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 // Write replaces the whole text of a named document, and its title when title is not "".

@@ -3,12 +3,12 @@ package threads
 import (
 	"errors"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
