@@ -144,6 +144,11 @@ func define[A any](s *Server, name, description string, h hints, run func(contex
 			s.log.Error("tool failed", "tool", name, "err", err)
 			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
 		}
+		if p := presenderOf(ctx); p != nil && len(answer) >= presendMin {
+			if token, err := p.hold(answer); err == nil {
+				return mcp.NewToolResultText(token), nil
+			}
+		}
 		return mcp.NewToolResultText(answer), nil
 	}
 	return tool{def: mcp.NewTool(name, opts...), handler: handler}

@@ -58,7 +58,8 @@ func serve(args []string) error {
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, c.data)
 	}
-	err = server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
+	out := tools.NewPresender(os.Stdout) // large answers encoded once, not twice (tools/presend.go)
+	err = server.NewStdioServer(srv).Listen(out.Context(ctx), os.Stdin, out)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
