@@ -196,7 +196,7 @@ type hints struct{ readOnly, destructive, idempotent bool }
 var sevenTools = map[string]hints{
 	"list_documents":     {readOnly: true, idempotent: true},
 	"read_document":      {readOnly: true, idempotent: true},
-	"write_document":     {destructive: true},
+	"write_document":     {destructive: true, idempotent: true},
 	"append_document":    {},
 	"edit_document":      {destructive: true},
 	"list_conversations": {readOnly: true, idempotent: true},
@@ -229,16 +229,11 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s has no description or input schema", tool.Name)
 		}
 	}
-	slices.Sort(names)
-	want := slices.Sorted(func(yield func(string) bool) {
-		for name := range sevenTools {
-			if !yield(name) {
-				return
-			}
-		}
-	})
+	// In the order a model should meet them: the documents (list, read, write, append,
+	// edit), then the conversations.
+	want := []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
 	if !slices.Equal(names, want) {
-		t.Errorf("tools/list gave %q, want the seven %q", names, want)
+		t.Errorf("tools/list gave %q, want the seven in this order: %q", names, want)
 	}
 }
 

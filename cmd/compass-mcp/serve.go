@@ -50,6 +50,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer db.Close()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if c.http != "" {
