@@ -6,8 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
+	"strconv"
 	"sync"
 )
 
@@ -22,14 +22,19 @@ import (
 // presendMin is the smallest answer worth presending: below it, the passes cost little.
 const presendMin = 16 << 10
 
+// mostHeld bounds the answers held at once. An answer is let go when its line is written; one
+// whose line never comes (a call cancelled on the way) is dropped once mostHeld newer ones
+// have been held, far more than can be in flight.
+const mostHeld = 64
+
 // Presender writes mcp-go's stdio lines to w, putting back the answers held for them.
 type Presender struct {
 	w      io.Writer
 	prefix string // the tokens' start: random, so that no text can name a held answer
 
 	mu   sync.Mutex
-	n    uint64
-	held map[string][]byte // token -> the answer as a JSON string, quotes included
+	n    uint64            // the last token's number
+	held map[uint64][]byte // token number -> the answer as a JSON string, quotes included
 }
 
 // NewPresender returns a Presender that writes to w. Give it to mcp-go's stdio server as its
@@ -37,7 +42,7 @@ type Presender struct {
 func NewPresender(w io.Writer) *Presender {
 	var seed [12]byte
 	rand.Read(seed[:])
-	return &Presender{w: w, prefix: "compass-presend-" + hex.EncodeToString(seed[:]) + "-", held: map[string][]byte{}}
+	return &Presender{w: w, prefix: "compass-presend-" + hex.EncodeToString(seed[:]) + "-", held: map[uint64][]byte{}}
 }
 
 type presenderKey struct{}
@@ -61,9 +66,15 @@ func (p *Presender) hold(answer string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
-	token := fmt.Sprintf("%s%d", p.prefix, p.n)
-	p.held[token] = encoded
-	return token, nil
+	p.held[p.n] = encoded
+	if len(p.held) > mostHeld {
+		for n := range p.held {
+			if n+mostHeld <= p.n {
+				delete(p.held, n)
+			}
+		}
+	}
+	return p.prefix + strconv.FormatUint(p.n, 10), nil
 }
 
 // Write writes one line of mcp-go's, with the answers its tokens stand for put back. mcp-go
@@ -85,12 +96,12 @@ func (p *Presender) Write(line []byte) (int, error) {
 		if end < 0 {
 			break
 		}
-		token := string(rest[i : i+end])
-		encoded, ok := p.held[token]
-		if !ok {
+		n, err := strconv.ParseUint(string(rest[i+len(p.prefix):i+end]), 10, 64)
+		encoded, ok := p.held[n]
+		if err != nil || !ok {
 			break
 		}
-		delete(p.held, token)
+		delete(p.held, n)
 		parts = append(parts, rest[:i-1], encoded)
 		rest = rest[i+end+1:]
 	}

@@ -121,4 +121,13 @@ func TestPresenderLeavesOthersTokens(t *testing.T) {
 	if len(p.held) != 0 {
 		t.Errorf("%d answers still held after their line", len(p.held))
 	}
+	// Answers whose lines never come are let go once mostHeld newer ones are held.
+	for range 3 * mostHeld {
+		if _, err := p.hold(strings.Repeat("y", presendMin)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.held) > mostHeld {
+		t.Errorf("%d answers held, want at most %d", len(p.held), mostHeld)
+	}
 }
