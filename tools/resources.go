@@ -19,7 +19,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -57,9 +56,7 @@ func (s *Server) resourceHooks() *server.Hooks {
 	return hooks
 }
 
-// resourcePages holds the pages prepareResources made, until fillResources gives them.
-var resourcePages sync.Map // pageKey -> preparedPage
-
+// pageKey names a request whose page prepareResources made and fillResources gives.
 type pageKey struct{ session, id string }
 
 type preparedPage struct {
@@ -113,13 +110,13 @@ func (s *Server) prepareResources(ctx context.Context, id any, message any) erro
 	if next != "" {
 		page.next = makeCursor(next)
 	}
-	resourcePages.Store(keyOf(ctx, id), page)
+	s.pages.Store(keyOf(ctx, id), page)
 	return nil
 }
 
 // fillResources gives the page prepareResources made for this request.
 func (s *Server) fillResources(ctx context.Context, id any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-	v, ok := resourcePages.LoadAndDelete(keyOf(ctx, id))
+	v, ok := s.pages.LoadAndDelete(keyOf(ctx, id))
 	if !ok || res == nil {
 		return
 	}

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/charter"
@@ -47,6 +48,7 @@ type Server struct {
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
+	pages   sync.Map // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
