@@ -77,15 +77,21 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 	}
 	defer f.Close()
 	var runs atomic.Int64
+	var first atomic.Bool
 	refuse := errors.New("refused")
 	var wg sync.WaitGroup
 	errs := make([]error, 64)
+	txOf := make([]atomic.Int64, len(errs)) // the transaction a call last ran in
 	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			errs[i] = f.Batch(func(tx *bbolt.Tx) error {
 				runs.Add(1)
+				txOf[i].Store(int64(tx.ID()))
+				if first.CompareAndSwap(false, true) {
+					time.Sleep(50 * time.Millisecond) // the others arrive while this commit is under way
+				}
 				if i%10 == 3 {
 					return refuse
 				}
@@ -114,7 +120,21 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("64 calls ran %d times", runs.Load())
+	commits := map[int64]int{}
+	stored := 0
+	for i := range errs {
+		if errs[i] == nil {
+			commits[txOf[i].Load()]++
+			stored++
+		}
+	}
+	// The first commit is one call's; those that arrived during it share what follows.
+	if len(commits) > stored/2 {
+		t.Errorf("%d stored calls took %d commits (%v); want the calls that arrive during a commit grouped", stored, len(commits), commits)
+	}
+	if runs.Load() <= int64(len(errs)) {
+		t.Errorf("64 calls ran %d times; want the batches with a failing call run again without it", runs.Load())
+	}
 }
 
 // BenchmarkViewOpeningEachTime is what sharing the file between processes costs a call:

@@ -2,9 +2,10 @@ package docstore
 
 import (
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/linediff"
 	"strings"
 	"unicode"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 // Write replaces the whole text of a named document, and its title when title is not "".
@@ -22,21 +23,48 @@ func (s *Store) Append(name, text string, by Author) (Saved, error) {
 	})
 }
 
-// appended puts add after text with exactly one blank line between, keeping the text's
-// final line break if it had one.
+// appended puts add after text with one blank line between, and removes none of the text's
+// lines, so that a version says only what was added. The text's own blank lines at its end
+// give the one between (any more stay after add, where they were: at the end); add's blank
+// lines at its start and end are dropped, so an append never piles up blank lines. The text's
+// final line break is kept if it had one.
 func appended(text, add string) string {
-	if strings.TrimSpace(add) == "" {
+	add = trimBlankLines(add)
+	if add == "" {
 		return text
 	}
-	body := strings.TrimRight(text, "\r\n")
-	if body == "" {
+	lines := strings.SplitAfter(text, "\n")
+	last := len(lines) - 1 // the last line that isn't blank
+	for last >= 0 && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	if last < 0 {
 		return add
 	}
-	out := body + "\n\n" + add
-	if strings.HasSuffix(text, "\n") && !strings.HasSuffix(add, "\n") {
-		out += "\n"
+	head, tail := strings.Join(lines[:last+1], ""), strings.Join(lines[last+1:], "")
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
 	}
-	return out
+	sep, rest, _ := strings.Cut(tail, "\n")
+	sep += "\n"
+	if rest != "" || strings.HasSuffix(text, "\n") {
+		add = strings.TrimSuffix(add, "\n") + "\n"
+	}
+	return head + sep + add + rest
+}
+
+// trimBlankLines drops the blank lines at the start and end of s, keeping the line break of
+// its last line if it has one.
+func trimBlankLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	first, last := 0, len(lines)-1
+	for first <= last && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	for last >= first && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	return strings.Join(lines[first:last+1], "")
 }
 
 // Edit replaces old, which must occur exactly once in a named document's text, with new.

@@ -33,11 +33,8 @@ func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) 
 	var b strings.Builder
 	err = s.names(func(names spaces.Names) {
 		for _, c := range convs {
-			last := c.Last
-			if last.IsZero() {
-				last = c.Created // nothing said yet but private steps
-			}
-			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
+			// Recent leaves out conversations with nothing to read, so Last is a message's time.
+			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(c.Last))
 			opened := gist(c.First.Text, 100)
 			if opened == "" {
 				opened = "(nothing to read)"

@@ -8,7 +8,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 // MaxListLimit is the most documents (or conversations) one listing shows.
@@ -16,10 +15,7 @@ const MaxListLimit = 500
 
 // names gives the display names as they are now.
 func (s *Server) names(fn func(spaces.Names)) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
-		fn(spaces.NamesIn(tx))
-		return nil
-	})
+	return s.docs.Names(fn)
 }
 
 // limitOf checks an optional limit, giving def when it is absent.

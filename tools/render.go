@@ -31,11 +31,7 @@ func (s *Server) link(d docstore.Document) string {
 
 // by says who saved a version: "Ana", or "north for Ana".
 func by(names spaces.Names, a docstore.Author) string {
-	who := names.ShowString(a.By)
-	if a.For != "" {
-		who += " for " + names.ShowString(a.For)
-	}
-	return who
+	return a.Show(names)
 }
 
 // lines is a diff's size as answers give it: "+1 −1 lines" (U+2212 for removed).

@@ -60,16 +60,13 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	want := map[string][2]int{"list": {0, 0}, "show": {1, 1}, "history": {1, 1}, "diff": {2, 3}, "save": {1, 1},
-		"restore": {2, 2}, "rename": {2, 2}, "delete": {1, 1}, "undelete": {1, 1}, "purge": {1, 1}, "export": {1, 1}}
-	n, ok := want[sub]
+	want, ok := docsArgs[sub]
 	if !ok {
 		fmt.Fprintln(stderr, docsUsage)
 		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
 	}
-	if len(pos) < n[0] || len(pos) > n[1] {
-		fmt.Fprintln(stderr, docsUsage)
-		return usageError{fmt.Sprintf("docs %s takes %d to %d arguments; got %d", sub, n[0], n[1], len(pos))}
+	if len(pos) < want.least || len(pos) > want.most {
+		return usageError{fmt.Sprintf("docs %s takes %s (docs %s); got %s", sub, want.words, want.usage, plural(len(pos), "argument"))}
 	}
 	if *mine && *theirs {
 		return usageError{"--mine and --theirs choose opposite sides: give one"}
@@ -110,7 +107,7 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return p.explain(err, pos[0])
 		}
-		fmt.Fprintf(stdout, "Deleted %q (%s). Its %d versions are kept: docs undelete %s brings it back.\n", d.Title, d.ID, d.Version, d.ID)
+		fmt.Fprintf(stdout, "Deleted %q (%s). Its %s kept: docs undelete %s brings it back.\n", d.Title, d.ID, versions(d.Version, "is", "are"), d.ID)
 		return nil
 	case "undelete":
 		d, err := p.store.Undelete(pos[0])
@@ -121,15 +118,38 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	case "purge":
 		d, err := p.store.Purge(pos[0])
+		if errors.Is(err, docstore.ErrNotFound) {
+			if live, ferr := p.store.Find(pos[0]); ferr == nil {
+				return fmt.Errorf("%q (%s) isn't deleted, and purge removes only deleted documents: docs delete %s first, then purge it", live.Title, live.ID, live.ID)
+			}
+		}
 		if err != nil {
 			return p.explain(err, pos[0])
 		}
-		fmt.Fprintf(stdout, "Purged %q (%s) and its %d versions.\n", d.Title, d.ID, d.Version)
+		fmt.Fprintf(stdout, "Purged %q (%s) and its %s.\n", d.Title, d.ID, versions(d.Version, "", ""))
 		return nil
 	case "export":
 		return p.export(pos[0])
 	}
 	return nil
+}
+
+// docsArgs says what each docs subcommand takes, in words for its refusal.
+var docsArgs = map[string]struct {
+	least, most  int
+	words, usage string
+}{
+	"list":     {0, 0, "no arguments", "list [--deleted]"},
+	"show":     {1, 1, "a document", "show DOC [--version N]"},
+	"history":  {1, 1, "a document", "history DOC"},
+	"diff":     {2, 3, "a document and a version, and maybe a second version", "diff DOC A [B]"},
+	"save":     {1, 1, "a document (with --new, a title), and the text on stdin", "save DOC < FILE"},
+	"restore":  {2, 2, "a document and a version", "restore DOC N"},
+	"rename":   {2, 2, "a document and its new title", "rename DOC TITLE"},
+	"delete":   {1, 1, "a document", "delete DOC"},
+	"undelete": {1, 1, "a document", "undelete DOC"},
+	"purge":    {1, 1, "a deleted document", "purge DOC"},
+	"export":   {1, 1, "a folder", "export DIR"},
 }
 
 // person is the person's side of one space's documents.
@@ -148,16 +168,15 @@ func versionArg(s string) (int, error) {
 	return n, nil
 }
 
-func (p person) who(a docstore.Author) string {
-	var s string
-	p.db.View(func(tx *bbolt.Tx) error {
-		n := spaces.NamesIn(tx)
-		s = n.ShowString(a.By)
-		if a.For != "" {
-			s += " for " + n.ShowString(a.For)
-		}
-		return nil
-	})
+// versions is "1 version" or "3 versions", followed by verb's singular or plural when given.
+func versions(n int, one, many string) string {
+	s, verb := plural(n, "version"), many
+	if n == 1 {
+		verb = one
+	}
+	if verb != "" {
+		s += " " + verb
+	}
 	return s
 }
 
@@ -194,10 +213,11 @@ func (p person) list(deleted bool) error {
 		if len(docs) == 0 {
 			fmt.Fprintln(p.errs, "No deleted documents in this space.")
 		}
-		for _, d := range docs {
-			fmt.Fprintf(p.out, "%s  %s  · %d versions · deleted by %s %s\n", d.ID, d.Title, d.Version, p.who(d.Deleted.By), d.Deleted.At.Local().Format(tools.TimeLayout))
-		}
-		return nil
+		return p.store.Names(func(names spaces.Names) {
+			for _, d := range docs {
+				fmt.Fprintf(p.out, "%s  %s  · %s · deleted by %s %s\n", d.ID, d.Title, versions(d.Version, "", ""), d.Deleted.By.Show(names), d.Deleted.At.Local().Format(tools.TimeLayout))
+			}
+		})
 	}
 	docs, total, err := p.store.List(math.MaxInt)
 	if err != nil {
@@ -206,10 +226,11 @@ func (p person) list(deleted bool) error {
 	if total == 0 {
 		fmt.Fprintln(p.errs, "No documents in this space yet.")
 	}
-	for _, d := range docs {
-		fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, p.who(d.Author), d.Saved.Local().Format(tools.TimeLayout))
-	}
-	return nil
+	return p.store.Names(func(names spaces.Names) {
+		for _, d := range docs {
+			fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, d.Author.Show(names), d.Saved.Local().Format(tools.TimeLayout))
+		}
+	})
 }
 
 func (p person) show(name string, version int) error {
@@ -217,7 +238,12 @@ func (p person) show(name string, version int) error {
 	if err != nil {
 		return p.explain(err, name)
 	}
-	fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, p.who(v.Author), v.At.Local().Format(tools.TimeLayout))
+	err = p.store.Names(func(names spaces.Names) {
+		fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, v.Author.Show(names), v.At.Local().Format(tools.TimeLayout))
+	})
+	if err != nil {
+		return err
+	}
 	_, err = io.WriteString(p.out, v.Text)
 	return err
 }
@@ -227,15 +253,16 @@ func (p person) history(name string) error {
 	if err != nil {
 		return p.explain(err, name)
 	}
-	fmt.Fprintf(p.out, "%s (%s), %d versions, newest first:\n", d.Title, d.ID, d.Version)
-	for _, v := range vs {
-		title := ""
-		if v.Title != d.Title {
-			title = fmt.Sprintf("  (titled %q)", v.Title)
+	fmt.Fprintf(p.out, "%s (%s), %s, newest first:\n", d.Title, d.ID, versions(d.Version, "", ""))
+	return p.store.Names(func(names spaces.Names) {
+		for _, v := range vs {
+			title := ""
+			if v.Title != d.Title {
+				title = fmt.Sprintf("  (titled %q)", v.Title)
+			}
+			fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), v.Author.Show(names), v.Added, v.Removed, title)
 		}
-		fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), p.who(v.Author), v.Added, v.Removed, title)
-	}
-	return nil
+	})
 }
 
 func (p person) diff(name string, versions []string) error {

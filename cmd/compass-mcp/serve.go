@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -51,6 +52,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer db.Close()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
@@ -60,9 +62,10 @@ func serve(args []string) error {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
+		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, c.data)
 	}
-	err = server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
+	out := tools.NewPresender(os.Stdout) // large answers encoded once, not twice (tools/presend.go)
+	err = server.NewStdioServer(srv).Listen(out.Context(ctx), os.Stdin, out)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -81,7 +84,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPLogger(slog.Default()),
+		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
 		// open; http.Server's alone would wait for them until its deadline.
@@ -91,7 +94,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	gate := registerTeam(mux, db, c, token, mcpHTTP)
 	registerMessages(mux, db, gate)
 	hs.Handler = mux
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
+	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", c.data)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
