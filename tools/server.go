@@ -50,7 +50,7 @@ type Server struct {
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
-	pages   sync.Map // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
+	pages   *sync.Map // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
@@ -62,7 +62,7 @@ func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger}
+	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map)}
 	srv := server.NewMCPServer("compass-mcp", Version,
 		server.WithInstructions(charter.Instructions),
 		server.WithToolCapabilities(false),
