@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -57,11 +56,7 @@ func serve(args []string) error {
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
 	}
-	err = server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return serveStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 }
 
 // sessionIdle is how long an HTTP session may go unused before it is forgotten (unless
