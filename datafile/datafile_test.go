@@ -3,8 +3,8 @@ package datafile
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"

@@ -222,10 +222,10 @@ type stdioSession struct {
 	level       mcp.LoggingLevel
 }
 
-func (s *stdioSession) SessionID() string                                  { return "stdio" }
+func (s *stdioSession) SessionID() string                                   { return "stdio" }
 func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.notes }
-func (s *stdioSession) Initialize()                                        { s.initialized.Store(true) }
-func (s *stdioSession) Initialized() bool                                  { return s.initialized.Load() }
+func (s *stdioSession) Initialize()                                         { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool                                   { return s.initialized.Load() }
 
 func (s *stdioSession) GetClientInfo() mcp.Implementation {
 	s.mu.Lock()
