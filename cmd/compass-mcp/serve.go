@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,9 +69,12 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{}
+	harden(hs)
+	known := newSessions()
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
+		server.WithSessionIdManager(known),
 		server.WithStreamableHTTPLogger(slog.Default()),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
@@ -78,7 +82,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, mcpHTTP))
+	mux.Handle("/mcp", guard(token, known.check(mcpHTTP)))
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
@@ -132,26 +136,24 @@ func guard(token string, next http.Handler) http.Handler {
 		}()
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="compass-mcp"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token this server was started with", http.StatusUnauthorized)
+			refuse(w, "Unauthorized: send Authorization: Bearer <token>, the token this server was started with", http.StatusUnauthorized)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
-			http.Error(w, "Forbidden: this server accepts requests from its own origin only", http.StatusForbidden)
+			refuse(w, "Forbidden: this server accepts requests from its own origin only", http.StatusForbidden)
 			return
 		}
-		if r.ContentLength > maxBody {
-			http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		if r.Body != nil && r.Method == http.MethodPost {
-			// A body without a length is read here, so that one too long gets a 413 too.
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-			if err != nil {
-				http.Error(w, "Could not read the request body", http.StatusBadRequest)
+		if r.Method != http.MethodPost {
+			// A GET stream lasts: the read deadline is for request bodies.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		} else if r.Body != nil {
+			body, release, ok := readBody(w, r)
+			if !ok {
 				return
 			}
-			if len(body) > maxBody {
-				http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+			defer release()
+			if id, n, found := oversized(body); found {
+				refuseOversized(w, id, n)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -160,24 +162,15 @@ func guard(token string, next http.Handler) http.Handler {
 	})
 }
 
-// sameOrigin reports whether origin is the server's own (same host and port as the
-// request's Host), or a loopback page talking to a loopback server.
+// sameOrigin reports whether origin is the server's own: the same host and port as the
+// request's Host (the scheme may differ, behind a proxy that speaks TLS). Another page on
+// this machine (http://localhost:9999, http://127.0.0.2) is another origin.
 func sameOrigin(origin, host string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if u.Host == host {
-		return true
-	}
-	return isLoopback(u.Hostname()) && isLoopback(hostOnly(host))
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
+	return strings.EqualFold(u.Host, host)
 }
 
 func isLoopback(host string) bool {

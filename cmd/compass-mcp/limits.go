@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+)
+
+// HTTP limits beyond the body size (maxBody), so that no client can hold the server's
+// memory or connections for long: see docs/RELIABILITY.md for what each answers.
+const (
+	// readTimeout bounds reading a request, its body included: a slow body can't hold its
+	// memory longer. It is lifted once the body is read, and for GET streams, which last.
+	readTimeout = 2 * time.Minute
+	// idleTimeout closes a kept-alive connection no request has used for that long.
+	idleTimeout = 2 * time.Minute
+	// bodiesInFlight is how many bytes of large bodies (over smallBody) are held at once;
+	// a large request waits (at most readTimeout) for room. Two bodies at the limit fit.
+	bodiesInFlight = 2 * maxBody
+	// smallBody is the size under which a body doesn't wait for room: a one-line append
+	// is never held up behind large writes.
+	smallBody = 1 << 20
+)
+
+// harden sets the server's timeouts (WriteTimeout stays unset: GET streams last).
+func harden(hs *http.Server) {
+	hs.ReadHeaderTimeout = 10 * time.Second
+	hs.ReadTimeout = readTimeout
+	hs.IdleTimeout = idleTimeout
+}
+
+// refuse answers an HTTP error and closes the connection after it, so that a client
+// refused (a 401 above all) doesn't keep a connection open for nothing.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
+
+// bodyBudget bounds the bytes of large bodies held at once.
+var bodyBudget = newWeighted(bodiesInFlight)
+
+// readBody reads a POST body of at most maxBody bytes into one buffer of its size (no
+// doubling growth when the length is given), holding room for it in bodyBudget until
+// release is called. It answers the client itself (413, 408, 400) and returns ok false
+// when the body can't be had.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	if r.ContentLength > maxBody {
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	need := r.ContentLength
+	if need < 0 {
+		need = maxBody // no length: room for the largest
+	}
+	release = func() {}
+	if need > smallBody {
+		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+		defer cancel()
+		if err := bodyBudget.acquire(ctx, need); err != nil {
+			refuse(w, "The server is busy with other large requests; try again", http.StatusServiceUnavailable)
+			return nil, nil, false
+		}
+		release = func() { bodyBudget.release(need) }
+	}
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	}
+	switch {
+	case err != nil:
+		release()
+		refuse(w, "Could not read the request body (too slow, or cut short)", http.StatusBadRequest)
+		return nil, nil, false
+	case len(body) > maxBody:
+		release()
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	// The body is in: lift the read deadline, so that the background read mcp-go's
+	// streamed answer relies on doesn't cancel a call that runs long.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return body, release, true
+}
+
+// oversized reports, for a tools/call whose body holds a string that no argument
+// may be (longer than a text may be, docstore.MaxText, once its escapes are decoded), the
+// request's raw id and the string's decoded length: such a request is answered at once, without mcp-go and the tools
+// decoding it (which copied the body five times: a 60 MiB body took 387 MB). found is
+// false when the body has no such string, or isn't a JSON object.
+func oversized(body []byte) (id json.RawMessage, decoded int, found bool) {
+	depth := 0
+	key := false // the string just read is a key of the top-level object
+	var lastKey, valueOf, method []byte
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ':':
+			if depth == 1 && bytes.Equal(lastKey, []byte("id")) {
+				end := i + 1
+				for end < len(body) && body[end] != ',' && body[end] != '}' {
+					if body[end] == '"' { // a string id: to its closing quote
+						for end++; end < len(body) && body[end] != '"'; end++ {
+							if body[end] == '\\' {
+								end++
+							}
+						}
+					}
+					end++
+				}
+				id = bytes.TrimSpace(body[i+1 : min(end, len(body))])
+			}
+			valueOf, lastKey = lastKey, nil
+		case ',':
+			key = depth == 1
+		case '"':
+			start, n := i+1, 0
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				n++
+				if body[i] == '\\' {
+					i++
+					if i+4 < len(body) && body[i] == 'u' {
+						n += escapedLen(body[i+1:i+5]) - 1
+						i += 4
+					}
+				}
+			}
+			if n > docstore.MaxText {
+				decoded = max(decoded, n)
+			}
+			if depth == 1 && bytes.Equal(valueOf, []byte("method")) {
+				method = body[start:min(i, len(body))]
+			} else if depth == 1 && (key || lastKey == nil) && i-start <= 16 {
+				lastKey = body[start:min(i, len(body))]
+			}
+			key, valueOf = false, nil
+		}
+	}
+	if decoded == 0 || len(id) == 0 || !json.Valid(id) || string(method) != "tools/call" {
+		return nil, 0, false
+	}
+	return id, decoded, true
+}
+
+// escapedLen is how many bytes of UTF-8 the escape \uXXXX decodes to (a surrogate pair
+// counts 4 for its first half, 0 for its second).
+func escapedLen(hex []byte) int {
+	var cp int
+	for _, h := range hex {
+		switch {
+		case h >= '0' && h <= '9':
+			cp = cp<<4 | int(h-'0')
+		case h >= 'a' && h <= 'f':
+			cp = cp<<4 | int(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			cp = cp<<4 | int(h-'A'+10)
+		}
+	}
+	switch {
+	case cp < 0x80:
+		return 1
+	case cp < 0x800:
+		return 2
+	case cp >= 0xD800 && cp < 0xDC00:
+		return 4
+	case cp >= 0xDC00 && cp < 0xE000:
+		return 0
+	}
+	return 3
+}
+
+// refuseOversized answers a request oversized found with the tools' own words, as an
+// error result.
+func refuseOversized(w http.ResponseWriter, id json.RawMessage, decoded int) {
+	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, float64(decoded)/(1<<20))
+	answer, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"result":  map[string]any{"content": []map[string]string{{"type": "text", "text": text}}, "isError": true},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(answer)
+}
+
+// weighted is a semaphore of n units that a caller takes several of at once, first come
+// first served.
+type weighted struct {
+	mu      sync.Mutex
+	free    int64
+	waiters []*waiter
+}
+
+type waiter struct {
+	n     int64
+	ready chan struct{}
+}
+
+func newWeighted(n int64) *weighted { return &weighted{free: n} }
+
+func (s *weighted) acquire(ctx context.Context, n int64) error {
+	s.mu.Lock()
+	if len(s.waiters) == 0 && s.free >= n {
+		s.free -= n
+		s.mu.Unlock()
+		return nil
+	}
+	wt := &waiter{n: n, ready: make(chan struct{})}
+	s.waiters = append(s.waiters, wt)
+	s.mu.Unlock()
+	select {
+	case <-wt.ready:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-wt.ready: // granted meanwhile: give it back
+			s.free += n
+			s.wake()
+		default:
+			for i, x := range s.waiters {
+				if x == wt {
+					s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+					break
+				}
+			}
+			s.wake()
+		}
+		return errors.Join(ctx.Err())
+	}
+}
+
+func (s *weighted) release(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free += n
+	s.wake()
+}
+
+// wake grants waiters in order while there is room for the first.
+func (s *weighted) wake() {
+	for len(s.waiters) > 0 && s.free >= s.waiters[0].n {
+		wt := s.waiters[0]
+		s.waiters = s.waiters[1:]
+		s.free -= wt.n
+		close(wt.ready)
+	}
+}
