@@ -109,27 +109,31 @@ func TestImportRefusesWithThePlace(t *testing.T) {
 	}
 }
 
-// What import does with input that isn't refused: said in the test log, for the record.
-func TestImportRepairs(t *testing.T) {
+// Imports refuse what the tools refuse, as the README says: raw invalid UTF-8, a NUL,
+// and an escape of half a character (\ud800), which the decoder turned into U+FFFD and the
+// test that covered it only logged. Nothing of the input is imported.
+func TestImportRefusesWhatTheToolsRefuse(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ what, in string }{
-		{"raw invalid UTF-8 in a text", "{\"conversation\":\"c\",\"from\":\"person:ana\",\"text\":\"bad \xff byte\"}"},
-		{"a NUL in a text", `{"conversation":"c","from":"person:ana","text":"a\u0000b"}`},
-		{"a lone surrogate in a text", `{"conversation":"c","from":"person:ana","text":"a\ud800b"}`},
+	good := `{"conversation":"c","from":"person:ana","text":"fine"}` + "\n"
+	for _, tc := range []struct{ what, in, want string }{
+		{"raw invalid UTF-8 in a text", good + "{\"conversation\":\"c\",\"from\":\"person:ana\",\"text\":\"bad \xff byte\"}", "line 2: the line is not valid UTF-8"},
+		{"a NUL in a text", good + `{"conversation":"c","from":"person:ana","text":"a\u0000b"}`, "line 2: field \"text\""},
+		{"a lone surrogate in a text", good + `{"conversation":"c","from":"person:ana","text":"a\ud800b"}`, "line 2: field \"text\" has an escape of half a character"},
+		{"a lone low surrogate in a title", good + `{"conversation":"c","title":"\udc00","from":"person:ana","text":"x"}`, "line 2: field \"title\" has an escape of half a character"},
+		{"Claude: a lone surrogate in a text", `[{"uuid":"c1","chat_messages":[{"sender":"human","text":"ok"}]},{"uuid":"c2","chat_messages":[{"sender":"human","text":"a\ud800b"}]}]`, "conversation at index 1: an escape of half a character"},
+		{"Claude: a lone surrogate in a name", `[{"uuid":"c1","name":"\ud83d","chat_messages":[]}]`, "conversation at index 0: an escape of half a character"},
 	} {
 		data := filepath.Join(t.TempDir(), "compass.db")
 		out, err, _, _ := importStdin(t, data, strings.NewReader(tc.in+"\n"))
-		if err != nil {
-			t.Logf("%s: refused: %s", tc.what, strings.TrimSpace(out))
-			continue
+		if err == nil || !strings.Contains(out, "nothing was imported") || !strings.Contains(out, tc.want) {
+			t.Errorf("%s: %v, said %q; want a refusal with %q", tc.what, err, out, tc.want)
 		}
-		db := openChecked(t, data)
-		msgs, _, perr := threads.New(db, "personal").Page("c", 1, "")
-		db.Close()
-		if perr != nil || len(msgs) != 1 {
-			t.Fatalf("%s: imported, but %v %v", tc.what, msgs, perr)
-		}
-		t.Logf("%s: imported as %q", tc.what, msgs[0].Text)
+		nothingImported(t, data, tc.what)
+	}
+	// A pair of escapes is one character, and imports.
+	data := filepath.Join(t.TempDir(), "compass.db")
+	if out, err, _, _ := importStdin(t, data, strings.NewReader(`{"conversation":"c","from":"person:ana","text":"\ud83d\ude00"}`+"\n")); err != nil {
+		t.Errorf("a surrogate pair: %v %s", err, out)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -63,11 +64,23 @@ func (im *importer) claude(r io.Reader, me string) error {
 		return &ImportError{Index: -1, Err: errors.New("a Claude export is a JSON array of conversations")}
 	}
 	for i := 0; dec.More(); i++ {
-		var c claudeConversation
+		var (
+			raw json.RawMessage
+			c   claudeConversation
+		)
 		in.reset()
-		if err := dec.Decode(&c); err != nil {
+		if err := dec.Decode(&raw); err != nil {
 			return &ImportError{Index: i, Err: decodeError(err)}
 		}
+		// The decoder would turn an escape of half a character into U+FFFD: refuse it, as
+		// the tools do.
+		if at := jsonargs.LoneSurrogate(raw); at >= 0 {
+			return &ImportError{Index: i, Err: fmt.Errorf("%w, at byte %d of the conversation", jsonargs.ErrSurrogate, at)}
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return &ImportError{Index: i, Err: decodeError(err)}
+		}
+		raw = nil
 		conv, err := im.parseClaude(c, person.String())
 		if err != nil {
 			return &ImportError{Index: i, Err: err}

@@ -1,0 +1,152 @@
+// Package jsonargs reads a JSON object's fields one by one, the way both the tools'
+// arguments and the imported JSON Lines are read: unknown names refused with the known
+// ones, each value's kind named when it is wrong, and text refused rather than repaired
+// where encoding/json would put U+FFFD (a lone surrogate escape like \ud800).
+package jsonargs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"unicode/utf8"
+)
+
+var (
+	// ErrNotObject is returned by Object for JSON that is not one object.
+	ErrNotObject = errors.New("not a JSON object")
+	// ErrNotString is returned by String for a value that is not a JSON string.
+	ErrNotString = errors.New("not a JSON string")
+	// ErrSurrogate is returned for text with an escape of half a character.
+	ErrSurrogate = errors.New("an escape of half a character (an unpaired surrogate like \\ud800)")
+	// ErrNotUTF8 is returned for bytes that are not valid UTF-8.
+	ErrNotUTF8 = errors.New("not valid UTF-8")
+)
+
+// Object decodes raw, one JSON object, into its fields as raw values. Blank input and
+// null are an empty object. It returns an error wrapping ErrNotUTF8 (the decoder would turn
+// bad bytes into U+FFFD), a *json.SyntaxError for JSON that isn't, and ErrNotObject.
+func Object(raw []byte) (map[string]json.RawMessage, error) {
+	if !utf8.Valid(raw) {
+		return nil, ErrNotUTF8
+	}
+	fields := map[string]json.RawMessage{}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return fields, nil
+	}
+	if err := json.Unmarshal(t, &fields); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, ErrNotObject
+		}
+		return nil, err
+	}
+	return fields, nil
+}
+
+// Unknown gives the names of fields that known doesn't have, sorted.
+func Unknown(fields map[string]json.RawMessage, known []string) []string {
+	var unknown []string
+	for name := range fields {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	return unknown
+}
+
+// Given reports whether a field has a value: absent and null are not given.
+func Given(val json.RawMessage) bool {
+	return len(val) > 0 && !bytes.Equal(bytes.TrimSpace(val), []byte("null"))
+}
+
+// String decodes a JSON string, returning ErrNotString for another kind of value and
+// ErrSurrogate for a lone surrogate escape.
+func String(val json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(val, &s); err != nil {
+		return "", ErrNotString
+	}
+	if LoneSurrogate(val) >= 0 {
+		return "", ErrSurrogate
+	}
+	return s, nil
+}
+
+// LoneSurrogate gives the offset in raw JSON of the first \u escape of a surrogate that
+// isn't half of a pair (a high one followed by a low one), or -1. Backslashes appear in
+// JSON only inside strings, so raw is read escape by escape, without parsing it.
+func LoneSurrogate(raw []byte) int {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(raw) || raw[i+1] != 'u' {
+			i++ // \" \\ \n ...: skip the escaped byte
+			continue
+		}
+		r, ok := hex4(raw, i+2)
+		if !ok {
+			i++
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if i+11 < len(raw)+0 && raw[i+6] == '\\' && raw[i+7] == 'u' {
+				if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+					i += 11 // the pair
+					continue
+				}
+			}
+			return i
+		case r >= 0xDC00 && r < 0xE000:
+			return i
+		}
+		i += 5
+	}
+	return -1
+}
+
+func hex4(raw []byte, at int) (rune, bool) {
+	if at+4 > len(raw) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range raw[at : at+4] {
+		switch {
+		case h >= '0' && h <= '9':
+			r = r<<4 | rune(h-'0')
+		case h >= 'a' && h <= 'f':
+			r = r<<4 | rune(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			r = r<<4 | rune(h-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// Kind names the kind of JSON value val holds, as words: "text", "a number", "an object",
+// "a list", "true or false", "null", or "nothing".
+func Kind(val []byte) string {
+	t := bytes.TrimSpace(val)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '"':
+		return "text"
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case 't', 'f':
+		return "true or false"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
