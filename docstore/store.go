@@ -356,58 +356,61 @@ type Next struct {
 //
 // how, and the diff of its text against the latest, run in a read transaction before the
 // write: the shared commit (see datafile.DB's Batch) only checks that the document is still
-// at the version how saw and puts the new one, so an edit's search or a merge never holds
-// up other writers, and a refusal never enters the commit. When another write got there
-// first, how runs again on the new latest version (so it may run more than once).
+// at the version how saw and puts the new one, so an edit's search or a merge doesn't hold
+// up other writers, and a refusal seen then never enters the commit. When another write
+// got there first (two appends to one document in one batch, say), how runs again inside
+// the commit on the version the new one must follow: so how may run more than once.
 func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
-	for {
-		var p prepared
-		err := s.view(func(b *buckets) (err error) {
-			p, err = b.prepare(name, kind, how)
-			return err
-		})
+	var p prepared
+	err := s.view(func(b *buckets) (err error) {
+		p, err = b.prepare(name, kind, how)
+		return err
+	})
+	if err != nil {
+		return Saved{}, err
+	}
+	if p.unchanged {
+		return Saved{Document: p.d, Unchanged: true}, nil
+	}
+	var saved Saved
+	err = s.update(func(b *buckets) error {
+		saved = Saved{}
+		d, err := b.named(name)
 		if err != nil {
-			return Saved{}, err
+			return err
 		}
-		if p.unchanged {
-			return Saved{Document: p.d, Unchanged: true}, nil
-		}
-		var (
-			saved Saved
-			stale bool
-		)
-		err = s.update(func(b *buckets) error {
-			saved, stale = Saved{}, false
-			d, err := b.named(name)
-			if err != nil {
+		p := p // this may run again after a rolled-back batch: don't keep a run's choice
+		if d.ID != p.d.ID || d.Version != p.d.Version {
+			// Another write came between (often one committed in this same batch): work
+			// the change out again here, on the version it must follow.
+			if p, err = b.prepare(name, kind, how); err != nil {
 				return err
 			}
-			if d.ID != p.d.ID || d.Version != p.d.Version {
-				stale = true // another write came between: prepare again
+			if p.unchanged {
+				saved = Saved{Document: p.d, Unchanged: true}
 				return nil
 			}
-			// titleKey, not strings.EqualFold: the index's notion of "the same title" decides.
-			if !bytes.Equal(titleKey(p.next.Title), titleKey(p.latest.Title)) {
-				if other := b.titles.Get(titleKey(p.next.Title)); other != nil && string(other) != d.ID {
-					od, _, err := b.doc(string(other))
-					if err != nil {
-						return err
-					}
-					return &TitleTakenError{Title: p.next.Title, Other: od}
-				}
-			}
-			latest := p.latest
-			v := Version{Number: d.Version + 1, Title: p.next.Title, Text: p.next.Text, Kind: p.kind, Author: by, At: s.now(), Added: p.added, Removed: p.removed}
-			if err := b.put(&d, v, &latest, p.change); err != nil {
-				return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
-			}
-			saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind}
-			return nil
-		})
-		if err != nil || !stale {
-			return saved, err
+			d = p.d
 		}
-	}
+		// titleKey, not strings.EqualFold: the index's notion of "the same title" decides.
+		if !bytes.Equal(titleKey(p.next.Title), titleKey(p.latest.Title)) {
+			if other := b.titles.Get(titleKey(p.next.Title)); other != nil && string(other) != d.ID {
+				od, _, err := b.doc(string(other))
+				if err != nil {
+					return err
+				}
+				return &TitleTakenError{Title: p.next.Title, Other: od}
+			}
+		}
+		latest := p.latest
+		v := Version{Number: d.Version + 1, Title: p.next.Title, Text: p.next.Text, Kind: p.kind, Author: by, At: s.now(), Added: p.added, Removed: p.removed}
+		if err := b.put(&d, v, &latest, p.change); err != nil {
+			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
+		}
+		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind}
+		return nil
+	})
+	return saved, err
 }
 
 // prepared is a change worked out in a read transaction, to be put by Change's commit if
