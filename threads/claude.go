@@ -85,16 +85,11 @@ func (im *importer) claude(r io.Reader, me string) error {
 		if err != nil {
 			return &ImportError{Index: i, Err: err}
 		}
-		t, err := im.w.thread(c.UUID)
-		if err != nil {
-			return fmt.Errorf("conversation at index %d: %w", i, err)
+		if len(conv.msgs) == 0 {
+			im.ops = append(im.ops, op{index: i, conv: c.UUID, title: conv.title, began: conv.created, from: len(im.msgs), to: len(im.msgs)})
 		}
-		t.setTitle(conv.title)
-		t.began(conv.created)
 		for _, m := range conv.msgs {
-			if err := im.add(t, m); err != nil {
-				return fmt.Errorf("conversation at index %d: %w", i, err)
-			}
+			im.add(0, i, c.UUID, conv.title, conv.created, m)
 		}
 	}
 	if _, err := dec.Token(); err != nil {

@@ -45,14 +45,7 @@ func (im *importer) jsonl(br *bufio.Reader) error {
 			if perr != nil {
 				return &ImportError{Line: n, Index: -1, Err: perr}
 			}
-			t, terr := im.w.thread(l.conv)
-			if terr != nil {
-				return fmt.Errorf("line %d: %w", n, terr)
-			}
-			t.setTitle(l.title)
-			if aerr := im.add(t, l.m); aerr != nil {
-				return fmt.Errorf("line %d: %w", n, aerr)
-			}
+			im.add(n, -1, l.conv, l.title, time.Time{}, l.m)
 		}
 		if err == io.EOF {
 			return nil
@@ -130,7 +123,7 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 			return line{}, fmt.Errorf("field %q is missing: a line needs conversation, from and text", f.name)
 		}
 	}
-	if raw := fields["private"]; jsonargs.Given(raw) {
+	if raw := fields.Get("private"); jsonargs.Given(raw) {
 		if err := json.Unmarshal(raw, &l.m.Private); err != nil {
 			return line{}, fmt.Errorf("field \"private\" must be true or false, got %s", jsonargs.Kind(raw))
 		}
@@ -180,8 +173,8 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 
 // stringField sets *to from the string field name of fields, reporting whether it was there.
 // null counts as absent.
-func stringField(fields map[string]json.RawMessage, name string, to *string) (bool, error) {
-	raw := fields[name]
+func stringField(fields jsonargs.Fields, name string, to *string) (bool, error) {
+	raw := fields.Get(name)
 	if !jsonargs.Given(raw) {
 		return false, nil
 	}

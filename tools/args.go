@@ -90,7 +90,7 @@ func bind(tool string, req mcp.CallToolRequest, dst any) error {
 		return argError(fmt.Sprintf("%s takes %s; it got %s. Call it again with those names.", tool, names(fs), strings.Join(unknown, ", ")))
 	}
 	for _, f := range fs {
-		val := args[f.name]
+		val := args.Get(f.name)
 		if !jsonargs.Given(val) {
 			if f.required {
 				return argError(fmt.Sprintf("%s needs %s (it takes %s).", tool, f.name, names(fs)))

@@ -44,3 +44,31 @@ func TestString(t *testing.T) {
 		t.Errorf("a list: %v", err)
 	}
 }
+
+func TestObjectSplitsLikeTheDecoder(t *testing.T) {
+	raw := ` { "a" : "x\"}" , "b":[1,{"c":"]"}], "d\u0041": {"e":[]}, "n": -1.5e3, "t":true, "a":null } `
+	fs, err := Object([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "null", "b": `[1,{"c":"]"}]`, "dA": `{"e":[]}`, "n": "-1.5e3", "t": "true"}
+	for name, v := range want {
+		if got := string(fs.Get(name)); got != v {
+			t.Errorf("%s = %s, want %s", name, got, v)
+		}
+	}
+	if u := Unknown(fs, []string{"b", "n"}); len(u) != 3 || u[0] != "a" {
+		t.Errorf("Unknown = %v", u)
+	}
+	for _, bad := range []string{`{"a":}`, `{"a":1`, `[1]`, `"x"`, `5`} {
+		if _, err := Object([]byte(bad)); err == nil {
+			t.Errorf("Object(%s) = no error", bad)
+		}
+	}
+	if fs, err := Object([]byte(" null ")); err != nil || len(fs) != 0 {
+		t.Errorf("null: %v %v", fs, err)
+	}
+	if s, err := String([]byte(`"plain é"`)); err != nil || s != "plain é" {
+		t.Errorf("String = %q %v", s, err)
+	}
+}
