@@ -200,4 +200,3 @@ func prefixedActor(s string) (string, error) {
 	}
 	return a.String(), nil
 }
-

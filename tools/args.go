@@ -177,4 +177,3 @@ func wholeNumber(val json.RawMessage) (int, error) {
 	}
 	return 0, fmt.Errorf("must be a whole number; it got %s", jsonargs.Kind(val))
 }
-

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // The seed's parity list, end to end through the command line and the tools: creates,
