@@ -248,3 +248,12 @@ func check(db *bbolt.DB) []error {
 	}
 	return errs
 }
+
+// raceSlack is how much more time and memory a bound allows when the binary was built
+// with -race (see testbin.Race): the race detector takes 5 to 10 times of both.
+func raceSlack[T int64 | time.Duration](bound T) T {
+	if testbin.Race {
+		return bound * 8
+	}
+	return bound
+}
