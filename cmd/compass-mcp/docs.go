@@ -460,30 +460,54 @@ func backup(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer file.Close()
-	tmp := pos[0] + ".partial"
-	var size int64
-	err = file.View(func(tx *bbolt.Tx) error {
-		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
-		}
-		if size, err = tx.WriteTo(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	})
+	// The consistent copy is written next to the data file (a local disk, as fast as the
+	// file itself) inside the read transaction, which holds the file; the copy to FILE,
+	// which may be on a slow disk or share, comes after, with the file let go.
+	local, err := os.CreateTemp(filepath.Dir(c.data), ".compass-backup-*")
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("backing up to %s: %w", pos[0], err)
 	}
-	if err := os.Rename(tmp, pos[0]); err != nil {
+	defer os.Remove(local.Name())
+	var size int64
+	err = file.View(func(tx *bbolt.Tx) (err error) {
+		size, err = tx.WriteTo(local)
 		return err
+	})
+	if err == nil {
+		err = copyFile(local, pos[0])
+	}
+	local.Close()
+	if err != nil {
+		return fmt.Errorf("backing up to %s: %w", pos[0], err)
 	}
 	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
 	return nil
+}
+
+// copyFile copies from, from its start, to path, through path.partial, synced, so that
+// path is never a half-written copy.
+func copyFile(from *os.File, path string) error {
+	if _, err := from.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	tmp := path + ".partial"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, from); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
