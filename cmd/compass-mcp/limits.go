@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // HTTP limits beyond the body size (maxBody), so that no client can hold the server's
@@ -258,4 +260,59 @@ func (s *weighted) wake() {
 		s.free -= wt.n
 		close(wt.ready)
 	}
+}
+
+// bodyKey carries a POST body guard has read to direct.
+type bodyKey struct{}
+
+// withBody hands body on to direct, and to any other handler as r.Body.
+func withBody(r *http.Request, body []byte) *http.Request {
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return r
+}
+
+// direct gives mcp-go a POST body guard has already read through its Handle, so that it
+// is not copied once more (mcp-go's ServeHTTP reads the body again with io.ReadAll, which
+// grows a second buffer to its size). It first refuses what ServeHTTP would have: a
+// loopback server asked for by a Host that isn't loopback (DNS rebinding). Other requests
+// go to ServeHTTP as they are.
+func direct(mcpHTTP *server.StreamableHTTPServer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := r.Context().Value(bodyKey{}).([]byte)
+		if !ok || r.Method != http.MethodPost {
+			mcpHTTP.ServeHTTP(w, r)
+			return
+		}
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(hostOf(local.String())) && !isLoopback(hostOf(r.Host)) {
+			refuse(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		mcpHTTP.Handle(streamWriter{w}, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: r.Context()})
+	})
+}
+
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// streamWriter is an http.ResponseWriter as mcp-go's Handle takes it.
+type streamWriter struct{ http.ResponseWriter }
+
+func (s streamWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s streamWriter) CanStream() bool {
+	_, ok := s.ResponseWriter.(http.Flusher)
+	return ok
+}
+
+func (s streamWriter) SetWriteDeadline(t time.Time) error {
+	return http.NewResponseController(s.ResponseWriter).SetWriteDeadline(t)
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -82,7 +80,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, known.check(mcpHTTP)))
+	mux.Handle("/mcp", guard(token, known.check(direct(mcpHTTP))))
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
@@ -156,7 +154,7 @@ func guard(token string, next http.Handler) http.Handler {
 				refuseOversized(w, id, n)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r = withBody(r, body)
 		}
 		next.ServeHTTP(w, r)
 	})
