@@ -1,0 +1,92 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
+)
+
+// History an agent can make blew up the person's commands: after 1,000 one-line appends to
+// a 4 MiB document, docs export peaked at 18.5 GB RSS (and wrote 4.2 GB), docs history at
+// 5.2 GB, and read_document since=1 took 4.3 s. Each now holds about two versions' texts.
+// The short form is 200 appends to 1 MiB; the figures in docs/RELIABILITY.md are of
+//
+//	COMPASS_HISTORY_FULL=1 go test -run TestLongHistoryIsCheap -v ./reliability
+func TestLongHistoryIsCheap(t *testing.T) {
+	appends, size := 200, 1<<20
+	if os.Getenv("COMPASS_HISTORY_FULL") != "" {
+		appends, size = 1000, 4<<20
+	}
+	data := filepath.Join(t.TempDir(), "compass.db")
+	db, err := datafile.Open(data, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.NoSync = true // built and thrown away
+	docs := docstore.New(db, "personal")
+	line := "A line of the notes, as long as lines in notes are.\n"
+	as := docstore.Author{By: "agent:north", For: "person:ana"}
+	if _, err := docs.Create("Notes", strings.Repeat(line, size/len(line)), docstore.KindWrite, as); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	for i := range appends {
+		if _, err := docs.Append("Notes", fmt.Sprintf("Appended line %d.", i), as); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Sync()
+	db.Close()
+	st, _ := os.Stat(data)
+	t.Logf("%d appends to %d MiB in %s; the file is %d MiB", appends, size>>20, time.Since(start).Round(time.Millisecond), st.Size()>>20)
+
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"docs", "history", "Notes"},
+		{"docs", "export", filepath.Join(dir, "changes")},
+		{"docs", "export", "--whole", filepath.Join(dir, "whole")},
+		{"call", "read_document", "document=Notes", "since=1"},
+		{"docs", "diff", "Notes", "1"},
+	} {
+		cmd := exec.Command(testbin.Path, args...)
+		cmd.Env = append(os.Environ(), serverEnv(data)...)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v\n%.2000s", args, err, out.String())
+		}
+		took := time.Since(start)
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		peak := ru.Maxrss << 10
+		written := ""
+		if args[1] == "export" {
+			written = fmt.Sprintf(", wrote %d MiB", dirSize(t, args[len(args)-1])>>20)
+		}
+		label := strings.ReplaceAll(strings.Join(args, " "), dir, "DIR")
+		t.Logf("%-36s peak RSS %4d MiB, %s, CPU %s%s", label, peak>>20, took.Round(time.Millisecond), (time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())).Round(time.Millisecond), written)
+		if limit := int64(4*size + 64<<20); !testbin.Race && peak > limit {
+			t.Errorf("%v: peak RSS %d MiB, want at most %d MiB (4 versions and some)", args, peak>>20, limit>>20)
+		}
+	}
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	var n int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
