@@ -350,11 +350,11 @@ func (b *buckets) headers(id string, lo, hi int, fn func(Version) error) error {
 		return err
 	}
 	for k := hi; k >= lo; k-- {
-		r, err := b.record(vb, id, k)
+		r, err := b.recordOf(vb, id, k, false)
 		if err != nil {
 			return err
 		}
-		r.Version.Text = ""
+		r.Version.Text = "" // a record of the layout before is JSON whole, its text in it
 		if err := fn(r.Version); err != nil {
 			return err
 		}
