@@ -6,20 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
 
 // runStdio pipes input to a stdio server and returns every line it answered, its stderr,
 // and its peak RSS in MiB, once it has exited.
 func runStdio(t *testing.T, data string, input io.Reader) (answers []map[string]any, stderr string, rssMiB int64) {
 	t.Helper()
-	cmd := exec.Command(testbin.Path, "serve")
+	cmd := measured("serve")
 	cmd.Env = append(os.Environ(), serverEnv(data)...)
 	cmd.Stdin = input
 	var errb strings.Builder
@@ -43,7 +39,7 @@ func runStdio(t *testing.T, data string, input io.Reader) (answers []map[string]
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the server: %v\n%s", err, errb.String())
 	}
-	return answers, errb.String(), cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
+	return answers, errb.String(), maxRSS(errb.String()) >> 20
 }
 
 // 50 write_document requests piped in, then the end of input: mcp-go's stdio server ran 2

@@ -163,17 +163,17 @@ func readLines(in io.Reader, lines chan<- []byte, w *lineWriter) error {
 	defer close(lines)
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
-		var line []byte
+		var line lineBuf
 		tooLong := false
 		var err error
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
-			if !tooLong && len(line)+len(frag) > maxLine+2 { // +2: the "\r\n" that ends it
-				tooLong, line = true, nil
+			if !tooLong && line.n+len(frag) > maxLine+2 { // +2: the "\r\n" that ends it
+				tooLong, line = true, lineBuf{}
 			}
 			if !tooLong {
-				line = append(line, frag...)
+				line.add(frag)
 			}
 			if err != bufio.ErrBufferFull {
 				break
@@ -182,13 +182,47 @@ func readLines(in io.Reader, lines chan<- []byte, w *lineWriter) error {
 		if tooLong {
 			slog.Warn("refused a stdio message over the limit", "limit MiB", maxLine>>20)
 			w.send(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil), Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, fmt.Sprintf("message too large: a line is at most %d MiB; it was skipped", maxLine>>20), nil)})
-		} else if line = bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(line)) > 0 {
-			lines <- line
+		} else if l := bytes.TrimRight(line.bytes(), "\r\n"); len(bytes.TrimSpace(l)) > 0 {
+			lines <- l
 		}
 		if err != nil {
 			return err
 		}
 	}
+}
+
+// lineBuf gathers a line in chunks of at most 1 MiB and joins them once, at its size: a
+// slice grown by append would leave about twice the line's size behind it as garbage, and
+// a line refused at the limit would cost several times the limit before it is dropped.
+type lineBuf struct {
+	chunks [][]byte
+	n      int
+}
+
+func (lb *lineBuf) add(p []byte) {
+	lb.n += len(p)
+	for len(p) > 0 {
+		k := len(lb.chunks) - 1
+		if k < 0 || len(lb.chunks[k]) == cap(lb.chunks[k]) {
+			lb.chunks = append(lb.chunks, make([]byte, 0, min(1<<20, max(4<<10, lb.n))))
+			k++
+		}
+		c := lb.chunks[k]
+		m := min(len(p), cap(c)-len(c))
+		lb.chunks[k] = append(c, p[:m]...)
+		p = p[m:]
+	}
+}
+
+func (lb *lineBuf) bytes() []byte {
+	if len(lb.chunks) == 1 {
+		return lb.chunks[0]
+	}
+	out := make([]byte, 0, lb.n)
+	for _, c := range lb.chunks {
+		out = append(out, c...)
+	}
+	return out
 }
 
 // lineWriter writes one JSON message a line, whole, whoever sends it.
