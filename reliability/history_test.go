@@ -18,7 +18,8 @@ import (
 
 // History an agent can make blew up the person's commands: after 1,000 one-line appends to
 // a 4 MiB document, docs export peaked at 18.5 GB RSS (and wrote 4.2 GB), docs history at
-// 5.2 GB, and read_document since=1 took 4.3 s. Each now holds about two versions' texts.
+// 5.2 GB, and read_document since=1 took 4.3 s. Each now holds a few versions' texts at a
+// time, however many versions there are.
 // The short form is 200 appends to 1 MiB; the figures in docs/RELIABILITY.md are of
 //
 //	COMPASS_HISTORY_FULL=1 go test -run TestLongHistoryIsCheap -v ./reliability
@@ -78,8 +79,11 @@ func TestLongHistoryIsCheap(t *testing.T) {
 		heap := peakHeap(errs.String())
 		label := strings.ReplaceAll(strings.Join(args, " "), dir, "DIR")
 		t.Logf("%-36s peak heap %4d MiB, peak RSS %4d MiB, %s, CPU %s%s", label, heap>>20, peak>>20, took.Round(time.Millisecond), (time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())).Round(time.Millisecond), written)
-		if limit := int64(4*size + 32<<20); !testbin.Race && heap > limit {
-			t.Errorf("%s: peak heap %d MiB, want at most %d MiB (4 versions and some)", label, heap>>20, limit>>20)
+		// Live: the two versions being compared, the text being rebuilt, their lines; the
+		// heap a collection starts at is up to twice what the last one left live. It
+		// doesn't grow with the number of versions (it was 18.5 GB of RSS for export).
+		if limit := int64(16*size + 32<<20); !testbin.Race && heap > limit {
+			t.Errorf("%s: peak heap %d MiB, want at most %d MiB (16 versions' size and some)", label, heap>>20, limit>>20)
 		}
 	}
 }
