@@ -187,14 +187,19 @@ func escapedLen(hex []byte) int {
 // refuseOversized answers a request oversized found with the tools' own words, as an
 // error result.
 func refuseOversized(w http.ResponseWriter, id json.RawMessage, decoded int) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(oversizedAnswer(id, decoded))
+}
+
+// oversizedAnswer is the JSON-RPC answer to a tools/call that oversized found.
+func oversizedAnswer(id json.RawMessage, decoded int) []byte {
 	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, float64(decoded)/(1<<20))
 	answer, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      id,
 		"result":  map[string]any{"content": []map[string]string{{"type": "text", "text": text}}, "isError": true},
 	})
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(answer)
+	return answer
 }
 
 // weighted is a semaphore of n units that a caller takes several of at once, first come

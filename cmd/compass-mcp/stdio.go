@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -33,7 +34,8 @@ const stdioWorkers = 8
 //
 // Here every request read before the end of input is answered before serveStdio returns;
 // a line over maxLine is answered with a JSON-RPC error (id null), skipped, and the next
-// one read. When ctx ends (SIGINT/SIGTERM), no more lines are read, the requests in flight
+// one read; a tools/call holding a string longer than any text may be is answered with the
+// tool's refusal at once (see oversized). When ctx ends (SIGINT/SIGTERM), no more lines are read, the requests in flight
 // get stopAfter to finish, and those that didn't are named on stderr.
 func serveStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, stopAfter time.Duration) error {
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 100)}
@@ -96,6 +98,14 @@ read:
 					w.send(resp)
 				}
 				continue
+			}
+			if len(line) > docstore.MaxText {
+				// As over HTTP: a text longer than any may be is refused before mcp-go and
+				// the tools decode it, several copies of it.
+				if id, n, found := oversized(line); found {
+					w.send(json.RawMessage(oversizedAnswer(id, n)))
+					continue
+				}
 			}
 			id := string(head.ID)
 			flight.Store(id, head.Method)
