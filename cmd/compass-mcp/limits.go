@@ -97,15 +97,24 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func
 
 // oversized reports, for a tools/call whose body holds a string that no argument
 // may be (longer than a text may be, docstore.MaxText, once its escapes are decoded), the
-// request's raw id and the string's decoded length: such a request is answered at once, without mcp-go and the tools
+// request's raw id, the argument the string is the value of ("" when it is none's), and
+// the string's decoded length: such a request is answered at once, without mcp-go and the tools
 // decoding it (which copied the body five times: a 60 MiB body took 387 MB). found is
 // false when the body has no such string, or isn't a JSON object.
-func oversized(body []byte) (id json.RawMessage, decoded int, found bool) {
+func oversized(body []byte) (id json.RawMessage, arg string, decoded int, found bool) {
 	depth := 0
 	key := false // the string just read is a key of the top-level object
 	var lastKey, valueOf, method []byte
+	var prev, anyKey []byte // the last short string read; the key of the value being read, at any depth
+	colon := false          // the last thing read was a colon: a string now is a value
 	for i := 0; i < len(body); i++ {
-		switch c := body[i]; c {
+		c := body[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		isValue := colon
+		colon = c == ':'
+		switch c {
 		case '{', '[':
 			depth++
 		case '}', ']':
@@ -125,7 +134,7 @@ func oversized(body []byte) (id json.RawMessage, decoded int, found bool) {
 				}
 				id = bytes.TrimSpace(body[i+1 : min(end, len(body))])
 			}
-			valueOf, lastKey = lastKey, nil
+			valueOf, lastKey, anyKey = lastKey, nil, prev
 		case ',':
 			key = depth == 1
 		case '"':
@@ -140,8 +149,15 @@ func oversized(body []byte) (id json.RawMessage, decoded int, found bool) {
 					}
 				}
 			}
-			if n > docstore.MaxText {
-				decoded = max(decoded, n)
+			if n > docstore.MaxText && n > decoded {
+				decoded, arg = n, ""
+				if isValue {
+					arg = string(anyKey)
+				}
+			}
+			prev = nil
+			if i-start <= 64 {
+				prev = body[start:min(i, len(body))]
 			}
 			if depth == 1 && bytes.Equal(valueOf, []byte("method")) {
 				method = body[start:min(i, len(body))]
@@ -152,9 +168,9 @@ func oversized(body []byte) (id json.RawMessage, decoded int, found bool) {
 		}
 	}
 	if decoded == 0 || len(id) == 0 || !json.Valid(id) || string(method) != "tools/call" {
-		return nil, 0, false
+		return nil, "", 0, false
 	}
-	return id, decoded, true
+	return id, arg, decoded, true
 }
 
 // escapedLen is how many bytes of UTF-8 the escape \uXXXX decodes to (a surrogate pair
@@ -186,14 +202,22 @@ func escapedLen(hex []byte) int {
 
 // refuseOversized answers a request oversized found with the tools' own words, as an
 // error result.
-func refuseOversized(w http.ResponseWriter, id json.RawMessage, decoded int) {
+func refuseOversized(w http.ResponseWriter, id json.RawMessage, arg string, decoded int) {
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(oversizedAnswer(id, decoded))
+	_, _ = w.Write(oversizedAnswer(id, arg, decoded))
 }
 
 // oversizedAnswer is the JSON-RPC answer to a tools/call that oversized found.
-func oversizedAnswer(id json.RawMessage, decoded int) []byte {
-	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, float64(decoded)/(1<<20))
+func oversizedAnswer(id json.RawMessage, arg string, decoded int) []byte {
+	size := float64(decoded) / (1 << 20)
+	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, size)
+	switch arg {
+	case "text", "new", "":
+	case "old":
+		text = fmt.Sprintf("The text to replace (old) is %.1f MiB, longer than a text may be (%d MiB): it isn't in the document. Nothing was saved.", size, docstore.MaxText>>20)
+	default:
+		text = fmt.Sprintf("%.40s is %.1f MiB: nothing here is that long (a text is at most %d MiB, a title 200 characters). Nothing was saved.", arg, size, docstore.MaxText>>20)
+	}
 	answer, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",
 		"id":      id,

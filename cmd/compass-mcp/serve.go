@@ -150,8 +150,8 @@ func guard(token string, next http.Handler) http.Handler {
 				return
 			}
 			defer release()
-			if id, n, found := oversized(body); found {
-				refuseOversized(w, id, n)
+			if id, arg, n, found := oversized(body); found {
+				refuseOversized(w, id, arg, n)
 				return
 			}
 			r = withBody(r, body)

@@ -46,19 +46,20 @@ func TestOversized(t *testing.T) {
 	big := strings.Repeat("x", 9<<20)
 	esc := strings.Repeat(`\u00e9`, 5<<20) // 10 MiB once decoded
 	for _, tc := range []struct {
-		body   string
-		id     string
-		decode int
+		body    string
+		id, arg string
+		decode  int
 	}{
-		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"T","text":"` + big + `"}}}`, "7", len(big)},
-		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"text":"` + esc + `"}},"id":"a,}b"}`, `"a,}b"`, 10 << 20},
-		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + big + `"}}`, "", 0},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"text":"short","method":"id"}}}`, "", 0},
-		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"text":"` + big + `"}}}`, "", 0},
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"T","text":"` + big + `"}}}`, "7", "text", len(big)},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"old" : "` + esc + `"}},"id":"a,}b"}`, `"a,}b"`, "old", 10 << 20},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + big + `"}}`, "", "", 0},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"text":"short","method":"id"}}}`, "", "", 0},
+		{`{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"text":"` + big + `"}}}`, "", "", 0},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":["` + big + `"]}}`, "2", "", len(big)},
 	} {
-		id, n, found := oversized([]byte(tc.body))
-		if string(id) != tc.id || n != tc.decode || found != (tc.id != "") {
-			t.Errorf("oversized(%.80s...) = %s, %d, %v; want %s, %d", tc.body, id, n, found, tc.id, tc.decode)
+		id, arg, n, found := oversized([]byte(tc.body))
+		if string(id) != tc.id || arg != tc.arg || n != tc.decode || found != (tc.id != "") {
+			t.Errorf("oversized(%.80s...) = %s, %q, %d, %v; want %s, %q, %d", tc.body, id, arg, n, found, tc.id, tc.arg, tc.decode)
 		}
 	}
 }

@@ -102,8 +102,8 @@ read:
 			if len(line) > docstore.MaxText {
 				// As over HTTP: a text longer than any may be is refused before mcp-go and
 				// the tools decode it, several copies of it.
-				if id, n, found := oversized(line); found {
-					w.send(json.RawMessage(oversizedAnswer(id, n)))
+				if id, arg, n, found := oversized(line); found {
+					w.send(json.RawMessage(oversizedAnswer(id, arg, n)))
 					continue
 				}
 			}
