@@ -274,6 +274,9 @@ func (c completer) CompleteResourceArgument(rctx context.Context, uri string, ar
 // documents completes typed with the documents whose id starts with it or whose title
 // starts with it (these first) or contains its words, latest saved first.
 func (c completer) documents(typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
+	if tooLongToName(typed) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	docs, _, err := c.s.docs.List(completionScan)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents to complete %q: %w", short(typed), err)
@@ -286,6 +289,9 @@ func (c completer) documents(typed string, value func(docstore.Document) string)
 }
 
 func (c completer) conversations(typed string) (*mcp.Completion, error) {
+	if tooLongToName(typed) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	convs, err := c.s.threads.Recent(completionScan, c.s.cfg.Thread)
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations to complete %q: %w", short(typed), err)
@@ -300,18 +306,26 @@ func (c completer) conversations(typed string) (*mcp.Completion, error) {
 // versions completes n with the version numbers of document id that start with typed,
 // latest first.
 func (c completer) versions(id, typed string) (*mcp.Completion, error) {
+	typed = strings.TrimSpace(typed)
+	if len(typed) > 20 { // no version number is that long
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	d, err := c.s.docs.Find(id)
 	if err != nil || d.ID != id {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	var m matches
 	for n := d.Version; n >= 1; n-- {
-		if v := strconv.Itoa(n); strings.HasPrefix(v, strings.TrimSpace(typed)) {
+		if v := strconv.Itoa(n); strings.HasPrefix(v, typed) {
 			m.add(v, 1)
 		}
 	}
 	return m.completion(), nil
 }
+
+// tooLongToName reports whether typed is longer than any title or id can be: it completes
+// to nothing, and isn't compared with every title (which would cost typed × titles).
+func tooLongToName(typed string) bool { return len(typed) > 4*docstore.MaxTitle }
 
 // rank says how well typed names something with this id and title: 2 when the id or the
 // title starts with it, 1 when the title has all its words, 0 when neither.

@@ -150,6 +150,9 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 			return mcp.NewToolResultError(string(r)), nil
 		case errors.Is(err, datafile.ErrBusy):
 			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
+		case errors.Is(err, datafile.ErrDamaged):
+			s.log.Error("tool failed: the data file is damaged", "tool", name, "err", err)
+			return mcp.NewToolResultError("The data file is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one). Nothing was saved."), nil
 		case err != nil:
 			s.log.Error("tool failed", "tool", name, "err", err)
 			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
