@@ -48,7 +48,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 		v.Searched = true
 		docs, err = s.search(v.Query)
 	} else {
-		docs, v.Next, v.Total, err = s.docs.Page(r.URL.Query().Get("after"), PageSize)
+		docs, v.Next, v.Total, err = s.docs.Recent(r.URL.Query().Get("after"), PageSize)
 	}
 	if err != nil {
 		s.fail(w, r, err)

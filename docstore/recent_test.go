@@ -7,7 +7,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 )
 
-func TestPageWalksEveryDocumentOnce(t *testing.T) {
+func TestRecentWalksEveryDocumentOnce(t *testing.T) {
 	s := open(t, "personal")
 	by := docstore.Author{By: "person:ana"}
 	for i := range 120 {
@@ -18,7 +18,7 @@ func TestPageWalksEveryDocumentOnce(t *testing.T) {
 	var titles []string
 	after := ""
 	for pages := 0; ; pages++ {
-		docs, next, total, err := s.Page(after, 50)
+		docs, next, total, err := s.Recent(after, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestPageWalksEveryDocumentOnce(t *testing.T) {
 			t.Fatalf("document %d is %q, want %q (latest saved first)", i, title, want)
 		}
 	}
-	if _, _, _, err := s.Page("zz", 50); err == nil {
-		t.Fatal("a cursor Page never gave was taken")
+	if _, _, _, err := s.Recent("zz", 50); err == nil {
+		t.Fatal("a cursor Recent never gave was taken")
 	}
 }

@@ -5,16 +5,17 @@ import (
 	"fmt"
 )
 
-// Page returns at most limit documents, latest saved first, starting after the one the
-// cursor after names ("" for the first page), with the cursor of the next page ("" when
-// none is left) and how many documents there are in all. Its cost is limit's, whatever
-// the number of documents. A document saved while someone pages moves to the front: it
-// is not seen again on later pages.
-func (s *Store) Page(after string, limit int) (docs []Document, next string, total int, err error) {
+// Recent returns at most limit documents, latest saved first (as List orders them),
+// starting after the one the cursor after names ("" for the first page), with the cursor
+// of the next page ("" when none is left) and how many documents there are in all: the
+// person's page lists documents so. Its cost is limit's, whatever the number of documents.
+// A document saved while someone pages moves to the front: it is not seen again on later
+// pages (Page's order, by creation, is the one that never moves).
+func (s *Store) Recent(after string, limit int) (docs []Document, next string, total int, err error) {
 	var from []byte
 	if after != "" {
 		if from, err = hex.DecodeString(after); err != nil || len(from) <= 8 {
-			return nil, "", 0, fmt.Errorf("the cursor %q is not one Page gave", after)
+			return nil, "", 0, fmt.Errorf("the cursor %q is not one Recent gave", after)
 		}
 	}
 	err = s.view(func(b *buckets) error {
