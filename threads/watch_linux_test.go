@@ -1,0 +1,69 @@
+package threads
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// inotifyFDs counts this process's open inotify descriptors.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// A follower that was woken by a change and then stopped leaves no inotify descriptor (nor
+// the goroutine reading it) behind: a blocking descriptor would keep its reader in read(2)
+// past Close (os.File.Fd makes one blocking; NewFile of a non-blocking one doesn't).
+func TestFollowStopsItsWatcher(t *testing.T) {
+	before := inotifyFDs(t)
+	db := openDB(t)
+	s := New(db, "personal")
+	dir := ccFixtures(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
+	file := filepath.Join(dir, "-home-ana-notes", ccNotes+".jsonl")
+	waitLatest := func(text string) {
+		t.Helper()
+		start := time.Now()
+		for {
+			if c, err := s.Get(ccNotes); err == nil && c.Latest.Text == text {
+				return
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("%q not imported", text)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// The first pass has read the folder (and watches it); the line written after it
+	// comes by a notification, the poll being an hour.
+	waitLatest("which three?")
+	appendTo(t, file, ccLine(ccNotes, "assistant", "f0000000-0000-4000-8000-0000000000aa", "2026-11-09T07:41:00Z", "Woken.")+"\n")
+	waitLatest("Woken.")
+	time.Sleep(100 * time.Millisecond) // the watcher's reader is back waiting for the next event
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for inotifyFDs(t) != before {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d inotify descriptors open after the follower stopped, %d before", inotifyFDs(t), before)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
