@@ -67,3 +67,48 @@ func TestFollowStopsItsWatcher(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A project folder removed and made again (a new folder at the same path) is watched
+// again: a line appended to a transcript in it comes within a second, not at the next
+// rescan.
+func TestFollowWatchesAFolderMadeAgain(t *testing.T) {
+	db := openDB(t)
+	s := New(db, "personal")
+	dir := ccFixtures(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	waitLatest := func(conv, text string) {
+		t.Helper()
+		start := time.Now()
+		for {
+			if c, err := s.Get(conv); err == nil && c.Latest.Text == text {
+				return
+			}
+			if time.Since(start) > time.Second {
+				t.Fatalf("%q not imported within a second", text)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitLatest(ccNotes, "which three?")
+	proj := filepath.Join(dir, "-home-ana-notes")
+	if err := os.RemoveAll(proj); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the follower looks at the folder without it
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const session = "33333333-4444-4555-8666-777777777777"
+	file := filepath.Join(proj, session+".jsonl")
+	appendTo(t, file, ccLine(session, "user", "c1", "2026-11-13T08:00:00Z", "In the folder made again.")+"\n")
+	waitLatest(session, "In the folder made again.")
+	time.Sleep(100 * time.Millisecond)
+	appendTo(t, file, ccLine(session, "assistant", "c2", "2026-11-13T08:00:01Z", "And appended to.")+"\n")
+	waitLatest(session, "And appended to.")
+}
