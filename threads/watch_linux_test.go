@@ -24,39 +24,56 @@ func inotifyFDs(t *testing.T) int {
 	return n
 }
 
+// following starts a follower of dir into s that looks at every file only once an hour
+// (so what it reads later comes by a notification), and returns a func that stops it and
+// returns what Follow did.
+func following(t *testing.T, s *Store, dir string) (stop func() error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
+	var err error
+	stopped := false
+	stop = func() error {
+		if !stopped {
+			cancel()
+			err, stopped = <-done, true
+		}
+		return err
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// waitLatest waits, at most within, for conv's latest message to be text.
+func waitLatest(t *testing.T, s *Store, conv, text string, within time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		if c, err := s.Get(conv); err == nil && c.Latest.Text == text {
+			return
+		}
+		if time.Since(start) > within {
+			t.Fatalf("%q not imported within %v", text, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // A follower that was woken by a change and then stopped leaves no inotify descriptor (nor
 // the goroutine reading it) behind: a blocking descriptor would keep its reader in read(2)
 // past Close (os.File.Fd makes one blocking; NewFile of a non-blocking one doesn't).
 func TestFollowStopsItsWatcher(t *testing.T) {
 	before := inotifyFDs(t)
-	db := openDB(t)
-	s := New(db, "personal")
+	s := New(openDB(t), "personal")
 	dir := ccFixtures(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
-	file := filepath.Join(dir, "-home-ana-notes", ccNotes+".jsonl")
-	waitLatest := func(text string) {
-		t.Helper()
-		start := time.Now()
-		for {
-			if c, err := s.Get(ccNotes); err == nil && c.Latest.Text == text {
-				return
-			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("%q not imported", text)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	stop := following(t, s, dir)
 	// The first pass has read the folder (and watches it); the line written after it
-	// comes by a notification, the poll being an hour.
-	waitLatest("which three?")
-	appendTo(t, file, ccLine(ccNotes, "assistant", "f0000000-0000-4000-8000-0000000000aa", "2026-11-09T07:41:00Z", "Woken.")+"\n")
-	waitLatest("Woken.")
+	// comes by a notification.
+	waitLatest(t, s, ccNotes, "which three?", 5*time.Second)
+	appendTo(t, filepath.Join(dir, "-home-ana-notes", ccNotes+".jsonl"), ccLine(ccNotes, "assistant", "f0000000-0000-4000-8000-0000000000aa", "2026-11-09T07:41:00Z", "Woken.")+"\n")
+	waitLatest(t, s, ccNotes, "Woken.", 5*time.Second)
 	time.Sleep(100 * time.Millisecond) // the watcher's reader is back waiting for the next event
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Second)
@@ -72,30 +89,10 @@ func TestFollowStopsItsWatcher(t *testing.T) {
 // again: a line appended to a transcript in it comes within a second, not at the next
 // rescan.
 func TestFollowWatchesAFolderMadeAgain(t *testing.T) {
-	db := openDB(t)
-	s := New(db, "personal")
+	s := New(openDB(t), "personal")
 	dir := ccFixtures(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	waitLatest := func(conv, text string) {
-		t.Helper()
-		start := time.Now()
-		for {
-			if c, err := s.Get(conv); err == nil && c.Latest.Text == text {
-				return
-			}
-			if time.Since(start) > time.Second {
-				t.Fatalf("%q not imported within a second", text)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	waitLatest(ccNotes, "which three?")
+	following(t, s, dir)
+	waitLatest(t, s, ccNotes, "which three?", 5*time.Second)
 	proj := filepath.Join(dir, "-home-ana-notes")
 	if err := os.RemoveAll(proj); err != nil {
 		t.Fatal(err)
@@ -107,8 +104,8 @@ func TestFollowWatchesAFolderMadeAgain(t *testing.T) {
 	const session = "33333333-4444-4555-8666-777777777777"
 	file := filepath.Join(proj, session+".jsonl")
 	appendTo(t, file, ccLine(session, "user", "c1", "2026-11-13T08:00:00Z", "In the folder made again.")+"\n")
-	waitLatest(session, "In the folder made again.")
+	waitLatest(t, s, session, "In the folder made again.", time.Second)
 	time.Sleep(100 * time.Millisecond)
 	appendTo(t, file, ccLine(session, "assistant", "c2", "2026-11-13T08:00:01Z", "And appended to.")+"\n")
-	waitLatest(session, "And appended to.")
+	waitLatest(t, s, session, "And appended to.", time.Second)
 }
