@@ -34,11 +34,6 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		defer f.Close()
 		in = f
 	}
-	in, done, err := settled(in)
-	if err != nil {
-		return err
-	}
-	defer done()
 	db, err := c.open()
 	if err != nil {
 		return err
@@ -59,46 +54,6 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 	fmt.Fprintf(stdout, "Imported %s and %s into space %s; %s already there.\n",
 		plural(sum.Conversations, "conversation"), plural(sum.Messages, "message"), c.space, plural(sum.Skipped, "message"))
 	return nil
-}
-
-// spoolLimit is how much of an input settled keeps aside before importing it.
-const spoolLimit = 64 << 20
-
-// settled returns in, or, unless it is a regular file, what it gives, read ahead into a
-// temporary file up to spoolLimit. An import reads its input inside one transaction: input
-// that comes slowly (stdin, a pipe) would hold the data file, and keep out the server
-// sharing it, for as long as the other end takes to write. An input longer than the limit
-// is read ahead that far, then read on from where it is, inside the transaction as before:
-// so the space kept aside is bounded, and an input that is refused (a line past 16 MiB, a
-// Claude conversation past 64 MiB) is refused without being read whole. done removes the
-// copy.
-func settled(in io.Reader) (r io.Reader, done func(), err error) {
-	if f, ok := in.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			return f, func() {}, nil
-		}
-	}
-	tmp, err := os.CreateTemp("", "compass-import-*")
-	if err != nil {
-		return nil, nil, fmt.Errorf("keeping the input aside until it is all there: %w", err)
-	}
-	done = func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}
-	n, err := io.CopyN(tmp, in, spoolLimit)
-	if err != nil && err != io.EOF {
-		done()
-		return nil, nil, fmt.Errorf("reading the input: %w", err)
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		done()
-		return nil, nil, err
-	}
-	if n < spoolLimit {
-		return tmp, done, nil
-	}
-	return io.MultiReader(tmp, in), done, nil
 }
 
 // say adds one message to a conversation, creating it if new.

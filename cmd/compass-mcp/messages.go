@@ -52,7 +52,7 @@ func registerMessages(mux *http.ServeMux, db datafile.DB, gate *access.Gate) {
 func notRebound(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && r.Header.Get("Authorization") == "" && isLoopback(hostOnly(local.String())) && !isLoopback(strings.Trim(hostOnly(r.Host), "[]")) {
+		if ok && r.Header.Get("Authorization") == "" && isLoopback(hostOf(local.String())) && !isLoopback(strings.Trim(hostOf(r.Host), "[]")) {
 			writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("a server on loopback takes requests for loopback names only, not %q", r.Host)})
 			return
 		}
