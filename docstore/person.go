@@ -166,6 +166,9 @@ func (s *Store) Delete(name string, by Author) (Document, error) {
 		if err := b.putDoc(d); err != nil {
 			return err
 		}
+		if err := b.indexDrop(d); err != nil {
+			return err
+		}
 		return b.addCount(-1)
 	})
 	return d, err
@@ -234,6 +237,9 @@ func (s *Store) Undelete(name string) (Document, error) {
 		if err := b.recent.Put(recentKey(d), nil); err != nil {
 			return err
 		}
+		if err := b.indexAdd(d); err != nil {
+			return err
+		}
 		return b.addCount(1)
 	})
 	return d, err
@@ -244,6 +250,9 @@ func (s *Store) Purge(name string) (Document, error) {
 	var d Document
 	err := s.update(func(b *buckets) (err error) {
 		if d, err = b.deleted(name); err != nil {
+			return err
+		}
+		if err := b.forget(d.ID); err != nil {
 			return err
 		}
 		vb, err := b.versionBucket(d.ID)

@@ -1,0 +1,295 @@
+package docstore
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/search"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"go.etcd.io/bbolt"
+)
+
+// The search index (package search) of a space's documents is kept in doc_search. It is
+// changed in the same transaction as the text: put (every version), Delete, Undelete and
+// Purge bring it up to date, so a search never misses a saved version nor finds a deleted
+// document. A file written before the index has none until EnsureIndex (or the first
+// Search) builds it; until then, writes leave it alone.
+const bucketSearch = "doc_search"
+
+// MatchLines is how many matching lines Search gives for each document.
+const MatchLines = 3
+
+// Found is a document that a search found, with what was found in it.
+type Found struct {
+	Document Document
+	Hit      search.Hit
+}
+
+// Results are a search's answer: at most limit documents, best first, of Total.
+type Results struct {
+	Query search.Query
+	Found []Found
+	Total int
+}
+
+// ErrQuery is returned (wrapped, with the reason) by Search for a query without words,
+// or one too long.
+var ErrQuery = errors.New("bad query")
+
+// index is the space's document index in this transaction (empty in a read transaction on
+// a space without one).
+func (b *buckets) index() (search.Index, error) {
+	if !b.tx.Writable() {
+		return search.ReadIndex(spaces.Sub(b.tx, b.space, bucketSearch)), nil
+	}
+	parent, err := spaces.CreateSub(b.tx, b.space, bucketSearch)
+	if err != nil {
+		return search.Index{}, err
+	}
+	return search.WriteIndex(parent)
+}
+
+// indexPut brings the index up to date with version v of d; prev is the version before
+// (nil for a new document) and c the change from it.
+func (b *buckets) indexPut(id string, v Version, prev *Version, c change) error {
+	x, err := b.index()
+	if err != nil || !x.Built() {
+		return err
+	}
+	if prev == nil {
+		return x.Add(search.Item{Key: id, Title: v.Title, Text: v.Text})
+	}
+	counts := map[string]int{}
+	if c.ops == nil && prev.Text != v.Text {
+		search.Count(prev.Text, -1, counts)
+		search.Count(v.Text, 1, counts)
+	}
+	// Tokens never span lines: the changed lines alone say how the counts change.
+	for _, op := range c.ops {
+		switch {
+		case op.Kind == linediff.Delete:
+			for _, line := range c.old[op.A0:op.A1] {
+				search.Count(line, -1, counts)
+			}
+		case op.Kind == linediff.Insert:
+			for _, line := range c.new[op.B0:op.B1] {
+				search.Count(line, 1, counts)
+			}
+		}
+	}
+	return x.Apply(id, search.Change{Text: counts, Retitled: prev.Title != v.Title, Was: prev.Title, Now: v.Title})
+}
+
+// indexDrop takes d (deleted) out of the index.
+func (b *buckets) indexDrop(d Document) error {
+	x, err := b.index()
+	if err != nil || !x.Built() {
+		return err
+	}
+	v, err := b.version(d.ID, d.Version)
+	if err != nil {
+		return err
+	}
+	return x.Remove(d.ID, v.Title, v.Text)
+}
+
+// forget drops the index's number for document id (purged).
+func (b *buckets) forget(id string) error {
+	x, err := b.index()
+	if err != nil || !x.Built() {
+		return err
+	}
+	return x.Forget(id)
+}
+
+// indexAdd puts d (undeleted) back into the index.
+func (b *buckets) indexAdd(d Document) error {
+	x, err := b.index()
+	if err != nil || !x.Built() {
+		return err
+	}
+	v, err := b.version(d.ID, d.Version)
+	if err != nil {
+		return err
+	}
+	return x.Add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
+}
+
+// EnsureIndex builds the search index of the space's documents if it isn't built yet (a
+// file written before search, or by an older index format). progress, if not nil, is
+// called inside the transaction with how many documents were indexed of how many, every
+// 100 and at the end; it must not use the database.
+func (s *Store) EnsureIndex(progress func(done, total int)) error {
+	built := false
+	if err := s.view(func(b *buckets) error {
+		x, _ := b.index()
+		built = x.Built()
+		return nil
+	}); err != nil || built {
+		return err
+	}
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.index()
+		if err != nil || x.Built() {
+			return err
+		}
+		total, done := b.count(), 0
+		err = x.Rebuild(func(add func(search.Item) error) error {
+			return b.eachDoc(func(d Document) error {
+				if d.Deleted != nil {
+					return nil
+				}
+				v, err := b.version(d.ID, d.Version)
+				if err != nil {
+					return err
+				}
+				done++
+				if progress != nil && (done%100 == 0 || done == total) {
+					progress(done, total)
+				}
+				return add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
+			})
+		})
+		if err != nil {
+			return fmt.Errorf("building the search index of space %s: %w", s.space, err)
+		}
+		return nil
+	})
+}
+
+// Search finds the space's documents whose title or text has every word and "quoted
+// phrase" of query (see package search for what matches and how they are ranked), best
+// first, at most limit of them (limit < 1: all), each with up to MatchLines matching lines.
+// It returns ErrQuery (wrapped) for a query without words or one too long.
+func (s *Store) Search(query string, limit int) (Results, error) {
+	q, err := search.Parse(query)
+	if err != nil {
+		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
+	}
+	if err := s.EnsureIndex(nil); err != nil {
+		return Results{}, err
+	}
+	res := Results{Query: q}
+	err = s.view(func(b *buckets) error {
+		x, _ := b.index()
+		nums, _, err := x.Candidates(q.Distinct())
+		if err != nil {
+			return err
+		}
+		for _, num := range nums {
+			id := x.Key(num)
+			d, ok, err := b.doc(id)
+			if err != nil {
+				return err
+			}
+			if !ok || d.Deleted != nil {
+				return fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", id)
+			}
+			v, err := b.version(d.ID, d.Version)
+			if err != nil {
+				return err
+			}
+			if h := search.Match(q, v.Title, v.Text, MatchLines); h.Found {
+				res.Found = append(res.Found, Found{Document: d, Hit: h})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Results{}, err
+	}
+	sortFound(res.Found)
+	res.Total = len(res.Found)
+	if limit > 0 && len(res.Found) > limit {
+		res.Found = res.Found[:limit]
+	}
+	return res, nil
+}
+
+// sortFound orders found best first (search.Compare), then latest saved first.
+func sortFound(found []Found) {
+	slices.SortFunc(found, func(a, b Found) int {
+		if c := search.Compare(a.Hit, b.Hit); c != 0 {
+			return c
+		}
+		if c := b.Document.Saved.Compare(a.Document.Saved); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Document.ID, b.Document.ID)
+	})
+}
+
+// errCheckDone rolls back CheckIndex's transaction once it has compared.
+var errCheckDone = errors.New("check done")
+
+// CheckIndex compares the search index with one built afresh from the documents, and
+// returns an error naming the first difference (nil when they are the same, or when there
+// is no index yet). It takes the write lock for as long as a rebuild takes, and writes
+// nothing: for tests and checks of a file.
+func (s *Store) CheckIndex() error {
+	var diff error
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.index()
+		if err != nil || !x.Built() {
+			return err
+		}
+		kept, err := x.Dump()
+		if err != nil {
+			return err
+		}
+		err = x.Rebuild(func(add func(search.Item) error) error {
+			return b.eachDoc(func(d Document) error {
+				if d.Deleted != nil {
+					return nil
+				}
+				v, err := b.version(d.ID, d.Version)
+				if err != nil {
+					return err
+				}
+				return add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
+			})
+		})
+		if err != nil {
+			return err
+		}
+		fresh, err := x.Dump()
+		if err != nil {
+			return err
+		}
+		diff = comparePostings(kept, fresh)
+		return errCheckDone
+	})
+	if err != nil && !errors.Is(err, errCheckDone) {
+		return err
+	}
+	return diff
+}
+
+func comparePostings(kept, fresh map[string]map[string]search.Posting) error {
+	for tok, ps := range fresh {
+		for id, p := range ps {
+			if k, ok := kept[tok][id]; !ok || k != p {
+				return fmt.Errorf("the index has %q in %s as %+v (present: %v), the text as %+v", tok, id, k, ok, p)
+			}
+		}
+	}
+	for tok, ps := range kept {
+		for id, p := range ps {
+			if _, ok := fresh[tok][id]; !ok {
+				return fmt.Errorf("the index has %q in %s as %+v, the text doesn't have it", tok, id, p)
+			}
+		}
+	}
+	return nil
+}
