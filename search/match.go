@@ -22,6 +22,7 @@ type Hit struct {
 	TitleTerms int    // how many terms the title has
 	Hits       int    // occurrences in the text, each term counted at most MaxCount times
 	Span       int    // the fewest tokens of the text that hold every term; 0 with one term, or when the text lacks some
+	Counts     []int  // occurrences of each term in the text
 	Lines      []Line // the lines with the most terms, at most as many as asked, in text order
 }
 
@@ -128,6 +129,7 @@ func Match(q Query, title, text string, lines int) Hit {
 			byLine = append(byLine, lineHit{line: o.line, at: o.at, in: 1 << o.term})
 		}
 	})
+	h.Counts = counts
 	for _, c := range counts {
 		h.Hits += min(c, MaxCount)
 	}
@@ -241,4 +243,29 @@ func spanRank(s int) int {
 		return math.MaxInt32
 	}
 	return min(s, math.MaxInt32)
+}
+
+// Combine is what the hits of several texts (the messages of a conversation, its title)
+// make together: a term in any counts, occurrences add up, the closest span is kept. Their
+// Lines are left out. All must come from one query.
+func Combine(hits []Hit) Hit {
+	var out Hit
+	for _, h := range hits {
+		if out.Counts == nil {
+			out.Counts = make([]int, len(h.Counts))
+		}
+		out.In |= h.In
+		out.TitleTerms = max(out.TitleTerms, h.TitleTerms)
+		for i, c := range h.Counts {
+			out.Counts[i] += c
+		}
+		if h.Span > 0 && (out.Span == 0 || h.Span < out.Span) {
+			out.Span = h.Span
+		}
+	}
+	for _, c := range out.Counts {
+		out.Hits += min(c, MaxCount)
+	}
+	out.Found = len(out.Counts) > 0 && out.In == uint32(1)<<len(out.Counts)-1
+	return out
 }
