@@ -73,7 +73,7 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 func (s *Server) someLines(head string, v docstore.Version, lines string) (string, error) {
 	r, err := docstore.ParseLineRange(lines)
 	if err != nil {
-		return "", refusef("read_document's lines %s: give 120-180, 120- (to the end), -40 (the first 40) or 7.", strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
+		return "", refusef("read_document's lines %q won't do: %s. Give 120-180, 120- (to the end), -40 (the first 40) or 7.", short(lines), strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
 	}
 	part, err := docstore.Lines(v.Text, r)
 	var none *docstore.NoLinesError
@@ -86,7 +86,11 @@ func (s *Server) someLines(head string, v docstore.Version, lines string) (strin
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · lines %d-%d of %d\n\n", head, part.First, part.Last, part.Total)
+	if part.First == part.Last {
+		fmt.Fprintf(&b, "%s · line %d of %d\n\n", head, part.First, part.Total)
+	} else {
+		fmt.Fprintf(&b, "%s · lines %d-%d of %d\n\n", head, part.First, part.Last, part.Total)
+	}
 	width := len(strconv.Itoa(part.Last))
 	for i, line := range part.Lines {
 		fmt.Fprintf(&b, "%*d", width, part.First+i)
