@@ -179,9 +179,14 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 	res := Results{Query: q}
 	err = s.view(func(b *buckets) error {
 		x, _ := b.index()
-		nums, _, err := x.Candidates(q.Distinct())
+		nums, rows, err := x.Candidates(q.Distinct())
 		if err != nil {
 			return err
+		}
+		if !q.Phrases() {
+			// Every term is one token: the postings say which documents match, and how
+			// they rank but for the span; only those that can make the first limit are read.
+			nums, res.Total = onTop(nums, rows, limit)
 		}
 		for _, num := range nums {
 			id := x.Key(num)
@@ -206,11 +211,54 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		return Results{}, err
 	}
 	sortFound(res.Found)
-	res.Total = len(res.Found)
+	if q.Phrases() {
+		res.Total = len(res.Found)
+	}
 	if limit > 0 && len(res.Found) > limit {
 		res.Found = res.Found[:limit]
 	}
 	return res, nil
+}
+
+// onTop keeps, of the candidates of a query of single words (nums, with their postings
+// rows), those that may rank among the first limit: search.Compare ranks by the terms in
+// the title and the occurrences (capped) before the span, and the postings tell those, so
+// only the candidates that tie with the limit-th or beat it need their texts read. It
+// returns them, and how many candidates there were in all.
+func onTop(nums []uint32, rows [][]search.Posting, limit int) ([]uint32, int) {
+	if limit < 1 || len(nums) <= limit {
+		return nums, len(nums)
+	}
+	type scored struct {
+		num         uint32
+		title, hits int
+	}
+	sc := make([]scored, len(nums))
+	for i, row := range rows {
+		sc[i].num = nums[i]
+		for _, p := range row {
+			if p.InTitle {
+				sc[i].title++
+			}
+			sc[i].hits += min(p.Count, search.MaxCount)
+		}
+	}
+	better := func(a, b scored) int {
+		if a.title != b.title {
+			return b.title - a.title
+		}
+		return b.hits - a.hits
+	}
+	slices.SortFunc(sc, better)
+	cut := limit
+	for cut < len(sc) && better(sc[cut], sc[limit-1]) == 0 {
+		cut++
+	}
+	out := make([]uint32, cut)
+	for i := range out {
+		out[i] = sc[i].num
+	}
+	return out, len(nums)
 }
 
 // sortFound orders found best first (search.Compare), then latest saved first.

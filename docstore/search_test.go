@@ -80,9 +80,30 @@ func agree(t *testing.T, s *docstore.Store, step string, queries ...string) {
 		if got, want := searched(t, s, q), scan(t, s, q); !slices.Equal(got, want) {
 			t.Errorf("after %s, %q found %v; a scan finds %v", step, q, got, want)
 		}
+		sameFirst(t, s, q)
 	}
 	if err := s.CheckIndex(); err != nil {
 		t.Errorf("after %s: %v", step, err)
+	}
+}
+
+// sameFirst checks that a search with a limit gives the first documents of the whole
+// ranking, in its order, and the same total.
+func sameFirst(t *testing.T, s *docstore.Store, query string) {
+	t.Helper()
+	all, err := s.Search(query, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{1, 2, 5} {
+		some, err := s.Search(query, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all.Found[:min(limit, len(all.Found))]
+		if some.Total != all.Total || !slices.EqualFunc(some.Found, want, func(a, b docstore.Found) bool { return a.Document.ID == b.Document.ID }) {
+			t.Errorf("%q with limit %d: %d of %d, not the first of the %d", query, limit, len(some.Found), some.Total, all.Total)
+		}
 	}
 }
 

@@ -35,6 +35,7 @@ const LineWidth = 160
 // matcher is a query made ready to scan texts with.
 type matcher struct {
 	ids     map[string]int // token → its index in the query's distinct tokens
+	toks    []string       // the distinct tokens
 	ends    [][]int        // for each distinct token, the terms that end with it
 	terms   [][]int        // each term's tokens, as indexes
 	longest int
@@ -42,8 +43,9 @@ type matcher struct {
 
 func newMatcher(q Query) *matcher {
 	m := &matcher{ids: map[string]int{}}
-	for _, tok := range q.Distinct() {
-		m.ids[tok] = len(m.ids)
+	m.toks = q.Distinct()
+	for i, tok := range m.toks {
+		m.ids[tok] = i
 	}
 	m.ends = make([][]int, len(m.ids))
 	for i, t := range q.Terms {
@@ -66,22 +68,28 @@ type occurrence struct {
 }
 
 type seen struct {
-	id, at, line int
+	id, at int
 }
 
 // each calls fn with every occurrence of a term in text, in the order their ends come.
 func (m *matcher) each(text string, fn func(occurrence)) {
 	ring := make([]seen, m.longest)
-	pos, line, last := 0, 1, 0
-	scan(text, func(tok []byte, at int) {
-		line += strings.Count(text[last:at], "\n")
-		last = at
-		id, ok := m.ids[string(tok)]
-		if !ok {
-			id = -1
+	pos := 0
+	// Lines are counted only up to where an occurrence starts: most tokens are none.
+	line, counted := 1, 0
+	lineOf := func(at int) int {
+		if at >= counted {
+			line += strings.Count(text[counted:at], "\n")
+		} else {
+			line -= strings.Count(text[at:counted], "\n")
 		}
-		ring[pos%len(ring)] = seen{id: id, at: at, line: line}
-		if ok {
+		counted = at
+		return line
+	}
+	scan(text, func(tok []byte, at int) {
+		id := m.id(tok)
+		ring[pos%len(ring)] = seen{id: id, at: at}
+		if id >= 0 {
 		terms:
 			for _, t := range m.ends[id] {
 				ts := m.terms[t]
@@ -94,11 +102,22 @@ func (m *matcher) each(text string, fn func(occurrence)) {
 					}
 				}
 				first := ring[(pos-len(ts)+1)%len(ring)]
-				fn(occurrence{term: t, end: pos, at: first.at, line: first.line})
+				fn(occurrence{term: t, end: pos, at: first.at, line: lineOf(first.at)})
 			}
 		}
 		pos++
 	})
+}
+
+// id is tok's index among the query's distinct tokens, or -1. A query has few: comparing
+// lengths first turns most tokens away without hashing them.
+func (m *matcher) id(tok []byte) int {
+	for i, t := range m.toks {
+		if len(t) == len(tok) && t == string(tok) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Match finds q's words and phrases in title and text, giving up to lines of the text's

@@ -143,5 +143,17 @@ func Tokens(s string) []string {
 
 // Count adds sign times the number of times each token occurs in s to counts.
 func Count(s string, sign int, counts map[string]int) {
-	scan(s, func(tok []byte, _ int) { counts[string(tok)] += sign })
+	// Counted here first: a lookup by string(tok) doesn't copy tok, an assignment would.
+	seen := map[string]*int{}
+	scan(s, func(tok []byte, _ int) {
+		if n := seen[string(tok)]; n != nil {
+			*n++
+			return
+		}
+		n := 1
+		seen[string(tok)] = &n
+	})
+	for tok, n := range seen {
+		counts[tok] += sign * *n
+	}
 }
