@@ -183,27 +183,52 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		if err != nil {
 			return err
 		}
-		if !q.Phrases() {
-			// Every term is one token: the postings say which documents match, and how
-			// they rank but for the span; only those that can make the first limit are read.
-			nums, res.Total = onTop(nums, rows, limit)
-		}
-		for _, num := range nums {
+		read := func(num uint32) (Document, Version, error) {
 			id := x.Key(num)
 			d, ok, err := b.doc(id)
 			if err != nil {
-				return err
+				return d, Version{}, err
 			}
 			if !ok || d.Deleted != nil {
-				return fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", id)
+				return d, Version{}, fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", id)
 			}
 			v, err := b.version(d.ID, d.Version)
+			return d, v, err
+		}
+		// search.Compare ranks by the terms in the title and the occurrences before the
+		// span: what tells those is read for every candidate (the postings, for single
+		// words; search.Rough, for phrases), and Match, which also finds the span and the
+		// lines, runs only on those that may make the first limit.
+		var top []ranked
+		if !q.Phrases() {
+			top = make([]ranked, len(nums))
+			for i, row := range rows {
+				top[i].num = nums[i]
+				for _, p := range row {
+					if p.InTitle {
+						top[i].title++
+					}
+					top[i].hits += min(p.Count, search.MaxCount)
+				}
+			}
+		} else {
+			for _, num := range nums {
+				_, v, err := read(num)
+				if err != nil {
+					return err
+				}
+				if h := search.Rough(q, v.Title, v.Text); h.Found {
+					top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits})
+				}
+			}
+		}
+		res.Total = len(top)
+		for _, r := range mayLead(top, limit) {
+			d, v, err := read(r.num)
 			if err != nil {
 				return err
 			}
-			if h := search.Match(q, v.Title, v.Text, MatchLines); h.Found {
-				res.Found = append(res.Found, Found{Document: d, Hit: h})
-			}
+			res.Found = append(res.Found, Found{Document: d, Hit: search.Match(q, v.Title, v.Text, MatchLines)})
 		}
 		return nil
 	})
@@ -211,54 +236,38 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		return Results{}, err
 	}
 	sortFound(res.Found)
-	if q.Phrases() {
-		res.Total = len(res.Found)
-	}
 	if limit > 0 && len(res.Found) > limit {
 		res.Found = res.Found[:limit]
 	}
 	return res, nil
 }
 
-// onTop keeps, of the candidates of a query of single words (nums, with their postings
-// rows), those that may rank among the first limit: search.Compare ranks by the terms in
-// the title and the occurrences (capped) before the span, and the postings tell those, so
-// only the candidates that tie with the limit-th or beat it need their texts read. It
-// returns them, and how many candidates there were in all.
-func onTop(nums []uint32, rows [][]search.Posting, limit int) ([]uint32, int) {
-	if limit < 1 || len(nums) <= limit {
-		return nums, len(nums)
+// ranked is a document that matches (by its index number), with what ranks it but for
+// the span.
+type ranked struct {
+	num         uint32
+	title, hits int
+}
+
+// mayLead returns those of rs that may rank among the first limit (all when limit < 1):
+// the first limit by title terms and occurrences, and every other that ties with the
+// limit-th on both, since the span or the time may put it ahead.
+func mayLead(rs []ranked, limit int) []ranked {
+	if limit < 1 || len(rs) <= limit {
+		return rs
 	}
-	type scored struct {
-		num         uint32
-		title, hits int
-	}
-	sc := make([]scored, len(nums))
-	for i, row := range rows {
-		sc[i].num = nums[i]
-		for _, p := range row {
-			if p.InTitle {
-				sc[i].title++
-			}
-			sc[i].hits += min(p.Count, search.MaxCount)
-		}
-	}
-	better := func(a, b scored) int {
+	better := func(a, b ranked) int {
 		if a.title != b.title {
 			return b.title - a.title
 		}
 		return b.hits - a.hits
 	}
-	slices.SortFunc(sc, better)
+	slices.SortFunc(rs, better)
 	cut := limit
-	for cut < len(sc) && better(sc[cut], sc[limit-1]) == 0 {
+	for cut < len(rs) && better(rs[cut], rs[limit-1]) == 0 {
 		cut++
 	}
-	out := make([]uint32, cut)
-	for i := range out {
-		out[i] = sc[i].num
-	}
-	return out, len(nums)
+	return rs[:cut]
 }
 
 // sortFound orders found best first (search.Compare), then latest saved first.

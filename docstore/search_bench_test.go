@@ -226,3 +226,28 @@ func BenchmarkSearchIndexSize(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEdit100KBIndex is BenchmarkEdit100KB in a store without the search index and
+// in one with it: what keeping the index costs a one-line edit.
+func BenchmarkEdit100KBIndex(b *testing.B) {
+	for _, indexed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("index=%v", indexed), func(b *testing.B) {
+			s := open(b, "personal")
+			lines := text(2000, 1)
+			d := mustCreate(b, s, "Big", strings.Join(lines, ""))
+			if indexed {
+				if err := s.EnsureIndex(nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				old := lines[1000]
+				lines[1000] = fmt.Sprintf("line 1000 edited %d\n", i)
+				if _, err := s.Edit(d.ID, old, lines[1000], north); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,9 @@ package search_test
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/search"
@@ -139,5 +141,28 @@ func TestRanking(t *testing.T) {
 	slices.SortStableFunc(order, func(a, b int) int { return search.Compare(hits[a], hits[b]) })
 	if want := []int{2, 3, 1, 0}; !slices.Equal(order, want) {
 		t.Errorf("ranked %v, want %v (%+v)", order, want, hits)
+	}
+}
+
+// Rough gives what Match gives but for the span and the lines, over random texts.
+func TestRoughAgreesWithMatch(t *testing.T) {
+	words := []string{"plan", "PLAN", "café", "cafe", "naïve", "straße", "strasse", "e-mail", "**bold**", "`code`",
+		"[link](http://x.y/plan)", "東京", "京都", "コーヒー", "a\u0301", "x1", "1.5", "don't", "\n", "  ", "—", "tokyo東京"}
+	queries := []string{"plan", "cafe", "cafe naive", `"plan cafe"`, "e-mail", "mail e", "bold code", `"x1 1 5"`, "a", `"plan plan"`, "tokyo", `"don t plan"`, "東京", "plan 京"}
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString([]string{" ", "", ", ", "\n"}[r.IntN(4)])
+		}
+		text, title := b.String(), words[r.IntN(len(words))]+" "+words[r.IntN(len(words))]
+		for _, qs := range queries {
+			q, _ := search.Parse(qs)
+			m, rough := search.Match(q, title, text, 0), search.Rough(q, title, text)
+			if m.Found != rough.Found || m.In != rough.In || m.TitleTerms != rough.TitleTerms || m.Hits != rough.Hits || !slices.Equal(m.Counts, rough.Counts) {
+				t.Fatalf("%q in %q / %q: Match %+v, Rough %+v", qs, title, text, m, rough)
+			}
+		}
 	}
 }
