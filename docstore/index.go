@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -213,7 +214,7 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 			}
 		} else {
 			for _, num := range nums {
-				_, v, err := read(num)
+				v, err := b.latest(x.Key(num))
 				if err != nil {
 					return err
 				}
@@ -349,4 +350,33 @@ func comparePostings(kept, fresh map[string]map[string]search.Posting) error {
 		}
 	}
 	return nil
+}
+
+// latest reads document id's latest version by its versions' last key, without its
+// record: a search reads every candidate of a phrase so.
+func (b *buckets) latest(id string) (Version, error) {
+	vb, err := b.versionBucket(id)
+	if err != nil {
+		return Version{}, err
+	}
+	c := vb.b.Cursor()
+	var k, raw []byte
+	if vb.prefix == nil {
+		k, raw = c.Last()
+	} else {
+		end := append(slices.Clone(vb.prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
+		if k, _ = c.Seek(end); k == nil {
+			k, raw = c.Last()
+		} else {
+			k, raw = c.Prev()
+		}
+		if k == nil || len(k) != len(vb.prefix)+8 || !bytes.HasPrefix(k, vb.prefix) {
+			return Version{}, fmt.Errorf("document %s has no versions", id)
+		}
+	}
+	r, err := decodeRecord(raw)
+	if err != nil || r.Delta {
+		return Version{}, fmt.Errorf("reading the latest version of document %s: %v (a delta: %v)", id, err, r.Delta)
+	}
+	return r.Version, nil
 }

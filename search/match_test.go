@@ -166,3 +166,17 @@ func TestRoughAgreesWithMatch(t *testing.T) {
 		}
 	}
 }
+
+// Long runs of CJK (which grow when folded) and of letters that fold to many, then ASCII:
+// the folding's buffer must make room for all.
+func TestRoughOnTextsThatGrowWhenFolded(t *testing.T) {
+	text := strings.Repeat("東京", 500) + strings.Repeat("\ufdfa", 50) + strings.Repeat(" plan cafe", 300)
+	q, _ := search.Parse(`"plan cafe" 東京`)
+	if m, r := search.Match(q, "", text, 0), search.Rough(q, "", text); m.Hits != r.Hits || !r.Found {
+		t.Errorf("Match %+v, Rough %+v", m, r)
+	}
+	q, _ = search.Parse(`"plan cafe"`)
+	if m, r := search.Match(q, "", text, 0), search.Rough(q, "", text); m.Hits != r.Hits || !r.Found {
+		t.Errorf("Match %+v, Rough %+v", m, r)
+	}
+}

@@ -67,7 +67,7 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := stdioClient(t, data, "--agent", "north")
-	text := callTool(t, c, "list_documents", map[string]any{"query": "history"}).text
+	text := callTool(t, c, "list_documents", map[string]any{"query": `"long history" line`}).text
 	if !strings.Contains(text, "Long history") {
 		t.Errorf("a search of the older file: %q", text)
 	}
