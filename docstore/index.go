@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/search"
@@ -141,27 +142,31 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 		if err != nil || x.Built() {
 			return err
 		}
-		total, done := b.count(), 0
-		err = x.Rebuild(func(add func(search.Item) error) error {
-			return b.eachDoc(func(d Document) error {
-				if d.Deleted != nil {
-					return nil
-				}
-				v, err := b.version(d.ID, d.Version)
-				if err != nil {
-					return err
-				}
-				done++
-				if progress != nil && (done%100 == 0 || done == total) {
-					progress(done, total)
-				}
-				return add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
-			})
-		})
+		err = x.Rebuild(func(add func(search.Item) error) error { return b.eachLive(add, progress) })
 		if err != nil {
 			return fmt.Errorf("building the search index of space %s: %w", s.space, err)
 		}
 		return nil
+	})
+}
+
+// eachLive calls add with the latest title and text of every document not deleted, and
+// progress (if not nil) every 100 and at the end.
+func (b *buckets) eachLive(add func(search.Item) error, progress func(done, total int)) error {
+	total, done := b.count(), 0
+	return b.eachDoc(func(d Document) error {
+		if d.Deleted != nil {
+			return nil
+		}
+		v, err := b.version(d.ID, d.Version)
+		if err != nil {
+			return err
+		}
+		done++
+		if progress != nil && (done%100 == 0 || done == total) {
+			progress(done, total)
+		}
+		return add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
 	})
 }
 
@@ -219,12 +224,34 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 					return err
 				}
 				if h := search.Rough(q, v.Title, v.Text); h.Found {
-					top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits})
+					top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits, span: h.Span, spanKnown: true})
 				}
 			}
 		}
 		res.Total = len(top)
-		for _, r := range mayLead(top, limit) {
+		lead := mayLead(top, limit)
+		if q.Phrases() && limit > 0 && len(lead) > limit {
+			// Rough ranked them whole: of those that tie, the latest saved go first.
+			for i := range lead {
+				id := x.Key(lead[i].num)
+				d, _, err := b.doc(id)
+				if err != nil {
+					return err
+				}
+				lead[i].saved, lead[i].id = d.Saved, id
+			}
+			slices.SortStableFunc(lead, func(a, b ranked) int {
+				if c := compareRanked(a, b); c != 0 {
+					return c
+				}
+				if c := b.saved.Compare(a.saved); c != 0 {
+					return c
+				}
+				return strings.Compare(a.id, b.id)
+			})
+			lead = lead[:limit]
+		}
+		for _, r := range lead {
 			d, v, err := read(r.num)
 			if err != nil {
 				return err
@@ -243,29 +270,41 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 	return res, nil
 }
 
-// ranked is a document that matches (by its index number), with what ranks it but for
-// the span.
+// ranked is a document that matches (by its index number), with what ranks it: the span
+// only when known (a phrase query's, from search.Rough).
 type ranked struct {
 	num         uint32
 	title, hits int
+	span        int
+	spanKnown   bool
+	saved       time.Time // read for those that tie
+	id          string
+}
+
+// compareRanked is search.Compare on what is known.
+func compareRanked(a, b ranked) int {
+	if a.title != b.title {
+		return b.title - a.title
+	}
+	if a.hits != b.hits {
+		return b.hits - a.hits
+	}
+	if a.spanKnown && b.spanKnown {
+		return search.Compare(search.Hit{Span: a.span}, search.Hit{Span: b.span})
+	}
+	return 0
 }
 
 // mayLead returns those of rs that may rank among the first limit (all when limit < 1):
-// the first limit by title terms and occurrences, and every other that ties with the
-// limit-th on both, since the span or the time may put it ahead.
+// the first limit by what is known of their ranking, and every other that ties with the
+// limit-th, since what isn't known (the span, the time saved) may put it ahead.
 func mayLead(rs []ranked, limit int) []ranked {
 	if limit < 1 || len(rs) <= limit {
 		return rs
 	}
-	better := func(a, b ranked) int {
-		if a.title != b.title {
-			return b.title - a.title
-		}
-		return b.hits - a.hits
-	}
-	slices.SortFunc(rs, better)
+	slices.SortFunc(rs, compareRanked)
 	cut := limit
-	for cut < len(rs) && better(rs[cut], rs[limit-1]) == 0 {
+	for cut < len(rs) && compareRanked(rs[cut], rs[limit-1]) == 0 {
 		cut++
 	}
 	return rs[:cut]
@@ -302,54 +341,16 @@ func (s *Store) CheckIndex() error {
 		if err != nil || !x.Built() {
 			return err
 		}
-		kept, err := x.Dump()
+		diff, err = x.Compare(func(add func(search.Item) error) error { return b.eachLive(add, nil) })
 		if err != nil {
 			return err
 		}
-		err = x.Rebuild(func(add func(search.Item) error) error {
-			return b.eachDoc(func(d Document) error {
-				if d.Deleted != nil {
-					return nil
-				}
-				v, err := b.version(d.ID, d.Version)
-				if err != nil {
-					return err
-				}
-				return add(search.Item{Key: d.ID, Title: v.Title, Text: v.Text})
-			})
-		})
-		if err != nil {
-			return err
-		}
-		fresh, err := x.Dump()
-		if err != nil {
-			return err
-		}
-		diff = comparePostings(kept, fresh)
 		return errCheckDone
 	})
 	if err != nil && !errors.Is(err, errCheckDone) {
 		return err
 	}
 	return diff
-}
-
-func comparePostings(kept, fresh map[string]map[string]search.Posting) error {
-	for tok, ps := range fresh {
-		for id, p := range ps {
-			if k, ok := kept[tok][id]; !ok || k != p {
-				return fmt.Errorf("the index has %q in %s as %+v (present: %v), the text as %+v", tok, id, k, ok, p)
-			}
-		}
-	}
-	for tok, ps := range kept {
-		for id, p := range ps {
-			if _, ok := fresh[tok][id]; !ok {
-				return fmt.Errorf("the index has %q in %s as %+v, the text doesn't have it", tok, id, p)
-			}
-		}
-	}
-	return nil
 }
 
 // latest reads document id's latest version by its versions' last key, without its

@@ -495,3 +495,35 @@ func (x Index) Dump() (map[string]map[string]Posting, error) {
 	})
 	return out, err
 }
+
+// Compare rebuilds the index from the items each gives and compares it with what it held,
+// returning the first difference (nil when none). It leaves the index rebuilt: the caller
+// runs it in a transaction it rolls back, as a check.
+func (x Index) Compare(each func(add func(Item) error) error) (diff error, err error) {
+	kept, err := x.Dump()
+	if err != nil {
+		return nil, err
+	}
+	if err := x.Rebuild(each); err != nil {
+		return nil, err
+	}
+	fresh, err := x.Dump()
+	if err != nil {
+		return nil, err
+	}
+	for tok, ps := range fresh {
+		for key, p := range ps {
+			if k, ok := kept[tok][key]; !ok || k != p {
+				return fmt.Errorf("the index has %q in %s as %+v (present: %v), the text as %+v", tok, key, k, ok, p), nil
+			}
+		}
+	}
+	for tok, ps := range kept {
+		for key, p := range ps {
+			if _, ok := fresh[tok][key]; !ok {
+				return fmt.Errorf("the index has %q in %s as %+v, the text doesn't have it", tok, key, p), nil
+			}
+		}
+	}
+	return nil, nil
+}

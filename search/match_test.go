@@ -160,7 +160,7 @@ func TestRoughAgreesWithMatch(t *testing.T) {
 		for _, qs := range queries {
 			q, _ := search.Parse(qs)
 			m, rough := search.Match(q, title, text, 0), search.Rough(q, title, text)
-			if m.Found != rough.Found || m.In != rough.In || m.TitleTerms != rough.TitleTerms || m.Hits != rough.Hits || !slices.Equal(m.Counts, rough.Counts) {
+			if m.Found != rough.Found || m.In != rough.In || m.TitleTerms != rough.TitleTerms || m.Hits != rough.Hits || m.Span != rough.Span || !slices.Equal(m.Counts, rough.Counts) {
 				t.Fatalf("%q in %q / %q: Match %+v, Rough %+v", qs, title, text, m, rough)
 			}
 		}

@@ -6,12 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// Rough is Match without the span and the lines: whether q is found in title and text,
-// and what ranks it but for the span. It gives the same as Match, faster: when every token
+// Rough is Match without the lines: whether q is found in title and text, and what ranks
+// it. It gives the same as Match, faster: when every token
 // of q is ASCII, it folds the text once into a buffer of tokens separated by spaces and
 // finds each term's last token with bytes.Index, looking back for the rest, rather than
 // cutting every token out of the text. A store reads every candidate of a phrase query
-// with it, and only those that may rank first with Match.
+// with it, and only those that make the first page with Match.
 func Rough(q Query, title, text string) Hit {
 	if !q.ascii() {
 		return Match(q, title, text, 0)
@@ -19,22 +19,37 @@ func Rough(q Query, title, text string) Hit {
 	var h Hit
 	buf := foldInto(make([]byte, 0, len(title)+2), title)
 	for i, t := range q.Terms {
-		if countTerm(buf, t.Tokens, 1) > 0 {
+		if countTerm(buf, t.Tokens, 1, nil) > 0 {
 			h.In |= 1 << i
 			h.TitleTerms++
 		}
 	}
 	buf = foldInto(make([]byte, 0, len(text)+len(text)/8+2), text)
 	h.Counts = make([]int, len(q.Terms))
+	var occ []occurrence // for the span: each occurrence's term and the token it ends at
 	for i, t := range q.Terms {
-		n := countTerm(buf, t.Tokens, -1)
+		var at func(int)
+		if len(q.Terms) > 1 {
+			at = func(end int) { occ = append(occ, occurrence{term: i, end: end}) }
+		}
+		n := countTerm(buf, t.Tokens, -1, at)
 		h.Counts[i] = n
 		h.Hits += min(n, MaxCount)
 		if n > 0 {
 			h.In |= 1 << i
 		}
 	}
-	h.Found = h.In == uint32(1)<<len(q.Terms)-1
+	all := uint32(1)<<len(q.Terms) - 1
+	h.Found = h.In == all
+	if len(q.Terms) > 1 && h.Counts != nil && !slices.Contains(h.Counts, 0) {
+		slices.SortFunc(occ, func(a, b occurrence) int {
+			if a.end != b.end {
+				return a.end - b.end
+			}
+			return a.term - b.term
+		})
+		h.Span = q.matcher().span(occ, len(q.Terms))
+	}
 	return h
 }
 
@@ -120,26 +135,34 @@ func foldInto(buf []byte, s string) []byte {
 }
 
 // countTerm counts the occurrences of toks, one after another, in a folded buffer (at
-// most most of them; all when most < 0).
-func countTerm(buf []byte, toks []string, most int) int {
+// most most of them; all when most < 0), calling at (if not nil) with the position of the
+// token each ends at.
+func countTerm(buf []byte, toks []string, most int, at func(end int)) int {
 	last := []byte(" " + toks[len(toks)-1] + " ")
 	n := 0
+	// Every token has one space before it: a token's position is the spaces before it.
+	counted, pos := 0, 0
 	for from := 0; most < 0 || n < most; {
 		i := bytes.Index(buf[from:], last)
 		if i < 0 {
 			break
 		}
-		at := from + i // the space before the last token
-		from = at + len(last) - 1
+		space := from + i // the space before the last token
+		from = space + len(last) - 1
 		ok := true
-		for k := len(toks) - 2; k >= 0 && ok; k-- {
+		for k, back := len(toks)-2, space; k >= 0 && ok; k-- {
 			tok := toks[k]
-			start := at - len(tok)
-			ok = start >= 1 && buf[start-1] == ' ' && string(buf[start:at]) == tok
-			at = start - 1
+			start := back - len(tok)
+			ok = start >= 1 && buf[start-1] == ' ' && string(buf[start:back]) == tok
+			back = start - 1
 		}
 		if ok {
 			n++
+			if at != nil {
+				pos += bytes.Count(buf[counted:space], []byte{' '})
+				counted = space
+				at(pos)
+			}
 		}
 	}
 	return n

@@ -247,3 +247,32 @@ func (v view) match(q search.Query, id string) (Found, bool, error) {
 	slices.SortStableFunc(best, func(a, b FoundLine) int { return strings.Compare(a.Message.ID, b.Message.ID) })
 	return Found{Conversation: conv, Lines: best, hit: hit}, true, nil
 }
+
+// errCheckDone rolls back CheckIndex's transaction once it has compared.
+var errCheckDone = errors.New("check done")
+
+// CheckIndex compares the search index with one built afresh from the conversations, and
+// returns an error naming the first difference (nil when they are the same, or when there
+// is no index yet). It writes nothing: for tests and checks of a file.
+func (s *Store) CheckIndex() error {
+	var diff error
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		root := spaces.Sub(tx, s.space, rootName)
+		if root == nil || root.Bucket(searchName) == nil {
+			return nil
+		}
+		x, err := search.WriteIndex(root.Bucket(searchName))
+		if err != nil || !x.Built() {
+			return err
+		}
+		v := readView(tx, s.space)
+		if diff, err = x.Compare(func(add func(search.Item) error) error { return v.eachText(add, nil) }); err != nil {
+			return err
+		}
+		return errCheckDone
+	})
+	if err != nil && !errors.Is(err, errCheckDone) {
+		return err
+	}
+	return diff
+}
