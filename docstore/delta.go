@@ -280,17 +280,28 @@ func decodeRecord(raw []byte) (record, error) {
 		err := json.Unmarshal(raw, &r)
 		return r, err
 	}
+	r, body, err := decodeHeader(raw)
+	if err != nil {
+		return r, err
+	}
+	r.Text = string(body)
+	return r, nil
+}
+
+// decodeHeader reads a record of recordMark's layout but for its text, and returns the
+// text's bytes as they are in raw.
+func decodeHeader(raw []byte) (record, []byte, error) {
+	var r record
 	if len(raw) == 0 || raw[0] != recordMark {
-		return r, fmt.Errorf("a version record of an unknown layout")
+		return r, nil, fmt.Errorf("a version record of an unknown layout")
 	}
 	n, k := binary.Uvarint(raw[1:])
 	if k <= 0 || uint64(len(raw)-1-k) < n {
-		return r, fmt.Errorf("a version record cut short")
+		return r, nil, fmt.Errorf("a version record cut short")
 	}
 	body := raw[1+k:]
 	if err := json.Unmarshal(body[:n], &r); err != nil {
-		return r, err
+		return r, nil, err
 	}
-	r.Text = string(body[n:])
-	return r, nil
+	return r, body[n:], nil
 }

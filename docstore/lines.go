@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -76,8 +77,14 @@ func (e *NoLinesError) Error() string {
 // begins after it is a *NoLinesError. It reads only as far as the range goes, and counts
 // the rest's line breaks.
 func Lines(text string, r LineRange) (Part, error) {
-	total := strings.Count(text, "\n")
-	if text != "" && !strings.HasSuffix(text, "\n") {
+	return cutLines(text, r, strings.Count, strings.IndexByte)
+}
+
+// cutLines is Lines for a text as a string or as bytes (a version's, read in place from
+// the data file: only the lines cut out are copied).
+func cutLines[T string | []byte](text T, r LineRange, count func(s, sep T) int, index func(s T, c byte) int) (Part, error) {
+	total := count(text, T("\n"))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
 		total++
 	}
 	from, to := max(r.From, 1), r.To
@@ -90,13 +97,61 @@ func Lines(text string, r LineRange) (Part, error) {
 	p := Part{First: from, Last: to, Total: total, Lines: make([]string, 0, to-from+1)}
 	rest, n := text, 1
 	for n < from {
-		i := strings.IndexByte(rest, '\n')
-		rest, n = rest[i+1:], n+1
+		rest, n = rest[index(rest, '\n')+1:], n+1
 	}
 	for ; n <= to; n++ {
-		line, after, _ := strings.Cut(rest, "\n")
-		p.Lines = append(p.Lines, strings.TrimSuffix(line, "\r"))
-		rest = after
+		line := rest
+		if i := index(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		p.Lines = append(p.Lines, string(line))
 	}
 	return p, nil
+}
+
+// ReadLines reads lines r of a named document's version (0: the latest), cut out where
+// the version is kept: a few lines of a large document cost the lines, not the document.
+// The Version has no Text. It returns what Read returns, and a *NoLinesError.
+func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Version, Part, error) {
+	var (
+		d    Document
+		v    Version
+		part Part
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		if version == 0 {
+			version = d.Version
+		}
+		if version < 1 || version > d.Version {
+			return &NoVersionError{Document: d, Asked: version}
+		}
+		vb, err := b.versionBucket(d.ID)
+		if err != nil {
+			return err
+		}
+		if raw := vb.get(version); len(raw) > 0 && raw[0] == recordMark {
+			rec, body, err := decodeHeader(raw)
+			if err != nil {
+				return fmt.Errorf("reading version %d of document %s: %w", version, d.ID, err)
+			}
+			if !rec.Delta {
+				v = rec.Version
+				part, err = cutLines(body, r, bytes.Count, bytes.IndexByte)
+				return err
+			}
+		}
+		if v, err = b.version(d.ID, version); err != nil {
+			return err
+		}
+		part, err = Lines(v.Text, r)
+		v.Text = ""
+		return err
+	})
+	return d, v, part, err
 }

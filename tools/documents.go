@@ -99,21 +99,27 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 			return "", refusef("read_document's version is a version number, 1 or more; it got %d. Leave it out to read the latest.", version)
 		}
 	}
+	if a.Lines != "" {
+		return s.someLines(a.Document, version, a.Lines)
+	}
 	d, v, err := s.docs.Read(a.Document, version)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
+	head, err := s.versionHead(d, v)
+	return head + "\n\n" + v.Text, err
+}
+
+// versionHead is the line read_document puts above a version.
+func (s *Server) versionHead(d docstore.Document, v docstore.Version) (string, error) {
 	var head string
-	err = s.names(func(names spaces.Names) {
+	err := s.names(func(names spaces.Names) {
 		head = fmt.Sprintf("%s · version %d of %d · saved by %s %s", s.link(d), v.Number, d.Version, by(names, v.Author), when(v.At))
 		if v.Title != d.Title {
 			head += fmt.Sprintf(" · titled %q then", v.Title)
 		}
 	})
-	if err == nil && a.Lines != "" {
-		return s.someLines(head, v, a.Lines)
-	}
-	return head + "\n\n" + v.Text, err
+	return head, err
 }
 
 type writeDocumentArgs struct {

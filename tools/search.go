@@ -69,22 +69,23 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
-// someLines answers read_document with lines: those lines of v, numbered.
-func (s *Server) someLines(head string, v docstore.Version, lines string) (string, error) {
+// someLines answers read_document with lines: those lines of a version, numbered.
+func (s *Server) someLines(name string, version int, lines string) (string, error) {
 	r, err := docstore.ParseLineRange(lines)
 	if err != nil {
 		return "", refusef("read_document's lines %q won't do: %s. Give 120-180, 120- (to the end), -40 (the first 40) or 7.", short(lines), strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
 	}
-	part, err := docstore.Lines(v.Text, r)
+	d, v, part, err := s.docs.ReadLines(name, version, r)
 	var none *docstore.NoLinesError
 	if errors.As(err, &none) {
 		if none.Total == 0 {
-			return "", refusef("%s is empty at version %d: there are no lines to read.", v.Title, v.Number)
+			return "", refusef("%s is empty at version %d: there are no lines to read.", d.Title, v.Number)
 		}
-		return "", refusef("%s has %d lines at version %d: there's no line %d.", v.Title, none.Total, v.Number, none.Asked)
+		return "", refusef("%s has %d lines at version %d: there's no line %d.", d.Title, none.Total, v.Number, none.Asked)
 	} else if err != nil {
-		return "", err
+		return "", s.explain(err, name)
 	}
+	head, err := s.versionHead(d, v)
 	var b strings.Builder
 	if part.First == part.Last {
 		fmt.Fprintf(&b, "%s · line %d of %d\n\n", head, part.First, part.Total)
@@ -99,7 +100,7 @@ func (s *Server) someLines(head string, v docstore.Version, lines string) (strin
 		}
 		b.WriteByte('\n')
 	}
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
 func (s *Server) searchConversations(query string, limit int) (string, error) {
