@@ -230,8 +230,19 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		}
 		res.Total = len(top)
 		lead := mayLead(top, limit)
-		if q.Phrases() && limit > 0 && len(lead) > limit {
-			// Rough ranked them whole: of those that tie, the latest saved go first.
+		if !q.Phrases() && limit > 0 && len(lead) > limit {
+			// Those that tie on what the postings tell: their spans, by search.Rough.
+			for i := range lead {
+				v, err := b.latest(x.Key(lead[i].num))
+				if err != nil {
+					return err
+				}
+				lead[i].span, lead[i].spanKnown = search.Rough(q, v.Title, v.Text).Span, true
+			}
+			lead = mayLead(lead, limit)
+		}
+		if limit > 0 && len(lead) > limit {
+			// Ranked but for the time saved: of those that tie, the latest saved go first.
 			for i := range lead {
 				id := x.Key(lead[i].num)
 				d, _, err := b.doc(id)

@@ -14,6 +14,7 @@
 //	  messages/<conversation id>/<ULID>     a message that people may read, under its 16-byte ULID
 //	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)
 //	  external/<conversation id>/<ext id>   the 16-byte ULID of the message imported under that external id
+//	  search/...                            the search index of titles and messages people may read (search.Index)
 //
 // A message's ULID is made from its time, so a conversation's bucket is in time order and a
 // page is a cursor walking back from the end (or from the message before which to read): it
