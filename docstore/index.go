@@ -219,11 +219,11 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 			}
 		} else {
 			for _, num := range nums {
-				v, err := b.latest(x.Key(num))
+				title, text, err := b.latest(x.Key(num))
 				if err != nil {
 					return err
 				}
-				if h := search.Rough(q, v.Title, v.Text); h.Found {
+				if h := search.RoughBytes(q, title, text); h.Found {
 					top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits, span: h.Span, spanKnown: true})
 				}
 			}
@@ -233,11 +233,11 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		if !q.Phrases() && limit > 0 && len(lead) > limit {
 			// Those that tie on what the postings tell: their spans, by search.Rough.
 			for i := range lead {
-				v, err := b.latest(x.Key(lead[i].num))
+				title, text, err := b.latest(x.Key(lead[i].num))
 				if err != nil {
 					return err
 				}
-				lead[i].span, lead[i].spanKnown = search.Rough(q, v.Title, v.Text).Span, true
+				lead[i].span, lead[i].spanKnown = search.RoughBytes(q, title, text).Span, true
 			}
 			lead = mayLead(lead, limit)
 		}
@@ -365,11 +365,12 @@ func (s *Store) CheckIndex() error {
 }
 
 // latest reads document id's latest version by its versions' last key, without its
-// record: a search reads every candidate of a phrase so.
-func (b *buckets) latest(id string) (Version, error) {
+// record: its title, and its text as it is in the data file (valid in this transaction
+// only). A search reads every candidate of a phrase so.
+func (b *buckets) latest(id string) (string, []byte, error) {
 	vb, err := b.versionBucket(id)
 	if err != nil {
-		return Version{}, err
+		return "", nil, err
 	}
 	c := vb.b.Cursor()
 	var k, raw []byte
@@ -383,12 +384,18 @@ func (b *buckets) latest(id string) (Version, error) {
 			k, raw = c.Prev()
 		}
 		if k == nil || len(k) != len(vb.prefix)+8 || !bytes.HasPrefix(k, vb.prefix) {
-			return Version{}, fmt.Errorf("document %s has no versions", id)
+			return "", nil, fmt.Errorf("document %s has no versions", id)
 		}
 	}
-	r, err := decodeRecord(raw)
-	if err != nil || r.Delta {
-		return Version{}, fmt.Errorf("reading the latest version of document %s: %v (a delta: %v)", id, err, r.Delta)
+	if len(raw) > 0 && raw[0] == recordMark {
+		r, text, err := decodeHeader(raw)
+		if err == nil && !r.Delta {
+			return r.Title, text, nil
+		}
 	}
-	return r.Version, nil
+	r, err := decodeRecord(raw) // a file written before the layout of recordMark
+	if err != nil || r.Delta {
+		return "", nil, fmt.Errorf("reading the latest version of document %s: %v (a delta: %v)", id, err, r.Delta)
+	}
+	return r.Title, []byte(r.Text), nil
 }

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -12,9 +13,16 @@ import (
 // finds each term's last token with bytes.Index, looking back for the rest, rather than
 // cutting every token out of the text. A store reads every candidate of a phrase query
 // with it, and only those that make the first page with Match.
-func Rough(q Query, title, text string) Hit {
+func Rough(q Query, title, text string) Hit { return rough(q, title, text) }
+
+// RoughBytes is Rough of a text in bytes (as a store keeps it: nothing is copied).
+func RoughBytes(q Query, title string, text []byte) Hit { return rough(q, title, text) }
+
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+func rough[T string | []byte](q Query, title string, text T) Hit {
 	if !q.ascii() {
-		return Match(q, title, text, 0)
+		return Match(q, title, string(text), 0)
 	}
 	var h Hit
 	buf := foldInto(make([]byte, 0, len(title)+2), title)
@@ -24,7 +32,11 @@ func Rough(q Query, title, text string) Hit {
 			h.TitleTerms++
 		}
 	}
-	buf = foldInto(make([]byte, 0, len(text)+len(text)/8+2), text)
+	// The text's buffer is kept for the next text: a search folds thousands.
+	pooled := bufs.Get().(*[]byte)
+	defer bufs.Put(pooled)
+	buf = foldInto((*pooled)[:0], text)
+	*pooled = buf
 	h.Counts = make([]int, len(q.Terms))
 	var occ []occurrence // for the span: each occurrence's term and the token it ends at
 	for i, t := range q.Terms {
@@ -69,11 +81,12 @@ func (q Query) ascii() bool {
 
 // foldInto appends s's tokens to buf, folded, each followed by one space (and one before
 // the first): a text's tokens as scan cuts them.
-func foldInto(buf []byte, s string) []byte {
+func foldInto[T string | []byte](buf []byte, s T) []byte {
 	// Written by index into room made ahead: an append a byte costs twice as much. Only a
 	// non-ASCII rune can grow (a CJK one gets spaces around it), so room is checked there.
 	n := len(buf)
-	buf = slices.Grow(buf, len(s)+2)[:cap(buf)]
+	buf = slices.Grow(buf, len(s)+2)
+	buf = buf[:cap(buf)]
 	buf[n] = ' '
 	n++
 	in := false
@@ -96,7 +109,7 @@ func foldInto(buf []byte, s string) []byte {
 			buf = slices.Grow(buf[:n], len(s)-i+64)[:n]
 			buf = buf[:cap(buf)]
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		switch {
 		case isCJK(r):
 			if in {
@@ -166,4 +179,10 @@ func countTerm(buf []byte, toks []string, most int, at func(end int)) int {
 		}
 	}
 	return n
+}
+
+// decodeRune is utf8.DecodeRuneInString of the start of s, for bytes too: a rune is at
+// most 4 bytes, and so short a copy stays on the stack.
+func decodeRune[T string | []byte](s T) (rune, int) {
+	return utf8.DecodeRuneInString(string(s[:min(len(s), utf8.UTFMax)]))
 }
