@@ -206,7 +206,7 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		// words; search.Rough, for phrases), and Match, which also finds the span and the
 		// lines, runs only on those that may make the first limit.
 		var top []ranked
-		if !q.Phrases() {
+		if q.Exact() {
 			top = make([]ranked, len(nums))
 			for i, row := range rows {
 				top[i].num = nums[i]
@@ -230,7 +230,7 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		}
 		res.Total = len(top)
 		lead := mayLead(top, limit)
-		if !q.Phrases() && limit > 0 && len(lead) > limit {
+		if q.Exact() && limit > 0 && len(lead) > limit {
 			// Those that tie on what the postings tell: their spans, by search.Rough.
 			for i := range lead {
 				title, text, err := b.latest(x.Key(lead[i].num))

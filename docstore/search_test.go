@@ -110,7 +110,8 @@ func sameFirst(t *testing.T, s *docstore.Store, query string) {
 func TestSearchIndexKeptRightAcrossEveryChange(t *testing.T) {
 	s := open(t, "personal")
 	by := docstore.Author{By: "person:ana"}
-	queries := []string{"trailer", "course page", `"review the course"`, "tuesday", "café", "pricing", "東京", "plan"}
+	long := strings.Repeat("x", 100)
+	queries := []string{"trailer", "course page", `"review the course"`, "tuesday", "café", "pricing", "東京", "plan", long + "a", long + "b", long, "y" + long}
 	plan := mustCreate(t, s, "Launch plan", "# Launch\n\nRecord the trailer, then review the course page.\n")
 	mustCreate(t, s, "Pricing", "We settled on 12 a month at the Café in 東京都.\n")
 	agree(t, s, "the first search (the index built)", queries...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"unicode/utf8"
 
 	"go.etcd.io/bbolt"
 )
@@ -33,6 +34,38 @@ type Index struct {
 
 // Format is the index's format: an index built in another is built again.
 const Format = 1
+
+// MaxKey is the longest token the index keeps whole, in bytes: a longer one (a blob of
+// base64, a text of one 8 MiB word) is kept by its first MaxKey bytes, so that no key
+// passes bbolt's limit. Two such tokens that begin alike share postings: a query with a
+// token that long must have its candidates read (Query.Exact).
+const MaxKey = 64
+
+// key is the key tok is kept under.
+func key(tok string) string {
+	if len(tok) <= MaxKey {
+		return tok
+	}
+	n := MaxKey
+	for n > 0 && !utf8.RuneStart(tok[n]) {
+		n--
+	}
+	return tok[:n]
+}
+
+// keyed gives counts by key: the counts of tokens kept under one key add up.
+func keyed(counts map[string]int) map[string]int {
+	for tok := range counts {
+		if len(tok) > MaxKey {
+			out := make(map[string]int, len(counts))
+			for tok, n := range counts {
+				out[key(tok)] += n
+			}
+			return out
+		}
+	}
+	return counts
+}
 
 const chunkSize = 512
 
@@ -104,8 +137,9 @@ func (x Index) Rebuild(each func(add func(Item) error) error) error {
 		}
 		clear(counts)
 		Count(it.Text, 1, counts)
+		counts := keyed(counts)
 		titled := map[string]bool{}
-		for _, tok := range Tokens(it.Title) {
+		for _, tok := range keys(Tokens(it.Title)) {
 			titled[tok] = true
 			if _, ok := counts[tok]; !ok {
 				counts[tok] = 0
@@ -203,13 +237,14 @@ func (x Index) Apply(key string, ch Change) error {
 	}
 	var was, now map[string]bool
 	touched := map[string]bool{}
-	for tok, d := range ch.Text {
+	text := keyed(ch.Text)
+	for tok, d := range text {
 		if d != 0 {
 			touched[tok] = true
 		}
 	}
 	if ch.Retitled {
-		was, now = set(Tokens(ch.Was)), set(Tokens(ch.Now))
+		was, now = set(keys(Tokens(ch.Was))), set(keys(Tokens(ch.Now)))
 		for tok := range was {
 			touched[tok] = true
 		}
@@ -224,7 +259,7 @@ func (x Index) Apply(key string, ch Change) error {
 	sort.Strings(toks) // neighbours in the tree: fewer pages to seek and to write
 	for _, tok := range toks {
 		if err := x.update(tok, num, func(old uint64, had bool) uint64 {
-			count, inTitle := int(old>>1)+ch.Text[tok], old&1 == 1
+			count, inTitle := int(old>>1)+text[tok], old&1 == 1
 			if ch.Retitled {
 				inTitle = now[tok]
 			}
@@ -263,6 +298,14 @@ func (x Index) Add(it Item) error {
 	counts := map[string]int{}
 	Count(it.Text, 1, counts)
 	return x.Apply(it.Key, Change{Text: counts, Retitled: true, Now: it.Title})
+}
+
+// keys maps toks to their keys, in place.
+func keys(toks []string) []string {
+	for i, tok := range toks {
+		toks[i] = key(tok)
+	}
+	return toks
 }
 
 func set(toks []string) map[string]bool {
@@ -406,7 +449,7 @@ func (x Index) Lookup(tok string) ([]Posting, error) {
 	if x.terms == nil {
 		return nil, nil
 	}
-	prefix := append([]byte(tok), 0)
+	prefix := append([]byte(key(tok)), 0)
 	var out []Posting
 	c := x.terms.Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {

@@ -129,13 +129,14 @@ func (q Query) Distinct() []string {
 	return out
 }
 
-// Phrases reports whether some term is more than one token: then an index's candidates
-// must be read to know which match.
-func (q Query) Phrases() bool {
+// Exact reports whether an index's candidates for q are exactly the texts that match:
+// so when every term is one token, kept whole (MaxKey). Otherwise the candidates must be
+// read to know which match (a phrase's tokens may be there apart).
+func (q Query) Exact() bool {
 	for _, t := range q.Terms {
-		if len(t.Tokens) > 1 {
-			return true
+		if len(t.Tokens) > 1 || len(t.Tokens[0]) > MaxKey {
+			return false
 		}
 	}
-	return false
+	return true
 }
