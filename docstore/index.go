@@ -189,81 +189,24 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		if err != nil {
 			return err
 		}
-		read := func(num uint32) (Document, Version, error) {
-			id := x.Key(num)
-			d, ok, err := b.doc(id)
-			if err != nil {
-				return d, Version{}, err
-			}
-			if !ok || d.Deleted != nil {
-				return d, Version{}, fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", id)
-			}
-			v, err := b.version(d.ID, d.Version)
-			return d, v, err
-		}
-		// search.Compare ranks by the terms in the title and the occurrences before the
-		// span: what tells those is read for every candidate (the postings, for single
-		// words; search.Rough, for phrases), and Match, which also finds the span and the
-		// lines, runs only on those that may make the first limit.
-		var top []ranked
-		if q.Exact() {
-			top = make([]ranked, len(nums))
-			for i, row := range rows {
-				top[i].num = nums[i]
-				for _, p := range row {
-					if p.InTitle {
-						top[i].title++
-					}
-					top[i].hits += min(p.Count, search.MaxCount)
-				}
-			}
-		} else {
-			for _, num := range nums {
-				title, text, err := b.latest(x.Key(num))
-				if err != nil {
-					return err
-				}
-				if h := search.RoughBytes(q, title, text); h.Found {
-					top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits, span: h.Span, spanKnown: true})
-				}
-			}
+		top, err := b.rank(x, q, nums, rows)
+		if err != nil {
+			return err
 		}
 		res.Total = len(top)
-		lead := mayLead(top, limit)
-		if q.Exact() && limit > 0 && len(lead) > limit {
-			// Those that tie on what the postings tell: their spans, by search.Rough.
-			for i := range lead {
-				title, text, err := b.latest(x.Key(lead[i].num))
-				if err != nil {
-					return err
-				}
-				lead[i].span, lead[i].spanKnown = search.RoughBytes(q, title, text).Span, true
-			}
-			lead = mayLead(lead, limit)
-		}
-		if limit > 0 && len(lead) > limit {
-			// Ranked but for the time saved: of those that tie, the latest saved go first.
-			for i := range lead {
-				id := x.Key(lead[i].num)
-				d, _, err := b.doc(id)
-				if err != nil {
-					return err
-				}
-				lead[i].saved, lead[i].id = d.Saved, id
-			}
-			slices.SortStableFunc(lead, func(a, b ranked) int {
-				if c := compareRanked(a, b); c != 0 {
-					return c
-				}
-				if c := b.saved.Compare(a.saved); c != 0 {
-					return c
-				}
-				return strings.Compare(a.id, b.id)
-			})
-			lead = lead[:limit]
+		lead, err := b.lead(x, q, top, limit)
+		if err != nil {
+			return err
 		}
 		for _, r := range lead {
-			d, v, err := read(r.num)
+			d, ok, err := b.doc(x.Key(r.num))
+			if err != nil {
+				return err
+			}
+			if !ok || d.Deleted != nil {
+				return fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", x.Key(r.num))
+			}
+			v, err := b.version(d.ID, d.Version)
 			if err != nil {
 				return err
 			}
@@ -279,6 +222,77 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		res.Found = res.Found[:limit]
 	}
 	return res, nil
+}
+
+// rank gives the candidates that match q, with what ranks them. search.Compare ranks by
+// the terms in the title and the occurrences, then by the span: for a query of words kept
+// whole (q.Exact) the postings tell the first two and every candidate matches; otherwise
+// each candidate is folded once (search.Rough) to know whether it matches, and how well.
+func (b *buckets) rank(x search.Index, q search.Query, nums []uint32, rows [][]search.Posting) ([]ranked, error) {
+	if q.Exact() {
+		top := make([]ranked, len(nums))
+		for i, row := range rows {
+			top[i].num = nums[i]
+			for _, p := range row {
+				if p.InTitle {
+					top[i].title++
+				}
+				top[i].hits += min(p.Count, search.MaxCount)
+			}
+		}
+		return top, nil
+	}
+	var top []ranked
+	for _, num := range nums {
+		title, text, err := b.latest(x.Key(num))
+		if err != nil {
+			return nil, err
+		}
+		if h := search.RoughBytes(q, title, text); h.Found {
+			top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits, span: h.Span, spanKnown: true})
+		}
+	}
+	return top, nil
+}
+
+// lead gives the first limit of top (all when limit < 1), in no order, learning only what
+// it takes to tell them: the spans of those that tie on the postings, then the times
+// saved of those that still tie. Only those are read whole (Match, for the lines).
+func (b *buckets) lead(x search.Index, q search.Query, top []ranked, limit int) ([]ranked, error) {
+	lead := mayLead(top, limit)
+	if limit < 1 || len(lead) <= limit {
+		return lead, nil
+	}
+	if !lead[0].spanKnown {
+		for i := range lead {
+			title, text, err := b.latest(x.Key(lead[i].num))
+			if err != nil {
+				return nil, err
+			}
+			lead[i].span, lead[i].spanKnown = search.RoughBytes(q, title, text).Span, true
+		}
+		if lead = mayLead(lead, limit); len(lead) <= limit {
+			return lead, nil
+		}
+	}
+	for i := range lead {
+		id := x.Key(lead[i].num)
+		d, _, err := b.doc(id)
+		if err != nil {
+			return nil, err
+		}
+		lead[i].saved, lead[i].id = d.Saved, id
+	}
+	slices.SortStableFunc(lead, func(a, b ranked) int {
+		if c := compareRanked(a, b); c != 0 {
+			return c
+		}
+		if c := b.saved.Compare(a.saved); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	})
+	return lead[:limit], nil
 }
 
 // ranked is a document that matches (by its index number), with what ranks it: the span
