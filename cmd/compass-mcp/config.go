@@ -155,6 +155,7 @@ Usage:
   compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
   compass-mcp tokens list [--for PERSON] / tokens revoke ID
                                               per-person tokens for /mcp and /spaces/{space}/mcp
+  compass-mcp version                         the version and commit this binary was built from (also --version)
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -162,6 +163,9 @@ Run "compass-mcp COMMAND -h" for a command's flags.
 `
 
 func run(args []string) error {
+	if versionRequested(args) {
+		return printVersion(os.Stdout)
+	}
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
