@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,6 +21,7 @@ type docRow struct {
 	ID, Title, By, Opens string
 	Version, Bytes       int
 	Saved                time.Time
+	Lines                []string // a search's matching lines, "12: the line"
 }
 
 type listView struct {
@@ -42,11 +44,14 @@ func rows(n spaces.Names, docs []docstore.Document) []docRow {
 
 func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
-	var docs []docstore.Document
-	var err error
+	var (
+		docs  []docstore.Document
+		lines [][]string
+		err   error
+	)
 	if v.Query != "" {
 		v.Searched = true
-		docs, err = s.search(v.Query)
+		docs, lines, err = s.search(v.Query)
 	} else {
 		docs, v.Next, v.Total, err = s.docs.Recent(r.URL.Query().Get("after"), PageSize)
 	}
@@ -60,26 +65,38 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 		v.Docs = rows(n, docs)
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
+	for i := range lines {
+		v.Docs[i].Lines = lines[i]
+	}
 	s.render(w, r, http.StatusOK, "list", pg)
 }
 
-// search finds documents by title as the tools name them: a link or id, the exact title,
-// or the titles holding every word given (up to ten).
-func (s *Site) search(q string) ([]docstore.Document, error) {
+// search finds documents as the tools' search does (every word and "quoted phrase", in the
+// title or the text, best first), each with its matching lines; a link or an id finds its
+// document.
+func (s *Site) search(q string) ([]docstore.Document, [][]string, error) {
 	if id, ok := doclink.ID(q); ok {
 		q = id
 	}
-	d, err := s.docs.Find(q)
-	var amb *docstore.AmbiguousError
-	switch {
-	case err == nil:
-		return []docstore.Document{d}, nil
-	case errors.As(err, &amb):
-		return amb.Matches, nil
-	case errors.Is(err, docstore.ErrNotFound):
-		return nil, nil
+	if d, err := s.byID(strings.ToUpper(q)); err == nil {
+		return []docstore.Document{d}, [][]string{nil}, nil
 	}
-	return nil, err
+	res, err := s.docs.Search(q, PageSize)
+	if errors.Is(err, docstore.ErrQuery) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	docs := make([]docstore.Document, len(res.Found))
+	lines := make([][]string, len(res.Found))
+	for i, f := range res.Found {
+		docs[i] = f.Document
+		for _, l := range f.Hit.Lines {
+			lines[i] = append(lines[i], fmt.Sprintf("%d: %s", l.Number, l.Text))
+		}
+	}
+	return docs, lines, nil
 }
 
 func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {

@@ -332,8 +332,16 @@ func TestListPages(t *testing.T) {
 	if strings.Count(second, `class="title"`) != 3 || !strings.Contains(second, "Doc 000") {
 		t.Fatalf("the second page:\n%s", second)
 	}
-	if found := body(t, f.get(c, "/?q=doc+05")); strings.Count(found, `class="title"`) != 4 { // Doc 005, 050, 051, 052
-		t.Fatalf("searching titles: %s", regexp.MustCompile(`(?s)<main>.*</main>`).FindString(found))
+	main := regexp.MustCompile(`(?s)<main>.*</main>`)
+	if found := body(t, f.get(c, "/?q=doc+051")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "Doc 051") {
+		t.Fatalf("searching titles: %s", main.FindString(found))
+	}
+	saved, _ := f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
+	if found := body(t, f.get(c, "/?q=studio+tuesday")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "3: The studio is booked for Tuesday.") {
+		t.Fatalf("searching texts: %s", main.FindString(found))
+	}
+	if found := body(t, f.get(c, "/?q="+url.QueryEscape("http://127.0.0.1:7411/document/"+saved.Document.ID))); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, ">Trailer<") {
+		t.Fatalf("searching a link: %s", main.FindString(found))
 	}
 }
 
