@@ -113,11 +113,12 @@ func announce(db datafile.DB, url string) {
 	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
 }
 
-// newSite makes the page on c's space; who may sign in to it is the access room's answer
-// (the space's members, --for always among them).
+// newSite makes the page of the data file's spaces, c's first; who may see which is the
+// access room's answer (each space's members, --for always among c's space's).
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
+	members := access.New(db).WithOwner(c.space, c.me)
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee})
+		MaySee: members.MaySee, Spaces: members.SpacesOf})
 }
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
