@@ -68,7 +68,7 @@ func (s *Site) space(w http.ResponseWriter, r *http.Request, p who) (string, boo
 		return p.Home, true
 	}
 	if !slices.Contains(p.Spaces, name) {
-		s.problem(w, r, http.StatusNotFound, "No such space", "You have no space by that name. Your spaces are in the menu at the top.")
+		s.problem(w, r, http.StatusNotFound, "No such space", "You have no space by that name: your documents are on the first page.")
 		return "", false
 	}
 	return name, true

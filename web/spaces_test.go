@@ -379,3 +379,29 @@ func TestLiveInTheDocumentsSpace(t *testing.T) {
 	}
 	t.Fatalf("no event: %v", sc.Err())
 }
+
+// Taken out of a space, a signed-in person sees nothing more of it at the next request;
+// taken out of every space, they are asked to sign in.
+func TestRemovedMemberSeesNoMore(t *testing.T) {
+	tm := newTeam(t)
+	c := tm.as("ben")
+	path := "/document/" + tm.plans["launch"]
+	if got := body(t, tm.get(c, path)); !strings.Contains(got, "marker-launch") {
+		t.Fatalf("Ben, a member of launch:\n%s", got)
+	}
+	members := access.New(tm.db)
+	if _, err := members.RemoveMember("launch", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	resp := tm.get(c, path)
+	lost := tm.get(c, "/document/"+missing)
+	if got, want := body(t, resp), body(t, lost); resp.StatusCode != http.StatusNotFound || got != want {
+		t.Fatalf("Ben, out of launch: %d\n%s\nwant:\n%s", resp.StatusCode, got, want)
+	}
+	if _, err := members.RemoveMember("design", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	if resp := tm.get(c, "/"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body(t, resp), "Design plan") {
+		t.Fatalf("Ben, in no space: %d", resp.StatusCode)
+	}
+}
