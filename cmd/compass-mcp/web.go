@@ -235,12 +235,17 @@ func openCmd(args []string) error {
 	}
 	next := "/"
 	if len(pos) == 1 {
-		d, err := docstore.New(db, c.space).Find(documentName(pos[0]))
-		if err != nil {
+		next = "/document/"
+		if id, ok := doclink.ID(pos[0]); ok {
+			// A link may be of any of the person's spaces: the page finds it there, or says
+			// there is no such document.
+			next += id
+		} else if d, err := docstore.New(db, c.space).Find(pos[0]); err != nil {
 			db.Close()
 			return fmt.Errorf("%s: %w", pos[0], err)
+		} else {
+			next += d.ID
 		}
-		next = "/document/" + d.ID
 	}
 	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
@@ -320,14 +325,6 @@ func openBrowser(link string) {
 	if err := cmd.Start(); err == nil {
 		go cmd.Wait()
 	}
-}
-
-// documentName takes a document's name as the person gives it: a title, an id, or a link.
-func documentName(s string) string {
-	if id, ok := doclink.ID(s); ok {
-		return id
-	}
-	return s
 }
 
 // servePage starts the person's page as --web says, before the MCP server serves: on its

@@ -66,8 +66,12 @@ func TestALinkFromAnotherSpacesAnswer(t *testing.T) {
 	}
 	link := m[1]
 
+	// compass-mcp open takes the link (Ana's configured space is personal) and leads to it.
 	ctx := newBrowser(t)
-	s.signIn(t, ctx, "")
+	navigate(t, ctx, strings.TrimSpace(s.run(t, "open", "--browser=false", link)))
+	waitText(t, ctx, "Book the studio for the trailer.")
+	navigate(t, ctx, s.url+"/")
+	waitText(t, ctx, "Documents")
 	navigate(t, ctx, link)
 	waitText(t, ctx, "Book the studio for the trailer.")
 	got := pageText(t, ctx)
