@@ -349,10 +349,15 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 }
 
 // An open page of a document in another space than the configured one follows its new
-// versions there.
+// versions there; a document of a space not the person's has no stream, as a missing one.
 func TestLiveInTheDocumentsSpace(t *testing.T) {
 	tm := newTeam(t)
 	c := tm.as("ana")
+	lost := tm.get(c, "/document/"+missing+"/events")
+	lostBody := body(t, lost)
+	if resp := tm.get(c, "/document/"+tm.plans["design"]+"/events"); resp.StatusCode != http.StatusNotFound || lost.StatusCode != http.StatusNotFound || body(t, resp) != lostBody {
+		t.Fatalf("events of design's plan for Ana: %d (missing: %d)", resp.StatusCode, lost.StatusCode)
+	}
 	id := tm.plans["launch"]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
