@@ -87,6 +87,10 @@ func TestFlow(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("second refresh: %d %v", status, tok3)
 	}
+	// One consent, one row: the person's list shows the connector once, however often it refreshes.
+	if n := len(h.tokens.rows); n != 1 {
+		t.Errorf("%d token rows after two refreshes, want 1", n)
+	}
 }
 
 func TestPKCE(t *testing.T) {

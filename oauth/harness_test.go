@@ -85,11 +85,15 @@ func (t *tokens) Revoke(id string) error {
 	return nil
 }
 
-func (t *tokens) Revoked(id string) (bool, error) {
+func (t *tokens) Rotate(id string, expires time.Time) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r := t.rows[id]
-	return r == nil || r.revoked, nil
+	if r == nil || r.revoked {
+		return "", ErrEnded
+	}
+	r.secret, r.Expires = "cmp_"+rand.Text(), expires
+	return r.secret, nil
 }
 
 func (t *tokens) find(secret string) (string, *row) {

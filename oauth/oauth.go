@@ -57,16 +57,22 @@ type Grant struct {
 }
 
 // Tokens mints and revokes the token rows that access tokens are: the same rows as the
-// team server's tokens, listed and revoked by the same commands.
+// team server's tokens, listed and revoked by the same commands. One consent is one row:
+// a refresh gives the row a new secret and expiry, so the person's list shows one row for
+// a connector however often it refreshes, and revoking that row ends the connector.
 type Tokens interface {
 	// Mint makes a row for g and returns its secret (the access token) and its id.
 	Mint(g Grant) (secret, id string, err error)
-	// Revoke ends the row with id; revoking one already revoked or gone is not an error.
+	// Rotate gives row id a new secret, working until expires; the old secret stops
+	// working. It returns ErrEnded (wrapped) when the row was revoked or is gone.
+	Rotate(id string, expires time.Time) (secret string, err error)
+	// Revoke ends row id; revoking one already revoked or gone is not an error.
 	Revoke(id string) error
-	// Revoked reports whether the row with id was revoked (or is gone), so that a refresh
-	// after the person revoked the connector's token is refused.
-	Revoked(id string) (bool, error)
 }
+
+// ErrEnded is returned by Tokens.Rotate for a row that was revoked (tokens revoke) or is
+// gone: the refresh is refused and its chain ends.
+var ErrEnded = errors.New("the token row was revoked")
 
 // Config is what New needs.
 type Config struct {

@@ -131,7 +131,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	}
 	g := Grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly,
 		Client: clientLabel(c.ClientName, c.RedirectURI), Resource: c.Resource}
-	return s.issue(clientID, "", g, func(tx *bbolt.Tx, chainID string) error {
+	return s.issue(clientID, g, func(tx *bbolt.Tx, chainID string) error {
 		// The code may have been presented again while the row was minted.
 		var cur code
 		if found, err := get(bucket(tx, codesBucket), key, &cur); err != nil {
@@ -217,72 +217,81 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	if refusal != nil {
 		return nil, refusal
 	}
-	if revoked, err := s.tokens.Revoked(ch.Row); err != nil {
-		return nil, err
-	} else if revoked {
+	now = s.now()
+	access, err := s.tokens.Rotate(ch.Row, now.Add(s.accessTTL))
+	if errors.Is(err, ErrEnded) {
 		// The person revoked the connector's token (tokens revoke): the chain ends with it.
 		err := s.db.Update(func(tx *bbolt.Tx) error {
-			var err error
-			ended, err = endChain(tx, rt.Chain)
+			_, err := endChain(tx, rt.Chain)
 			return err
 		})
-		s.revokeRows(ended)
 		if err != nil {
 			return nil, err
 		}
 		return nil, invalidGrant("access was revoked; sign in again")
 	}
-	old := ch.Row
-	resp, err := s.issue(clientID, rt.Chain, ch.Grant, nil)
-	if err == nil {
-		s.revokeRows([]string{old})
+	if err != nil {
+		return nil, fmt.Errorf("renewing token row %s: %w", ch.Row, err)
 	}
-	return resp, err
+	return s.keep(rt.Chain, ch, access, now, false)
 }
 
-// issue mints a token row for g and a refresh token, and keeps them in the chain chainID (a
-// new one when ""). also runs in the same transaction, to check what may have changed since
-// the request was checked.
-func (s *Server) issue(clientID, chainID string, g Grant, also func(*bbolt.Tx, string) error) (map[string]any, error) {
+// issue mints a token row for g, starts a chain for it, and keeps its first refresh token.
+// also runs in the same transaction, to check what may have changed since the request was
+// checked.
+func (s *Server) issue(clientID string, g Grant, also func(*bbolt.Tx, string) error) (map[string]any, error) {
 	now := s.now()
 	g.Expires = now.Add(s.accessTTL)
 	access, row, err := s.tokens.Mint(g)
 	if err != nil {
 		return nil, fmt.Errorf("minting a token row: %w", err)
 	}
-	rtoken := secret("cmr_")
-	if chainID == "" {
-		chainID = secret("")
-	}
+	id := secret("")
+	ch := chain{ClientID: clientID, Grant: g, Row: row}
+	var resp map[string]any
 	err = s.db.Update(func(tx *bbolt.Tx) error {
-		chains := bucket(tx, chainsBucket)
-		var ch chain
-		found, err := get(chains, []byte(chainID), &ch)
-		if err != nil {
+		if err := also(tx, id); err != nil {
 			return err
 		}
-		if !found {
-			if also == nil { // a refresh whose chain ended meanwhile
-				return invalidGrant("the sign-in was ended while refreshing; sign in again")
-			}
-			ch = chain{ClientID: clientID}
-		}
-		ch.Grant, ch.Row, ch.Expires = g, row, now.Add(s.refreshTTL)
-		if also != nil {
-			if err := also(tx, chainID); err != nil {
-				return err
-			}
-		}
-		if err := sweep(tx, refreshBucket, now); err != nil {
-			return err
-		}
-		if err := put(bucket(tx, refreshBucket), hash(rtoken), refresh{Chain: chainID, Expires: ch.Expires}); err != nil {
-			return err
-		}
-		return put(chains, []byte(chainID), ch)
+		resp, err = s.keepTx(tx, id, ch, access, now, true)
+		return err
 	})
 	if err != nil {
 		s.revokeRows([]string{row})
+		return nil, err
+	}
+	return resp, nil
+}
+
+// keep stores chain id (still there, unless fresh) with a new refresh token, and returns
+// the token answer.
+func (s *Server) keep(id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
+	var resp map[string]any
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		var err error
+		resp, err = s.keepTx(tx, id, ch, access, now, fresh)
+		return err
+	})
+	return resp, err
+}
+
+func (s *Server) keepTx(tx *bbolt.Tx, id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
+	chains := bucket(tx, chainsBucket)
+	if !fresh && chains.Get([]byte(id)) == nil {
+		// Ended while the row was renewed (a used refresh token came back): whoever ended
+		// it revoked the row.
+		return nil, invalidGrant("the sign-in was ended while refreshing; sign in again")
+	}
+	ch.Grant.Expires = now.Add(s.accessTTL)
+	ch.Expires = now.Add(s.refreshTTL)
+	rtoken := secret("cmr_")
+	if err := sweep(tx, refreshBucket, now); err != nil {
+		return nil, err
+	}
+	if err := put(bucket(tx, refreshBucket), hash(rtoken), refresh{Chain: id, Expires: ch.Expires}); err != nil {
+		return nil, err
+	}
+	if err := put(chains, []byte(id), ch); err != nil {
 		return nil, err
 	}
 	return map[string]any{
