@@ -22,7 +22,8 @@ func isResourcePath(p string) bool {
 		return false
 	}
 	space, ok = strings.CutSuffix(space, "/mcp")
-	return ok && spaces.Valid(space) == nil
+	// "." and ".." are valid space names, but no request reaches them: the mux cleans the path.
+	return ok && spaces.Valid(space) == nil && space != "." && space != ".."
 }
 
 // resource returns the canonical form of the resource indicator v, or "" when v does not
