@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.etcd.io/bbolt"
 
@@ -330,8 +331,8 @@ func (s *Server) checkAnswer(c *code) (string, error) {
 	if want := resourceSpace(c.Resource); want != "" && !slices.Contains(c.Spaces, want) {
 		return fmt.Sprintf("The app asks for the space %q (it connects to its address): allow that space, or deny.", want), nil
 	}
-	if _, err := spaces.ParseActor("agent:" + c.Agent); err != nil || strings.Contains(c.Agent, ":") {
-		return "The agent's name is one line of at most 100 characters, without ':'.", nil
+	if _, err := spaces.ParseActor("agent:" + c.Agent); err != nil || strings.ContainsFunc(c.Agent, func(r rune) bool { return r == ':' || unicode.IsSpace(r) }) {
+		return "The agent's name is one word of at most 100 characters, without ':', like claude.", nil
 	}
 	slices.Sort(c.Spaces)
 	c.Spaces = slices.Compact(c.Spaces)

@@ -401,6 +401,13 @@ func TestConsent(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	})
+	t.Run("an agent's name with a space", func(t *testing.T) {
+		_, _, id, _ := h.authorize("ana", a)
+		status, body, _ := h.answer("ana", url.Values{"consent": {id}, "space": {"launch"}, "agent": {"my agent"}, "allow": {"1"}})
+		if status != 400 || !strings.Contains(body, "one word") || !strings.Contains(body, `value="my agent"`) {
+			t.Errorf("%d %s", status, body)
+		}
+	})
 	t.Run("expired page", func(t *testing.T) {
 		_, _, id, _ := h.authorize("ana", a)
 		h.clock.advance(11 * time.Minute)
