@@ -9,6 +9,7 @@
 //	AUTHORIZE <url>   open this in the browser signed in as the person, and allow
 //	CALLED <text>     tools were called with the token the code was exchanged for
 //	REFRESHED         the refresh token gave a new access token, which works
+//	TOKEN <token>     that access token, for another client to try
 //	REVOKE <client>   revoke the token row of this client now, then write a line on stdin
 //	REFUSED           after the revocation, the token and its refresh were refused
 //
@@ -154,6 +155,7 @@ if (provider.saved.access_token === before.access_token || provider.saved.refres
   await client.close();
 }
 say("REFRESHED");
+say("TOKEN " + provider.saved.access_token);
 
 // 5. The person revokes the row; the token and its refresh are refused, and the SDK can only
 // send the person to sign in again.

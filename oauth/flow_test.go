@@ -169,6 +169,21 @@ func TestCodeSingleUseAndShortLived(t *testing.T) {
 		status, m := h.exchange(b, code, verifier)
 		wantError(t, status, m, 400, "invalid_grant")
 	})
+	t.Run("client_id by HTTP Basic, no secret", func(t *testing.T) {
+		code := h.code(a, "launch")
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}, "redirect_uri": {a.redirect}}
+		req, _ := http.NewRequest("POST", h.url+"/token", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(a.client, "")
+		if status, body, _ := h.do(req); status != 200 || !strings.Contains(body, "access_token") {
+			t.Errorf("%d %s", status, body)
+		}
+	})
+	t.Run("no client_id", func(t *testing.T) {
+		code := h.code(a, "launch")
+		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}})
+		wantError(t, status, m, 401, "invalid_client")
+	})
 	t.Run("another redirect", func(t *testing.T) {
 		code := h.code(a, "launch")
 		b := a
