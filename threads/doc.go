@@ -14,6 +14,7 @@
 //	  messages/<conversation id>/<ULID>     a message that people may read, under its 16-byte ULID
 //	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)
 //	  external/<conversation id>/<ext id>   the 16-byte ULID of the message imported under that external id
+//	  sources/claude-code:<path>            how far a Claude Code transcript was read (offset, a hash of its head, its parser's state)
 //
 // A message's ULID is made from its time, so a conversation's bucket is in time order and a
 // page is a cursor walking back from the end (or from the message before which to read): it
@@ -33,6 +34,11 @@
 // whole input, so a bad line leaves nothing of the input behind. bbolt admits one writer at a
 // time for the whole file: while an Import runs, every other write to the file (documents
 // too) waits for it, and its changes stay in memory until it commits.
+//
+// ClaudeCode is the exception to one transaction an import: it reads and parses transcripts
+// outside any transaction and writes what they give in transactions of at most 50,000
+// messages, each with the offsets of the files it comes from, so that it never holds the data
+// file while reading (a follower runs for as long as the server beside it).
 //
 // Import's progress function is called inside that transaction: it must not use the
 // database (a write would wait on itself for ever) and should return quickly.

@@ -208,7 +208,12 @@ func (s *Store) Say(id, title string, m Message) (Message, error) {
 	if err := checkMessage(m); err != nil {
 		return Message{}, err
 	}
-	var kept Message
+	kept, _, err := s.append(id, title, m)
+	return kept, err
+}
+
+// append adds m (checked) to conversation id in one transaction, as Say says.
+func (s *Store) append(id, title string, m Message) (kept Message, added bool, err error) {
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
@@ -219,16 +224,16 @@ func (s *Store) Say(id, title string, m Message) (Message, error) {
 			return err
 		}
 		t.setTitle(cleanTitle(title))
-		if kept, _, err = w.add(t, m); err != nil {
+		if kept, added, err = w.add(t, m); err != nil {
 			return err
 		}
 		_, err = w.flush()
 		return err
 	})
 	if err != nil {
-		return Message{}, fmt.Errorf("adding a message to conversation %q: %w", id, err)
+		return Message{}, false, fmt.Errorf("adding a message to conversation %q: %w", id, err)
 	}
-	return kept, nil
+	return kept, added, nil
 }
 
 // checkMessage refuses a text or a time that the store cannot keep.

@@ -71,7 +71,8 @@ func (s *Server) addResources(srv *server.MCPServer) {
 // first. mcp-go lists only resources registered ahead of time, and the documents change
 // with every save, so this runs as the hook after its (empty) listing. A hook can't fail
 // the request: a fault is logged and the page comes back empty.
-func (s *Server) listResources(_ context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+func (s *Server) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+	s = s.in(ctx)
 	if res == nil {
 		return
 	}
@@ -148,7 +149,8 @@ func parseCursor(cursor string) (int, bool) {
 
 // readResource reads compass://document/{id} or compass://document/{id}/v/{n}. A document
 // is named by its id only (a URI is an identifier, not a search), in this space only.
-func (s *Server) readResource(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	s = s.in(ctx)
 	uri := req.Params.URI
 	id, version, err := parseDocumentURI(uri)
 	if err != nil {
@@ -205,7 +207,8 @@ type completer struct{ s *Server }
 
 // CompletePromptArgument completes an argument called document with titles, and one
 // called conversation with conversation ids; other arguments get none.
-func (c completer) CompletePromptArgument(_ context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) CompletePromptArgument(ctx context.Context, _ string, arg mcp.CompleteArgument, _ mcp.CompleteContext) (*mcp.Completion, error) {
+	c = completer{c.s.in(ctx)}
 	switch arg.Name {
 	case "document":
 		return c.documents(arg.Value, func(d docstore.Document) string { return d.Title })
@@ -217,7 +220,8 @@ func (c completer) CompletePromptArgument(_ context.Context, _ string, arg mcp.C
 
 // CompleteResourceArgument completes the document templates' id with document ids (matching
 // the start of an id or words of a title) and n with the versions of the document id names.
-func (c completer) CompleteResourceArgument(_ context.Context, uri string, arg mcp.CompleteArgument, ctx mcp.CompleteContext) (*mcp.Completion, error) {
+func (c completer) CompleteResourceArgument(rctx context.Context, uri string, arg mcp.CompleteArgument, ctx mcp.CompleteContext) (*mcp.Completion, error) {
+	c = completer{c.s.in(rctx)}
 	if uri != latestTemplate && uri != versionTemplate {
 		return &mcp.Completion{Values: []string{}}, nil
 	}

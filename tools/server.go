@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/charter"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -29,7 +30,8 @@ import (
 // Version is the server's version, as told to clients.
 const Version = "0.1.0"
 
-// Config is what every call is scoped to and signed with.
+// Config is what every call is scoped to and signed with, unless the request carries an
+// access.Principal (its person and agent) and an access space (see Server.in).
 type Config struct {
 	Space    string // the space every call is scoped to
 	Agent    string // who versions say made them; "" takes the client's name from initialize
@@ -71,6 +73,7 @@ func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithResourceRecovery(),
 		server.WithHooks(s.resourceHooks()),
 		server.WithCompletions(),
+		server.WithToolFilter(readOnlyFilter),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
 	)
@@ -98,8 +101,9 @@ type hints struct {
 }
 
 // define makes a tool whose input schema comes from the arg tags of A, and whose handler
-// binds A and calls run. run returns the answer, or a refusal for the model, or a fault.
-func define[A any](s *Server, name, description string, h hints, run func(context.Context, *A) (string, error)) tool {
+// binds A and calls run on the server of the request's space (see in). run returns the
+// answer, or a refusal for the model, or a fault.
+func define[A any](s *Server, name, description string, h hints, run func(*Server, context.Context, *A) (string, error)) tool {
 	opts := []mcp.ToolOption{
 		mcp.WithDescription(description),
 		mcp.WithReadOnlyHintAnnotation(h.readOnly),
@@ -131,7 +135,11 @@ func define[A any](s *Server, name, description string, h hints, run func(contex
 		if err := bind(name, req, &args); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		answer, err := run(ctx, &args)
+		in := s.in(ctx)
+		if refused := in.mayNot(ctx, h.readOnly); refused != "" {
+			return mcp.NewToolResultError(refused), nil
+		}
+		answer, err := run(in, ctx, &args)
 		var r refusal
 		switch {
 		case errors.As(err, &r):
@@ -149,28 +157,38 @@ func define[A any](s *Server, name, description string, h hints, run func(contex
 
 func (s *Server) tools() []tool {
 	return []tool{
-		define(s, "list_documents", charter.ListDocuments, hints{readOnly: true, idempotent: true}, s.listDocuments),
-		define(s, "read_document", charter.ReadDocument, hints{readOnly: true, idempotent: true}, s.readDocument),
-		define(s, "write_document", charter.WriteDocument, hints{destructive: true}, s.writeDocument),
-		define(s, "append_document", charter.AppendDocument, hints{}, s.appendDocument),
-		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, s.editDocument),
-		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, s.listConversations),
-		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, s.readConversation),
+		define(s, "list_documents", charter.ListDocuments, hints{readOnly: true, idempotent: true}, (*Server).listDocuments),
+		define(s, "read_document", charter.ReadDocument, hints{readOnly: true, idempotent: true}, (*Server).readDocument),
+		define(s, "write_document", charter.WriteDocument, hints{destructive: true}, (*Server).writeDocument),
+		define(s, "append_document", charter.AppendDocument, hints{}, (*Server).appendDocument),
+		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, (*Server).editDocument),
+		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, (*Server).listConversations),
+		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, (*Server).readConversation),
 	}
 }
 
-// author is who the versions an agent makes say made them, and for whom.
+// author is who the versions an agent makes say made them, and for whom: the request's
+// principal (a token's person and agent), else the configured ones.
 func (s *Server) author(ctx context.Context) docstore.Author {
 	a := docstore.Author{By: spaces.Agent(s.agent(ctx)).String()}
-	if s.cfg.For != "" {
-		a.For = spaces.Person(s.cfg.For).String()
+	person := s.cfg.For
+	if p, ok := access.FromContext(ctx); ok {
+		person = p.Person
+	}
+	if person != "" {
+		a.For = spaces.Person(person).String()
 	}
 	return a
 }
 
-// agent is --agent, else the name the client gave in initialize, else "agent".
+// agent is the token's agent, else --agent (for a request without a token's principal),
+// else the name the client gave in initialize, else "agent".
 func (s *Server) agent(ctx context.Context) string {
-	if s.cfg.Agent != "" {
+	if p, ok := access.FromContext(ctx); ok {
+		if p.Agent != "" {
+			return p.Agent
+		}
+	} else if s.cfg.Agent != "" {
 		return s.cfg.Agent
 	}
 	// The stateless protocol (2026-07-28) names the client on each request; older ones once, in initialize.
@@ -185,6 +203,51 @@ func (s *Server) agent(ctx context.Context) string {
 		}
 	}
 	return "agent"
+}
+
+// in returns the server for the space the request works in: s itself, unless the request
+// came through another space's endpoint (access.SpaceOf), already checked by access.
+func (s *Server) in(ctx context.Context) *Server {
+	space, ok := access.SpaceOf(ctx)
+	if !ok || space == s.cfg.Space {
+		return s
+	}
+	c := *s
+	c.cfg.Space = space
+	c.docs = docstore.New(s.db, space)
+	c.threads = threads.New(s.db, space)
+	return &c
+}
+
+// mayNot says why the request's principal may not make this call (a write, unless
+// readOnly) in s's space, or "" when it may. The gate and readOnlyFilter already keep such
+// calls out; this is the tools' own word on it, whatever path a call comes by.
+func (s *Server) mayNot(ctx context.Context, readOnly bool) string {
+	p, ok := access.FromContext(ctx)
+	switch {
+	case !ok:
+		return ""
+	case !p.MaySee(s.cfg.Space):
+		return fmt.Sprintf("This connection's token does not reach the space %s: nothing was read or changed.", s.cfg.Space)
+	case !readOnly && p.ReadOnly:
+		return "This connection's token is read-only: nothing was changed. Read with list_documents and read_document, or ask the person for a token that may write."
+	}
+	return ""
+}
+
+// readOnlyFilter offers a read-only principal's session only the tools that change
+// nothing (their readOnlyHint); mcp-go refuses a call of another as an unknown tool.
+func readOnlyFilter(ctx context.Context, all []mcp.Tool) []mcp.Tool {
+	if p, ok := access.FromContext(ctx); !ok || !p.ReadOnly {
+		return all
+	}
+	var out []mcp.Tool
+	for _, t := range all {
+		if t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // cleanName keeps a client's self-given name to one short line.

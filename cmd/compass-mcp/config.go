@@ -54,7 +54,7 @@ func flags(name string, c *config) *flag.FlagSet {
 // serverFlags adds the flags that only serving and calling tools use.
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
-	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", ""), "if set, the conversation the agent is in, left out of list_conversations [COMPASS_THREAD]")
+	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudeCodeSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>) [COMPASS_LINK_BASE]")
 }
 
@@ -132,6 +132,7 @@ const usage = `compass-mcp serves a space's shared, versioned Markdown documents
 
 Usage:
   compass-mcp [serve] [--http ADDR] [flags]   serve MCP over stdio, or streamable HTTP at ADDR/mcp
+                                              (and ADDR/spaces/{space}/mcp)
   compass-mcp call TOOL [name=value ...]      call one tool in-process and print its answer
                                               (name=@FILE reads the value from FILE, @- from stdin)
   compass-mcp docs ...                        the person's side: list, show, history, diff, save,
@@ -139,9 +140,17 @@ Usage:
   compass-mcp backup FILE                     a consistent copy of the data file, servers running or not
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
+  compass-mcp import --claude-code [DIR] [--project PATH] [--follow]
+                                              Claude Code's sessions (default ~/.claude/projects),
+                                              once or as they grow
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
+  compass-mcp members add|remove SPACE PERSON / members list [SPACE]
+                                              who may see a space on a server shared by a team
+  compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
+  compass-mcp tokens list [--for PERSON] / tokens revoke ID
+                                              per-person tokens for /mcp and /spaces/{space}/mcp
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -168,6 +177,10 @@ func run(args []string) error {
 		return say(args, os.Stdout)
 	case "people":
 		return people(args, os.Stdout)
+	case "members":
+		return members(args, os.Stdout)
+	case "tokens":
+		return tokens(args, os.Stdout)
 	case "help", "-h", "--help":
 		fmt.Fprint(os.Stderr, usage)
 		return nil

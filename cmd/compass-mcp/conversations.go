@@ -13,6 +13,9 @@ import (
 
 // importConversations reads JSON Lines or a Claude export (FILE, or - for stdin) into the space.
 func importConversations(args []string, stdin io.Reader, stdout io.Writer) error {
+	if wantsClaudeCode(args) {
+		return importClaudeCode(args, stdout)
+	}
 	var c config
 	fs := flags("import", &c)
 	pos, err := parse(fs, args)

@@ -45,14 +45,17 @@ func post(t *testing.T, url string, body io.Reader, header map[string]string) (*
 func TestTokenIsRequired(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
 	url, _ := httpServer(t, data, "--token", "s3cret")
-	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret2", "bearer s3cret", "s3cret"} {
+	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret2", "Basic s3cret", "s3cret"} {
 		res, body := post(t, url, strings.NewReader(initBody), map[string]string{"Authorization": auth})
 		if res.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
 			t.Errorf("Authorization %q: %d %q, want 401 with WWW-Authenticate", auth, res.StatusCode, body)
 		}
 	}
-	if res, body := post(t, url, strings.NewReader(initBody), map[string]string{"Authorization": "Bearer s3cret"}); res.StatusCode != http.StatusOK {
-		t.Errorf("the right token: %d %s", res.StatusCode, body)
+	// The scheme is case-insensitive (RFC 7235), the token not.
+	for _, auth := range []string{"Bearer s3cret", "bearer s3cret"} {
+		if res, body := post(t, url, strings.NewReader(initBody), map[string]string{"Authorization": auth}); res.StatusCode != http.StatusOK {
+			t.Errorf("the right token as %q: %d %s", auth, res.StatusCode, body)
+		}
 	}
 	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -31,6 +32,7 @@ func serve(args []string) error {
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
+	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -40,7 +42,7 @@ func serve(args []string) error {
 	var addr string
 	if c.http != "" {
 		var err error
-		if addr, err = bindAddress(c.http, *token); err != nil {
+		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c)); err != nil {
 			return err
 		}
 	}
@@ -51,8 +53,11 @@ func serve(args []string) error {
 	defer db.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *followCC {
+		defer followClaudeCode(ctx, db, c)()
+	}
 	if c.http != "" {
-		return serveHTTP(ctx, srv, c, addr, *token, *idle)
+		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
@@ -68,7 +73,7 @@ func serve(args []string) error {
 // --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token string, idle time.Duration) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -83,7 +88,8 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", guard(token, mcpHTTP))
+	gate := registerTeam(mux, db, c, token, mcpHTTP)
+	registerMessages(mux, db, gate)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
 	done := make(chan error, 1)
@@ -104,9 +110,9 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, c config, addr, token
 }
 
 // bindAddress binds loopback unless the address names a host: ":7410" is 127.0.0.1:7410.
-// Anything but loopback without a token is refused: anyone who could reach it could read
-// and change the space's documents.
-func bindAddress(addr, token string) (string, error) {
+// Anything but loopback without a token (guarded: --token, or any token row) is refused:
+// anyone who could reach it could read and change the space's documents.
+func bindAddress(addr string, guarded bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", usageError{fmt.Sprintf("--http takes HOST:PORT or :PORT, like 127.0.0.1:7410; got %q", addr)}
@@ -114,8 +120,8 @@ func bindAddress(addr, token string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	if !isLoopback(host) && token == "" {
-		return "", usageError{fmt.Sprintf("refusing to serve on %s without --token (or COMPASS_TOKEN): anyone who can reach that address could read and change the space's documents. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
+	if !isLoopback(host) && !guarded {
+		return "", usageError{fmt.Sprintf("refusing to serve on %s without --token (or COMPASS_TOKEN) or a token made with compass-mcp tokens add: anyone who can reach that address could read and change the space's documents. Set a token, or bind 127.0.0.1.", net.JoinHostPort(host, port))}
 	}
 	return net.JoinHostPort(host, port), nil
 }

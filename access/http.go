@@ -1,0 +1,167 @@
+package access
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// Gate turns an HTTP request into a Principal: the middleware every front door of a
+// served store sits behind (the shape of go-sdk's auth.RequireBearerToken, with the token
+// rows of a Store behind it).
+//
+// A request's bearer token is, in turn: the server's own --token (Static), which acts as
+// the owner (see Store.WithOwner); or a token row's secret. A server with neither a static
+// token nor any token row is open (it serves loopback only, see the cmd package): every
+// request acts as the owner, as a one-person server always did.
+type Gate struct {
+	Store  *Store // members and token rows, with the owner set
+	Static string // the server's own token (--token); "" for none
+	Agent  string // who the owner's requests say the agent is (--agent); "" for the client's name
+	// ResourceMetadata, if set, is the URL of the server's OAuth protected resource
+	// metadata, given in every WWW-Authenticate (RFC 9728).
+	ResourceMetadata string
+	// JSON, if set, answers refusals as {"error": "..."} with Content-Type
+	// application/json, for JSON APIs such as the messages endpoint, instead of plain text.
+	JSON bool
+}
+
+// refuse answers status with msg, as plain text or, for a JSON gate, as {"error": msg}.
+func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
+	if !g.JSON {
+		http.Error(w, msg, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error string `json:"error"`
+	}{msg})
+}
+
+// Authenticate returns who r acts as. It returns ErrNoBearer without a bearer token where
+// one is needed, or Store.Verify's errors for a token that is not (or no longer) good.
+func (g *Gate) Authenticate(r *http.Request) (Principal, error) {
+	token, hasToken := bearer(r)
+	if g.Static != "" && hasToken && subtle.ConstantTimeCompare([]byte(token), []byte(g.Static)) == 1 {
+		return g.owner()
+	}
+	if hasToken && strings.HasPrefix(token, secretPrefix) {
+		return g.Store.Verify(token)
+	}
+	if g.Static == "" {
+		open, err := g.Store.HasTokens()
+		if err != nil {
+			return Principal{}, err
+		}
+		if !open {
+			return g.owner() // no token is asked for: what the request carries doesn't matter
+		}
+	}
+	if hasToken {
+		return Principal{}, ErrUnknownToken
+	}
+	return Principal{}, ErrNoBearer
+}
+
+// ErrNoBearer is returned by Authenticate for a request without "Authorization: Bearer
+// <token>" on a server that needs one.
+var ErrNoBearer = errors.New("no bearer token")
+
+func (g *Gate) owner() (Principal, error) {
+	o := g.Store.owner
+	sp, err := g.Store.SpacesOf(o.Person)
+	return Principal{Person: o.Person, Agent: g.Agent, Spaces: sp}, err
+}
+
+// bearer returns the token of r's "Authorization: Bearer <token>" (the scheme compared
+// case-insensitively, RFC 7235).
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", false
+	}
+	return token, true
+}
+
+// Require is middleware that puts the request's Principal in its context, or answers 401
+// with a WWW-Authenticate challenge (RFC 6750) when there is none.
+func (g *Gate) Require(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := g.Authenticate(r)
+		if err != nil {
+			var why string
+			switch {
+			case errors.Is(err, ErrNoBearer):
+				g.challenge(w, "", "")
+				g.refuse(w, "Unauthorized: send Authorization: Bearer <token> (compass-mcp tokens add makes one)", http.StatusUnauthorized)
+				return
+			case errors.Is(err, ErrExpiredToken):
+				why = "the token has expired"
+			case errors.Is(err, ErrRevokedToken):
+				why = "the token was revoked"
+			case errors.Is(err, ErrUnknownToken):
+				why = "the token is not known here"
+			case errors.Is(err, datafile.ErrBusy):
+				w.Header().Set("Retry-After", "1")
+				g.refuse(w, "The data file is busy: another compass-mcp process holds it. Try again in a moment.", http.StatusServiceUnavailable)
+				return
+			default:
+				slog.Error("checking a request's token", "err", err)
+				g.refuse(w, "Internal error (logged on the server)", http.StatusInternalServerError)
+				return
+			}
+			g.challenge(w, "invalid_token", why)
+			g.refuse(w, "Unauthorized: "+why+"; ask for a new one (compass-mcp tokens add)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// challenge sets WWW-Authenticate: Bearer with the realm, the error if any, and the
+// resource metadata URL if the gate has one.
+func (g *Gate) challenge(w http.ResponseWriter, code, description string) {
+	params := []string{`realm="compass-mcp"`}
+	if g.ResourceMetadata != "" {
+		params = append(params, fmt.Sprintf("resource_metadata=%q", g.ResourceMetadata))
+	}
+	if code != "" {
+		params = append(params, fmt.Sprintf("error=%q", code), fmt.Sprintf("error_description=%q", description))
+	}
+	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+}
+
+// RequireSpace is middleware, after Require, that lets through only requests whose
+// principal may see the space named by space(r) (403 otherwise, 404 for a name no space
+// can have), and records that space in the context (SpaceOf) for what follows.
+func (g *Gate) RequireSpace(space func(*http.Request) string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := space(r)
+		if spaces.Valid(name) != nil {
+			g.refuse(w, "Not found: no space can have that name", http.StatusNotFound)
+			return
+		}
+		p, ok := FromContext(r.Context())
+		if !ok || !p.MaySee(name) {
+			why := fmt.Sprintf("this token does not allow the space %s", name)
+			g.challenge(w, "insufficient_scope", why)
+			g.refuse(w, "Forbidden: "+why+" (its person is not a member, or the token is for other spaces)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithSpace(r.Context(), name)))
+	})
+}
+
+// PathSpace is the {space} of a route such as /spaces/{space}/mcp: the usual first
+// argument of RequireSpace.
+func PathSpace(r *http.Request) string { return r.PathValue("space") }

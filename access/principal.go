@@ -1,0 +1,66 @@
+// Package access says who may do what on a server shared by a team: the members of each
+// space, the tokens people give their agents, and the principal a request acts as.
+//
+// A request is turned into a Principal once, at the edge (RequireBearer, then RequireSpace
+// or InSpace), and carried in its context; every front door (the MCP tools, the person's
+// page, the messages endpoint) asks FromContext and the Principal's MaySee and MayWrite,
+// and never works it out again from headers or flags.
+//
+// # Layout
+//
+//	access/members/<space>/<person>    a member of a space (value: when added, RFC 3339)
+//	access/member_of/<person>/<space>  the same, by person, so SpacesOf reads one bucket
+//	access/tokens/<sha256 of secret>   a token row (JSON); the secret itself is never stored
+//	access/token_ids/<id>              the sha256 of that id's token, for list and revoke
+package access
+
+import (
+	"context"
+	"slices"
+)
+
+// Principal is who a request acts as, and what it may reach.
+type Principal struct {
+	Person   string   // the person (id) the request acts for: versions say "for" them
+	Agent    string   // the agent's name the token fixes; "" means the client's own name
+	Spaces   []string // the spaces this request may see, sorted: the token's, among its person's
+	ReadOnly bool     // the token may read but not write
+	TokenID  string   // the token row's id; "" for the server's own --token or an open loopback server
+	Client   string   // the label of what minted the token (e.g. an OAuth client); "" for the CLI
+}
+
+// MaySee reports whether the request may read space.
+func (p Principal) MaySee(space string) bool {
+	_, found := slices.BinarySearch(p.Spaces, space)
+	return found
+}
+
+// MayWrite reports whether the request may change space.
+func (p Principal) MayWrite(space string) bool { return !p.ReadOnly && p.MaySee(space) }
+
+type principalKey struct{}
+type spaceKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext returns the principal that RequireBearer put in ctx, if any. A context
+// without one (stdio, the command line) acts as the configured person, as before.
+func FromContext(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+// WithSpace returns ctx carrying the space the request works in (checked by RequireSpace).
+func WithSpace(ctx context.Context, space string) context.Context {
+	return context.WithValue(ctx, spaceKey{}, space)
+}
+
+// SpaceOf returns the space WithSpace put in ctx, if any; without one a request works in
+// the server's configured space.
+func SpaceOf(ctx context.Context) (string, bool) {
+	s, ok := ctx.Value(spaceKey{}).(string)
+	return s, ok
+}

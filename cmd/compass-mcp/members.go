@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/access"
+)
+
+const membersUsage = `compass-mcp members: who may see which space, on a server shared by a team.
+
+  members add SPACE PERSON        PERSON (an id, like ana) may see SPACE
+  members remove SPACE PERSON     no longer; their tokens stop reaching SPACE at once
+  members list [SPACE]            the members of SPACE, or of every space
+
+A server's configured person (--for) is always a member of its configured space (--space),
+without a row: a one-person server needs no members add.`
+
+// members runs "compass-mcp members ...".
+func members(args []string, stdout io.Writer) error {
+	var c config
+	fs := flags("members", &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	want := map[string]int{"add": 2, "remove": 2, "list": -1}
+	if len(pos) == 0 || pos[0] == "help" {
+		fmt.Fprintln(os.Stderr, membersUsage)
+		return usageError{"members needs a subcommand: add, remove or list"}
+	}
+	n, ok := want[pos[0]]
+	if !ok || (n >= 0 && len(pos)-1 != n) || (n < 0 && len(pos) > 2) {
+		fmt.Fprintln(os.Stderr, membersUsage)
+		return usageError{fmt.Sprintf("members takes: add SPACE PERSON, remove SPACE PERSON, or list [SPACE]; got %q", pos)}
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store := access.New(db)
+	switch pos[0] {
+	case "add":
+		added, err := store.AddMember(pos[1], pos[2])
+		if err != nil {
+			return err
+		}
+		if added {
+			fmt.Fprintf(stdout, "%s is now a member of %s.\n", pos[2], pos[1])
+		} else {
+			fmt.Fprintf(stdout, "%s was already a member of %s.\n", pos[2], pos[1])
+		}
+	case "remove":
+		removed, err := store.RemoveMember(pos[1], pos[2])
+		if err != nil {
+			return err
+		}
+		if removed {
+			fmt.Fprintf(stdout, "%s is no longer a member of %s: their tokens no longer reach it.\n", pos[2], pos[1])
+		} else {
+			fmt.Fprintf(stdout, "%s was not a member of %s: nothing changed.\n", pos[2], pos[1])
+		}
+	case "list":
+		space := ""
+		if len(pos) == 2 {
+			space = pos[1]
+		}
+		ms, err := store.Members(space)
+		if err != nil {
+			return err
+		}
+		if len(ms) == 0 {
+			if space != "" {
+				fmt.Fprintf(stdout, "%s has no members yet (members add %s PERSON).\n", space, space)
+			} else {
+				fmt.Fprintln(stdout, "No members yet (members add SPACE PERSON).")
+			}
+		}
+		for _, m := range ms {
+			fmt.Fprintf(stdout, "%s\t%s\tsince %s\n", m.Space, m.Person, m.Added.Local().Format("2006-01-02 15:04"))
+		}
+	}
+	return nil
+}
+
+const tokensUsage = `compass-mcp tokens: per-person tokens for a server shared by a team.
+
+  tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
+                                  print a new token (cmp_...) once: only its hash is kept
+  tokens list [--for PERSON]      tokens without their secret: id, person, agent, spaces,
+                                  rights, expiry, last use
+  tokens revoke ID                requests with that token get 401 from now on
+
+A token acts for its person, as its agent (--agent; else the client's own name), in the
+spaces given (--space, repeatable; default: every space its person is a member of), and
+reaches only those its person is a member of. --expires takes days (90d), or hours and
+minutes (12h, 30m); default: never.`
+
+// spaceList is a repeatable --space.
+type spaceList []string
+
+func (l *spaceList) String() string     { return strings.Join(*l, ",") }
+func (l *spaceList) Set(s string) error { *l = append(*l, s); return nil }
+
+// tokens runs "compass-mcp tokens ...".
+func tokens(args []string, stdout io.Writer) error {
+	var c config
+	fs := flags("tokens", &c)
+	var only spaceList
+	// --space here lists the token's spaces, not the one space a command is scoped to.
+	sp := fs.Lookup("space")
+	sp.Value, sp.DefValue, sp.Usage = &only, "", "add: a space the token may reach (repeat for more; default: every space of its person)"
+	forFlag := fs.Lookup("for")
+	forFlag.Usage = "add: the person the token acts for; list: only that person's tokens"
+	agent := fs.String("agent", "", "add: the agent's name its versions and messages carry (default: the client's own name)")
+	readOnly := fs.Bool("read-only", false, "add: the token may read but not write (its sessions are not offered the writing tools)")
+	expires := fs.String("expires", "", "add: how long it lasts: 90d, 12h, 30m (default: never)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 || pos[0] == "help" {
+		fmt.Fprintln(os.Stderr, tokensUsage)
+		return usageError{"tokens needs a subcommand: add, list or revoke"}
+	}
+	forGiven := false
+	fs.Visit(func(f *flag.Flag) { forGiven = forGiven || f.Name == "for" })
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store := access.New(db)
+	switch {
+	case pos[0] == "add" && len(pos) == 1:
+		if !forGiven {
+			return usageError{"tokens add needs --for PERSON: the person the token acts for"}
+		}
+		until, err := parseExpiry(*expires, time.Now())
+		if err != nil {
+			return err
+		}
+		secret, t, err := store.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Expires: until})
+		if err != nil {
+			return err
+		}
+		mine, err := store.SpacesOf(t.Person)
+		if err != nil {
+			return err
+		}
+		for _, s := range t.Spaces {
+			if !slices.Contains(mine, s) {
+				fmt.Fprintf(os.Stderr, "note: %s is not a member of %s (yet): the token reaches it once they are (members add %s %s), or on a server whose --space is %s and --for is %s.\n", t.Person, s, s, t.Person, s, t.Person)
+			}
+		}
+		fmt.Fprintln(stdout, secret)
+		fmt.Fprintf(os.Stderr, "Token %s: %s. Above is its secret, shown this once: only its hash is kept. Give it to the client as the header Authorization: Bearer <token>.\n", t.ID, describeToken(t))
+	case pos[0] == "list" && len(pos) == 1:
+		person := ""
+		if forGiven {
+			person = c.me
+		}
+		ts, err := store.Tokens(person)
+		if err != nil {
+			return err
+		}
+		if len(ts) == 0 {
+			fmt.Fprintln(stdout, "No tokens yet (tokens add --for PERSON).")
+		}
+		for _, t := range ts {
+			fmt.Fprintf(stdout, "%s · %s\n", t.ID, describeToken(t))
+		}
+	case pos[0] == "revoke" && len(pos) == 2:
+		t, err := store.Revoke(pos[1])
+		if errors.Is(err, access.ErrNoToken) {
+			return fmt.Errorf("no token has the id %q: tokens list shows them", pos[1])
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Revoked token %s (%s): requests with it now get 401.\n", t.ID, describeToken(t))
+	default:
+		fmt.Fprintln(os.Stderr, tokensUsage)
+		return usageError{fmt.Sprintf("tokens takes: add --for PERSON [...], list [--for PERSON], or revoke ID; got %q", pos)}
+	}
+	return nil
+}
+
+// describeToken says everything about a token but its secret, in one line.
+func describeToken(t access.Token) string {
+	parts := []string{"for " + t.Person}
+	if t.Agent != "" {
+		parts = append(parts, "agent "+t.Agent)
+	} else {
+		parts = append(parts, "agent: the client's name")
+	}
+	if len(t.Spaces) > 0 {
+		parts = append(parts, "spaces "+strings.Join(t.Spaces, ", "))
+	} else {
+		parts = append(parts, "every space of "+t.Person)
+	}
+	if t.ReadOnly {
+		parts = append(parts, "read-only")
+	} else {
+		parts = append(parts, "read-write")
+	}
+	if t.Client != "" {
+		parts = append(parts, "via "+t.Client)
+	}
+	const when = "2006-01-02 15:04"
+	switch {
+	case t.Expires.IsZero():
+		parts = append(parts, "never expires")
+	case time.Now().Before(t.Expires):
+		parts = append(parts, "expires "+t.Expires.Local().Format(when))
+	default:
+		parts = append(parts, "expired "+t.Expires.Local().Format(when))
+	}
+	if t.LastUsed.IsZero() {
+		parts = append(parts, "never used")
+	} else {
+		parts = append(parts, "last used "+t.LastUsed.Local().Format(when))
+	}
+	if !t.Revoked.IsZero() {
+		parts = append(parts, "REVOKED "+t.Revoked.Local().Format(when))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// parseExpiry reads 90d, 12h or 30m (from now); "" and "never" are no expiry.
+func parseExpiry(s string, now time.Time) (time.Time, error) {
+	if s == "" || s == "never" {
+		return time.Time{}, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil {
+			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
+		}
+	}
+	if d <= 0 {
+		return time.Time{}, usageError{fmt.Sprintf("--expires must be in the future; got %q", s)}
+	}
+	return now.Add(d), nil
+}

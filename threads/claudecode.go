@@ -1,0 +1,302 @@
+package threads
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Claude Code keeps each session as JSON Lines under ~/.claude/projects/<project>/<session>.jsonl
+// (and its sub-agents' under <session>/subagents/agent-<id>.jsonl, their records naming the
+// parent session). Its maker does not document the format and it changes between versions,
+// so everything here is liberal: a record of a type or shape it doesn't know is skipped, a
+// line that isn't JSON is counted and skipped, and nothing in a transcript fails an import.
+
+// ClaudeCodeAgent is who the assistant's messages of a Claude Code session are from.
+const ClaudeCodeAgent = "agent:claude-code"
+
+// maxTitle is the length to which a first prompt is cut to title its conversation.
+const maxTitle = 80
+
+// ccRecord is the part of a transcript line that the import reads; the rest is ignored.
+type ccRecord struct {
+	Type             string     `json:"type"`
+	UUID             string     `json:"uuid"`
+	SessionID        string     `json:"sessionId"`
+	Timestamp        string     `json:"timestamp"`
+	IsSidechain      bool       `json:"isSidechain"`
+	IsMeta           bool       `json:"isMeta"`
+	IsCompactSummary bool       `json:"isCompactSummary"`
+	Summary          string     `json:"summary"`     // type "summary"
+	CustomTitle      string     `json:"customTitle"` // type "custom-title"
+	Message          *ccMessage `json:"message"`
+}
+
+// ccMessage is a record's message: content is a string or an array of blocks.
+type ccMessage struct {
+	Content json.RawMessage `json:"content"`
+}
+
+type ccBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Thinking string          `json:"thinking"` // thinking
+	Name     string          `json:"name"`     // tool_use
+	Input    json.RawMessage `json:"input"`    // tool_use
+	Content  json.RawMessage `json:"content"`  // tool_result: a string, or blocks of text and images
+}
+
+// ccItem is what one transcript line gives: messages for a conversation, maybe a title.
+type ccItem struct {
+	conv string
+	// title replaces the conversation's (a summary); firstPrompt titles it only while it has none.
+	title, firstPrompt string
+	msgs               []Message
+}
+
+// ccFile is what the parser keeps of one transcript between lines (and between reads).
+type ccFile struct {
+	Session string    `json:"session,omitempty"` // the conversation that summaries title: the first sessionId seen, else the file's name
+	Last    time.Time `json:"last,omitzero"`     // the time of the latest line that had one: lines without take it
+	// Title is the latest summary's; Pending while it may not have reached its conversation
+	// (a summary comes before the session's first message, or the conversation isn't yet made).
+	Title   string    `json:"title,omitempty"`
+	Pending bool      `json:"pending,omitempty"`
+	stem    string    // the file's name without .jsonl: the session while no line names one
+	mod     time.Time // the file's time: the time of messages before any line gave one
+}
+
+// own is the file's own conversation: the session its lines name, else its name.
+func (f *ccFile) own() string {
+	if f.Session != "" {
+		return f.Session
+	}
+	return f.stem
+}
+
+// parseLine turns one transcript line into an item; ok is false for a line that isn't a
+// JSON object (the caller counts it). me is the person ("person:ana") whose prompts these are.
+func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
+	var r ccRecord
+	if err := json.Unmarshal(raw, &r); err != nil {
+		// A record whose known fields have unexpected types is still a record: retry with
+		// only the fields that decode.
+		var loose map[string]json.RawMessage
+		if json.Unmarshal(raw, &loose) != nil {
+			return ccItem{}, false
+		}
+		r = looseRecord(loose)
+	}
+	if r.SessionID != "" && validID(r.SessionID) == nil && f.Session == "" {
+		f.Session = r.SessionID
+	}
+	conv := r.SessionID
+	if conv == "" || validID(conv) != nil {
+		conv = f.own()
+	}
+	it.conv = conv
+	at := f.Last
+	if at.IsZero() {
+		at = f.mod
+	}
+	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil && checkMessage(Message{Text: "-", At: t}) == nil {
+		at, f.Last = t, t
+	}
+	switch r.Type {
+	case "summary", "custom-title":
+		if t := cleanTitle(r.Summary + r.CustomTitle); t != "" {
+			f.Title, f.Pending = t, true
+		}
+		return it, true
+	case "user", "assistant":
+	default: // system, progress, file-history-snapshot, queue-operation, and what comes next
+		return it, true
+	}
+	if r.Message == nil {
+		return it, true
+	}
+	content := bytes.TrimSpace(r.Message.Content)
+	ext := r.UUID
+	if validExternal(ext) != nil || len(ext) > maxID-8 { // room for a step's "#<block>"
+		sum := sha256.Sum256(raw)
+		ext = "sha256:" + hex.EncodeToString(sum[:16])
+	}
+	base := Message{At: at, From: ClaudeCodeAgent, Private: r.IsSidechain}
+	if r.Type == "user" {
+		base.From, base.To = me, ClaudeCodeAgent
+		// Not typed by the person: notes Claude Code adds (isMeta), the summary it writes when
+		// it compacts a session, and the wrappers of slash commands and their output.
+		base.Private = base.Private || r.IsMeta || r.IsCompactSummary
+	}
+	var texts []string
+	var text string
+	if len(content) > 0 && content[0] == '"' && json.Unmarshal(content, &text) == nil {
+		texts = append(texts, text)
+	} else {
+		var blocks []ccBlock
+		if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &blocks) != nil {
+			return it, true
+		}
+		for i, b := range blocks {
+			var step string
+			switch b.Type {
+			case "text":
+				texts = append(texts, b.Text)
+				continue
+			case "image":
+				if r.Type == "user" {
+					texts = append(texts, "[image]")
+				}
+				continue
+			case "thinking":
+				step = "thinking " + b.Thinking
+			case "redacted_thinking":
+				step = "thinking (redacted)"
+			case "tool_use":
+				step = "tool_use " + b.Name + " " + compactJSON(b.Input)
+			case "tool_result":
+				step = "tool_result " + ccResultText(b.Content)
+			default:
+				continue
+			}
+			s := base
+			s.Private = true
+			s.Text = cleanText(strings.TrimSpace(step), maxStep)
+			s.External = ext + "#" + strconv.Itoa(i)
+			it.msgs = append(it.msgs, s)
+		}
+	}
+	joined := strings.TrimSpace(strings.Join(texts, "\n\n"))
+	if joined == "" {
+		return it, true
+	}
+	pub := base
+	pub.Text = cleanText(joined, maxText)
+	pub.External = ext
+	if r.Type == "user" && !pub.Private && isCommandText(joined) {
+		pub.Private = true
+	}
+	it.msgs = append(it.msgs, pub)
+	if r.Type == "user" && !pub.Private {
+		it.firstPrompt = promptTitle(joined)
+	}
+	return it, true
+}
+
+// titled gives it the pending summary title when it adds to the file's own conversation.
+func (f *ccFile) titled(it ccItem) ccItem {
+	if f.Pending && len(it.msgs) > 0 && it.conv == f.own() {
+		it.title, f.Pending = f.Title, false
+	}
+	return it
+}
+
+// isCommandText reports whether a user record's text is Claude Code's wrapping of a slash
+// command or of a local command's output rather than a prompt.
+func isCommandText(s string) bool {
+	for _, p := range []string{"<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-stderr>", "<command-args>", "Caveat: The messages below were generated by the user while running local commands"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// looseRecord reads the fields of a record that decode, leaving the others zero.
+func looseRecord(fields map[string]json.RawMessage) ccRecord {
+	var r ccRecord
+	str := func(name string, to *string) { _ = json.Unmarshal(fields[name], to) }
+	flag := func(name string, to *bool) { _ = json.Unmarshal(fields[name], to) }
+	str("type", &r.Type)
+	str("uuid", &r.UUID)
+	str("sessionId", &r.SessionID)
+	str("timestamp", &r.Timestamp)
+	str("summary", &r.Summary)
+	str("customTitle", &r.CustomTitle)
+	flag("isSidechain", &r.IsSidechain)
+	flag("isMeta", &r.IsMeta)
+	flag("isCompactSummary", &r.IsCompactSummary)
+	var m ccMessage
+	if json.Unmarshal(fields["message"], &m) == nil {
+		r.Message = &m
+	}
+	return r
+}
+
+// ccResultText renders a tool result's content: a string as it is, text blocks joined, an
+// image as [image], anything else as compact JSON.
+func ccResultText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []ccBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return compactJSON(raw)
+	}
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "image":
+			parts = append(parts, "[image]")
+		default:
+			parts = append(parts, "["+b.Type+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// cleanText makes s a text the store keeps, never refusing it: NUL bytes become the symbol
+// for them, bytes that aren't UTF-8 become U+FFFD, and past n bytes it is cut.
+func cleanText(s string, n int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "\u2400")
+	}
+	if len(s) > n {
+		s = truncate(s, n-len("…"))
+	}
+	return s
+}
+
+// promptTitle makes a title of a prompt: its first line that says something, white space
+// folded, cut at maxTitle bytes.
+func promptTitle(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.Join(strings.Fields(l), " "); l != "" {
+			return cleanTitle(truncate(l, maxTitle))
+		}
+	}
+	return ""
+}
+
+// splitLines calls fn with each complete line of buf (ending in '\n', without it) and the
+// offset just past it, and returns the offset after the last line taken. A last line without
+// its '\n' is taken when it is a whole JSON value (a record is an object: no prefix of one
+// is one), and otherwise left to wait for the rest of it.
+func splitLines(buf []byte, base int64, fn func(line []byte, end int64)) int64 {
+	done := 0
+	for done < len(buf) {
+		i := bytes.IndexByte(buf[done:], '\n')
+		if i < 0 {
+			rest := bytes.TrimSpace(buf[done:])
+			if len(rest) > 0 && json.Valid(rest) {
+				fn(rest, base+int64(len(buf)))
+				done = len(buf)
+			}
+			break
+		}
+		fn(bytes.TrimSuffix(buf[done:done+i], []byte("\r")), base+int64(done+i+1))
+		done += i + 1
+	}
+	return base + int64(done)
+}

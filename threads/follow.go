@@ -1,0 +1,524 @@
+package threads
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"go.etcd.io/bbolt"
+)
+
+// sourcesName is the bucket, in a space's conversations, of how far each followed file was
+// read: its key is "claude-code:" and the file's absolute path.
+var sourcesName = []byte("sources")
+
+// ClaudeCodeOptions says what ClaudeCode imports.
+type ClaudeCodeOptions struct {
+	Dir     string // the folder of projects, like ~/.claude/projects
+	Project string // if set, only the sessions of the project at this path (or of this folder of Dir)
+	Me      string // the person whose prompts these are: an id, or person:<id>
+	Log     *slog.Logger
+	// NoNotify makes Follow look for changes every poll even where the system notifies
+	// them: for folders on file systems that don't (network mounts), and to measure.
+	NoNotify bool
+}
+
+// ClaudeCodeSummary says what one pass of a ClaudeCode did.
+type ClaudeCodeSummary struct {
+	Files         int // transcripts read (the new part of each)
+	Conversations int // conversations created or changed
+	Messages      int // messages added
+	Skipped       int // messages already there
+	Unreadable    int // lines that are not JSON, skipped
+}
+
+// ClaudeCode imports Claude Code's session transcripts into a space, from where it last
+// stopped: how far each file was read is kept in the store with the messages read from it,
+// in the same transaction, so a restart (or another process) reads only what is new.
+//
+// # Caveats
+//
+// Files are read and parsed outside any transaction; what they give is written in short
+// transactions (at most writeBatch messages each), so another process sharing the data file
+// is never kept waiting for long. Two followers of the same folder share the work: each
+// reads the offsets the other wrote, and a message read twice is added once (by its uuid).
+type ClaudeCode struct {
+	s    *Store
+	opt  ClaudeCodeOptions
+	me   string
+	seen map[string]fileStamp // what each file looked like when last read, to skip it unchanged
+}
+
+// fileStamp is what a stat says of a file: if it is the same file (not another renamed
+// into its place) and neither its size nor its time changed, neither did it.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+	fi   os.FileInfo
+}
+
+func (a fileStamp) same(b fileStamp) bool {
+	return a.size == b.size && a.mod.Equal(b.mod) && a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi)
+}
+
+// ccSource is a followed file's state as stored.
+type ccSource struct {
+	Offset int64  `json:"offset"` // read up to here
+	Head   string `json:"head"`   // hash of the file's first min(Offset, headSize) bytes: another file in its place has other ones
+	ccFile
+}
+
+const (
+	headSize   = 1024
+	writeBatch = 50_000 // messages a transaction
+	readChunk  = 8 << 20
+	maxCCLine  = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
+)
+
+// ClaudeCode returns an importer of the transcripts that opt names, into s's space.
+func (s *Store) ClaudeCode(opt ClaudeCodeOptions) (*ClaudeCode, error) {
+	me, err := spaces.ParseActor(opt.Me)
+	if err != nil || me.Agent {
+		return nil, fmt.Errorf("importing Claude Code sessions needs the person whose prompts they are (person:<id>), got %q", opt.Me)
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Dir, err = filepath.Abs(opt.Dir); err != nil {
+		return nil, err
+	}
+	return &ClaudeCode{s: s, opt: opt, me: me.String(), seen: map[string]fileStamp{}}, nil
+}
+
+// Files lists the transcripts under the folder (those of the project, if one is set), sorted.
+func (c *ClaudeCode) Files() ([]string, error) {
+	files, _, err := c.walk()
+	return files, err
+}
+
+// walk lists the transcripts under the folder, and the folders that hold them or may.
+func (c *ClaudeCode) walk() (files, dirs []string, err error) {
+	projects, err := os.ReadDir(c.opt.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading Claude Code's projects: %w", err)
+	}
+	for _, p := range projects {
+		if !p.IsDir() || !c.wanted(p.Name()) {
+			continue
+		}
+		_ = filepath.WalkDir(filepath.Join(c.opt.Dir, p.Name()), func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return nil // a folder that went away or can't be read: the others still can
+			case d.IsDir() && d.Name() == "tool-results":
+				return fs.SkipDir // Claude Code's copies of large tool outputs: thousands of files, no transcript
+			case d.IsDir():
+				dirs = append(dirs, path)
+			case strings.HasSuffix(d.Name(), ".jsonl"):
+				files = append(files, path)
+			}
+			return nil
+		})
+	}
+	slices.Sort(files)
+	return files, dirs, nil
+}
+
+// wanted reports whether the project folder name is one to import. Claude Code names a
+// project's folder after its path, each character other than a letter or digit a '-'
+// (older versions replaced only '/'): both are matched, and so is the folder's own name.
+func (c *ClaudeCode) wanted(name string) bool {
+	p := c.opt.Project
+	if p == "" {
+		return true
+	}
+	if name == p {
+		return true
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	p = filepath.ToSlash(p)
+	all := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, p)
+	return name == all || name == strings.ReplaceAll(p, "/", "-")
+}
+
+func sourceKey(path string) []byte { return []byte("claude-code:" + path) }
+
+// Pass imports what is new in every transcript, and returns what it did.
+func (c *ClaudeCode) Pass() (ClaudeCodeSummary, error) { return c.pass(context.Background(), nil) }
+
+// pass is Pass, reading no further file once ctx ends (what was read is written), and
+// watching, if w is not nil, the folders it finds.
+func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, error) {
+	files, dirs, err := c.walk()
+	if err != nil {
+		return ClaudeCodeSummary{}, err
+	}
+	if w != nil {
+		w.watch(c.opt.Dir, dirs)
+	}
+	var changed []string
+	stamps := map[string]fileStamp{}
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		st := fileStamp{fi.Size(), fi.ModTime(), fi}
+		if old, ok := c.seen[f]; ok && old.same(st) {
+			continue
+		}
+		changed = append(changed, f)
+		stamps[f] = st
+	}
+	var sum ClaudeCodeSummary
+	if len(changed) == 0 {
+		return sum, nil
+	}
+	stored, err := c.s.sources(changed)
+	if err != nil {
+		return sum, err
+	}
+	// Files are read and parsed by as many workers as there are processors, outside any
+	// transaction; what they give is written here, a batch a transaction.
+	type result struct {
+		file string
+		b    *ccBatch
+		read bool
+		err  error
+	}
+	todo := make(chan string)
+	results := make(chan result, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(changed)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range todo {
+				r := result{file: f, b: &ccBatch{c: c, states: map[string]ccSource{}}}
+				r.read, r.err = c.read(f, stored[f], r.b)
+				results <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, f := range changed {
+			select {
+			case todo <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	b := &ccBatch{c: c, states: map[string]ccSource{}}
+	var done []string // read without fault: not read again until they change
+	var werr error
+	for r := range results {
+		if werr != nil {
+			continue // drain: the workers finish the files they were given
+		}
+		if r.err != nil {
+			c.opt.Log.Warn("reading a Claude Code transcript", "file", r.file, "err", r.err)
+			continue
+		}
+		done = append(done, r.file)
+		if r.read {
+			sum.Files++
+		}
+		b.merge(r.b)
+		if b.n >= writeBatch {
+			werr = b.write(&sum)
+		}
+	}
+	if werr != nil {
+		return sum, werr
+	}
+	if err := b.write(&sum); err != nil {
+		return sum, err
+	}
+	for _, f := range done {
+		c.seen[f] = stamps[f]
+	}
+	return sum, nil
+}
+
+// ccBatch is what was read and not yet written: items, and where each file was read up to.
+type ccBatch struct {
+	c      *ClaudeCode
+	items  []ccItem
+	states map[string]ccSource
+	n      int
+	sum    ClaudeCodeSummary
+}
+
+// merge moves what o holds into b.
+func (b *ccBatch) merge(o *ccBatch) {
+	b.items = append(b.items, o.items...)
+	for f, st := range o.states {
+		b.states[f] = st
+	}
+	b.n += o.n
+	b.sum.Unreadable += o.sum.Unreadable
+}
+
+// read reads file from where src says it was read up to, adding what it says to b, and
+// reports whether there was anything new to read.
+func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	head := make([]byte, headSize)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return false, err
+	}
+	head = head[:n]
+	if src.Offset > 0 {
+		switch {
+		case fi.Size() < src.Offset:
+			c.opt.Log.Info("a Claude Code transcript is shorter than what was read of it: reading it again", "file", file)
+			src = ccSource{}
+		case headHash(head[:min(int64(n), src.Offset)]) != src.Head:
+			c.opt.Log.Info("a Claude Code transcript was replaced: reading it again", "file", file)
+			src = ccSource{}
+		}
+	}
+	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
+	if validID(src.stem) != nil {
+		src.stem = "claude-code:" + headHash([]byte(file))
+	}
+	src.mod = fi.ModTime()
+	if checkMessage(Message{Text: "-", At: src.mod}) != nil {
+		src.mod = c.s.now()
+	}
+	if src.Offset == fi.Size() {
+		return false, nil
+	}
+	from := src.Offset
+	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
+		return false, err
+	}
+	buf := make([]byte, 0, min(readChunk, fi.Size()-src.Offset+1))
+	skipping := false // within a line over maxCCLine
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= maxCCLine {
+				src.Offset += int64(len(buf))
+				buf, skipping = buf[:0], true
+			} else {
+				buf = slices.Grow(buf, len(buf))
+			}
+		}
+		m, rerr := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if skipping {
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				src.Offset += int64(len(buf))
+				buf = buf[:0]
+			} else {
+				b.sum.Unreadable++
+				src.Offset += int64(i + 1)
+				buf = buf[:copy(buf, buf[i+1:])]
+				skipping = false
+			}
+		}
+		if !skipping {
+			end := splitLines(buf, src.Offset, func(line []byte, _ int64) {
+				if len(bytes.TrimSpace(line)) == 0 {
+					return
+				}
+				it, ok := src.ccFile.parseLine(line, c.me)
+				if !ok {
+					b.sum.Unreadable++
+					return
+				}
+				if it = src.ccFile.titled(it); len(it.msgs) > 0 || it.title != "" {
+					b.items = append(b.items, it)
+					b.n += len(it.msgs)
+				}
+			})
+			buf = buf[:copy(buf, buf[end-src.Offset:])]
+			src.Offset = end
+		}
+		if rerr == io.EOF || m == 0 && rerr == nil {
+			break
+		}
+		if rerr != nil {
+			return false, rerr
+		}
+	}
+	if src.Pending {
+		// A summary whose conversation has no message yet: it titles it if it exists, and
+		// stays pending to title it with its first message otherwise.
+		b.items = append(b.items, ccItem{conv: src.own(), title: src.Title})
+	}
+	if src.Offset == from {
+		return false, nil // only the start of a line still being written
+	}
+	src.Head = headHash(head[:min(int64(n), src.Offset)])
+	b.states[file] = src
+	return true, nil
+}
+
+func headHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// write stores what b holds in one transaction and empties it.
+func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
+	if len(b.items) == 0 && len(b.states) == 0 {
+		return nil
+	}
+	var got ClaudeCodeSummary
+	err := b.c.s.db.Update(func(tx *bbolt.Tx) error {
+		got = ClaudeCodeSummary{}
+		w, err := newWriter(tx, b.c.s.space)
+		if err != nil {
+			return err
+		}
+		for _, it := range b.items {
+			if len(it.msgs) == 0 && w.threads[it.conv] == nil && w.v.summaries.Get([]byte(it.conv)) == nil {
+				continue // a title for a conversation not yet made
+			}
+			t, err := w.thread(it.conv)
+			if err != nil {
+				return err
+			}
+			if it.title != "" {
+				t.setTitle(it.title)
+			} else if it.firstPrompt != "" && t.sum.Title == "" {
+				t.setTitle(it.firstPrompt)
+			}
+			for _, m := range it.msgs {
+				_, added, err := w.add(t, m)
+				if err != nil {
+					return fmt.Errorf("importing into conversation %q: %w", t.id, err)
+				}
+				if added {
+					got.Messages++
+				} else {
+					got.Skipped++
+				}
+			}
+		}
+		root, err := spaces.CreateSub(tx, b.c.s.space, rootName)
+		if err != nil {
+			return err
+		}
+		src, err := root.CreateBucketIfNotExists(sourcesName)
+		if err != nil {
+			return err
+		}
+		for file, st := range b.states {
+			val, err := json.Marshal(st)
+			if err != nil {
+				return err
+			}
+			if err := src.Put(sourceKey(file), val); err != nil {
+				return fmt.Errorf("storing how far %s was read: %w", file, err)
+			}
+		}
+		got.Conversations, err = w.flush()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("importing Claude Code sessions: %w", err)
+	}
+	sum.Conversations += got.Conversations
+	sum.Messages += got.Messages
+	sum.Skipped += got.Skipped
+	sum.Unreadable += b.sum.Unreadable
+	b.items, b.states, b.n, b.sum = nil, map[string]ccSource{}, 0, ClaudeCodeSummary{}
+	return nil
+}
+
+// sources reads how far each of files was read.
+func (s *Store) sources(files []string) (map[string]ccSource, error) {
+	out := map[string]ccSource{}
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		root := spaces.Sub(tx, s.space, rootName)
+		if root == nil {
+			return nil
+		}
+		b := root.Bucket(sourcesName)
+		if b == nil {
+			return nil
+		}
+		for _, f := range files {
+			raw := b.Get(sourceKey(f))
+			if raw == nil {
+				continue
+			}
+			var src ccSource
+			if err := json.Unmarshal(raw, &src); err != nil {
+				// Read again from the start: the messages' ids keep it from adding twice.
+				continue
+			}
+			out[f] = src
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Follow imports what is new whenever a transcript grows or a new one appears, until ctx
+// ends. It waits on the system's file notifications where there are (Linux), looking again
+// at least every rescan; elsewhere it looks every poll. A pass that fails is logged and
+// tried again at the next change.
+func (c *ClaudeCode) Follow(ctx context.Context, poll time.Duration) error {
+	w := newWatcher(c.opt.Log, !c.opt.NoNotify)
+	defer w.close()
+	for {
+		sum, err := c.pass(ctx, w)
+		switch {
+		case err != nil:
+			c.opt.Log.Warn("importing Claude Code sessions", "err", err)
+		case sum.Messages > 0 || sum.Conversations > 0:
+			c.opt.Log.Info("imported from Claude Code", "messages", sum.Messages, "conversations", sum.Conversations)
+		}
+		wait := poll
+		if w.live() {
+			wait = rescan
+		}
+		if !w.wait(ctx, wait) {
+			return nil
+		}
+	}
+}
+
+// rescan is how often a follower with file notifications looks at every file anyway: a
+// change it was not told of (a folder made before it was watched) waits at most this long.
+const rescan = 30 * time.Second

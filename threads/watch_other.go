@@ -1,0 +1,29 @@
+//go:build !linux
+
+package threads
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// watcher, where inotify is not, only waits: the follower looks for changes every poll.
+type watcher struct{}
+
+func newWatcher(*slog.Logger, bool) *watcher { return &watcher{} }
+
+func (w *watcher) live() bool             { return false }
+func (w *watcher) watch(string, []string) {}
+func (w *watcher) close()                 {}
+
+func (w *watcher) wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
