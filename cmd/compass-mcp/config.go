@@ -32,6 +32,7 @@ func exitCode(err error) int {
 // config is what every command is scoped to, from flags with environment variables as fallbacks.
 type config struct {
 	data, space, agent, me, thread, linkBase, http string
+	publicURL                                      string // --public-url: where clients reach the HTTP server (oauth.go)
 }
 
 func env(name, def string) string {

@@ -34,6 +34,7 @@ func serve(args []string) error {
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
 	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
+	oauthFlags(fs, &c)
 	if rest, err := parse(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -42,7 +43,7 @@ func serve(args []string) error {
 	var addr string
 	if c.http != "" {
 		var err error
-		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c)); err != nil {
+		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c) || c.publicURL != ""); err != nil {
 			return err
 		}
 	}
@@ -89,6 +90,10 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	)
 	mux := http.NewServeMux()
 	gate := registerTeam(mux, db, c, token, mcpHTTP)
+	if err := registerOAuth(mux, db, c, ln.Addr(), gate, nil); err != nil { // before the gate is copied
+		ln.Close()
+		return err
+	}
 	registerMessages(mux, db, gate)
 	hs.Handler = mux
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
