@@ -108,7 +108,6 @@ func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 		"authorization_servers":    []string{s.issuer},
 		"bearer_methods_supported": []string{"header"},
 		"resource_name":            "compass-mcp",
-		"resource_documentation":   "https://github.com/compass-mcp/compass-mcp#connectors-oauth-21",
 	})
 }
 
