@@ -432,3 +432,21 @@ func TestConsent(t *testing.T) {
 		}
 	})
 }
+
+// A refresh over loopback HTTP: two transactions on the data file (use up the old token;
+// keep the new one), each synced, around the renewing of the row.
+//
+// go test -run '^$' -bench Refresh ./oauth
+func BenchmarkRefresh(b *testing.B) {
+	h := newHarness(b)
+	a, verifier := h.loopbackClient()
+	_, tok := h.exchange(a, h.code(a, "launch"), verifier)
+	rt := str(tok, "refresh_token")
+	for b.Loop() {
+		status, m := h.refresh(a.client, rt)
+		if status != 200 {
+			b.Fatalf("%d %v", status, m)
+		}
+		rt = str(m, "refresh_token")
+	}
+}

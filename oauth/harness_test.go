@@ -109,7 +109,7 @@ func (t *tokens) find(secret string) (string, *row) {
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	url    string
 	people *people
@@ -135,7 +135,7 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newHarness(t *testing.T, tweak ...func(*Config)) *harness {
+func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 	t.Helper()
 	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
