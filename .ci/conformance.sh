@@ -4,8 +4,10 @@
 #
 # Builds the binary, serves a fresh data file on a free loopback port, runs every active
 # server scenario with conformance-baseline.yml as the expected failures, and stops the
-# server whatever happens. Fails on any scenario that fails outside the baseline, and on
-# a baseline entry that now passes. The suite's results stay in $CONFORMANCE_OUT if set.
+# server whatever happens. Prints which scenarios that apply passed and which fixture-only
+# ones (the baseline) failed as expected. Fails on any scenario that fails outside the
+# baseline, on a baseline entry that now passes or didn't run, and when the suite fails.
+# The suite's results stay in $CONFORMANCE_OUT if set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/node.sh
@@ -44,11 +46,33 @@ echo "compass-mcp serves $url"
 out=${CONFORMANCE_OUT:-$work/results}
 status=0
 timeout 300 conformance server --url "$url" --expected-failures conformance-baseline.yml -o "$out" >"$work/suite.log" 2>&1 || status=$?
-# The suite's summary and its verdict on the baseline; the whole log when it fails.
-sed -n '/=== SUMMARY ===/,$p' "$work/suite.log"
-if [ "$status" -ne 0 ]; then
-  echo "conformance: exit $status; the suite's whole output:"
+# A summary a reader can trust at a glance, checked here as well as by the suite: every
+# scenario that applies to this server passed; every one the baseline lists (they call the
+# suite's own fixtures) failed; nothing else. The suite's own words only when they disagree.
+scenarios() { sed -n "s/^$1 \([a-z0-9-]*\): .*/\1/p" "$work/suite.log" | sort; }
+scenarios '✓' >"$work/passed"
+scenarios '✗' >"$work/failed"
+sed -n 's/^  - \([a-z0-9-]*\).*/\1/p' conformance-baseline.yml | sort >"$work/baseline"
+applicable=$(comm -23 "$work/passed" "$work/baseline")
+fixtures=$(comm -12 "$work/failed" "$work/baseline")
+unexpected=$(comm -23 "$work/failed" "$work/baseline")
+now_passing=$(comm -12 "$work/passed" "$work/baseline")
+unrun=$(comm -23 "$work/baseline" <(sort -u "$work/passed" "$work/failed"))
+count() { if [ -z "$1" ]; then echo 0; else echo "$1" | wc -l; fi; }
+list() { echo "$1" | paste -sd, - | sed 's/,/, /g'; }
+echo "conformance summary (@modelcontextprotocol/conformance, over streamable HTTP):"
+echo "  passed:          $(count "$applicable") scenarios that apply to compass-mcp: $(list "$applicable")"
+echo "  not applicable:  $(count "$fixtures") scenarios that call the suite's own fixtures (test_..., test://...), failed as"
+echo "                   conformance-baseline.yml expects, each with why: $(list "$fixtures")"
+verdict=0
+if [ -n "$unexpected" ]; then echo "  FAILED, not in the baseline: $(list "$unexpected")"; verdict=1; fi
+if [ -n "$now_passing" ]; then echo "  PASSED, but the baseline expects a failure (take it out): $(list "$now_passing")"; verdict=1; fi
+if [ -n "$unrun" ]; then echo "  in the baseline, but the suite ran no such scenario: $(list "$unrun")"; verdict=1; fi
+if [ -z "$applicable" ]; then echo "  no scenario passed: the suite's results could not be read"; verdict=1; fi
+if [ "$status" -ne 0 ] || [ "$verdict" -ne 0 ]; then
+  echo "conformance: FAILED (suite exit $status); the suite's whole output:"
   cat "$work/suite.log"
   echo "server log:"; cat "$work/server.log"
-  exit "$status"
+  exit 1
 fi
+echo "conformance: passed"

@@ -115,6 +115,7 @@ func run(o *options) error {
 		{"fsync", measureFsync},
 		{"tools/list size", measureToolsList},
 		{"stdio: compass-mcp and the filesystem server", measureStdio},
+		{"stdio, server side: a raw client", measureRawRead},
 		{"overhead over mcp-go", measureOverhead},
 		{"streamable HTTP, 16 clients", measureHTTP},
 		{"storage", measureStorage},

@@ -359,9 +359,9 @@ func measureStdio(ctx context.Context, o *options, bins binaries, r *report) err
 // measureOverhead is item 3: the same client calling a no-op tool and read_document of a
 // small document on one server (tools.New plus a no-op tool, over stdio).
 func measureOverhead(ctx context.Context, o *options, bins binaries, r *report) error {
-	calls, warm, cold := 300, 30, 20
+	calls, warm, cold := 300, 30, 8
 	if o.quick {
-		calls, warm, cold = 20, 3, 3
+		calls, warm, cold = 20, 3, 2
 	}
 	cmd := exec.Command(bins.self, "-serve", "stdio", "-data", filepath.Join(o.work, "overhead.db"))
 	cmd.Env = compassEnv("")
@@ -400,14 +400,16 @@ func measureOverhead(ctx context.Context, o *options, bins binaries, r *report) 
 	}
 	// After an idle spell the server has let go of the data file (datafile.DefaultIdle) and
 	// opens it again for the call.
-	coldRead := newSeries(1)
-	for range cold {
-		time.Sleep(120 * time.Millisecond)
-		start := time.Now()
-		if _, err := call(ctx, s.ClientSession, "read_document", map[string]any{"document": id}); err != nil {
-			return err
+	coldRead := newSeries(o.runs)
+	for run := range o.runs {
+		for range cold {
+			time.Sleep(120 * time.Millisecond)
+			start := time.Now()
+			if _, err := call(ctx, s.ClientSession, "read_document", map[string]any{"document": id}); err != nil {
+				return err
+			}
+			coldRead.add(run, time.Since(start))
 		}
-		coldRead.add(0, time.Since(start))
 	}
 	ns, rs, cs := noop.summary(), read.summary(), coldRead.summary()
 	r.noted("no-op", ns)
@@ -416,7 +418,7 @@ func measureOverhead(ctx context.Context, o *options, bins binaries, r *report) 
 	b := r.section("3. Overhead of the tools over mcp-go")
 	fmt.Fprintf(b, "One server over stdio: `tools.New` (as `compass-mcp serve` builds it, on a data file held while in use) plus a tool `noop`\n")
 	fmt.Fprintf(b, "that binds no arguments and answers \"ok\". The same go-sdk client alternates `noop` and `read_document` of a %d-byte document.\n", len(small))
-	b.WriteString("A third row is `read_document` after 120 ms without calls, when the server has let go of the data file and opens it again.\n\n")
+	fmt.Fprintf(b, "A third row is `read_document` after 120 ms without calls, when the server has let go of the data file and opens it again (%d a run).\n\n", cold)
 	latencyTable(b, []latencyRow{{"noop (mcp-go alone)", ns}, {"read_document, small", rs}, {"read_document after 120 ms idle", cs}})
 	fmt.Fprintf(b, "read_document / noop: %.2f× (medians); the tool's own work is %s a call.\n", ratio, ms(rs.median-ns.median))
 	r.target(target{"3", "read_document (small) vs a no-op tool, stdio", fmt.Sprintf("%s vs %s", ms(rs.median), ms(ns.median)), "", "≤ 1.5×",

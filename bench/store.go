@@ -18,6 +18,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
 
@@ -120,8 +121,11 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	fmt.Fprintf(b, "| %d documents of 20 lines (%s of text in all) | %s | %s | %s a document |\n\n", docs, size(int64(textBytes)), size(manyDisk), size(manyUse), size(manyUse/int64(docs)))
 	fmt.Fprintf(b, "The %d edits took %s (%s each, no fsync); version 1 then read back in %s. The %d documents took %s to create.\n",
 		edits, editTime.Round(time.Millisecond), ms(editTime/time.Duration(edits)), ms(readV1), docs, createTime.Round(time.Millisecond))
-	b.WriteString("\nbbolt keeps a bucket inside its parent's page only while it holds less than a quarter of a page (1 KB of 4 KB); each document's\n")
-	b.WriteString("versions are a bucket of their own (`doc_versions/<id>/<n>`), so a document of more than that takes a 4 KB page or more of its own.\n")
+	layout, err := versionsLayout(many, "personal")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "\nHow the versions lie in the %d-document file, read from it (bbolt's bucket stats): %s\n", docs, layout)
 
 	what := fmt.Sprintf("data file after %d one-line edits of 100 KB", edits)
 	const goal = 5_000_000
@@ -299,4 +303,30 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// versionsLayout says, from the file itself, how the space's versions are kept: in how many
+// buckets, how many keys, and how much of their pages they use, so that the storage
+// paragraph describes the layout the measured build wrote (docstore/doc.go, "# Layout").
+func versionsLayout(db *bbolt.DB, space string) (string, error) {
+	var out string
+	err := db.View(func(tx *bbolt.Tx) error {
+		vb := spaces.Sub(tx, space, "doc_versions")
+		if vb == nil {
+			return fmt.Errorf("the file has no doc_versions bucket in space %s", space)
+		}
+		st := vb.Stats()
+		pages := st.BranchPageN + st.LeafPageN
+		inline := st.InlineBucketN
+		switch {
+		case st.BucketN <= 1:
+			out = fmt.Sprintf("one bucket, `doc_versions`, holds all %d versions as flat keys (`<id><n>`), on %d pages of 4 KB (%s in use, %s of pages a version): small documents share pages.",
+				st.KeyN, pages, size(int64(st.LeafInuse+st.BranchInuse)), size(int64(pages*4096/max(st.KeyN, 1))))
+		default:
+			out = fmt.Sprintf("%d buckets under `doc_versions` (%d of them inline in their parent's page), %d keys, on %d pages of 4 KB: each document's versions are a bucket of their own.",
+				st.BucketN-1, inline, st.KeyN, pages)
+		}
+		return nil
+	})
+	return out, err
 }

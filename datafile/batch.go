@@ -1,7 +1,10 @@
 package datafile
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"go.etcd.io/bbolt"
@@ -34,27 +37,49 @@ func (b *batcher) do(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx
 	if lead {
 		b.lead(update)
 	}
-	err := <-c.done
-	if p, ok := err.(panicked); ok {
-		panic(p.value) // in the caller's goroutine, where its own recover can log it
-	}
-	return err
+	return <-c.done
 }
 
-// panicked carries a call's panic to its caller, so that one panicking write neither
-// takes down the leader that ran it nor leaves the queue without one.
-type panicked struct{ value any }
+// ErrPanicked is returned (wrapped, with the panic's value) by a write whose function, or
+// whose commit, panicked: the panic is logged with its stack, that write is answered, and
+// the writes after it are not held up.
+var ErrPanicked = errors.New("the write failed inside the server (a bug, logged)")
 
-func (p panicked) Error() string { return fmt.Sprintf("panic: %v", p.value) }
-
-// run calls fn, turning a panic into a panicked error.
+// run calls fn, turning a panic into an error wrapping ErrPanicked.
 func run(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = panicked{p}
+			if isFault(p) {
+				panic(p) // the file's pages: File.with names the file and says it is damaged
+			}
+			err = panicError(p)
 		}
 	}()
 	return fn(tx)
+}
+
+// isFault reports whether a recovered panic is a memory fault (with debug.SetPanicOnFault).
+func isFault(p any) bool {
+	var fault interface{ Addr() uintptr }
+	err, ok := p.(error)
+	return ok && errors.As(err, &fault)
+}
+
+func panicError(p any) error {
+	slog.Error("a write panicked", "panic", p, "stack", string(debug.Stack()))
+	return fmt.Errorf("%w: %v", ErrPanicked, p)
+}
+
+// update runs update(fn), turning a panic outside the callers' functions (in bbolt's
+// commit, say) into an error for every call of the batch, so that no call is left
+// unanswered and the batcher keeps a leader.
+func safeUpdate(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+	}()
+	return update(fn)
 }
 
 // lead commits batches until the queue is empty.
@@ -80,7 +105,7 @@ func (b *batcher) lead(update func(func(*bbolt.Tx) error) error) {
 func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := update(func(tx *bbolt.Tx) error {
+		err := safeUpdate(update, func(tx *bbolt.Tx) error {
 			for i, c := range calls {
 				if err := run(c.fn, tx); err != nil {
 					failed = i
@@ -96,7 +121,7 @@ func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
 			return
 		}
 		lone := calls[failed]
-		lone.done <- update(func(tx *bbolt.Tx) error { return run(lone.fn, tx) })
+		lone.done <- safeUpdate(update, func(tx *bbolt.Tx) error { return run(lone.fn, tx) })
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
 }

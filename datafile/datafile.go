@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -38,6 +40,20 @@ func DefaultPath() (string, error) {
 	return filepath.Join(home, ".local", "share", "compass", "compass.db"), nil
 }
 
+// initialMmap is how much of the file's address space bbolt maps at once. Each time a
+// write transaction outgrows the map, bbolt copies every page the transaction has touched
+// to the heap before mapping the file again (node.dereference): importing 100,000
+// messages in one transaction allocated 580 MB that way, and 1.1 GB in all, for 19 MB of
+// input. Mapping 1 GiB from the start costs address space only (pages are read as they
+// are touched) on 64-bit Linux and macOS; on Windows, where bbolt grows the file to the
+// map's size, and on 32-bit systems, bbolt's default stays.
+var initialMmap = func() int {
+	if runtime.GOOS == "windows" || strconv.IntSize < 64 {
+		return 0
+	}
+	return 1 << 30
+}()
+
 // Open opens (creating it, and its folder, on first use) the bbolt file at path, waiting at
 // most timeout for another process's lock. It returns ErrBusy, wrapped with the path, when
 // the lock could not be had in time.
@@ -50,7 +66,7 @@ func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 	// sooner, backing off to 10 ms.
 	deadline := time.Now().Add(timeout)
 	for wait := time.Millisecond; ; wait = min(2*wait, 10*time.Millisecond) {
-		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Millisecond})
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Millisecond, InitialMmapSize: initialMmap})
 		if err == nil {
 			return db, nil
 		}

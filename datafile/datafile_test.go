@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -77,15 +78,21 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 	}
 	defer f.Close()
 	var runs atomic.Int64
+	var first atomic.Bool
 	refuse := errors.New("refused")
 	var wg sync.WaitGroup
 	errs := make([]error, 64)
+	txOf := make([]atomic.Int64, len(errs)) // the transaction a call last ran in
 	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			errs[i] = f.Batch(func(tx *bbolt.Tx) error {
 				runs.Add(1)
+				txOf[i].Store(int64(tx.ID()))
+				if first.CompareAndSwap(false, true) {
+					time.Sleep(50 * time.Millisecond) // the others arrive while this commit is under way
+				}
 				if i%10 == 3 {
 					return refuse
 				}
@@ -114,7 +121,21 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("64 calls ran %d times", runs.Load())
+	commits := map[int64]int{}
+	stored := 0
+	for i := range errs {
+		if errs[i] == nil {
+			commits[txOf[i].Load()]++
+			stored++
+		}
+	}
+	// The first commit is one call's; those that arrived during it share what follows.
+	if len(commits) > stored/2 {
+		t.Errorf("%d stored calls took %d commits (%v); want the calls that arrive during a commit grouped", stored, len(commits), commits)
+	}
+	if runs.Load() <= int64(len(errs)) {
+		t.Errorf("64 calls ran %d times; want the batches with a failing call run again without it", runs.Load())
+	}
 }
 
 // BenchmarkViewOpeningEachTime is what sharing the file between processes costs a call:
@@ -136,21 +157,17 @@ func BenchmarkViewOpeningEachTime(b *testing.B) {
 	}
 }
 
-// A write that panics panics in its own caller; the batcher goes on serving the others.
+// A write that panics is answered with an error wrapping ErrPanicked; the batcher goes on
+// serving the others.
 func TestBatchSurvivesAPanic(t *testing.T) {
 	f, err := OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	func() {
-		defer func() {
-			if p := recover(); p != "boom" {
-				t.Errorf("the caller got %v, want its own panic", p)
-			}
-		}()
-		f.Batch(func(*bbolt.Tx) error { panic("boom") })
-	}()
+	if err := f.Batch(func(*bbolt.Tx) error { panic("boom") }); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a panicking write = %v, want ErrPanicked with its value", err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- f.Batch(func(*bbolt.Tx) error { return nil }) }()
 	select {

@@ -1,7 +1,10 @@
 package datafile
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -43,6 +46,7 @@ type File struct {
 	idleC  *sync.Cond // signalled when users drops to 0
 	opens  int        // how many times the file was opened, for tests and measurements
 	batch  batcher
+	reopen bool // a transaction panicked: close db once no transaction uses it
 }
 
 // DefaultIdle is how long a File stays open after its last transaction: long enough to
@@ -100,7 +104,8 @@ func (f *File) release() {
 		return
 	}
 	f.idleC.Broadcast()
-	if f.idle <= 0 || f.closed {
+	if f.idle <= 0 || f.closed || f.reopen {
+		f.reopen = false
 		f.closeLocked()
 		return
 	}
@@ -121,12 +126,33 @@ func (f *File) closeLocked() {
 	}
 }
 
-func (f *File) with(run func(*bbolt.DB) error) error {
+// with runs run on the open file. A fault while it touches the file's pages, or any
+// panic (a damaged file can make bbolt index out of range as well as read outside its
+// map), is returned as an error: an *ErrDamaged naming the file for a fault, an error
+// wrapping ErrPanicked otherwise. The file is then closed once no transaction uses it, so
+// that the next one maps it afresh rather than trusting bbolt's state after a panic.
+//
+// Why this and not a check at open: bbolt's Check reads every page (seconds on a large
+// file, and a File opens the file again after every idle spell), and it calls a file with
+// a leaf's value size flipped clean: that damage shows only when the value is read or
+// copied. debug.SetPanicOnFault turns the fault of reading outside the map into a panic
+// this goroutine can recover, so the server says what is wrong and goes on serving what
+// it still can, instead of dying with "fatal error: fault" on every start.
+func (f *File) with(run func(*bbolt.DB) error) (err error) {
 	db, err := f.acquire()
 	if err != nil {
 		return err
 	}
 	defer f.release()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			f.mu.Lock()
+			f.reopen = true
+			f.mu.Unlock()
+			err = damaged(f.path, p)
+		}
+	}()
 	return run(db)
 }
 
@@ -163,4 +189,17 @@ func (f *File) Close() error {
 	err := f.db.Close()
 	f.db = nil
 	return err
+}
+
+// ErrDamaged is returned (wrapped, naming the file and the fault) when reading the data
+// file's pages faulted: the file is damaged, and only a backup brings back what was there.
+var ErrDamaged = errors.New("the data file is damaged")
+
+// damaged turns a recovered panic of a transaction into the error it answers.
+func damaged(path string, p any) error {
+	if isFault(p) {
+		slog.Error("the data file is damaged", "path", path, "fault", p)
+		return fmt.Errorf("%w: %s (reading it faulted: %v): restore it from a backup (compass-mcp backup makes one) or move it aside", ErrDamaged, path, p)
+	}
+	return panicError(p)
 }

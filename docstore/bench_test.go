@@ -34,23 +34,28 @@ func BenchmarkEdit100KB(b *testing.B) {
 }
 
 // BenchmarkRewrite1MBHalfChanged is a write_document of a 1 MB document with half its lines
-// changed: the worst case of the line diff behind "+N −M lines".
+// changed: the worst case of the line diff behind "+N −M lines". Its two texts are made
+// before the timer starts and differ in half the lines, chosen at random; the document
+// alternates between them, so every write changes exactly half the lines of the one before.
 func BenchmarkRewrite1MBHalfChanged(b *testing.B) {
 	s := open(b, "personal")
 	base := text(20000, 2)
-	d := mustCreate(b, s, "Huge", strings.Join(base, ""))
+	other := append([]string(nil), base...)
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, j := range r.Perm(len(other))[:len(other)/2] {
+		other[j] = fmt.Sprintf("changed line %d\n", j)
+	}
+	texts := [2]string{strings.Join(base, ""), strings.Join(other, "")}
+	d := mustCreate(b, s, "Huge", texts[0])
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		next := append([]string(nil), base...)
-		r := rand.New(rand.NewPCG(uint64(i), 3))
-		for j := range next {
-			if r.IntN(2) == 0 {
-				next[j] = fmt.Sprintf("changed %d in round %d\n", j, i)
-			}
-		}
-		if _, err := s.Write(d.ID, "", strings.Join(next, ""), 0, north); err != nil {
+		saved, err := s.Write(d.ID, "", texts[(i+1)%2], 0, north)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if saved.Added != len(base)/2 || saved.Removed != len(base)/2 {
+			b.Fatalf("write %d changed +%d −%d lines, want half of %d", i, saved.Added, saved.Removed, len(base))
 		}
 	}
 }

@@ -112,11 +112,15 @@ func textOf(r record, lines []string) string {
 }
 
 func (b *buckets) record(vb versionKeys, id string, n int) (record, error) {
+	return b.recordOf(vb, id, n, true)
+}
+
+func (b *buckets) recordOf(vb versionKeys, id string, n int, text bool) (record, error) {
 	raw := vb.get(n)
 	if raw == nil {
 		return record{}, fmt.Errorf("document %s has no record of version %d", id, n)
 	}
-	r, err := decodeRecord(raw)
+	r, err := decode(raw, text)
 	if err != nil {
 		return record{}, fmt.Errorf("reading version %d of document %s: %w", n, id, err)
 	}
@@ -274,7 +278,11 @@ func encodeRecord(r record) ([]byte, error) {
 	return append(raw, text...), nil
 }
 
-func decodeRecord(raw []byte) (record, error) {
+func decodeRecord(raw []byte) (record, error) { return decode(raw, true) }
+
+// decode reads a record, its text too when text is true: a header alone doesn't touch (or
+// copy) the text's bytes, which for a whole version are megabytes.
+func decode(raw []byte, text bool) (record, error) {
 	var r record
 	if len(raw) > 0 && raw[0] == '{' {
 		err := json.Unmarshal(raw, &r)
@@ -291,6 +299,8 @@ func decodeRecord(raw []byte) (record, error) {
 	if err := json.Unmarshal(body[:n], &r); err != nil {
 		return r, err
 	}
-	r.Text = string(body[n:])
+	if text {
+		r.Text = string(body[n:])
+	}
 	return r, nil
 }

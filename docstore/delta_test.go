@@ -90,20 +90,18 @@ func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
 		}
 	}
 	n := 0
-	s.Each(func(d docstore.Document, vs []docstore.Version) error {
-		if d.ID != id {
-			return nil
+	err = s.Walk(id, true, func(v docstore.Version) error {
+		if v.Text != texts[v.Number-1] {
+			t.Fatalf("Walk's version %d is %q", v.Number, v.Text)
 		}
-		for _, v := range vs {
-			if v.Text != texts[v.Number-1] {
-				t.Fatalf("Each's version %d is %q", v.Number, v.Text)
-			}
-			n++
-		}
+		n++
 		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n != len(texts) {
-		t.Fatalf("Each gave %d versions, want %d", n, len(texts))
+		t.Fatalf("Walk gave %d versions, want %d", n, len(texts))
 	}
 }
 

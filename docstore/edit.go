@@ -2,9 +2,11 @@ package docstore
 
 import (
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/linediff"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 // Write replaces the whole text of a named document, and its title when title is not "".
@@ -22,21 +24,48 @@ func (s *Store) Append(name, text string, by Author) (Saved, error) {
 	})
 }
 
-// appended puts add after text with exactly one blank line between, keeping the text's
-// final line break if it had one.
+// appended puts add after text with one blank line between, and removes none of the text's
+// lines, so that a version says only what was added. The text's own blank lines at its end
+// give the one between (any more stay after add, where they were: at the end); add's blank
+// lines at its start and end are dropped, so an append never piles up blank lines. The text's
+// final line break is kept if it had one.
 func appended(text, add string) string {
-	if strings.TrimSpace(add) == "" {
+	add = trimBlankLines(add)
+	if add == "" {
 		return text
 	}
-	body := strings.TrimRight(text, "\r\n")
-	if body == "" {
+	lines := strings.SplitAfter(text, "\n")
+	last := len(lines) - 1 // the last line that isn't blank
+	for last >= 0 && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	if last < 0 {
 		return add
 	}
-	out := body + "\n\n" + add
-	if strings.HasSuffix(text, "\n") && !strings.HasSuffix(add, "\n") {
-		out += "\n"
+	head, tail := strings.Join(lines[:last+1], ""), strings.Join(lines[last+1:], "")
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
 	}
-	return out
+	sep, rest, _ := strings.Cut(tail, "\n")
+	sep += "\n"
+	if rest != "" || strings.HasSuffix(text, "\n") {
+		add = strings.TrimSuffix(add, "\n") + "\n"
+	}
+	return head + sep + add + rest
+}
+
+// trimBlankLines drops the blank lines at the start and end of s, keeping the line break of
+// its last line if it has one.
+func trimBlankLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	first, last := 0, len(lines)-1
+	for first <= last && strings.TrimSpace(lines[first]) == "" {
+		first++
+	}
+	for last >= first && strings.TrimSpace(lines[last]) == "" {
+		last--
+	}
+	return strings.Join(lines[first:last+1], "")
 }
 
 // Edit replaces old, which must occur exactly once in a named document's text, with new.
@@ -70,8 +99,12 @@ type EditMissError struct {
 // Near is a place in a text that matches the text to replace but for white space.
 type Near struct {
 	Line int    // 1-based line it starts on
-	Text string // the text as it actually is there
+	Text string // the whole lines as they are there; the match alone when they are longer than MaxNear
+	Cut  bool   // Text is the first MaxNear bytes of the match, which is longer
 }
+
+// MaxNear is the most bytes of text a Near gives, so that a refusal stays short.
+const MaxNear = 2000
 
 func (e *EditMissError) Error() string {
 	return fmt.Sprintf("the text to replace isn't in %s (%d near matches)", e.Document.ID, len(e.Near))
@@ -80,49 +113,61 @@ func (e *EditMissError) Error() string {
 // EditManyError is returned when the text to replace occurs more than once.
 type EditManyError struct {
 	Document Document
-	Lines    []int // 1-based line of each occurrence
+	// Count is how many times it occurs without overlapping (as strings.Count counts):
+	// 1 when it repeats only by overlapping itself ("aa" in "aaa"), which is still more
+	// than once.
+	Count int
+	Lines []int // 1-based lines it occurs on, each once, at most MaxManyLines of them
+	More  bool  // it occurs on more lines than Lines gives
 }
 
+// MaxManyLines is how many lines an EditManyError gives at most, so that a refusal stays
+// short however often the text occurs.
+const MaxManyLines = 10
+
 func (e *EditManyError) Error() string {
-	return fmt.Sprintf("the text to replace occurs %d times in %s", len(e.Lines), e.Document.ID)
+	return fmt.Sprintf("the text to replace occurs %d times in %s", e.Count, e.Document.ID)
 }
 
 // ReplaceOnce replaces the one occurrence of old in text with new. It returns an
-// *EditManyError when old occurs more than once, overlapping occurrences counted (in
-// "aaa", "aa" occurs twice: which one was meant can't be known), and an *EditMissError
-// when it doesn't occur, with the places it occurs but for white space.
+// *EditManyError when old occurs more than once: counted without overlaps, as the origin
+// system counts them, but an occurrence that overlaps the only other one still makes it
+// ambiguous (in "aaa", "aa" occurs once without overlap and twice with: which was meant
+// can't be known). It returns an *EditMissError when old doesn't occur, with the places
+// it occurs but for white space.
+//
+// Its work is linear in len(text) + len(old), whatever the two hold.
 func ReplaceOnce(text, old, new string) (string, error) {
 	if old == "" {
 		return "", ErrEmptyOld
 	}
-	at := Occurrences(text, old, 2)
-	switch len(at) {
-	case 0:
+	at := strings.Index(text, old)
+	if at < 0 {
 		return "", &EditMissError{Near: nearMatches(text, old, 3)}
-	case 1:
-		return text[:at[0]] + new + text[at[0]+len(old):], nil
 	}
-	at = Occurrences(text, old, -1)
-	lines := make([]int, len(at))
-	for i, a := range at {
-		lines[i] = lineOf(text, a)
+	// Any other occurrence starts after at: if it starts before at+len(old) it overlaps.
+	if strings.Index(text[at+1:], old) < 0 {
+		return text[:at] + new + text[at+len(old):], nil
 	}
-	return "", &EditManyError{Lines: lines}
-}
-
-// Occurrences gives the offsets where old starts in text, overlapping ones included, at
-// most most of them (all when most < 0).
-func Occurrences(text, old string, most int) []int {
-	var at []int
-	for i := 0; most < 0 || len(at) < most; {
+	many := &EditManyError{Count: strings.Count(text, old)}
+	line, from := 1, 0
+	for i := 0; ; {
 		j := strings.Index(text[i:], old)
 		if j < 0 {
 			break
 		}
-		at = append(at, i+j)
-		i += j + 1
+		line += strings.Count(text[from:i+j], "\n")
+		from = i + j
+		if n := len(many.Lines); n == 0 || many.Lines[n-1] != line {
+			if n == MaxManyLines {
+				many.More = true
+				break
+			}
+			many.Lines = append(many.Lines, line)
+		}
+		i += j + len(old)
 	}
-	return at
+	return "", many
 }
 
 func lineOf(text string, at int) int { return strings.Count(text[:at], "\n") + 1 }
@@ -137,7 +182,8 @@ func nearMatches(text, old string, most int) []Near {
 	}
 	// folded holds text folded; offset[i] is where folded[i] came from in text.
 	var folded strings.Builder
-	offset := make([]int, 0, len(text))
+	folded.Grow(len(text))
+	offset := make([]int32, 0, len(text))
 	space := false
 	for i, r := range text {
 		if unicode.IsSpace(r) {
@@ -146,13 +192,13 @@ func nearMatches(text, old string, most int) []Near {
 		}
 		if space && folded.Len() > 0 {
 			folded.WriteByte(' ')
-			offset = append(offset, i)
+			offset = append(offset, int32(i))
 		}
 		space = false
 		n := folded.Len()
 		folded.WriteRune(r)
 		for range folded.Len() - n {
-			offset = append(offset, i)
+			offset = append(offset, int32(i))
 		}
 	}
 	f := folded.String()
@@ -162,7 +208,7 @@ func nearMatches(text, old string, most int) []Near {
 		if j < 0 {
 			break
 		}
-		start, end := offset[i+j], offset[i+j+len(want)-1]
+		start, end := int(offset[i+j]), int(offset[i+j+len(want)-1])
 		ls := strings.LastIndexByte(text[:start], '\n') + 1
 		le := strings.IndexByte(text[end:], '\n')
 		if le < 0 {
@@ -170,7 +216,19 @@ func nearMatches(text, old string, most int) []Near {
 		} else {
 			le += end
 		}
-		near = append(near, Near{Line: lineOf(text, ls), Text: strings.TrimRight(text[ls:le], "\r")})
+		n := Near{Line: lineOf(text, ls), Text: strings.TrimRight(text[ls:le], "\r")}
+		if len(n.Text) > MaxNear {
+			_, size := utf8.DecodeRuneInString(text[end:])
+			n.Line, n.Text = lineOf(text, start), text[start:end+size]
+			if len(n.Text) > MaxNear {
+				cut := MaxNear
+				for !utf8.RuneStart(n.Text[cut]) {
+					cut--
+				}
+				n.Text, n.Cut = n.Text[:cut], true
+			}
+		}
+		near = append(near, n)
 		i += j + len(want)
 	}
 	return near

@@ -2,8 +2,10 @@ package docstore_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -11,10 +13,16 @@ import (
 
 // FuzzReplaceOnce checks edit_document's replacement on any text: it never panics; on
 // success exactly one occurrence of old was replaced; when old occurs several times the
-// lines given are those of the occurrences; when it doesn't occur, each near match is whole
-// lines of the text, at the line said, that hold old once white space is folded.
+// count is of occurrences that don't overlap and the lines given are theirs, each once;
+// when it doesn't occur, each near match is whole lines of the text, at the line said, that
+// hold old once white space is folded.
 //
-// Occurrences are counted with overlaps: in "aaa", "aa" occurs twice, and is refused.
+// An occurrence that overlaps the only other one still makes old ambiguous: in "aaa", "aa"
+// occurs once without overlap, twice with, and is refused as occurring more than once.
+//
+// Each input is also tried repeated to 256 KB, with a time budget of 1 s (the quadratic
+// search of before took seconds on such a text: "aa" in 256 KB of "a"), and the refusal's
+// size bounded: at most MaxManyLines lines, near matches of at most MaxNear bytes.
 //
 // go test -fuzz=FuzzReplaceOnce ./docstore
 func FuzzReplaceOnce(f *testing.F) {
@@ -25,6 +33,8 @@ func FuzzReplaceOnce(f *testing.F) {
 		{"one  two\nthree\n", "one two three", "y"},
 		{"- [ ] task\n- [ ] task\n", "- [ ] task", "- [x] task"},
 		{"aaa", "aa", "b"},
+		{"aaaa\naaaa\n", "aa", "b"},
+		{"a b c d e f g h i j k l\n", " ", "_"},
 		{"é\u00a0ü\n", "é ü", "x"},
 		{"", "x", "y"},
 		{"x", "", "y"},
@@ -55,16 +65,29 @@ func FuzzReplaceOnce(f *testing.F) {
 				t.Fatalf("ReplaceOnce(%q, %q, %q) = %q, want %q", text, old, new, got, want)
 			}
 		case errors.As(err, &many):
-			if n := overlapping(text, old); n < 2 || len(many.Lines) != n {
-				t.Fatalf("old occurs %d times, the error gives lines %v", n, many.Lines)
+			if n := overlapping(text, old); n < 2 {
+				t.Fatalf("old occurs %d times, overlaps counted, but the error says more than once", n)
 			}
-			i := 0
-			for k, line := range many.Lines {
+			if many.Count != strings.Count(text, old) {
+				t.Fatalf("the error counts %d, but old occurs %d times without overlaps", many.Count, strings.Count(text, old))
+			}
+			var want []int
+			for i := 0; ; {
 				j := strings.Index(text[i:], old)
-				if want := strings.Count(text[:i+j], "\n") + 1; line != want {
-					t.Fatalf("occurrence %d is on line %d, the error says %d", k+1, want, line)
+				if j < 0 {
+					break
 				}
-				i += j + 1
+				if line := strings.Count(text[:i+j], "\n") + 1; len(want) == 0 || want[len(want)-1] != line {
+					want = append(want, line)
+				}
+				i += j + len(old)
+			}
+			more := len(want) > docstore.MaxManyLines
+			if more {
+				want = want[:docstore.MaxManyLines]
+			}
+			if fmt.Sprint(many.Lines) != fmt.Sprint(want) || many.More != more {
+				t.Fatalf("the error gives lines %v (more: %v), want %v (more: %v)", many.Lines, many.More, want, more)
 			}
 		case errors.As(err, &miss):
 			if strings.Contains(text, old) {
@@ -76,6 +99,12 @@ func FuzzReplaceOnce(f *testing.F) {
 			lines := strings.Split(text, "\n")
 			want := strings.Join(strings.Fields(old), " ")
 			for _, n := range miss.Near {
+				if n.Cut || len(n.Text) > docstore.MaxNear {
+					if len(n.Text) > docstore.MaxNear {
+						t.Fatalf("near match of %d bytes, want at most %d", len(n.Text), docstore.MaxNear)
+					}
+					continue
+				}
 				k := strings.Count(n.Text, "\n") + 1
 				if n.Line < 1 || n.Line-1+k > len(lines) {
 					t.Fatalf("near match at line %d of %d lines: %q", n.Line, len(lines), n.Text)
@@ -89,6 +118,25 @@ func FuzzReplaceOnce(f *testing.F) {
 			}
 		default:
 			t.Fatalf("ReplaceOnce: unexpected error %v", err)
+		}
+		if text == "" || old == "" {
+			return
+		}
+		big := strings.Repeat(text, (256<<10)/len(text)+1)
+		start := time.Now()
+		_, err = docstore.ReplaceOnce(big, old, new)
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("ReplaceOnce on %d bytes took %s, want at most 1 s", len(big), took)
+		}
+		if errors.As(err, &many) && len(many.Lines) > docstore.MaxManyLines {
+			t.Fatalf("%d lines in the refusal, want at most %d", len(many.Lines), docstore.MaxManyLines)
+		}
+		if errors.As(err, &miss) {
+			for _, n := range miss.Near {
+				if len(n.Text) > docstore.MaxNear {
+					t.Fatalf("near match of %d bytes, want at most %d", len(n.Text), docstore.MaxNear)
+				}
+			}
 		}
 	})
 }

@@ -128,8 +128,7 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 		if err != nil {
 			return err
 		}
-		err = b.span(d.ID, n+1, d.Version, func(v Version) error {
-			v.Text = ""
+		err = b.headers(d.ID, n+1, d.Version, func(v Version) error {
 			vs = append(vs, v)
 			return nil
 		})
@@ -282,20 +281,83 @@ func (s *Store) Deleted() ([]Document, error) {
 	return docs, err
 }
 
-// Each calls fn with every document of the space, deleted ones too, and all its versions,
-// oldest first, in one read transaction: a consistent picture to export.
-func (s *Store) Each(fn func(Document, []Version) error) error {
-	return s.view(func(b *buckets) error {
+// Documents returns every document of the space, deleted ones too, without their texts.
+func (s *Store) Documents() ([]Document, error) {
+	var docs []Document
+	err := s.view(func(b *buckets) error {
 		return b.eachDoc(func(d Document) error {
-			vs := make([]Version, d.Version)
-			err := b.span(d.ID, 1, d.Version, func(v Version) error {
-				vs[v.Number-1] = v
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			return fn(d, vs)
+			docs = append(docs, d)
+			return nil
 		})
 	})
+	return docs, err
+}
+
+// Walk calls fn with every version of document id, newest first: with its text when text
+// is true, else with Text empty (and then without rebuilding any text at all). It reads
+// them in read transactions of one snapshot's worth of versions (starting a chunk afresh
+// costs at most one chain of deltas), so that memory holds about two
+// versions' texts whatever the history's length (History holds all of them), and the file
+// is never held for the whole walk: another process gets its turn between chunks. fn runs
+// inside a transaction; it should not wait on anything slow.
+func (s *Store) Walk(id string, text bool, fn func(Version) error) error {
+	var d Document
+	err := s.view(func(b *buckets) error {
+		var ok bool
+		var err error
+		if d, ok, err = b.doc(id); err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	chunk := snapshotEvery
+	for hi := d.Version; hi >= 1; hi -= chunk {
+		lo := max(1, hi-chunk+1)
+		err := s.view(func(b *buckets) error {
+			if !text {
+				return b.headers(d.ID, lo, hi, fn)
+			}
+			return b.span(d.ID, lo, hi, fn)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Log returns a named document and every version of it, newest first, without texts.
+func (s *Store) Log(name string) (Document, []Version, error) {
+	d, err := s.Find(name)
+	if err != nil {
+		return Document{}, nil, err
+	}
+	vs := make([]Version, 0, d.Version)
+	err = s.Walk(d.ID, false, func(v Version) error {
+		vs = append(vs, v)
+		return nil
+	})
+	return d, vs, err
+}
+
+// headers calls fn with versions hi down to lo of document id, their texts left out.
+func (b *buckets) headers(id string, lo, hi int, fn func(Version) error) error {
+	vb, err := b.versionBucket(id)
+	if err != nil {
+		return err
+	}
+	for k := hi; k >= lo; k-- {
+		r, err := b.recordOf(vb, id, k, false)
+		if err != nil {
+			return err
+		}
+		r.Version.Text = "" // a record of the layout before is JSON whole, its text in it
+		if err := fn(r.Version); err != nil {
+			return err
+		}
+	}
+	return nil
 }

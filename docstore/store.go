@@ -6,13 +6,14 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
 	"go.etcd.io/bbolt"
@@ -155,7 +156,9 @@ func (b *buckets) addCount(delta int) error {
 // that has every word of name in it.
 func (b *buckets) named(name string) (Document, error) {
 	name = strings.TrimSpace(name)
-	if name == "" || b.docs == nil {
+	// No id or title is longer than a title may be: a longer name names nothing, and is
+	// not matched word by word against every title (which would cost name × titles).
+	if name == "" || b.docs == nil || len(name) > 4*MaxTitle || utf8.RuneCountInString(name) > MaxTitle {
 		return Document{}, ErrNotFound
 	}
 	if d, ok, err := b.doc(name); err != nil || (ok && d.Deleted == nil) {
@@ -172,6 +175,8 @@ func (b *buckets) named(name string) (Document, error) {
 		return d, nil
 	}
 	words := strings.Fields(strings.ToLower(name))
+	slices.Sort(words)
+	words = slices.Compact(words)
 	var matches []string
 	c := b.titles.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -344,65 +349,119 @@ type Next struct {
 	Kind  Kind
 }
 
-// Change reads the named document's latest version and, in the same transaction, saves
-// what how makes of it as a new version of the given kind (or of Next.Kind, when set). how
-// may read older versions with at, and may refuse by returning an error, which Change
-// returns as it is. The new title, when it changes, must be free.
+// Change reads the named document's latest version and saves what how makes of it as a
+// new version of the given kind (or of Next.Kind, when set). how may read older versions
+// with at, and may refuse by returning an error, which Change returns as it is. The new
+// title, when it changes, must be free.
+//
+// how, and the diff of its text against the latest, run in a read transaction before the
+// write: the shared commit (see datafile.DB's Batch) only checks that the document is still
+// at the version how saw and puts the new one, so an edit's search or a merge doesn't hold
+// up other writers, and a refusal seen then never enters the commit. When another write
+// got there first (two appends to one document in one batch, say), how runs again inside
+// the commit on the version the new one must follow: so how may run more than once.
 func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
+	var p prepared
+	err := s.view(func(b *buckets) (err error) {
+		p, err = b.prepare(name, kind, how)
+		return err
+	})
+	if err != nil {
+		return Saved{}, err
+	}
+	if p.unchanged {
+		return Saved{Document: p.d, Unchanged: true}, nil
+	}
 	var saved Saved
-	err := s.update(func(b *buckets) error {
-		kind := kind // this may run again after a rolled-back batch: don't keep a run's choice
+	err = s.update(func(b *buckets) error {
+		saved = Saved{}
 		d, err := b.named(name)
 		if err != nil {
 			return err
 		}
-		latest, err := b.version(d.ID, d.Version)
-		if err != nil {
-			return err
-		}
-		at := func(n int) (Version, error) {
-			if n < 1 || n > d.Version {
-				return Version{}, &NoVersionError{Document: d, Asked: n}
+		p := p // this may run again after a rolled-back batch: don't keep a run's choice
+		if d.ID != p.d.ID || d.Version != p.d.Version {
+			// Another write came between (often one committed in this same batch): work
+			// the change out again here, on the version it must follow.
+			if p, err = b.prepare(name, kind, how); err != nil {
+				return err
 			}
-			return b.version(d.ID, n)
-		}
-		next, err := how(d, latest, at)
-		if err != nil {
-			return err
-		}
-		if next.Kind != "" {
-			kind = next.Kind
-		}
-		if next.Title, err = CleanTitle(next.Title); err != nil {
-			return err
-		}
-		if err := CheckText(next.Text); err != nil {
-			return err
-		}
-		if next.Title == latest.Title && next.Text == latest.Text {
-			saved = Saved{Document: d, Unchanged: true}
-			return nil
+			if p.unchanged {
+				saved = Saved{Document: p.d, Unchanged: true}
+				return nil
+			}
+			d = p.d
 		}
 		// titleKey, not strings.EqualFold: the index's notion of "the same title" decides.
-		if !bytes.Equal(titleKey(next.Title), titleKey(latest.Title)) {
-			if other := b.titles.Get(titleKey(next.Title)); other != nil && string(other) != d.ID {
+		if !bytes.Equal(titleKey(p.next.Title), titleKey(p.latest.Title)) {
+			if other := b.titles.Get(titleKey(p.next.Title)); other != nil && string(other) != d.ID {
 				od, _, err := b.doc(string(other))
 				if err != nil {
 					return err
 				}
-				return &TitleTakenError{Title: next.Title, Other: od}
+				return &TitleTakenError{Title: p.next.Title, Other: od}
 			}
 		}
-		c := diffTexts(latest.Text, next.Text)
-		added, removed := c.counts()
-		v := Version{Number: d.Version + 1, Title: next.Title, Text: next.Text, Kind: kind, Author: by, At: s.now(), Added: added, Removed: removed}
-		if err := b.put(&d, v, &latest, c); err != nil {
+		latest := p.latest
+		v := Version{Number: d.Version + 1, Title: p.next.Title, Text: p.next.Text, Kind: p.kind, Author: by, At: s.now(), Added: p.added, Removed: p.removed}
+		if err := b.put(&d, v, &latest, p.change); err != nil {
 			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
 		}
-		saved = Saved{Document: d, Added: added, Removed: removed, Kind: kind}
+		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind}
 		return nil
 	})
 	return saved, err
+}
+
+// prepared is a change worked out in a read transaction, to be put by Change's commit if
+// the document is still at the version it was made from.
+type prepared struct {
+	d              Document
+	latest         Version
+	next           Next
+	kind           Kind
+	change         change
+	added, removed int
+	unchanged      bool
+}
+
+// prepare runs how on the named document's latest version and diffs its text against it.
+func (b *buckets) prepare(name string, kind Kind, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (prepared, error) {
+	d, err := b.named(name)
+	if err != nil {
+		return prepared{}, err
+	}
+	latest, err := b.version(d.ID, d.Version)
+	if err != nil {
+		return prepared{}, err
+	}
+	at := func(n int) (Version, error) {
+		if n < 1 || n > d.Version {
+			return Version{}, &NoVersionError{Document: d, Asked: n}
+		}
+		return b.version(d.ID, n)
+	}
+	next, err := how(d, latest, at)
+	if err != nil {
+		return prepared{}, err
+	}
+	if next.Kind != "" {
+		kind = next.Kind
+	}
+	if next.Title, err = CleanTitle(next.Title); err != nil {
+		return prepared{}, err
+	}
+	if err := CheckText(next.Text); err != nil {
+		return prepared{}, err
+	}
+	p := prepared{d: d, latest: latest, next: next, kind: kind}
+	if next.Title == latest.Title && next.Text == latest.Text {
+		p.unchanged = true
+		return p, nil
+	}
+	p.change = diffTexts(latest.Text, next.Text)
+	p.added, p.removed = p.change.counts()
+	return p, nil
 }
 
 // put writes version v of d and brings d's record and indexes up to date with it. prev is

@@ -39,4 +39,31 @@
 // [Stats], [Unified] and [Merge3] run one or two diffs plus linear work,
 // so the same bounds hold. A region coarsened by the budget can only turn
 // a clean merge into a reported conflict, never into a wrong merge.
+//
+// # Beside git merge-file
+//
+// TestMergeAgainstGit runs [Merge3] and git merge-file on 2,000 generated
+// cases. On the half whose lines each occur once, the two agree on every
+// case: the same clean merges, the same clashes (git also refuses changes
+// that merely touch). On the half made of few distinct lines they
+// disagree on about 8 cases in 1,000, of three kinds, all from where a
+// diff may align equal lines:
+//
+//   - We clash, git merges (about 6 in 1,000). Among repeated lines
+//     several alignments are equally short, and ours and git's xdiff
+//     (with its own heuristics) may pick different ones, which moves where
+//     each side's change sits: ours may find the two changes touching
+//     where git's find them apart. git merge-file also refines a clash
+//     "zealously": lines both sides changed alike at the ends of a clashing
+//     region are taken as merged, and the region shrinks or vanishes; ours
+//     reports the region whole. Either way nothing is lost: the person or
+//     the model is asked, where git would have decided.
+//   - We merge, git clashes (about 1 in 1,000): the same difference of
+//     alignment the other way round. Our merge still applies both sides'
+//     changes as our diffs see them.
+//   - Both merge, differently (about 1 in 1,000): one side deleted one of
+//     several equal lines and which one can't be told; each tool's diff
+//     picks one, and if the other side deleted an equal line nearby, one
+//     merge takes the two deletions as the same change (made once) and the
+//     other as two. Both are correct readings of the sides.
 package linediff

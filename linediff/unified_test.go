@@ -149,10 +149,7 @@ func TestUnifiedRandomApplies(t *testing.T) {
 // TestUnifiedPatch feeds our output to patch(1), forbidding the offsets
 // and fuzz with which it would otherwise forgive wrong line numbers.
 func TestUnifiedPatch(t *testing.T) {
-	patch, err := exec.LookPath("patch")
-	if err != nil {
-		t.Skip("patch(1) not installed")
-	}
+	patch := tool(t, "patch")
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(13, 14))
 	type pair struct{ a, b string }

@@ -193,8 +193,8 @@ func TestBadToolInput(t *testing.T) {
 			// A title of only spaces with document: not refused, but no title is made of it
 			// (the text is the same, so no version either).
 			a := mustCall(t, c, "write_document", map[string]any{"document": "Launch plan", "title": "  ", "text": "Record the trailer.\n\nBook the studio.\n"})
-			if !a.isError && !strings.Contains(a.text, "[Launch plan]") {
-				t.Errorf("write_document with a title of only spaces: %q", a.text)
+			if a.isError || !strings.Contains(a.text, "[Launch plan]") {
+				t.Errorf("write_document with a title of only spaces: %q (isError %v); want it taken as no new title", a.text, a.isError)
 			}
 			if srv != nil {
 				srv.stop(t)

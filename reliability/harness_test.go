@@ -248,3 +248,36 @@ func check(db *bbolt.DB) []error {
 	}
 	return errs
 }
+
+// raceSlack is how much more time and memory a bound allows when the binary was built
+// with -race (see testbin.Race): the race detector takes 5 to 10 times of both.
+func raceSlack[T int64 | time.Duration](bound T) T {
+	if testbin.Race {
+		return bound * 8
+	}
+	return bound
+}
+
+// measured is exec.Command of the compass-mcp binary under GNU time when it is installed,
+// so that maxRSS can read the command's own peak RSS from its stderr. (The rusage Go gets
+// back won't do: Go starts a child with vfork, sharing the test's memory until exec, and
+// Linux counts that memory's high-water mark in the child's Maxrss.)
+func measured(args ...string) *exec.Cmd {
+	if _, err := os.Stat("/usr/bin/time"); err == nil {
+		return exec.Command("/usr/bin/time", append([]string{"-f", "maxrss-kb %M", testbin.Path}, args...)...)
+	}
+	return exec.Command(testbin.Path, args...)
+}
+
+var maxRSSLine = regexp.MustCompile(`(?m)^maxrss-kb (\d+)$`)
+
+// maxRSS is the peak RSS in bytes that GNU time said on stderr, or -1 without it.
+func maxRSS(stderr string) int64 {
+	m := maxRSSLine.FindStringSubmatch(stderr)
+	if m == nil {
+		return -1
+	}
+	var kb int64
+	fmt.Sscan(m[1], &kb)
+	return kb << 10
+}

@@ -162,10 +162,8 @@ func TestRawProtocolOnStdio(t *testing.T) {
 	// on stdio, and nothing to scope by session); it must not crash or hang.
 	r.send([]byte(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"list_documents","arguments":{}}}`))
 	early := r.answer("early")
-	if text, _ := toolText(early); early["result"] != nil {
-		t.Logf("tools/call before initialize on stdio: answered %q", text)
-	} else {
-		t.Logf("tools/call before initialize on stdio: JSON-RPC error %d", errorCode(early))
+	if text, isError := toolText(early); isError || text != "No documents in this space yet." {
+		t.Errorf("tools/call before initialize on stdio: %v; want it answered as after initialize (mcp-go v1.2.1 does)", early)
 	}
 	r.send([]byte(initializeLine))
 	if m := r.answer("init"); m["result"] == nil {
@@ -177,7 +175,7 @@ func TestRawProtocolOnStdio(t *testing.T) {
 		what string
 		line string
 		id   any // the id the answer has: nil for null
-		code int // the JSON-RPC error code wanted; 0: an error result
+		code int // the JSON-RPC error code wanted; 0: an error result; answered: a result that is no error
 		want string
 	}{
 		{"not JSON", `this is not JSON`, nil, -32700, ""},
@@ -195,21 +193,22 @@ func TestRawProtocolOnStdio(t *testing.T) {
 		{"invalid UTF-8 in a name", "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":\"read_document\",\"arguments\":{\"document\":\"\xed\xa0\x80\"}}}", 11.0, 0, "not valid UTF-8"},
 		{"invalid UTF-8 in the method", "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\xff\"}", 12.0, -32601, ""},
 		{"a NUL escaped in a text", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Nul","text":"a\u0000b"}}}`, 13.0, 0, "NUL"},
-		{"a lone surrogate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Half","text":"a\ud800b"}}}`, 14.0, -1, ""},
-		{"an id that is an object", `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, map[string]any{"x": 1}, -1, ""},
+		{"a lone surrogate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Half","text":"a\ud800b"}}}`, 14.0, 0, "an escape of half a character"},
+		// mcp-go v1.2.1's known limits, pinned so that an upgrade that changes them is noticed
+		// (docs/RELIABILITY.md, findings 2, 7, 8): an object id is answered; a number beyond
+		// float64 fails at its parse; a missing document resource is an internal error.
+		{"an id that is an object", `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, map[string]any{"x": 1.0}, answered, ""},
 		{"a resource URI of no template", `{"jsonrpc":"2.0","id":15,"method":"resources/read","params":{"uri":"compass://nothing"}}`, 15.0, -32002, ""},
-		{"a number beyond float64 in the arguments", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read_document","arguments":{"document":"x","version":1e400}}}`, 17.0, -1, ""},
-		{"a document resource that isn't", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"compass://document/01JDX0000000000000000000000"}}`, 16.0, -1, ""},
+		{"a number beyond float64 in the arguments", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read_document","arguments":{"document":"x","version":1e400}}}`, 17.0, -32600, ""},
+		{"a document resource that isn't", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"compass://document/01JDX0000000000000000000000"}}`, 16.0, -32603, ""},
 	} {
 		r.send([]byte(tc.line))
 		m := r.answer(tc.id)
 		text, isError := toolText(m)
 		switch {
-		case tc.code == -1: // whatever it is, say it
-			if m["result"] != nil {
-				t.Logf("%s: answered %v", tc.what, m)
-			} else {
-				t.Logf("%s: JSON-RPC error %d %v", tc.what, errorCode(m), m["error"])
+		case tc.code == answered:
+			if m["result"] == nil {
+				t.Errorf("%s: %v, want a result", tc.what, m)
 			}
 		case tc.code == 0 && (!isError || !strings.Contains(text, tc.want)):
 			t.Errorf("%s: %v, want an error result with %q", tc.what, m, tc.want)
@@ -219,6 +218,9 @@ func TestRawProtocolOnStdio(t *testing.T) {
 		r.alive(tc.what, 1000+i)
 	}
 }
+
+// answered, as a wanted code, is a result that is no error.
+const answered = 1
 
 // post sends body to url with the given session, returning the status and the body.
 func post(t *testing.T, url, session string, body io.Reader, chunked bool) (int, string) {

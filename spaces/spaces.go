@@ -1,6 +1,6 @@
 // Package spaces says what a space is and who is in it, and scopes every lookup to one space.
 //
-// Every document and conversation is kept in the bucket of its space (Bucket, CreateBucket),
+// Every document and conversation is kept in the bucket of its space (Bucket, Sub, CreateSub),
 // so a lookup made through a space's bucket cannot reach another space's data, by id or by
 // title: the scoping is the layout, not a filter each caller must remember.
 //
@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	// ErrBadSpace is returned by Valid (and so by CreateBucket) for a space name that is
+	// ErrBadSpace is returned by Valid (and so by CreateSub) for a space name that is
 	// empty, longer than 64 bytes, or has characters other than letters, digits, '-', '_' and '.'.
 	ErrBadSpace = errors.New("a space's name is 1 to 64 letters, digits, '-', '_' or '.'")
 	// ErrBadActor is returned by ParseActor for anything but "person:<id>" or "agent:<name>".
@@ -176,4 +176,25 @@ func (n Names) ShowString(s string) string {
 		return s
 	}
 	return n.Show(a)
+}
+
+// Named is a person's id and the display name recorded with SetName.
+type Named struct{ ID, Name string }
+
+// People lists the people who have a display name, by id.
+func People(db interface {
+	View(func(*bbolt.Tx) error) error
+}) ([]Named, error) {
+	var out []Named
+	err := db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(peopleBucket)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			out = append(out, Named{ID: string(k), Name: string(v)})
+			return nil
+		})
+	})
+	return out, err
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -63,25 +64,32 @@ func (im *importer) claude(r io.Reader, me string) error {
 		return &ImportError{Index: -1, Err: errors.New("a Claude export is a JSON array of conversations")}
 	}
 	for i := 0; dec.More(); i++ {
-		var c claudeConversation
+		var (
+			raw json.RawMessage
+			c   claudeConversation
+		)
 		in.reset()
-		if err := dec.Decode(&c); err != nil {
+		if err := dec.Decode(&raw); err != nil {
 			return &ImportError{Index: i, Err: decodeError(err)}
 		}
+		// The decoder would turn an escape of half a character into U+FFFD: refuse it, as
+		// the tools do.
+		if at := jsonargs.LoneSurrogate(raw); at >= 0 {
+			return &ImportError{Index: i, Err: fmt.Errorf("%w, at byte %d of the conversation", jsonargs.ErrSurrogate, at)}
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return &ImportError{Index: i, Err: decodeError(err)}
+		}
+		raw = nil
 		conv, err := im.parseClaude(c, person.String())
 		if err != nil {
 			return &ImportError{Index: i, Err: err}
 		}
-		t, err := im.w.thread(c.UUID)
-		if err != nil {
-			return fmt.Errorf("conversation at index %d: %w", i, err)
+		if len(conv.msgs) == 0 {
+			im.ops = append(im.ops, op{index: i, conv: c.UUID, title: conv.title, began: conv.created, from: len(im.msgs), to: len(im.msgs)})
 		}
-		t.setTitle(conv.title)
-		t.began(conv.created)
 		for _, m := range conv.msgs {
-			if err := im.add(t, m); err != nil {
-				return fmt.Errorf("conversation at index %d: %w", i, err)
-			}
+			im.add(0, i, c.UUID, conv.title, conv.created, m)
 		}
 	}
 	if _, err := dec.Token(); err != nil {

@@ -30,18 +30,19 @@
 // # Caveats
 //
 // Each method is one bbolt transaction: Recent, Get and Page are read transactions and see
-// one consistent state; Say is one write transaction; Import is one write transaction for the
-// whole input, so a bad line leaves nothing of the input behind. bbolt admits one writer at a
-// time for the whole file: while an Import runs, every other write to the file (documents
-// too) waits for it, and its changes stay in memory until it commits.
+// one consistent state; Say is one write transaction; Import reads and checks the whole
+// input first (so reading a slow pipe never holds the file), then writes it in one write
+// transaction, so a bad line leaves nothing of the input behind. Its parsed messages are
+// held in memory meanwhile, about the input's size. bbolt admits one writer at a time for
+// the whole file: while an Import writes, every other write to the file (documents too)
+// waits for it.
 //
 // ClaudeCode is the exception to one transaction an import: it reads and parses transcripts
 // outside any transaction and writes what they give in transactions of at most 50,000
 // messages, each with the offsets of the files it comes from, so that it never holds the data
 // file while reading (a follower runs for as long as the server beside it).
 //
-// Import's progress function is called inside that transaction: it must not use the
-// database (a write would wait on itself for ever) and should return quickly.
+// Import's progress function is called while the input is read, outside any transaction.
 //
 // Message ids never change and nothing is deleted, so a message id from one Page stays a good
 // before for the next, whatever was added in between.

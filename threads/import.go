@@ -54,7 +54,7 @@ const progressEvery = 1000
 // so importing the same input twice adds nothing the second time.
 //
 // progress, if not nil, is called with the number of messages read so far, every 1,000 and
-// at the end, inside the transaction (see the package's Caveats).
+// at the end of the input, before anything is written.
 //
 // Input that Import cannot take gives an *ImportError naming the line (JSON Lines) or the
 // conversation's index (Claude), and nothing of r is imported.
@@ -64,26 +64,50 @@ func (s *Store) Import(r io.Reader, me string, progress func(done int)) (ImportS
 		_, _ = br.Discard(3)
 	}
 	claude := isClaude(br)
+	// Read and check the whole input first, outside any transaction: reading stdin (or a
+	// slow disk) must not hold the data file, which another process may be waiting for.
+	im := &importer{now: s.now().Round(0), seen: map[[sha256.Size]byte]int{}, progress: progress}
+	var err error
+	if claude {
+		err = im.claude(br, me)
+	} else {
+		err = im.jsonl(br)
+	}
+	if err != nil {
+		return ImportSummary{}, err
+	}
+	if progress != nil && (im.done == 0 || im.done%progressEvery != 0) {
+		progress(im.done)
+	}
 	var sum ImportSummary
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx *bbolt.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err
 		}
-		im := &importer{w: w, now: s.now().Round(0), seen: map[[sha256.Size]byte]int{}, progress: progress}
-		if claude {
-			err = im.claude(br, me)
-		} else {
-			err = im.jsonl(br)
+		sum = ImportSummary{}
+		for _, o := range im.ops {
+			t, err := w.thread(o.conv)
+			if err != nil {
+				return fmt.Errorf("%s: %w", o.where(), err)
+			}
+			t.setTitle(o.title)
+			if !o.began.IsZero() {
+				t.began(o.began)
+			}
+			for _, m := range im.msgs[o.from:o.to] {
+				_, added, err := w.add(t, m)
+				if err != nil {
+					return fmt.Errorf("%s: importing into conversation %q: %w", o.where(), t.id, err)
+				}
+				if added {
+					sum.Messages++
+				} else {
+					sum.Skipped++
+				}
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if progress != nil && (im.done == 0 || im.done%progressEvery != 0) {
-			progress(im.done)
-		}
-		im.sum.Conversations, err = w.flush()
-		sum = im.sum
+		sum.Conversations, err = w.flush()
 		return err
 	})
 	if err != nil {
@@ -111,32 +135,47 @@ func isClaude(br *bufio.Reader) bool {
 	return false
 }
 
-// importer adds one input's messages through a writer, counting them.
+// importer reads one input's messages into ops, counting them, to be written afterwards
+// in one transaction.
 type importer struct {
-	w        *writer
+	ops      []op
+	msgs     []Message
 	now      time.Time // the time of messages that have none
 	seen     map[[sha256.Size]byte]int
-	sum      ImportSummary
 	done     int
 	progress func(int)
 }
 
-// add adds m to t, counting it as added or skipped.
-func (im *importer) add(t *thread, m Message) error {
-	_, added, err := im.w.add(t, m)
-	if err != nil {
-		return fmt.Errorf("importing into conversation %q: %w", t.id, err)
+// op is messages to add to one conversation, read from one place of the input: msgs[from:to]
+// of the importer's.
+type op struct {
+	line, index int // where it was read: the line (JSON Lines), else the conversation's index
+	conv        string
+	title       string    // "" keeps the conversation's title
+	began       time.Time // a Claude conversation's creation; zero for JSON Lines
+	from, to    int
+}
+
+func (o op) where() string {
+	if o.line > 0 {
+		return fmt.Sprintf("line %d", o.line)
 	}
-	if added {
-		im.sum.Messages++
+	return fmt.Sprintf("conversation at index %d", o.index)
+}
+
+// add queues m for conversation conv, with the title given there ("" for none): in the
+// last op when it is for the same conversation, title and start, else in a new one.
+func (im *importer) add(line, index int, conv, title string, began time.Time, m Message) {
+	im.msgs = append(im.msgs, m)
+	if n := len(im.ops); n > 0 && im.ops[n-1].conv == conv && im.ops[n-1].title == title && im.ops[n-1].began.Equal(began) {
+		im.ops[n-1].to++
 	} else {
-		im.sum.Skipped++
+		im.ops = append(im.ops, op{line: line, index: index, conv: conv, title: title, began: began, from: len(im.msgs) - 1, to: len(im.msgs)})
 	}
 	im.done++
 	if im.progress != nil && im.done%progressEvery == 0 {
 		im.progress(im.done)
 	}
-	return nil
 }
 
 // contentID makes an external id for a message that has none, from what it says, when as

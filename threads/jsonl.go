@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -45,14 +45,7 @@ func (im *importer) jsonl(br *bufio.Reader) error {
 			if perr != nil {
 				return &ImportError{Line: n, Index: -1, Err: perr}
 			}
-			t, terr := im.w.thread(l.conv)
-			if terr != nil {
-				return fmt.Errorf("line %d: %w", n, terr)
-			}
-			t.setTitle(l.title)
-			if aerr := im.add(t, l.m); aerr != nil {
-				return fmt.Errorf("line %d: %w", n, aerr)
-			}
+			im.add(n, -1, l.conv, l.title, time.Time{}, l.m)
 		}
 		if err == io.EOF {
 			return nil
@@ -89,22 +82,17 @@ type line struct {
 
 // parseLine reads and checks one line; its errors name the field at fault.
 func (im *importer) parseLine(raw []byte) (line, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return line{}, fmt.Errorf("a line is one JSON object, got %s", kindOf(raw))
-		}
+	fields, err := jsonargs.Object(raw)
+	switch {
+	case errors.Is(err, jsonargs.ErrNotObject):
+		return line{}, fmt.Errorf("a line is one JSON object, got %s", jsonargs.Kind(raw))
+	case err != nil:
 		return line{}, fmt.Errorf("not valid JSON: %v", err)
 	}
-	var unknown []string
-	for k := range fields {
-		if !slices.Contains(lineFields, k) {
-			unknown = append(unknown, strconv.Quote(k))
+	if unknown := jsonargs.Unknown(fields, lineFields); len(unknown) > 0 {
+		for i, u := range unknown {
+			unknown[i] = strconv.Quote(u)
 		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
 		what := "unknown field"
 		if len(unknown) > 1 {
 			what += "s"
@@ -135,9 +123,9 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 			return line{}, fmt.Errorf("field %q is missing: a line needs conversation, from and text", f.name)
 		}
 	}
-	if raw, ok := fields["private"]; ok && string(raw) != "null" {
+	if raw := fields.Get("private"); jsonargs.Given(raw) {
 		if err := json.Unmarshal(raw, &l.m.Private); err != nil {
-			return line{}, fmt.Errorf("field \"private\" must be true or false, got %s", kindOf(raw))
+			return line{}, fmt.Errorf("field \"private\" must be true or false, got %s", jsonargs.Kind(raw))
 		}
 	}
 
@@ -145,7 +133,6 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		return line{}, fmt.Errorf("field \"conversation\": %w", err)
 	}
 	l.title = cleanTitle(l.title)
-	var err error
 	if l.m.From, err = prefixedActor(from); err != nil {
 		return line{}, fmt.Errorf("field \"from\": %w", err)
 	}
@@ -186,14 +173,19 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 
 // stringField sets *to from the string field name of fields, reporting whether it was there.
 // null counts as absent.
-func stringField(fields map[string]json.RawMessage, name string, to *string) (bool, error) {
-	raw, ok := fields[name]
-	if !ok || string(raw) == "null" {
+func stringField(fields jsonargs.Fields, name string, to *string) (bool, error) {
+	raw := fields.Get(name)
+	if !jsonargs.Given(raw) {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, to); err != nil {
-		return false, fmt.Errorf("field %q must be a string, got %s", name, kindOf(raw))
+	s, err := jsonargs.String(raw)
+	switch {
+	case errors.Is(err, jsonargs.ErrSurrogate):
+		return false, fmt.Errorf("field %q has %w", name, err)
+	case err != nil:
+		return false, fmt.Errorf("field %q must be a string, got %s", name, jsonargs.Kind(raw))
 	}
+	*to = s
 	return true, nil
 }
 
@@ -207,25 +199,4 @@ func prefixedActor(s string) (string, error) {
 		return "", err
 	}
 	return a.String(), nil
-}
-
-// kindOf names the kind of JSON value that raw holds.
-func kindOf(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }

@@ -3,12 +3,12 @@ package threads
 import (
 	"errors"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
@@ -77,9 +77,11 @@ type Conversation struct {
 }
 
 // Recent returns up to limit conversations (at least 1) of the space, latest activity first,
-// leaving out the one whose id is except. A conversation's activity is its latest non-private
-// message's time, or its creation time while it has none. It reads the recent index from the
-// end: its cost is limit's, whatever the number of conversations or messages.
+// leaving out the one whose id is except and those with nothing to read (no messages, or
+// only private ones: a model would see "0 messages" and a private step's time). A
+// conversation's activity is its latest non-private message's time, or its creation time
+// while it has none. It reads the recent index from the end: its cost is limit's, plus the
+// conversations with nothing to read it passes, whatever the number of messages.
 func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 	limit = max(limit, 1)
 	var out []Conversation
@@ -100,6 +102,9 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 			conv, err := v.conversation(id)
 			if err != nil {
 				return err
+			}
+			if conv.Count == 0 {
+				continue
 			}
 			out = append(out, conv)
 		}

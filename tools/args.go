@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -78,33 +77,21 @@ func bind(tool string, req mcp.CallToolRequest, dst any) error {
 	if err != nil {
 		return argError(fmt.Sprintf("%s's arguments could not be read: give them as an object with %s.", tool, names(fs)))
 	}
-	if !utf8.Valid(raw) {
+	args, err := jsonargs.Object(raw)
+	switch {
+	case errors.Is(err, jsonargs.ErrNotUTF8):
 		// The JSON decoder would quietly turn the bad bytes into U+FFFD; refuse instead, so
 		// that no text is saved with characters nobody wrote.
 		return argError(fmt.Sprintf("%s's arguments are not valid UTF-8 (the first bad byte is at %d): send text as UTF-8.", tool, firstInvalid(raw)))
-	}
-	var args map[string]json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
-		args = map[string]json.RawMessage{}
-	} else if err := json.Unmarshal(t, &args); err != nil {
+	case err != nil:
 		return argError(fmt.Sprintf("%s takes its arguments as an object with %s.", tool, names(fs)))
 	}
-	var unknown []string
-	for name := range args {
-		if !hasField(fs, name) {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
+	if unknown := jsonargs.Unknown(args, fieldNames(fs)); len(unknown) > 0 {
 		return argError(fmt.Sprintf("%s takes %s; it got %s. Call it again with those names.", tool, names(fs), strings.Join(unknown, ", ")))
 	}
 	for _, f := range fs {
-		val, ok := args[f.name]
-		if ok && string(bytes.TrimSpace(val)) == "null" {
-			ok = false
-		}
-		if !ok {
+		val := args.Get(f.name)
+		if !jsonargs.Given(val) {
 			if f.required {
 				return argError(fmt.Sprintf("%s needs %s (it takes %s).", tool, f.name, names(fs)))
 			}
@@ -131,13 +118,12 @@ func firstInvalid(b []byte) int {
 	return -1
 }
 
-func hasField(fs []field, name string) bool {
-	for _, f := range fs {
-		if f.name == name {
-			return true
-		}
+func fieldNames(fs []field) []string {
+	ns := make([]string, len(fs))
+	for i, f := range fs {
+		ns[i] = f.name
 	}
-	return false
+	return ns
 }
 
 // setField decodes val into fv, returning the end of a sentence ("must be text; it got a
@@ -145,12 +131,12 @@ func hasField(fs []field, name string) bool {
 func setField(fv reflect.Value, val json.RawMessage) error {
 	switch fv.Type() {
 	case reflect.TypeFor[string](), reflect.TypeFor[*string]():
-		var s string
-		if err := json.Unmarshal(val, &s); err != nil {
-			return fmt.Errorf("must be text (a JSON string); it got %s", jsonKind(val))
-		}
-		if strings.ContainsRune(s, utf8.RuneError) && strings.Count(s, "\uFFFD") > givenReplacements(val) {
-			return fmt.Errorf("has an escape of half a character (an unpaired surrogate like \\ud800): send text as UTF-8")
+		s, err := jsonargs.String(val)
+		switch {
+		case errors.Is(err, jsonargs.ErrSurrogate):
+			return fmt.Errorf("has %v: send text as UTF-8", err)
+		case err != nil:
+			return fmt.Errorf("must be text (a JSON string); it got %s", jsonargs.Kind(val))
 		}
 		if fv.Kind() == reflect.Pointer {
 			fv.Set(reflect.ValueOf(&s))
@@ -168,14 +154,6 @@ func setField(fv reflect.Value, val json.RawMessage) error {
 	}
 	return nil
 }
-
-// givenReplacements counts the U+FFFD characters a JSON string really holds, written out
-// or escaped: the decoder makes more of them from unpaired surrogate escapes.
-func givenReplacements(val json.RawMessage) int {
-	return bytes.Count(val, []byte("\uFFFD")) + len(escapedReplacement.FindAll(val, -1))
-}
-
-var escapedReplacement = regexp.MustCompile(`(?i)\\ufffd`)
 
 // wholeNumber reads a JSON integer, or a string of one (models often quote numbers).
 func wholeNumber(val json.RawMessage) (int, error) {
@@ -197,25 +175,5 @@ func wholeNumber(val json.RawMessage) (int, error) {
 		}
 		return 0, fmt.Errorf("must be a whole number; it got %s", text)
 	}
-	return 0, fmt.Errorf("must be a whole number; it got %s", jsonKind(val))
-}
-
-func jsonKind(val json.RawMessage) string {
-	t := bytes.TrimSpace(val)
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '"':
-		return "text"
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case 't', 'f':
-		return "true or false"
-	case 'n':
-		return "null"
-	}
-	return "a number"
+	return 0, fmt.Errorf("must be a whole number; it got %s", jsonargs.Kind(val))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -33,11 +34,8 @@ func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) 
 	var b strings.Builder
 	err = s.names(func(names spaces.Names) {
 		for _, c := range convs {
-			last := c.Last
-			if last.IsZero() {
-				last = c.Created // nothing said yet but private steps
-			}
-			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
+			// Recent leaves out conversations with nothing to read, so Last is a message's time.
+			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(c.Last))
 			opened := gist(c.First.Text, 100)
 			if opened == "" {
 				opened = "(nothing to read)"
@@ -88,13 +86,11 @@ func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (s
 	}
 	err = s.names(func(names spaces.Names) {
 		for _, m := range msgs {
-			who := names.ShowString(m.From)
+			who := oneLine(names.ShowString(m.From))
 			if m.To != "" {
-				who += " → " + names.ShowString(m.To)
+				who += " → " + oneLine(names.ShowString(m.To))
 			}
-			// Continuation lines are indented so that no message can look like another's line.
-			text := strings.ReplaceAll(strings.TrimRight(m.Text, "\n"), "\n", "\n  ")
-			fmt.Fprintf(&b, "[%s] %s: %s\n", when(m.At), who, text)
+			fmt.Fprintf(&b, "[%s] %s: %s\n", when(m.At), who, indented(m.Text))
 		}
 	})
 	if more && len(msgs) > 0 {
@@ -117,4 +113,48 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// isBreak reports whether r ends a line wherever the answer may be shown: not only \n but
+// \r, vertical tab, form feed, NEL and the Unicode line and paragraph separators.
+func isBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+		return true
+	}
+	return false
+}
+
+// indented gives a message's text with every line after the first indented, whatever
+// breaks it (\r\n counts once), so that no message can look like another's line
+// ("[time] boss: approved"). Breaks become \n.
+func indented(text string) string {
+	text = strings.TrimRightFunc(text, isBreak)
+	if !strings.ContainsFunc(text, isBreak) {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/8)
+	prev := rune(0)
+	for _, r := range text {
+		switch {
+		case r == '\n' && prev == '\r':
+		case isBreak(r):
+			b.WriteString("\n  ")
+		default:
+			b.WriteRune(r)
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+// oneLine puts a name on one line: every break or other control character becomes a space.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if isBreak(r) || unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 // MaxListLimit is the most documents (or conversations) one listing shows.
@@ -16,10 +15,7 @@ const MaxListLimit = 500
 
 // names gives the display names as they are now.
 func (s *Server) names(fn func(spaces.Names)) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
-		fn(spaces.NamesIn(tx))
-		return nil
-	})
+	return s.docs.Names(fn)
 }
 
 // limitOf checks an optional limit, giving def when it is absent.
@@ -175,15 +171,32 @@ func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string,
 	case errors.As(err, &miss):
 		return "", s.missAnswer(miss)
 	case errors.As(err, &many):
-		nums := make([]string, len(many.Lines))
-		for i, n := range many.Lines {
-			nums[i] = fmt.Sprint(n)
-		}
-		return "", refusef("The text to replace occurs %d times in %s (lines %s): give more of what's around it.", len(many.Lines), s.link(many.Document), strings.Join(nums, ", "))
+		return "", refusal(manyAnswer(many, s.link(many.Document)))
 	case err != nil:
 		return "", s.explain(err, a.Document)
 	}
 	return s.savedAnswer(saved), nil
+}
+
+// manyAnswer says where the text to replace occurs, each line once and at most
+// docstore.MaxManyLines of them, however often it occurs.
+func manyAnswer(many *docstore.EditManyError, link string) string {
+	nums := make([]string, len(many.Lines))
+	for i, n := range many.Lines {
+		nums[i] = fmt.Sprint(n)
+	}
+	where := "line " + nums[0]
+	if len(nums) > 1 {
+		where = "lines " + strings.Join(nums, ", ")
+	}
+	if many.More {
+		where += " and more"
+	}
+	times := fmt.Sprintf("%d times", many.Count)
+	if many.Count < 2 {
+		times = "more than once (its occurrences overlap)"
+	}
+	return fmt.Sprintf("The text to replace occurs %s in %s (%s): give more of what's around it.", times, link, where)
 }
 
 func (s *Server) missAnswer(miss *docstore.EditMissError) error {
@@ -193,6 +206,10 @@ func (s *Server) missAnswer(miss *docstore.EditMissError) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The text to replace isn't in %s as given, but it is there with different white space (indentation, line ends or blanks):", s.link(miss.Document))
 	for _, n := range miss.Near {
+		if n.Cut {
+			fmt.Fprintf(&b, "\n\nAt line %d (its first %d bytes; more of it follows):\n%s", n.Line, len(n.Text), quoteBlock(n.Text))
+			continue
+		}
 		fmt.Fprintf(&b, "\n\nAt line %d:\n%s", n.Line, quoteBlock(n.Text))
 	}
 	b.WriteString("\n\nCopy old exactly from the text above and try again.")

@@ -31,11 +31,7 @@ func (s *Server) link(d docstore.Document) string {
 
 // by says who saved a version: "Ana", or "north for Ana".
 func by(names spaces.Names, a docstore.Author) string {
-	who := names.ShowString(a.By)
-	if a.For != "" {
-		who += " for " + names.ShowString(a.For)
-	}
-	return who
+	return a.Show(names)
 }
 
 // lines is a diff's size as answers give it: "+1 −1 lines" (U+2212 for removed).
@@ -74,10 +70,18 @@ func short(name string) string {
 
 // quoteBlock fences text as Markdown code, with a fence longer than any run of backticks in it.
 func quoteBlock(text string) string {
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
+	// One more backtick than the longest run in text, found in one pass (growing the fence
+	// until text doesn't contain it would be quadratic on a text of many runs).
+	longest, run := 0, 0
+	for i := range len(text) {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
 	}
+	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + "\n" + text + "\n" + fence
 }
 

@@ -3,7 +3,8 @@ package tools
 // Documents are offered as MCP resources as well as through the tools, for clients that show
 // resources to the person (a picker, an attachment menu): compass://document/{id} is a
 // document's latest version, compass://document/{id}/v/{n} version n, each as text/markdown.
-// resources/list gives the space's documents, latest saved first, a page at a time.
+// resources/list gives the space's documents, newest made first, a page at a time (see
+// prepareResources for why that order, and how the page gets past mcp-go).
 //
 // Completions help a person fill in what names a document or a conversation: the resource
 // templates' id (document ids) and n (that document's versions), and any prompt argument
@@ -12,6 +13,7 @@ package tools
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -46,11 +48,92 @@ const (
 // DocumentURI is the resource URI of a document's latest version.
 func DocumentURI(id string) string { return DocumentURIPrefix + id }
 
-// resourceHooks lists the space's documents as resources (see listResources).
+// resourceHooks lists the space's documents as resources (see prepareResources).
 func (s *Server) resourceHooks() *server.Hooks {
 	hooks := &server.Hooks{}
-	hooks.AddAfterListResources(s.listResources)
+	hooks.AddOnRequestInitialization(s.prepareResources)
+	hooks.AddAfterListResources(s.fillResources)
 	return hooks
+}
+
+// pageKey names a request whose page prepareResources made and fillResources gives.
+type pageKey struct{ session, id string }
+
+type preparedPage struct {
+	resources []mcp.Resource
+	next      mcp.Cursor
+}
+
+// prepareResources makes the page a resources/list asks for. mcp-go v1.2.1 lists only
+// resources registered ahead of time, and the documents change with every save, so the page
+// is made here, in the hook that runs before any handler and whose error fails the request
+// (JSON-RPC -32600, mcp-go's code for these): a cursor this server didn't give is refused,
+// and so is a listing the store can't make, rather than answered with an empty page.
+// fillResources, after mcp-go's (empty) listing, only puts the page in the result.
+//
+// Pages follow docstore.Store.Page: newest made first, the cursor the id of the last document
+// given. Documents saved between two pages don't move in that order (they would in "latest
+// saved first", and an offset or a saved-time cursor would then skip or repeat them).
+func (s *Server) prepareResources(ctx context.Context, id any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			Cursor string `json:"cursor"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &req) != nil || req.Method != string(mcp.MethodResourcesList) {
+		return nil // not a listing; a message mcp-go can't read is its to refuse
+	}
+	after, ok := parseCursor(req.Params.Cursor)
+	if !ok {
+		return fmt.Errorf("resources/list: the cursor %q is not one this server gave; list again without a cursor", short(req.Params.Cursor))
+	}
+	s = s.in(ctx)
+	docs, next, err := s.docs.Page(after, ResourcePage)
+	if err != nil {
+		s.log.Error("listing documents as resources", "err", err)
+		return errors.New("resources/list failed inside the server (it was logged there); try again")
+	}
+	page := preparedPage{resources: []mcp.Resource{}}
+	err = s.names(func(names spaces.Names) {
+		for _, d := range docs {
+			page.resources = append(page.resources, s.resource(names, d))
+		}
+	})
+	if err != nil {
+		s.log.Error("reading people's names for the resource list", "err", err)
+		return errors.New("resources/list failed inside the server (it was logged there); try again")
+	}
+	if next != "" {
+		page.next = makeCursor(next)
+	}
+	s.pages.Store(keyOf(ctx, id), page)
+	return nil
+}
+
+// fillResources gives the page prepareResources made for this request.
+func (s *Server) fillResources(ctx context.Context, id any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+	v, ok := s.pages.LoadAndDelete(keyOf(ctx, id))
+	if !ok || res == nil {
+		return
+	}
+	page := v.(preparedPage)
+	res.Resources, res.NextCursor = page.resources, page.next
+}
+
+// keyOf names a request: its session and its JSON-RPC id.
+func keyOf(ctx context.Context, id any) pageKey {
+	var k pageKey
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		k.session = sess.SessionID()
+	}
+	raw, _ := json.Marshal(id)
+	k.id = string(raw)
+	return k
 }
 
 // addResources registers the two document templates.
@@ -67,46 +150,6 @@ func (s *Server) addResources(srv *server.MCPServer) {
 	), s.readResource)
 }
 
-// listResources fills a resources/list result with the space's documents, latest saved
-// first. mcp-go lists only resources registered ahead of time, and the documents change
-// with every save, so this runs as the hook after its (empty) listing. A hook can't fail
-// the request: a fault is logged and the page comes back empty.
-func (s *Server) listResources(ctx context.Context, _ any, req *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
-	s = s.in(ctx)
-	if res == nil {
-		return
-	}
-	offset, ok := parseCursor(string(req.Params.Cursor))
-	if !ok {
-		// Not a cursor this server gave (mcp-go has already refused one that isn't base64):
-		// an empty last page ends the client's listing rather than restarting it.
-		res.Resources, res.NextCursor = []mcp.Resource{}, ""
-		return
-	}
-	docs, total, err := s.docs.List(offset + ResourcePage)
-	if err != nil {
-		s.log.Error("listing documents as resources", "err", err)
-		res.Resources, res.NextCursor = []mcp.Resource{}, ""
-		return
-	}
-	page := []mcp.Resource{}
-	if offset < len(docs) {
-		docs = docs[offset:]
-		err = s.names(func(names spaces.Names) {
-			for _, d := range docs {
-				page = append(page, s.resource(names, d))
-			}
-		})
-		if err != nil {
-			s.log.Error("reading people's names for the resource list", "err", err)
-		}
-	}
-	res.Resources, res.NextCursor = page, ""
-	if offset+len(page) < total && len(page) > 0 {
-		res.NextCursor = makeCursor(offset + len(page))
-	}
-}
-
 func (s *Server) resource(names spaces.Names, d docstore.Document) mcp.Resource {
 	desc := fmt.Sprintf("Version %d, saved by %s %s.", d.Version, by(names, d.Author), when(d.Saved))
 	if opens := gist(d.Opens, 100); opens != "" {
@@ -121,30 +164,24 @@ func (s *Server) resource(names spaces.Names, d docstore.Document) mcp.Resource 
 	)
 }
 
-// makeCursor and parseCursor carry the offset of the next page. An offset, not the last
-// document seen, because documents move to the front as they are saved: a page may then
-// repeat one, never stop early.
-func makeCursor(offset int) mcp.Cursor {
-	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(cursorPrefix + strconv.Itoa(offset))))
+// makeCursor and parseCursor carry the id of the last document a page gave.
+func makeCursor(after string) mcp.Cursor {
+	return mcp.Cursor(base64.StdEncoding.EncodeToString([]byte(cursorPrefix + after)))
 }
 
-func parseCursor(cursor string) (int, bool) {
+func parseCursor(cursor string) (string, bool) {
 	if cursor == "" {
-		return 0, true
+		return "", true
 	}
 	raw, err := base64.StdEncoding.DecodeString(cursor)
 	if err != nil {
-		return 0, false
+		return "", false
 	}
-	rest, ok := strings.CutPrefix(string(raw), cursorPrefix)
-	if !ok {
-		return 0, false
+	after, ok := strings.CutPrefix(string(raw), cursorPrefix)
+	if !ok || after == "" {
+		return "", false
 	}
-	n, err := strconv.Atoi(rest)
-	if err != nil || n < 0 {
-		return 0, false
-	}
-	return n, true
+	return after, true
 }
 
 // readResource reads compass://document/{id} or compass://document/{id}/v/{n}. A document
@@ -237,6 +274,9 @@ func (c completer) CompleteResourceArgument(rctx context.Context, uri string, ar
 // documents completes typed with the documents whose id starts with it or whose title
 // starts with it (these first) or contains its words, latest saved first.
 func (c completer) documents(typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
+	if tooLongToName(typed) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	docs, _, err := c.s.docs.List(completionScan)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents to complete %q: %w", short(typed), err)
@@ -249,6 +289,9 @@ func (c completer) documents(typed string, value func(docstore.Document) string)
 }
 
 func (c completer) conversations(typed string) (*mcp.Completion, error) {
+	if tooLongToName(typed) {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	convs, err := c.s.threads.Recent(completionScan, c.s.cfg.Thread)
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations to complete %q: %w", short(typed), err)
@@ -263,18 +306,26 @@ func (c completer) conversations(typed string) (*mcp.Completion, error) {
 // versions completes n with the version numbers of document id that start with typed,
 // latest first.
 func (c completer) versions(id, typed string) (*mcp.Completion, error) {
+	typed = strings.TrimSpace(typed)
+	if len(typed) > 20 { // no version number is that long
+		return &mcp.Completion{Values: []string{}}, nil
+	}
 	d, err := c.s.docs.Find(id)
 	if err != nil || d.ID != id {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	var m matches
 	for n := d.Version; n >= 1; n-- {
-		if v := strconv.Itoa(n); strings.HasPrefix(v, strings.TrimSpace(typed)) {
+		if v := strconv.Itoa(n); strings.HasPrefix(v, typed) {
 			m.add(v, 1)
 		}
 	}
 	return m.completion(), nil
 }
+
+// tooLongToName reports whether typed is longer than any title or id can be: it completes
+// to nothing, and isn't compared with every title (which would cost typed × titles).
+func tooLongToName(typed string) bool { return len(typed) > 4*docstore.MaxTitle }
 
 // rank says how well typed names something with this id and title: 2 when the id or the
 // title starts with it, 1 when the title has all its words, 0 when neither.

@@ -119,7 +119,7 @@ func TestResourcesListLatestFirst(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	if want := []string{"Launch plan", "Note 001", "Note 000"}; !slices.Equal(names, want) {
-		t.Fatalf("resources/list gave %q, want %q (latest saved first, no other space's)", names, want)
+		t.Fatalf("resources/list gave %q, want %q (newest made first, no other space's)", names, want)
 	}
 	r := res.Resources[0]
 	if r.URI != "compass://document/"+f.plan.ID || r.MIMEType != "text/markdown" || r.Size == nil || *r.Size != int64(f.plan.Bytes) {
@@ -136,12 +136,16 @@ func TestResourcesListLatestFirst(t *testing.T) {
 	}
 }
 
+// Pages of resources/list, with documents saved, made and deleted between them: every
+// document there from the first page to the last is listed once, none skipped.
 func TestResourcesListPages(t *testing.T) {
-	f := newResourceFixture(t, ResourcePage+4)
+	f := newResourceFixture(t, 2*ResourcePage+4)
 	ctx := context.Background()
 	var uris []string
 	var cursor mcp.Cursor
 	pages := 0
+	var deleted string
+	ana := docstore.Author{By: "person:ana"}
 	for {
 		req := mcp.ListResourcesRequest{}
 		req.Params.Cursor = cursor
@@ -157,29 +161,49 @@ func TestResourcesListPages(t *testing.T) {
 			break
 		}
 		cursor = res.NextCursor
+		if pages == 1 {
+			// Between pages: the oldest documents are saved (to the front of "latest saved
+			// first"), one is made, and one not yet listed is deleted.
+			for i := range 5 {
+				if _, err := f.docs.Append(fmt.Sprintf("Note %03d", i), "saved between pages", ana); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.docs.Create("Made between pages", "new\n", docstore.KindWrite, ana); err != nil {
+				t.Fatal(err)
+			}
+			d, err := f.docs.Delete("Note 010", ana)
+			if err != nil {
+				t.Fatal(err)
+			}
+			deleted = DocumentURI(d.ID)
+		}
 	}
-	if total := ResourcePage + 5; len(uris) != total || pages != 2 {
-		t.Fatalf("listed %d resources in %d pages, want %d in 2", len(uris), pages, total)
+	if total := 2*ResourcePage + 4; len(uris) != total || pages != 3 {
+		t.Fatalf("listed %d resources in %d pages, want %d (all but the one deleted meanwhile) in 3", len(uris), pages, total)
 	}
 	if uris[0] != DocumentURI(f.plan.ID) {
-		t.Errorf("the first page doesn't start with the latest document")
+		t.Errorf("the first page doesn't start with the newest document")
 	}
-	if slices.Contains(uris, DocumentURI(f.foreign.ID)) {
-		t.Errorf("another space's document was listed")
+	if slices.Contains(uris, DocumentURI(f.foreign.ID)) || slices.Contains(uris, deleted) {
+		t.Errorf("another space's document, or one deleted before its page, was listed")
+	}
+	for i := range 5 {
+		d, err := f.docs.Find(fmt.Sprintf("Note %03d", i))
+		if err != nil || !slices.Contains(uris, DocumentURI(d.ID)) {
+			t.Errorf("Note %03d, saved between pages, was skipped (%v)", i, err)
+		}
 	}
 	slices.Sort(uris)
-	if len(slices.Compact(uris)) != ResourcePage+5 {
+	if len(slices.Compact(uris)) != len(uris) {
 		t.Errorf("a document was listed twice")
 	}
 
+	// A cursor this server didn't give is refused, not answered with an empty page.
 	req := mcp.ListResourcesRequest{}
 	req.Params.Cursor = mcp.Cursor("c29tZW9uZSBlbHNlJ3M=") // base64, not ours
-	res, err := f.c.ListResourcesByPage(ctx, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Resources) != 0 || res.NextCursor != "" {
-		t.Errorf("another's cursor gave %d resources and cursor %q, want an empty last page", len(res.Resources), res.NextCursor)
+	if res, err := f.c.ListResourcesByPage(ctx, req); err == nil || !strings.Contains(err.Error(), "not one this server gave") {
+		t.Errorf("another's cursor: %+v, %v; want it refused", res, err)
 	}
 }
 
@@ -344,12 +368,12 @@ func TestCompletionsAtMostAHundred(t *testing.T) {
 }
 
 func TestParseCursor(t *testing.T) {
-	for _, n := range []int{0, 1, 100, 12345} {
-		if got, ok := parseCursor(string(makeCursor(n))); !ok || got != n {
-			t.Errorf("makeCursor(%d) reads back as %d, %v", n, got, ok)
+	for _, id := range []string{"01JDX0000000000000000000000", "x"} {
+		if got, ok := parseCursor(string(makeCursor(id))); !ok || got != id {
+			t.Errorf("makeCursor(%q) reads back as %q, %v", id, got, ok)
 		}
 	}
-	for _, bad := range []string{"!", "bm90IG91cnM=", string(makeCursor(0))[:4]} {
+	for _, bad := range []string{"!", "bm90IG91cnM=", string(makeCursor("x"))[:4], string(makeCursor(""))} {
 		if _, ok := parseCursor(bad); ok {
 			t.Errorf("parseCursor(%q) took it", bad)
 		}

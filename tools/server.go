@@ -11,15 +11,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/charter"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -48,6 +50,7 @@ type Server struct {
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
+	pages   *sync.Map // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
@@ -59,19 +62,20 @@ func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger}
+	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map)}
 	srv := server.NewMCPServer("compass-mcp", Version,
 		server.WithInstructions(charter.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
-		server.WithLogger(quieter(cfg.Logger)),
+		server.WithLogger(Quieter(cfg.Logger)),
 		// logging/setLevel is accepted; the server sends no log notifications, since mcp-go
 		// v1.2.1 can lose those sent during a call.
 		server.WithLogging(),
 		server.WithResourceCapabilities(false, false),
 		server.WithResourceRecovery(),
 		server.WithHooks(s.resourceHooks()),
+		server.WithToolFilter(inOrder),
 		server.WithCompletions(),
 		server.WithToolFilter(readOnlyFilter),
 		server.WithPromptCompletionProvider(completer{s}),
@@ -146,25 +150,60 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 			return mcp.NewToolResultError(string(r)), nil
 		case errors.Is(err, datafile.ErrBusy):
 			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
+		case errors.Is(err, datafile.ErrDamaged):
+			s.log.Error("tool failed: the data file is damaged", "tool", name, "err", err)
+			return mcp.NewToolResultError("The data file is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one). Nothing was saved."), nil
 		case err != nil:
 			s.log.Error("tool failed", "tool", name, "err", err)
 			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
+		}
+		if p := presenderOf(ctx); p != nil && len(answer) >= presendMin {
+			if token, err := p.hold(answer); err == nil {
+				return mcp.NewToolResultText(token), nil
+			}
 		}
 		return mcp.NewToolResultText(answer), nil
 	}
 	return tool{def: mcp.NewTool(name, opts...), handler: handler}
 }
 
+// tools are listed in the order a model should meet them (see inOrder). idempotent is true
+// where the same call again changes nothing more: write_document's same text makes no version
+// (and a second new document of that title is refused); append_document adds the text again;
+// edit_document's new text may hold old again, so a repeat can change it again.
 func (s *Server) tools() []tool {
 	return []tool{
 		define(s, "list_documents", charter.ListDocuments, hints{readOnly: true, idempotent: true}, (*Server).listDocuments),
 		define(s, "read_document", charter.ReadDocument, hints{readOnly: true, idempotent: true}, (*Server).readDocument),
-		define(s, "write_document", charter.WriteDocument, hints{destructive: true}, (*Server).writeDocument),
+		define(s, "write_document", charter.WriteDocument, hints{destructive: true, idempotent: true}, (*Server).writeDocument),
 		define(s, "append_document", charter.AppendDocument, hints{}, (*Server).appendDocument),
 		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, (*Server).editDocument),
 		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, (*Server).listConversations),
 		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, (*Server).readConversation),
 	}
+}
+
+// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit),
+// then the conversations.
+var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+
+// Names are the tools' names, in the order tools/list gives them.
+func Names() []string { return slices.Clone(toolOrder) }
+
+// inOrder puts tools in toolOrder. mcp-go v1.2.1 sorts tools by name and then applies the
+// tool filters (server.go, filteredTools), so a filter is where the order can be chosen. Its
+// tools/list pagination would assume the name order, but this server sets no pagination
+// limit, so every tool comes in one page. Tools not in toolOrder keep their place after.
+func inOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
+	rank := func(t mcp.Tool) int {
+		if i := slices.Index(toolOrder, t.Name); i >= 0 {
+			return i
+		}
+		return len(toolOrder)
+	}
+	out := slices.Clone(ts)
+	slices.SortStableFunc(out, func(a, b mcp.Tool) int { return rank(a) - rank(b) })
+	return out
 }
 
 // author is who the versions an agent makes say made them, and for whom: the request's
@@ -259,8 +298,10 @@ func cleanName(name string) string {
 	return name
 }
 
-// quieter keeps mcp-go's one-line-per-request logs (at info) for COMPASS_LOG=debug.
-func quieter(l *slog.Logger) *slog.Logger {
+// Quieter is the logger to give mcp-go: its lines at info are debug lines here (one a
+// request, one a swept session), so they show only with COMPASS_LOG=debug; its warnings and
+// errors always show.
+func Quieter(l *slog.Logger) *slog.Logger {
 	if l.Enabled(context.Background(), slog.LevelDebug) {
 		return l
 	}

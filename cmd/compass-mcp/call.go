@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -23,7 +24,10 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return usageError{"call needs a tool: compass-mcp call TOOL [name=value ...]"}
+		return usageError{"call needs a tool: compass-mcp call TOOL [name=value ...], where TOOL is one of " + strings.Join(tools.Names(), ", ")}
+	}
+	if !slices.Contains(tools.Names(), pos[0]) {
+		return usageError{fmt.Sprintf("no tool %q: call takes one of %s", pos[0], strings.Join(tools.Names(), ", "))}
 	}
 	arguments := map[string]any{}
 	for _, kv := range pos[1:] {

@@ -4,13 +4,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mark3labs/mcp-go/server"
+	"log/slog"
 	"os"
+	"os/user"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // errSilent ends a command that has already said why on stderr or stdout.
@@ -21,9 +23,13 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error, else 1.
 func exitCode(err error) int {
 	var u usageError
-	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &u):
 		return 2
 	}
 	return 1
@@ -48,7 +54,7 @@ func flags(name string, c *config) *flag.FlagSet {
 	fs.SetOutput(os.Stderr)
 	fs.StringVar(&c.data, "data", env("COMPASS_DATA", ""), "if set, the bbolt data file (default: $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
 	fs.StringVar(&c.space, "space", env("COMPASS_SPACE", "personal"), "the space every call is scoped to [COMPASS_SPACE]")
-	fs.StringVar(&c.me, "for", env("COMPASS_ME", os.Getenv("USER")), "the person (id) the agent works for, and who the person's commands act as [COMPASS_ME]")
+	fs.StringVar(&c.me, "for", env("COMPASS_ME", ""), "the person (id) the agent works for, and who the person's commands act as (default: $USER, else $USERNAME, else the system account's name) [COMPASS_ME]")
 	return fs
 }
 
@@ -88,7 +94,18 @@ func (c *config) check() error {
 		return usageError{fmt.Sprintf("--space: %v", err)}
 	}
 	if c.me == "" {
-		c.me = "me"
+		c.me = env("USER", os.Getenv("USERNAME"))
+	}
+	if c.me == "" {
+		// No $USER (a service, a container): the account the process runs as, said aloud,
+		// since versions and messages will carry it.
+		if u, err := user.Current(); err == nil && u.Username != "" && !strings.ContainsAny(u.Username, `:\`) {
+			c.me = u.Username
+			slog.Info("$USER is empty: working for the system account's user; --for (or COMPASS_ME) names another", "person", "person:"+c.me)
+		}
+	}
+	if c.me == "" {
+		return usageError{"--for: no person to work for: $USER (or $USERNAME) is empty, and so is the system account's name. Give --for ID (or COMPASS_ME), the id of the person the agent works for, like ana."}
 	}
 	if _, err := spaces.ParseActor("person:" + c.me); err != nil || strings.Contains(c.me, ":") {
 		return usageError{fmt.Sprintf("--for: a person's id, like ana; got %q", c.me)}
@@ -146,12 +163,14 @@ Usage:
                                               once or as they grow
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
+  compass-mcp people list                     the people's display names
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
   compass-mcp members add|remove SPACE PERSON / members list [SPACE]
                                               who may see a space on a server shared by a team
   compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
   compass-mcp tokens list [--for PERSON] / tokens revoke ID
                                               per-person tokens for /mcp and /spaces/{space}/mcp
+  compass-mcp version                         the version and commit this binary was built from (also --version)
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -159,8 +178,11 @@ Run "compass-mcp COMMAND -h" for a command's flags.
 `
 
 func run(args []string) error {
+	if versionRequested(args) {
+		return printVersion(os.Stdout)
+	}
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
@@ -177,12 +199,12 @@ func run(args []string) error {
 	case "say":
 		return say(args, os.Stdout)
 	case "people":
-		return people(args, os.Stdout)
+		return people(args, os.Stdout, os.Stderr)
 	case "members":
 		return members(args, os.Stdout)
 	case "tokens":
 		return tokens(args, os.Stdout)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(os.Stderr, usage)
 		return nil
 	}

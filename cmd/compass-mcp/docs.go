@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -56,20 +58,18 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	theirs := fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
 	isNew := fs.Bool("new", false, "save: make a new document titled DOC")
 	deleted := fs.Bool("deleted", false, "list: the deleted documents")
+	whole := fs.Bool("whole", false, "export: every version's whole text too, not only what each changed")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	want := map[string][2]int{"list": {0, 0}, "show": {1, 1}, "history": {1, 1}, "diff": {2, 3}, "save": {1, 1},
-		"restore": {2, 2}, "rename": {2, 2}, "delete": {1, 1}, "undelete": {1, 1}, "purge": {1, 1}, "export": {1, 1}}
-	n, ok := want[sub]
+	want, ok := docsArgs[sub]
 	if !ok {
 		fmt.Fprintln(stderr, docsUsage)
 		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
 	}
-	if len(pos) < n[0] || len(pos) > n[1] {
-		fmt.Fprintln(stderr, docsUsage)
-		return usageError{fmt.Sprintf("docs %s takes %d to %d arguments; got %d", sub, n[0], n[1], len(pos))}
+	if len(pos) < want.least || len(pos) > want.most {
+		return usageError{fmt.Sprintf("docs %s takes %s (docs %s); got %s", sub, want.words, want.usage, plural(len(pos), "argument"))}
 	}
 	if *mine && *theirs {
 		return usageError{"--mine and --theirs choose opposite sides: give one"}
@@ -110,7 +110,7 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if err != nil {
 			return p.explain(err, pos[0])
 		}
-		fmt.Fprintf(stdout, "Deleted %q (%s). Its %d versions are kept: docs undelete %s brings it back.\n", d.Title, d.ID, d.Version, d.ID)
+		fmt.Fprintf(stdout, "Deleted %q (%s). Its %s kept: docs undelete %s brings it back.\n", d.Title, d.ID, versions(d.Version, "is", "are"), d.ID)
 		return nil
 	case "undelete":
 		d, err := p.store.Undelete(pos[0])
@@ -121,15 +121,38 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return nil
 	case "purge":
 		d, err := p.store.Purge(pos[0])
+		if errors.Is(err, docstore.ErrNotFound) {
+			if live, ferr := p.store.Find(pos[0]); ferr == nil {
+				return fmt.Errorf("%q (%s) isn't deleted, and purge removes only deleted documents: docs delete %s first, then purge it", live.Title, live.ID, live.ID)
+			}
+		}
 		if err != nil {
 			return p.explain(err, pos[0])
 		}
-		fmt.Fprintf(stdout, "Purged %q (%s) and its %d versions.\n", d.Title, d.ID, d.Version)
+		fmt.Fprintf(stdout, "Purged %q (%s) and its %s.\n", d.Title, d.ID, versions(d.Version, "", ""))
 		return nil
 	case "export":
-		return p.export(pos[0])
+		return p.export(pos[0], *whole)
 	}
 	return nil
+}
+
+// docsArgs says what each docs subcommand takes, in words for its refusal.
+var docsArgs = map[string]struct {
+	least, most  int
+	words, usage string
+}{
+	"list":     {0, 0, "no arguments", "list [--deleted]"},
+	"show":     {1, 1, "a document", "show DOC [--version N]"},
+	"history":  {1, 1, "a document", "history DOC"},
+	"diff":     {2, 3, "a document and a version, and maybe a second version", "diff DOC A [B]"},
+	"save":     {1, 1, "a document (with --new, a title), and the text on stdin", "save DOC < FILE"},
+	"restore":  {2, 2, "a document and a version", "restore DOC N"},
+	"rename":   {2, 2, "a document and its new title", "rename DOC TITLE"},
+	"delete":   {1, 1, "a document", "delete DOC"},
+	"undelete": {1, 1, "a document", "undelete DOC"},
+	"purge":    {1, 1, "a deleted document", "purge DOC"},
+	"export":   {1, 1, "a folder", "export DIR"},
 }
 
 // person is the person's side of one space's documents.
@@ -148,16 +171,15 @@ func versionArg(s string) (int, error) {
 	return n, nil
 }
 
-func (p person) who(a docstore.Author) string {
-	var s string
-	p.db.View(func(tx *bbolt.Tx) error {
-		n := spaces.NamesIn(tx)
-		s = n.ShowString(a.By)
-		if a.For != "" {
-			s += " for " + n.ShowString(a.For)
-		}
-		return nil
-	})
+// versions is "1 version" or "3 versions", followed by verb's singular or plural when given.
+func versions(n int, one, many string) string {
+	s, verb := plural(n, "version"), many
+	if n == 1 {
+		verb = one
+	}
+	if verb != "" {
+		s += " " + verb
+	}
 	return s
 }
 
@@ -194,10 +216,11 @@ func (p person) list(deleted bool) error {
 		if len(docs) == 0 {
 			fmt.Fprintln(p.errs, "No deleted documents in this space.")
 		}
-		for _, d := range docs {
-			fmt.Fprintf(p.out, "%s  %s  · %d versions · deleted by %s %s\n", d.ID, d.Title, d.Version, p.who(d.Deleted.By), d.Deleted.At.Local().Format(tools.TimeLayout))
-		}
-		return nil
+		return p.store.Names(func(names spaces.Names) {
+			for _, d := range docs {
+				fmt.Fprintf(p.out, "%s  %s  · %s · deleted by %s %s\n", d.ID, d.Title, versions(d.Version, "", ""), d.Deleted.By.Show(names), d.Deleted.At.Local().Format(tools.TimeLayout))
+			}
+		})
 	}
 	docs, total, err := p.store.List(math.MaxInt)
 	if err != nil {
@@ -206,10 +229,11 @@ func (p person) list(deleted bool) error {
 	if total == 0 {
 		fmt.Fprintln(p.errs, "No documents in this space yet.")
 	}
-	for _, d := range docs {
-		fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, p.who(d.Author), d.Saved.Local().Format(tools.TimeLayout))
-	}
-	return nil
+	return p.store.Names(func(names spaces.Names) {
+		for _, d := range docs {
+			fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, d.Author.Show(names), d.Saved.Local().Format(tools.TimeLayout))
+		}
+	})
 }
 
 func (p person) show(name string, version int) error {
@@ -217,25 +241,31 @@ func (p person) show(name string, version int) error {
 	if err != nil {
 		return p.explain(err, name)
 	}
-	fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, p.who(v.Author), v.At.Local().Format(tools.TimeLayout))
+	err = p.store.Names(func(names spaces.Names) {
+		fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, v.Author.Show(names), v.At.Local().Format(tools.TimeLayout))
+	})
+	if err != nil {
+		return err
+	}
 	_, err = io.WriteString(p.out, v.Text)
 	return err
 }
 
 func (p person) history(name string) error {
-	d, vs, err := p.store.History(name)
+	d, vs, err := p.store.Log(name)
 	if err != nil {
 		return p.explain(err, name)
 	}
-	fmt.Fprintf(p.out, "%s (%s), %d versions, newest first:\n", d.Title, d.ID, d.Version)
-	for _, v := range vs {
-		title := ""
-		if v.Title != d.Title {
-			title = fmt.Sprintf("  (titled %q)", v.Title)
+	fmt.Fprintf(p.out, "%s (%s), %s, newest first:\n", d.Title, d.ID, versions(d.Version, "", ""))
+	return p.store.Names(func(names spaces.Names) {
+		for _, v := range vs {
+			title := ""
+			if v.Title != d.Title {
+				title = fmt.Sprintf("  (titled %q)", v.Title)
+			}
+			fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), v.Author.Show(names), v.Added, v.Removed, title)
 		}
-		fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), p.who(v.Author), v.Added, v.Removed, title)
-	}
-	return nil
+	})
 }
 
 func (p person) diff(name string, versions []string) error {
@@ -319,39 +349,113 @@ func (p person) showClash(c *docstore.ClashError, name string) {
 }
 
 // export writes every document of the space as DIR/<name>.md (its latest text) and
-// DIR/<name>.history.json (every version, texts included); deleted ones under DIR/deleted.
-func (p person) export(dir string) error {
-	type history struct {
-		ID       string             `json:"id"`
-		Title    string             `json:"title"`
-		Deleted  *docstore.Deletion `json:"deleted,omitempty"`
-		Versions []docstore.Version `json:"versions"`
-	}
-	count := 0
-	err := p.store.Each(func(d docstore.Document, vs []docstore.Version) error {
-		folder := dir
-		if d.Deleted != nil {
-			folder = filepath.Join(dir, "deleted")
-		}
-		if err := os.MkdirAll(folder, 0o755); err != nil {
-			return err
-		}
-		base := filepath.Join(folder, fileName(d.Title)+"."+d.ID)
-		if err := os.WriteFile(base+".md", []byte(vs[len(vs)-1].Text), 0o644); err != nil {
-			return err
-		}
-		raw, err := json.MarshalIndent(history{ID: d.ID, Title: d.Title, Deleted: d.Deleted, Versions: vs}, "", "  ")
-		if err != nil {
-			return err
-		}
-		count++
-		return os.WriteFile(base+".history.json", raw, 0o644)
-	})
+// DIR/<name>.history.json (every version, newest first, each with the unified diff of what
+// it changed from the version before, and with whole its text too); deleted ones under
+// DIR/deleted. Versions are streamed to the file a snapshot's worth at a time (see
+// docstore's Walk): memory holds two versions' texts, and 1,000 versions of a 4 MiB text
+// are not written as 1,000 whole copies unless asked.
+func (p person) export(dir string, whole bool) error {
+	docs, err := p.store.Documents()
 	if err != nil {
 		return fmt.Errorf("exporting to %s: %w", dir, err)
 	}
-	fmt.Fprintf(p.out, "Exported %s to %s.\n", plural(count, "document"), dir)
+	for _, d := range docs {
+		if err := p.exportOne(dir, d, whole); err != nil {
+			return fmt.Errorf("exporting %s to %s: %w", d.ID, dir, err)
+		}
+	}
+	fmt.Fprintf(p.out, "Exported %s to %s.\n", plural(len(docs), "document"), dir)
 	return nil
+}
+
+// exported is one version in a .history.json file.
+type exported struct {
+	N       int             `json:"n"`
+	Title   string          `json:"title"`
+	Kind    docstore.Kind   `json:"kind"`
+	Author  docstore.Author `json:"author"`
+	At      time.Time       `json:"at"`
+	Added   int             `json:"added"`
+	Removed int             `json:"removed"`
+	Changes string          `json:"changes"`        // unified diff from the version before (version 1: from nothing)
+	Text    *string         `json:"text,omitempty"` // with --whole
+}
+
+func (p person) exportOne(dir string, d docstore.Document, whole bool) (err error) {
+	folder := dir
+	if d.Deleted != nil {
+		folder = filepath.Join(dir, "deleted")
+	}
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Join(folder, fileName(d.Title)+"."+d.ID)
+	f, err := os.Create(base + ".history.json")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	head, err := json.Marshal(struct {
+		ID      string             `json:"id"`
+		Title   string             `json:"title"`
+		Deleted *docstore.Deletion `json:"deleted,omitempty"`
+		Order   string             `json:"order"`
+	}{d.ID, d.Title, d.Deleted, "newest first"})
+	if err != nil {
+		return err
+	}
+	w.Write(head[:len(head)-1])
+	w.WriteString(",\n\"versions\": [")
+	first := true
+	emit := func(v docstore.Version, before *docstore.Version) error {
+		from, label := "", fmt.Sprintf("%s (nothing)", v.Title)
+		if before != nil {
+			from, label = before.Text, fmt.Sprintf("%s v%d", before.Title, before.Number)
+		}
+		e := exported{N: v.Number, Title: v.Title, Kind: v.Kind, Author: v.Author, At: v.At, Added: v.Added, Removed: v.Removed,
+			Changes: linediff.Unified(label, fmt.Sprintf("%s v%d", v.Title, v.Number), from, v.Text, 3)}
+		if whole {
+			e.Text = &v.Text
+		}
+		raw, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if !first {
+			w.WriteString(",")
+		}
+		first = false
+		w.WriteString("\n  ")
+		_, err = w.Write(raw)
+		return err
+	}
+	var newer *docstore.Version
+	err = p.store.Walk(d.ID, true, func(v docstore.Version) error {
+		if newer == nil {
+			if err := os.WriteFile(base+".md", []byte(v.Text), 0o644); err != nil {
+				return err
+			}
+		} else if err := emit(*newer, &v); err != nil {
+			return err
+		}
+		newer = &v
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if newer != nil {
+		if err := emit(*newer, nil); err != nil {
+			return err
+		}
+	}
+	w.WriteString("\n]}\n")
+	return w.Flush()
 }
 
 // fileName makes a title safe as a file name on every system.
@@ -383,30 +487,54 @@ func backup(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer file.Close()
-	tmp := pos[0] + ".partial"
-	var size int64
-	err = file.View(func(tx *bbolt.Tx) error {
-		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-		if err != nil {
-			return err
-		}
-		if size, err = tx.WriteTo(f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	})
+	// The consistent copy is written next to the data file (a local disk, as fast as the
+	// file itself) inside the read transaction, which holds the file; the copy to FILE,
+	// which may be on a slow disk or share, comes after, with the file let go.
+	local, err := os.CreateTemp(filepath.Dir(c.data), ".compass-backup-*")
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("backing up to %s: %w", pos[0], err)
 	}
-	if err := os.Rename(tmp, pos[0]); err != nil {
+	defer os.Remove(local.Name())
+	var size int64
+	err = file.View(func(tx *bbolt.Tx) (err error) {
+		size, err = tx.WriteTo(local)
 		return err
+	})
+	if err == nil {
+		err = copyFile(local, pos[0])
+	}
+	local.Close()
+	if err != nil {
+		return fmt.Errorf("backing up to %s: %w", pos[0], err)
 	}
 	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
 	return nil
+}
+
+// copyFile copies from, from its start, to path, through path.partial, synced, so that
+// path is never a half-written copy.
+func copyFile(from *os.File, path string) error {
+	if _, err := from.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	tmp := path + ".partial"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, from); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -13,7 +15,7 @@ import (
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
 	if err := run(os.Args[1:]); err != nil {
-		if err != errSilent {
+		if err != errSilent && !errors.Is(err, flag.ErrHelp) { // -h has printed the flags
 			fmt.Fprintln(os.Stderr, "compass-mcp:", err)
 		}
 		os.Exit(exitCode(err))

@@ -8,22 +8,40 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
-// people sets a person's display name: compass-mcp people set ID NAME.
-func people(args []string, stdout io.Writer) error {
+const peopleUsage = "people takes: people list, or people set ID NAME (e.g. people set ana Ana)"
+
+// people lists the people's display names, or sets one: compass-mcp people set ID NAME.
+func people(args []string, stdout, stderr io.Writer) error {
 	var c config
 	fs := flags("people", &c)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) < 3 || pos[0] != "set" {
-		return usageError{"people takes: people set ID NAME (e.g. people set ana Ana)"}
+	switch {
+	case len(pos) == 1 && pos[0] == "list":
+	case len(pos) >= 3 && pos[0] == "set":
+	default:
+		return usageError{peopleUsage}
 	}
 	db, err := c.open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if pos[0] == "list" {
+		named, err := spaces.People(db)
+		if err != nil {
+			return fmt.Errorf("listing people: %w", err)
+		}
+		if len(named) == 0 {
+			fmt.Fprintln(stderr, "No one has a display name yet: people set ID NAME gives one (e.g. people set ana Ana).")
+		}
+		for _, p := range named {
+			fmt.Fprintf(stdout, "person:%s\t%s\n", p.ID, p.Name)
+		}
+		return nil
+	}
 	id, name := pos[1], strings.Join(pos[2:], " ")
 	if err := spaces.SetName(db, id, name); err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/compass-mcp/compass-mcp/docstore"
 )
 
 // The seed's parity list, end to end through the command line and the tools: creates,
@@ -103,7 +101,8 @@ func TestPersonsSide(t *testing.T) {
 	must("version 9 of 9", "", "call", "read_document", "document=trailer plan")
 }
 
-// export writes every version's text, byte for byte.
+// export writes what every version changed, newest first, and with --whole every
+// version's text, byte for byte.
 func TestExportKeepsEveryVersion(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
 	texts := []string{"one\n", "one\ntwo", "ünïcödé\r\nand CRLF\r\n", "", "last\n\n\n"}
@@ -113,30 +112,55 @@ func TestExportKeepsEveryVersion(t *testing.T) {
 			t.Fatal(out)
 		}
 	}
+	type version struct {
+		N       int     `json:"n"`
+		Changes string  `json:"changes"`
+		Text    *string `json:"text"`
+	}
+	read := func(dir string) []version {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(dir, "*.history.json"))
+		if len(files) != 1 {
+			t.Fatalf("export wrote %v", files)
+		}
+		raw, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Versions []version `json:"versions"`
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatalf("%v\n%s", err, raw)
+		}
+		if len(h.Versions) != len(texts) {
+			t.Fatalf("export has %d versions, want %d", len(h.Versions), len(texts))
+		}
+		return h.Versions
+	}
 	dir := filepath.Join(t.TempDir(), "export")
 	cli(t, data, "docs", "export", dir)
-	files, _ := filepath.Glob(filepath.Join(dir, "*.history.json"))
-	if len(files) != 1 {
-		t.Fatalf("export wrote %v", files)
-	}
-	raw, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h struct {
-		Versions []docstore.Version `json:"versions"`
-	}
-	if err := json.Unmarshal(raw, &h); err != nil {
-		t.Fatal(err)
-	}
-	if len(h.Versions) != len(texts) {
-		t.Fatalf("export has %d versions, want %d", len(h.Versions), len(texts))
-	}
-	for i, v := range h.Versions {
-		if v.Text != texts[i] {
-			t.Errorf("version %d exported as %q, want %q", i+1, v.Text, texts[i])
+	for i, v := range read(dir) {
+		n := len(texts) - i
+		before := ""
+		if n > 1 {
+			before = texts[n-2]
+		}
+		if v.N != n || v.Text != nil {
+			t.Errorf("entry %d is version %d with text %v, want version %d without text", i, v.N, v.Text != nil, n)
+		}
+		if before != texts[n-1] && !strings.Contains(v.Changes, "@@") {
+			t.Errorf("version %d's changes: %q, want a unified diff", n, v.Changes)
 		}
 	}
+	whole := filepath.Join(t.TempDir(), "whole")
+	cli(t, data, "docs", "export", "--whole", whole)
+	for i, v := range read(whole) {
+		if n := len(texts) - i; v.N != n || v.Text == nil || *v.Text != texts[n-1] {
+			t.Errorf("version %d exported as %v, want %q", n, v.Text, texts[n-1])
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.history.json"))
 	md, _ := os.ReadFile(strings.TrimSuffix(files[0], ".history.json") + ".md")
 	if string(md) != texts[len(texts)-1] {
 		t.Errorf("the .md file has %q, want the latest text", md)

@@ -101,7 +101,13 @@ func TestOriginHostAndBodyLimits(t *testing.T) {
 		{map[string]string{"Origin": "http://evil.example.com"}, http.StatusForbidden},
 		{map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
 		{map[string]string{"Origin": "http://" + host}, http.StatusOK},
-		{map[string]string{"Origin": "http://localhost:3000"}, http.StatusOK},
+		{map[string]string{"Origin": "https://" + host}, http.StatusOK},
+		// Another page on this machine is another origin (the README promised 403; any
+		// loopback origin passed).
+		{map[string]string{"Origin": "http://localhost:3000"}, http.StatusForbidden},
+		{map[string]string{"Origin": "http://localhost:9999"}, http.StatusForbidden},
+		{map[string]string{"Origin": "https://127.0.0.1:7419"}, http.StatusForbidden},
+		{map[string]string{"Origin": "http://127.0.0.2"}, http.StatusForbidden},
 		{map[string]string{}, http.StatusOK},
 	} {
 		if res, body := post(t, url, strings.NewReader(initBody), tc.header); res.StatusCode != tc.want {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,10 +11,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -52,6 +51,7 @@ func serve(args []string) error {
 		return err
 	}
 	defer db.Close()
+	tuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
@@ -61,13 +61,9 @@ func serve(args []string) error {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.data)
+		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, c.data)
 	}
-	err = server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return serveStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 }
 
 // sessionIdle is how long an HTTP session may go unused before it is forgotten (unless
@@ -79,24 +75,27 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	hs := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{}
+	harden(hs)
+	known := newSessions()
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
-		server.WithStreamableHTTPLogger(slog.Default()),
+		server.WithSessionIdManager(known),
+		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
 		// open; http.Server's alone would wait for them until its deadline.
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	gate := registerTeam(mux, db, c, token, mcpHTTP)
+	gate := registerTeam(mux, db, c, token, known.check(direct(mcpHTTP)))
 	if err := registerOAuth(mux, db, c, ln.Addr(), gate, nil); err != nil { // before the gate is copied
 		ln.Close()
 		return err
 	}
 	registerMessages(mux, db, gate)
 	hs.Handler = mux
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "data", c.data)
+	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", c.data)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -148,52 +147,41 @@ func guard(token string, next http.Handler) http.Handler {
 		}()
 		if token != "" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="compass-mcp"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <token>, the token this server was started with", http.StatusUnauthorized)
+			refuse(w, "Unauthorized: send Authorization: Bearer <token>, the token this server was started with", http.StatusUnauthorized)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
-			http.Error(w, "Forbidden: this server accepts requests from its own origin only", http.StatusForbidden)
+			refuse(w, "Forbidden: this server accepts requests from its own origin only", http.StatusForbidden)
 			return
 		}
-		if r.ContentLength > maxBody {
-			http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
-			return
-		}
-		if r.Body != nil && r.Method == http.MethodPost {
-			// A body without a length is read here, so that one too long gets a 413 too.
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-			if err != nil {
-				http.Error(w, "Could not read the request body", http.StatusBadRequest)
+		if r.Method != http.MethodPost {
+			// A GET stream lasts: the read deadline is for request bodies.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		} else if r.Body != nil {
+			body, release, ok := readBody(w, r)
+			if !ok {
 				return
 			}
-			if len(body) > maxBody {
-				http.Error(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+			defer release()
+			if id, arg, n, found := oversized(body); found {
+				refuseOversized(w, id, arg, n)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r = withBody(r, body)
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// sameOrigin reports whether origin is the server's own (same host and port as the
-// request's Host), or a loopback page talking to a loopback server.
+// sameOrigin reports whether origin is the server's own: the same host and port as the
+// request's Host (the scheme may differ, behind a proxy that speaks TLS). Another page on
+// this machine (http://localhost:9999, http://127.0.0.2) is another origin.
 func sameOrigin(origin, host string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return false
 	}
-	if u.Host == host {
-		return true
-	}
-	return isLoopback(u.Hostname()) && isLoopback(hostOnly(host))
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
+	return strings.EqualFold(u.Host, host)
 }
 
 func isLoopback(host string) bool {

@@ -9,15 +9,22 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
 
-// SIGTERM ends an HTTP server promptly and cleanly even while a client holds its GET
-// stream open, as MCP clients do.
+// SIGINT (Ctrl-C) and SIGTERM (what service managers send) each end an HTTP server promptly
+// and cleanly even while a client holds its GET stream open, as MCP clients do.
 func TestShutdownWithAnOpenStream(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { shutdownWithAnOpenStream(t, sig) })
+	}
+}
+
+func shutdownWithAnOpenStream(t *testing.T, sig os.Signal) {
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), testEnv(filepath.Join(t.TempDir(), "c.db"), "COMPASS_LOG=info")...)
 	stderr, _ := cmd.StderrPipe()
@@ -32,9 +39,13 @@ func TestShutdownWithAnOpenStream(t *testing.T) {
 			url = m[1]
 		}
 	}
+	shutting := make(chan bool, 1)
 	go func() {
+		said := false
 		for sc.Scan() {
+			said = said || strings.Contains(sc.Text(), "shutting down")
 		}
+		shutting <- said
 	}()
 	res, _ := post(t, url, strings.NewReader(initBody), nil)
 	sid := res.Header.Get("Mcp-Session-Id")
@@ -50,7 +61,7 @@ func TestShutdownWithAnOpenStream(t *testing.T) {
 	defer stream.Body.Close()
 
 	start := time.Now()
-	cmd.Process.Signal(os.Interrupt)
+	cmd.Process.Signal(sig)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -58,8 +69,11 @@ func TestShutdownWithAnOpenStream(t *testing.T) {
 		if err != nil {
 			t.Errorf("the server ended with %v", err)
 		}
-		t.Logf("stopped %s after SIGINT", time.Since(start).Round(time.Millisecond))
+		if !<-shutting {
+			t.Errorf("after %s the server ended without finishing calls in flight (no \"shutting down\" on stderr)", sig)
+		}
+		t.Logf("stopped %s after %s", time.Since(start).Round(time.Millisecond), sig)
 	case <-time.After(8 * time.Second):
-		t.Fatal("the server still runs 8 s after SIGINT")
+		t.Fatalf("the server still runs 8 s after %s", sig)
 	}
 }

@@ -14,7 +14,11 @@ import (
 // Path is the binary Main built.
 var Path string
 
-// Main builds compass-mcp into a temporary folder, sets Path, runs the tests and removes
+// Race says the binary was built with -race (as the tests were): it then runs several
+// times slower and takes several times the memory, so memory and time bounds don't hold.
+const Race = raceEnabled
+
+// Main builds compass-mcp (with -race when the tests run with it) into a temporary folder, sets Path, runs the tests and removes
 // the folder: call it from TestMain.
 func Main(m *testing.M) {
 	dir, err := os.MkdirTemp("", "compass-mcp-bin")
@@ -24,7 +28,11 @@ func Main(m *testing.M) {
 	}
 	Path = filepath.Join(dir, "compass-mcp")
 	_, here, _, _ := runtime.Caller(0)
-	build := exec.Command("go", "build", "-o", Path, "./cmd/compass-mcp")
+	args := []string{"build", "-o", Path}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/compass-mcp")...)
 	build.Dir = filepath.Join(filepath.Dir(here), "..", "..")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

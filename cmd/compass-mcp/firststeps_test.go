@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/tools"
+)
+
+// run runs the binary with env (and no other environment but PATH and HOME) and gives its
+// exit code, stdout and stderr.
+func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TZ=UTC"}, env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String(), errb.String()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, out.String(), errb.String()
+}
+
+// The first things a new user types: help exits 0, call lists the tools it can call, people
+// can be listed, and the docs commands say what they need in words.
+func TestFirstSteps(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	env := testEnv(data)
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"docs", "list", "-h"}} {
+		if code, _, errs := runEnv(t, env, args...); code != 0 || errs == "" || strings.Contains(errs, "help requested") {
+			t.Errorf("compass-mcp %s: exit %d, stderr %q; want exit 0 and the usage", strings.Join(args, " "), code, errs)
+		}
+	}
+	every := strings.Join(tools.Names(), ", ")
+	for _, args := range [][]string{{"call"}, {"call", "list_document"}} {
+		code, _, errs := runEnv(t, env, args...)
+		if code != 2 || !strings.Contains(errs, every) {
+			t.Errorf("compass-mcp %s: exit %d, stderr %q; want exit 2 and the tools (%s)", strings.Join(args, " "), code, errs, every)
+		}
+	}
+
+	if code, out, errs := runEnv(t, env, "people", "list"); code != 0 || out != "" || !strings.Contains(errs, "No one has a display name yet") {
+		t.Errorf("people list of no one: exit %d, %q, %q", code, out, errs)
+	}
+	cli(t, data, "people", "set", "bo", "Bo Lindqvist")
+	cli(t, data, "people", "set", "ana", "Ana")
+	if out := cli(t, data, "people", "list"); out != "person:ana\tAna\nperson:bo\tBo Lindqvist\n" {
+		t.Errorf("people list = %q", out)
+	}
+
+	if out, err := cliResult(data, "Record the trailer.\n", "docs", "save", "--new", "Launch plan"); err != nil {
+		t.Fatal(out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"docs", "restore", "launch"}, "docs restore takes a document and a version (docs restore DOC N); got 1 argument"},
+		{[]string{"docs", "rename"}, "docs rename takes a document and its new title (docs rename DOC TITLE); got 0 arguments"},
+		{[]string{"docs", "purge", "launch"}, `"Launch plan" (`},
+		{[]string{"docs", "purge", "launch"}, "isn't deleted, and purge removes only deleted documents: docs delete"},
+	} {
+		out, err := cliResult(data, "", c.args...)
+		if err == nil || !strings.Contains(out, c.want) {
+			t.Errorf("compass-mcp %s: %v, said %q; want a refusal with %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+	if out := cli(t, data, "docs", "history", "launch"); !strings.Contains(out, ", 1 version, newest first") {
+		t.Errorf("docs history of one version: %q", out)
+	}
+	if out := cli(t, data, "docs", "delete", "launch"); !strings.Contains(out, "Its 1 version is kept") {
+		t.Errorf("docs delete of one version: %q", out)
+	}
+	if out := cli(t, data, "docs", "list", "--deleted"); !strings.Contains(out, "· 1 version · deleted by Ana") {
+		t.Errorf("docs list --deleted: %q", out)
+	}
+	if out := cli(t, data, "docs", "purge", "Launch plan"); !strings.Contains(out, "and its 1 version.") {
+		t.Errorf("docs purge: %q", out)
+	}
+}
+
+// Without $USER (a service, a container) the person is the system account's, and the
+// server says so; never a made-up one.
+func TestForWithoutUser(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	env := []string{"COMPASS_DATA=" + data, "COMPASS_LOG=info", "USER=", "USERNAME="}
+	code, out, errs := runEnv(t, env, "call", "write_document", "title=Plan", "text=one")
+	if code != 0 || !strings.Contains(out, "Saved") {
+		t.Fatalf("call without $USER: exit %d, %q, %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "$USER is empty") || !strings.Contains(errs, "person=person:") {
+		t.Errorf("without $USER, stderr doesn't say who is used: %q", errs)
+	}
+	if strings.Contains(cli(t, data, "docs", "history", "Plan"), "for me") {
+		t.Errorf("a version was saved for a made-up person \"me\"")
+	}
+}

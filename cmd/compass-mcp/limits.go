@@ -1,0 +1,347 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// HTTP limits beyond the body size (maxBody), so that no client can hold the server's
+// memory or connections for long: see docs/RELIABILITY.md for what each answers.
+const (
+	// readTimeout bounds reading a request, its body included: a slow body can't hold its
+	// memory longer. It is lifted once the body is read, and for GET streams, which last.
+	readTimeout = 2 * time.Minute
+	// idleTimeout closes a kept-alive connection no request has used for that long.
+	idleTimeout = 2 * time.Minute
+	// bodiesInFlight is how many bytes of large bodies (over smallBody) are held at once;
+	// a large request waits (at most readTimeout) for room. Two bodies at the limit fit.
+	bodiesInFlight = 2 * maxBody
+	// smallBody is the size under which a body doesn't wait for room: a one-line append
+	// is never held up behind large writes.
+	smallBody = 1 << 20
+)
+
+// harden sets the server's timeouts (WriteTimeout stays unset: GET streams last).
+func harden(hs *http.Server) {
+	hs.ReadHeaderTimeout = 10 * time.Second
+	hs.ReadTimeout = readTimeout
+	hs.IdleTimeout = idleTimeout
+}
+
+// refuse answers an HTTP error and closes the connection after it, so that a client
+// refused (a 401 above all) doesn't keep a connection open for nothing.
+func refuse(w http.ResponseWriter, msg string, code int) {
+	w.Header().Set("Connection", "close")
+	http.Error(w, msg, code)
+}
+
+// bodyBudget bounds the bytes of large bodies held at once.
+var bodyBudget = newWeighted(bodiesInFlight)
+
+// readBody reads a POST body of at most maxBody bytes into one buffer of its size (no
+// doubling growth when the length is given), holding room for it in bodyBudget until
+// release is called. It answers the client itself (413, 408, 400) and returns ok false
+// when the body can't be had.
+func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	if r.ContentLength > maxBody {
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	need := r.ContentLength
+	if need < 0 {
+		need = maxBody // no length: room for the largest
+	}
+	release = func() {}
+	if need > smallBody {
+		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
+		defer cancel()
+		if err := bodyBudget.acquire(ctx, need); err != nil {
+			refuse(w, "The server is busy with other large requests; try again", http.StatusServiceUnavailable)
+			return nil, nil, false
+		}
+		release = func() { bodyBudget.release(need) }
+	}
+	var err error
+	if r.ContentLength >= 0 {
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	}
+	switch {
+	case err != nil:
+		release()
+		refuse(w, "Could not read the request body (too slow, or cut short)", http.StatusBadRequest)
+		return nil, nil, false
+	case len(body) > maxBody:
+		release()
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	// The body is in: lift the read deadline, so that the background read mcp-go's
+	// streamed answer relies on doesn't cancel a call that runs long.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	return body, release, true
+}
+
+// oversized reports, for a tools/call whose body holds a string that no argument
+// may be (longer than a text may be, docstore.MaxText, once its escapes are decoded), the
+// request's raw id, the argument the string is the value of ("" when it is none's), and
+// the string's decoded length: such a request is answered at once, without mcp-go and the tools
+// decoding it (which copied the body five times: a 60 MiB body took 387 MB). found is
+// false when the body has no such string, or isn't a JSON object.
+func oversized(body []byte) (id json.RawMessage, arg string, decoded int, found bool) {
+	depth := 0
+	key := false // the string just read is a key of the top-level object
+	var lastKey, valueOf, method []byte
+	var prev, anyKey []byte // the last short string read; the key of the value being read, at any depth
+	colon := false          // the last thing read was a colon: a string now is a value
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		isValue := colon
+		colon = c == ':'
+		switch c {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ':':
+			if depth == 1 && bytes.Equal(lastKey, []byte("id")) {
+				end := i + 1
+				for end < len(body) && body[end] != ',' && body[end] != '}' {
+					if body[end] == '"' { // a string id: to its closing quote
+						for end++; end < len(body) && body[end] != '"'; end++ {
+							if body[end] == '\\' {
+								end++
+							}
+						}
+					}
+					end++
+				}
+				id = bytes.TrimSpace(body[i+1 : min(end, len(body))])
+			}
+			valueOf, lastKey, anyKey = lastKey, nil, prev
+		case ',':
+			key = depth == 1
+		case '"':
+			start, n := i+1, 0
+			for i++; i < len(body) && body[i] != '"'; i++ {
+				n++
+				if body[i] == '\\' {
+					i++
+					if i+4 < len(body) && body[i] == 'u' {
+						n += escapedLen(body[i+1:i+5]) - 1
+						i += 4
+					}
+				}
+			}
+			if n > docstore.MaxText && n > decoded {
+				decoded, arg = n, ""
+				if isValue {
+					arg = string(anyKey)
+				}
+			}
+			prev = nil
+			if i-start <= 64 {
+				prev = body[start:min(i, len(body))]
+			}
+			if depth == 1 && bytes.Equal(valueOf, []byte("method")) {
+				method = body[start:min(i, len(body))]
+			} else if depth == 1 && (key || lastKey == nil) && i-start <= 16 {
+				lastKey = body[start:min(i, len(body))]
+			}
+			key, valueOf = false, nil
+		}
+	}
+	if decoded == 0 || len(id) == 0 || !json.Valid(id) || string(method) != "tools/call" {
+		return nil, "", 0, false
+	}
+	return id, arg, decoded, true
+}
+
+// escapedLen is how many bytes of UTF-8 the escape \uXXXX decodes to (a surrogate pair
+// counts 4 for its first half, 0 for its second).
+func escapedLen(hex []byte) int {
+	var cp int
+	for _, h := range hex {
+		switch {
+		case h >= '0' && h <= '9':
+			cp = cp<<4 | int(h-'0')
+		case h >= 'a' && h <= 'f':
+			cp = cp<<4 | int(h-'a'+10)
+		case h >= 'A' && h <= 'F':
+			cp = cp<<4 | int(h-'A'+10)
+		}
+	}
+	switch {
+	case cp < 0x80:
+		return 1
+	case cp < 0x800:
+		return 2
+	case cp >= 0xD800 && cp < 0xDC00:
+		return 4
+	case cp >= 0xDC00 && cp < 0xE000:
+		return 0
+	}
+	return 3
+}
+
+// refuseOversized answers a request oversized found with the tools' own words, as an
+// error result.
+func refuseOversized(w http.ResponseWriter, id json.RawMessage, arg string, decoded int) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(oversizedAnswer(id, arg, decoded))
+}
+
+// oversizedAnswer is the JSON-RPC answer to a tools/call that oversized found.
+func oversizedAnswer(id json.RawMessage, arg string, decoded int) []byte {
+	size := float64(decoded) / (1 << 20)
+	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, size)
+	switch arg {
+	case "text", "new", "":
+	case "old":
+		text = fmt.Sprintf("The text to replace (old) is %.1f MiB, longer than a text may be (%d MiB): it isn't in the document. Nothing was saved.", size, docstore.MaxText>>20)
+	default:
+		text = fmt.Sprintf("%.40s is %.1f MiB: nothing here is that long (a text is at most %d MiB, a title 200 characters). Nothing was saved.", arg, size, docstore.MaxText>>20)
+	}
+	answer, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      id,
+		"result":  map[string]any{"content": []map[string]string{{"type": "text", "text": text}}, "isError": true},
+	})
+	return answer
+}
+
+// weighted is a semaphore of n units that a caller takes several of at once, first come
+// first served.
+type weighted struct {
+	mu      sync.Mutex
+	free    int64
+	waiters []*waiter
+}
+
+type waiter struct {
+	n     int64
+	ready chan struct{}
+}
+
+func newWeighted(n int64) *weighted { return &weighted{free: n} }
+
+func (s *weighted) acquire(ctx context.Context, n int64) error {
+	s.mu.Lock()
+	if len(s.waiters) == 0 && s.free >= n {
+		s.free -= n
+		s.mu.Unlock()
+		return nil
+	}
+	wt := &waiter{n: n, ready: make(chan struct{})}
+	s.waiters = append(s.waiters, wt)
+	s.mu.Unlock()
+	select {
+	case <-wt.ready:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-wt.ready: // granted meanwhile: give it back
+			s.free += n
+			s.wake()
+		default:
+			for i, x := range s.waiters {
+				if x == wt {
+					s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
+					break
+				}
+			}
+			s.wake()
+		}
+		return errors.Join(ctx.Err())
+	}
+}
+
+func (s *weighted) release(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.free += n
+	s.wake()
+}
+
+// wake grants waiters in order while there is room for the first.
+func (s *weighted) wake() {
+	for len(s.waiters) > 0 && s.free >= s.waiters[0].n {
+		wt := s.waiters[0]
+		s.waiters = s.waiters[1:]
+		s.free -= wt.n
+		close(wt.ready)
+	}
+}
+
+// bodyKey carries a POST body guard has read to direct.
+type bodyKey struct{}
+
+// withBody hands body on to direct, and to any other handler as r.Body.
+func withBody(r *http.Request, body []byte) *http.Request {
+	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return r
+}
+
+// direct gives mcp-go a POST body guard has already read through its Handle, so that it
+// is not copied once more (mcp-go's ServeHTTP reads the body again with io.ReadAll, which
+// grows a second buffer to its size). It first refuses what ServeHTTP would have: a
+// loopback server asked for by a Host that isn't loopback (DNS rebinding). Other requests
+// go to ServeHTTP as they are.
+func direct(mcpHTTP *server.StreamableHTTPServer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := r.Context().Value(bodyKey{}).([]byte)
+		if !ok || r.Method != http.MethodPost {
+			mcpHTTP.ServeHTTP(w, r)
+			return
+		}
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(hostOf(local.String())) && !isLoopback(hostOf(r.Host)) {
+			refuse(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+			return
+		}
+		mcpHTTP.Handle(streamWriter{w}, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: r.Context()})
+	})
+}
+
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// streamWriter is an http.ResponseWriter as mcp-go's Handle takes it.
+type streamWriter struct{ http.ResponseWriter }
+
+func (s streamWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s streamWriter) CanStream() bool {
+	_, ok := s.ResponseWriter.(http.Flusher)
+	return ok
+}
+
+func (s streamWriter) SetWriteDeadline(t time.Time) error {
+	return http.NewResponseController(s.ResponseWriter).SetWriteDeadline(t)
+}

@@ -1,0 +1,25 @@
+package docstore
+
+import (
+	"go.etcd.io/bbolt"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// Names calls fn with people's display names as they are now, all in one read transaction,
+// so that a listing shows every row with the same names. fn must not keep names.
+func (s *Store) Names(fn func(names spaces.Names)) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
+		fn(spaces.NamesIn(tx))
+		return nil
+	})
+}
+
+// Show gives who saved a version as people read it: "Ana", or "north for Ana".
+func (a Author) Show(names spaces.Names) string {
+	who := names.ShowString(a.By)
+	if a.For != "" {
+		who += " for " + names.ShowString(a.For)
+	}
+	return who
+}

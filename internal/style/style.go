@@ -1,0 +1,3 @@
+// Package style holds the checks of the house style that gofmt, go vet and staticcheck don't
+// make: see its tests.
+package style
