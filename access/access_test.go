@@ -47,7 +47,7 @@ func TestMembers(t *testing.T) {
 	if added, err := s.AddMember("launch", "ana"); err != nil || added {
 		t.Errorf("adding ana to launch again: added %v, %v; want false, nil", added, err)
 	}
-	for _, bad := range [][2]string{{"no space", "ana"}, {"launch", "a:b"}, {"launch", ""}, {"launch", "two words"}} {
+	for _, bad := range [][2]string{{"no space", "ana"}, {"launch", "a:b"}, {"launch", ""}, {"launch", "two words"}, {"launch", "ana\x1b[2J"}, {"launch", "an\u202ea"}, {"launch", "a\u200bna"}, {"launch", "ana\u00a0"}} {
 		if _, err := s.AddMember(bad[0], bad[1]); err == nil {
 			t.Errorf("AddMember%q was accepted", bad)
 		}

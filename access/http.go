@@ -48,8 +48,11 @@ type Resources interface {
 	ResourceMetadataURL(path string) string
 }
 
-// refuse answers status with msg, as plain text or, for a JSON gate, as {"error": msg}.
+// refuse answers status with msg, as plain text or, for a JSON gate, as {"error": msg},
+// and closes the connection after it: a client that was refused holds no connection (and
+// no file descriptor) open.
 func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
+	w.Header().Set("Connection", "close")
 	if !g.JSON {
 		http.Error(w, msg, status)
 		return

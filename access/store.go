@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -21,10 +22,11 @@ import (
 )
 
 var (
-	// ErrBadPerson is returned for a person's id that is empty, has a ':' or white space,
-	// or is not one line.
+	// ErrBadPerson is returned for a person's id that is empty, has a ':', white space, or
+	// characters that aren't shown (control and format characters), or is not one line.
 	ErrBadPerson = errors.New("a person's id is one word without ':', like ana")
-	// ErrBadAgent is returned by AddToken for an agent's name with white space or ':'.
+	// ErrBadAgent is returned by AddToken for an agent's name with white space, ':' or
+	// characters that aren't shown.
 	ErrBadAgent = errors.New("an agent's name is one word without ':', like north")
 	// ErrUnknownToken is returned by Verify for a secret that is malformed, fails its
 	// checksum, or is no token's.
@@ -85,10 +87,19 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 
 // CheckPerson returns ErrBadPerson unless id can be a person's id.
 func CheckPerson(id string) error {
-	if _, err := spaces.ParseActor("person:" + id); err != nil || strings.ContainsAny(id, ": \t") {
+	if _, err := spaces.ParseActor("person:" + id); err != nil || strings.ContainsAny(id, ":") || hasUnseen(id) {
 		return fmt.Errorf("%w; got %q", ErrBadPerson, id)
 	}
 	return nil
+}
+
+// hasUnseen reports whether s has white space or characters that aren't shown (control
+// and format characters): in an id they would let two ids read alike in members and tokens
+// list, or rewrite the terminal they are listed on (escape sequences, bidi overrides).
+func hasUnseen(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Z)
+	})
 }
 
 // Member is a person who may see a space.
@@ -274,7 +285,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 		return "", Token{}, err
 	}
 	if n.Agent != "" {
-		if _, err := spaces.ParseActor("agent:" + n.Agent); err != nil || strings.ContainsAny(n.Agent, ": \t") {
+		if _, err := spaces.ParseActor("agent:" + n.Agent); err != nil || strings.ContainsAny(n.Agent, ":") || hasUnseen(n.Agent) {
 			return "", Token{}, fmt.Errorf("%w; got %q", ErrBadAgent, n.Agent)
 		}
 	}

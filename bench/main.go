@@ -134,7 +134,9 @@ func run(o *options) error {
 	}
 	r.took = time.Since(r.started)
 	var w io.Writer = os.Stdout
+	var kept []byte
 	if o.out != "-" {
+		kept = keptPart(o.out)
 		f, err := os.Create(o.out)
 		if err != nil {
 			return err
@@ -144,6 +146,11 @@ func run(o *options) error {
 	}
 	if err := r.write(w); err != nil {
 		return err
+	}
+	if len(kept) > 0 {
+		if _, err := w.Write(append([]byte("\n"), kept...)); err != nil {
+			return err
+		}
 	}
 	if o.out != "-" {
 		log.Printf("wrote %s", o.out)

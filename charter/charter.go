@@ -30,12 +30,14 @@ const PromptDescription = "How to work with this space's documents and conversat
 // wrote; rewriting a whole text is still the way their lines get dropped from the latest
 // version, which is why the rule says to edit or append.
 const (
-	ListDocuments = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens."
-	ReadDocument  = "Read a document (by title or id) as Markdown with its version. version reads an older one; since (a version) shows only what changed after it, as a diff, with who changed it."
+	ListDocuments = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens. " +
+		"To find something, search instead of listing: query (words, \"a phrase\") gives the documents that have them all, best first, with their matching lines."
+	ReadDocument = "Read a document (by title or id) as Markdown with its version. version reads an older one; since (a version) shows only what changed after it, as a diff, with who changed it. " +
+		"lines (120-180) reads only those lines of a long document, numbered, instead of all of it."
 	WriteDocument = "Make a new document (title and text), or, naming one (document), replace its whole text (and title, if given). To change part of a document, edit_document or append_document keep the rest as it is. " +
 		"When replacing, give version (the one your text was based on): changes made since are merged with yours, and a clash is refused, not saved." + WriteRule
 	AppendDocument    = "Add text at the end of a document, after one blank line; everything already there stays." + WriteRule
 	EditDocument      = "Replace text that occurs exactly once in a document (old, copied exactly from read_document) with new: the way to change part of a document without rewriting the rest." + WriteRule
-	ListConversations = "List this space's other conversations, latest first: how each opened and where it is now."
+	ListConversations = "List this space's other conversations, latest first: how each opened and where it is now. query searches what was said instead, with the matching lines."
 	ReadConversation  = "Read a conversation of this space (by id), a page at a time, oldest first; before pages back."
 )

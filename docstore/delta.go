@@ -288,19 +288,30 @@ func decode(raw []byte, text bool) (record, error) {
 		err := json.Unmarshal(raw, &r)
 		return r, err
 	}
-	if len(raw) == 0 || raw[0] != recordMark {
-		return r, fmt.Errorf("a version record of an unknown layout")
-	}
-	n, k := binary.Uvarint(raw[1:])
-	if k <= 0 || uint64(len(raw)-1-k) < n {
-		return r, fmt.Errorf("a version record cut short")
-	}
-	body := raw[1+k:]
-	if err := json.Unmarshal(body[:n], &r); err != nil {
+	r, body, err := decodeHeader(raw)
+	if err != nil {
 		return r, err
 	}
 	if text {
-		r.Text = string(body[n:])
+		r.Text = string(body)
 	}
 	return r, nil
+}
+
+// decodeHeader reads a record of recordMark's layout but for its text, and returns the
+// text's bytes as they are in raw.
+func decodeHeader(raw []byte) (record, []byte, error) {
+	var r record
+	if len(raw) == 0 || raw[0] != recordMark {
+		return r, nil, fmt.Errorf("a version record of an unknown layout")
+	}
+	n, k := binary.Uvarint(raw[1:])
+	if k <= 0 || uint64(len(raw)-1-k) < n {
+		return r, nil, fmt.Errorf("a version record cut short")
+	}
+	body := raw[1+k:]
+	if err := json.Unmarshal(body[:n], &r); err != nil {
+		return r, nil, err
+	}
+	return r, body[n:], nil
 }

@@ -24,6 +24,8 @@
 //	doc_versions/<id><n>          each version (see record), n as 8 bytes big-endian;
 //	                              files written before keep doc_versions/<id>/<n>
 //	doc_meta/count                how many documents there are
+//	doc_search/...                the search index of the latest titles and texts (see
+//	                              search.Index), of documents not deleted
 package docstore
 
 import (

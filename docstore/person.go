@@ -165,6 +165,9 @@ func (s *Store) Delete(name string, by Author) (Document, error) {
 		if err := b.putDoc(d); err != nil {
 			return err
 		}
+		if err := b.indexDrop(d); err != nil {
+			return err
+		}
 		return b.addCount(-1)
 	})
 	return d, err
@@ -233,6 +236,9 @@ func (s *Store) Undelete(name string) (Document, error) {
 		if err := b.recent.Put(recentKey(d), nil); err != nil {
 			return err
 		}
+		if err := b.indexAdd(d); err != nil {
+			return err
+		}
 		return b.addCount(1)
 	})
 	return d, err
@@ -243,6 +249,9 @@ func (s *Store) Purge(name string) (Document, error) {
 	var d Document
 	err := s.update(func(b *buckets) (err error) {
 		if d, err = b.deleted(name); err != nil {
+			return err
+		}
+		if err := b.forget(d.ID); err != nil {
 			return err
 		}
 		vb, err := b.versionBucket(d.ID)

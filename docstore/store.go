@@ -90,12 +90,14 @@ func (s *Store) update(fn func(b *buckets) error) error {
 // on a space that has none yet, all are nil and every lookup finds nothing.
 type buckets struct {
 	tx                                   *bbolt.Tx
+	space                                string
 	docs, titles, recent, versions, meta *bbolt.Bucket
 }
 
 func readBuckets(tx *bbolt.Tx, space string) *buckets {
 	return &buckets{
 		tx:       tx,
+		space:    space,
 		docs:     spaces.Sub(tx, space, bucketDocs),
 		titles:   spaces.Sub(tx, space, bucketTitles),
 		recent:   spaces.Sub(tx, space, bucketRecent),
@@ -105,7 +107,7 @@ func readBuckets(tx *bbolt.Tx, space string) *buckets {
 }
 
 func writeBuckets(tx *bbolt.Tx, space string) (*buckets, error) {
-	b := &buckets{tx: tx}
+	b := &buckets{tx: tx, space: space}
 	for _, x := range []struct {
 		name string
 		to   **bbolt.Bucket
@@ -504,7 +506,10 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {
 		return err
 	}
-	return b.recent.Put(recentKey(*d), nil)
+	if err := b.recent.Put(recentKey(*d), nil); err != nil {
+		return err
+	}
+	return b.indexPut(d.ID, v, prev, c)
 }
 
 // opens is the first non-empty line of text, kept short enough to list without the text.

@@ -4,6 +4,7 @@ package threads
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -152,4 +153,38 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkClaudeCodeParse parses the lines of the import benchmark's transcripts, one
+// goroutine, no store: the part of the import that the readers share, per line.
+//
+//	go test -run XXX -bench ClaudeCodeParse ./threads
+func BenchmarkClaudeCodeParse(b *testing.B) {
+	dir := ccCorpus(b, 1, 1000)
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil || len(files) != 1 {
+		b.Fatal(files, err)
+	}
+	raw, err := os.ReadFile(files[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+	b.SetBytes(int64(len(raw)))
+	b.ResetTimer()
+	before := cpuTime(b)
+	msgs := 0
+	for range b.N {
+		var f ccFile
+		for _, l := range lines {
+			it, _ := f.parseLine(l, "person:ana")
+			msgs += len(it.msgs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")
+	// The CPU time (GC included) says more than the wall time on a busy machine.
+	b.ReportMetric(float64(cpuTime(b)-before)/float64(b.N*len(lines)), "cpu-ns/line")
+	if msgs == 0 {
+		b.Fatal("no messages")
+	}
 }

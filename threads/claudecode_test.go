@@ -314,3 +314,60 @@ func TestClaudeCodeFollow(t *testing.T) {
 		t.Errorf("after a restart: %+v, want %+v", sum, want)
 	}
 }
+
+// A transcript longer than the head that is hashed, cut back to a part still longer than it
+// (so its first bytes are the same), then grown again past where it was read to, all between
+// two looks: every line written after the cut is read, none that was read before is added
+// twice. Cut back without growing past, the next line is read too.
+func TestClaudeCodeTruncatedPastTheHead(t *testing.T) {
+	db := openDB(t)
+	s := New(db, "personal")
+	dir := t.TempDir()
+	proj := filepath.Join(dir, "-home-ana-long")
+	if err := os.Mkdir(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const session = "22222222-3333-4444-8555-666666666666"
+	file := filepath.Join(proj, session+".jsonl")
+	line := func(i int, text string) string {
+		return ccLine(session, "user", fmt.Sprintf("b0000000-0000-4000-8000-%012d", i), fmt.Sprintf("2026-11-12T08:%02d:00Z", i), text) + "\n"
+	}
+	var kept string
+	for i := range 20 {
+		appendTo(t, file, line(i, fmt.Sprintf("Line %d.", i)))
+		if i == 9 {
+			b, _ := os.ReadFile(file)
+			kept = string(b)
+		}
+	}
+	if len(kept) <= headSize {
+		t.Fatalf("the first ten lines are %d bytes: not past the head's %d", len(kept), headSize)
+	}
+	cc := ccImporter(t, s, dir, "")
+	if sum := pass(t, cc); sum.Messages != 20 {
+		t.Fatalf("first pass: %+v", sum)
+	}
+
+	// Cut back to ten lines, then one more: shorter than what was read.
+	if err := os.WriteFile(file, []byte(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, file, line(20, "After the cut."))
+	if sum := pass(t, cc); sum.Messages != 1 {
+		t.Errorf("after cutting back and one line: %+v, want that line", sum)
+	}
+
+	// Cut back again, then grown past where it was read with other lines.
+	if err := os.WriteFile(file, []byte(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 30; i < 45; i++ {
+		appendTo(t, file, line(i, fmt.Sprintf("Rewritten %d.", i)))
+	}
+	if sum := pass(t, cc); sum.Messages != 15 || sum.Skipped != 10 {
+		t.Errorf("after cutting back and growing past: %+v, want the 15 new lines added and the 10 kept skipped", sum)
+	}
+	if got := pageOf(t, s, session); len(got) != 36 || got[len(got)-1] != "person:ana: Rewritten 44." {
+		t.Errorf("the conversation has %d messages, last %q", len(got), got[len(got)-1])
+	}
+}

@@ -15,6 +15,7 @@
 //	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)
 //	  external/<conversation id>/<ext id>   the 16-byte ULID of the message imported under that external id
 //	  sources/claude-code:<path>            how far a Claude Code transcript was read (offset, a hash of its head, its parser's state)
+//	  search/...                            the search index of titles and messages people may read (search.Index)
 //
 // A message's ULID is made from its time, so a conversation's bucket is in time order and a
 // page is a cursor walking back from the end (or from the message before which to read): it

@@ -79,6 +79,10 @@ func (a fileStamp) same(b fileStamp) bool {
 type ccSource struct {
 	Offset int64  `json:"offset"` // read up to here
 	Head   string `json:"head"`   // hash of the file's first min(Offset, headSize) bytes: another file in its place has other ones
+	// Tail is the hash of the headSize bytes (or fewer) that end at Offset: a file cut back
+	// and grown again past Offset between two looks has other ones there, unless it was
+	// rewritten as it was. "" (offsets stored before it was kept) checks nothing.
+	Tail string `json:"tail,omitempty"`
 	ccFile
 }
 
@@ -312,6 +316,15 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		case headHash(head[:min(int64(n), src.Offset)]) != src.Head:
 			c.opt.Log.Info("a Claude Code transcript was replaced: reading it again", "file", file)
 			src = ccSource{}
+		case src.Tail != "":
+			tail, err := tailHash(f, src.Offset)
+			if err != nil {
+				return false, err
+			}
+			if tail != src.Tail {
+				c.opt.Log.Info("a Claude Code transcript was rewritten before where it was read to: reading it again", "file", file)
+				src = ccSource{}
+			}
 		}
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
@@ -388,8 +401,21 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		return false, nil // only the start of a line still being written
 	}
 	src.Head = headHash(head[:min(int64(n), src.Offset)])
+	if src.Tail, err = tailHash(f, src.Offset); err != nil {
+		return false, err
+	}
 	b.states[file] = src
 	return true, nil
+}
+
+// tailHash is the hash of the headSize bytes (or fewer, from the start) of f that end at offset.
+func tailHash(f *os.File, offset int64) (string, error) {
+	from := max(0, offset-headSize)
+	b := make([]byte, offset-from)
+	if _, err := f.ReadAt(b, from); err != nil {
+		return "", err
+	}
+	return headHash(b), nil
 }
 
 func headHash(b []byte) string {

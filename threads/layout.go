@@ -155,6 +155,7 @@ func (v view) message(conv, msg string) (Message, error) {
 // of the conversations it touched in memory until flush writes them, once each.
 type writer struct {
 	v       view
+	root    *bbolt.Bucket
 	threads map[string]*thread
 }
 
@@ -165,6 +166,7 @@ type thread struct {
 	stored          []byte // its key in recent as stored; nil for a new conversation
 	changed         bool
 	msgs, priv, ext *bbolt.Bucket
+	found           found // what the search index must learn of it
 }
 
 func newWriter(tx *bbolt.Tx, space string) (*writer, error) {
@@ -181,7 +183,7 @@ func newWriter(tx *bbolt.Tx, space string) (*writer, error) {
 			return nil, fmt.Errorf("creating the %s bucket of space %s: %w", b.name, space, err)
 		}
 	}
-	return &writer{v: v, threads: map[string]*thread{}}, nil
+	return &writer{v: v, root: root, threads: map[string]*thread{}}, nil
 }
 
 // thread returns conversation id, to be written to, making it if the space has none.
@@ -218,6 +220,7 @@ func (w *writer) thread(id string) (*thread, error) {
 // setTitle gives t title, unless title is empty.
 func (t *thread) setTitle(title string) {
 	if title != "" && title != t.sum.Title {
+		t.found.retitle(t.sum.Title, title)
 		t.sum.Title = title
 		t.changed = true
 	}
@@ -271,6 +274,7 @@ func (w *writer) add(t *thread, m Message) (Message, bool, error) {
 	}
 	t.began(m.At)
 	if !m.Private {
+		t.found.said(m.Text)
 		t.sum.Count++
 		if t.sum.First == "" || m.ID < t.sum.First {
 			t.sum.First = m.ID
@@ -311,6 +315,9 @@ func (w *writer) flush() (int, error) {
 		}
 		if err := w.v.recent.Put(key, nil); err != nil {
 			return n, fmt.Errorf("listing conversation %q in recent: %w", id, err)
+		}
+		if err := w.index(t); err != nil {
+			return n, fmt.Errorf("indexing conversation %q: %w", id, err)
 		}
 		t.stored, t.changed = key, false
 	}

@@ -12,11 +12,11 @@ import (
 // watcher wakes a follower when something changes in the folders it watches: on Linux, by
 // inotify, so that a follower at rest costs nothing but a look at every file each rescan.
 type watcher struct {
-	log     *slog.Logger
-	f       *os.File // the inotify descriptor, non-blocking so that Go's poller waits on it
-	events  chan struct{}
-	mu      sync.Mutex
-	watched map[string]bool
+	log    *slog.Logger
+	f      *os.File // the inotify descriptor, non-blocking so that Go's poller waits on it
+	events chan struct{}
+	mu     sync.Mutex
+	failed map[string]bool // folders that could not be watched, said once
 }
 
 // settle is how long a follower, woken by a change, waits for the changes that come with it.
@@ -26,7 +26,7 @@ const watchMask = syscall.IN_MODIFY | syscall.IN_CLOSE_WRITE | syscall.IN_CREATE
 	syscall.IN_DELETE | syscall.IN_MOVED_FROM | syscall.IN_ATTRIB
 
 func newWatcher(log *slog.Logger, notify bool) *watcher {
-	w := &watcher{log: log, events: make(chan struct{}, 1), watched: map[string]bool{}}
+	w := &watcher{log: log, events: make(chan struct{}, 1), failed: map[string]bool{}}
 	if !notify {
 		return w
 	}
@@ -57,8 +57,9 @@ func (w *watcher) read() {
 // live reports whether changes are notified (else the follower must look at intervals).
 func (w *watcher) live() bool { return w.f != nil }
 
-// watch adds the folders not yet watched. A folder that went away stays in the list:
-// inotify forgets it by itself.
+// watch watches the folders, each pass: a folder removed and made again at the same path
+// is another one, which inotify must be told of (it forgets the old one by itself). For a
+// folder already watched the call only sets the same mask again.
 func (w *watcher) watch(root string, dirs []string) {
 	if w.f == nil {
 		return
@@ -66,14 +67,14 @@ func (w *watcher) watch(root string, dirs []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, d := range append([]string{root}, dirs...) {
-		if w.watched[d] {
-			continue
-		}
 		if _, err := syscall.InotifyAddWatch(int(w.f.Fd()), d, watchMask); err != nil {
-			w.log.Debug("not watching a folder", "dir", d, "err", err)
+			if !w.failed[d] {
+				w.log.Debug("not watching a folder", "dir", d, "err", err)
+			}
+			w.failed[d] = true
 			continue
 		}
-		w.watched[d] = true
+		delete(w.failed, d)
 	}
 }
 

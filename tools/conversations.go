@@ -12,13 +12,17 @@ import (
 )
 
 type listConversationsArgs struct {
-	Limit *int `arg:"limit" about:"How many to show (default 20, at most 500)."`
+	Limit *int   `arg:"limit" about:"How many to show (default 20, at most 500)."`
+	Query string `arg:"query" about:"Words and \"quoted phrases\" to search what was said for, with the matching lines."`
 }
 
 func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) (string, error) {
 	limit, err := limitOf("list_conversations", a.Limit, 20)
 	if err != nil {
 		return "", err
+	}
+	if strings.TrimSpace(a.Query) != "" {
+		return s.searchConversations(a.Query, limit)
 	}
 	convs, err := s.threads.Recent(limit+1, s.cfg.Thread)
 	if err != nil {

@@ -30,13 +30,17 @@ func limitOf(tool string, limit *int, def int) (int, error) {
 }
 
 type listDocumentsArgs struct {
-	Limit *int `arg:"limit" about:"How many to show (default 50, at most 500)."`
+	Limit *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
+	Query string `arg:"query" about:"Words and \"quoted phrases\" to search titles and texts for: only documents that have them all, best first, with matching lines."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
 	limit, err := limitOf("list_documents", a.Limit, 50)
 	if err != nil {
 		return "", err
+	}
+	if strings.TrimSpace(a.Query) != "" {
+		return s.searchDocuments(a.Query, limit)
 	}
 	docs, total, err := s.docs.List(limit)
 	if err != nil {
@@ -71,12 +75,16 @@ type readDocumentArgs struct {
 	Document string `arg:"document,required" about:"The document's title or id."`
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
+	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
 }
 
 func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, error) {
 	if a.Since != nil {
 		if a.Version != nil {
 			return "", refusef("read_document takes version or since, not both: version reads one version whole, since shows what changed after it.")
+		}
+		if a.Lines != "" {
+			return "", refusef("read_document takes lines or since, not both: since shows what changed as a diff; read the lines it names with lines.")
 		}
 		return s.changesSince(a.Document, *a.Since)
 	}
@@ -87,18 +95,27 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 			return "", refusef("read_document's version is a version number, 1 or more; it got %d. Leave it out to read the latest.", version)
 		}
 	}
+	if a.Lines != "" {
+		return s.someLines(a.Document, version, a.Lines)
+	}
 	d, v, err := s.docs.Read(a.Document, version)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
+	head, err := s.versionHead(d, v)
+	return head + "\n\n" + v.Text, err
+}
+
+// versionHead is the line read_document puts above a version.
+func (s *Server) versionHead(d docstore.Document, v docstore.Version) (string, error) {
 	var head string
-	err = s.names(func(names spaces.Names) {
+	err := s.names(func(names spaces.Names) {
 		head = fmt.Sprintf("%s · version %d of %d · saved by %s %s", s.link(d), v.Number, d.Version, by(names, v.Author), when(v.At))
 		if v.Title != d.Title {
 			head += fmt.Sprintf(" · titled %q then", v.Title)
 		}
 	})
-	return head + "\n\n" + v.Text, err
+	return head, err
 }
 
 type writeDocumentArgs struct {

@@ -147,6 +147,7 @@ func TestAnotherSpaceIsInvisible(t *testing.T) {
 			{"read_document", map[string]any{"document": name, "version": 1}},
 			{"read_document", map[string]any{"document": name, "version": 2}},
 			{"read_document", map[string]any{"document": name, "since": 1}},
+			{"read_document", map[string]any{"document": name, "lines": "1-"}},
 			{"write_document", map[string]any{"document": name, "text": "overwritten\n"}},
 			{"write_document", map[string]any{"document": name, "text": "merged\n", "version": 1}},
 			{"write_document", map[string]any{"document": name, "title": "Stolen", "text": "renamed\n"}},

@@ -134,6 +134,10 @@ func (c *config) mcpServer() (*datafile.File, *server.MCPServer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := ensureIndexes(db, c.space); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	srv, err := tools.New(db, c.tools())
 	if err != nil {
 		db.Close()

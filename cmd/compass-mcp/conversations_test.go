@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
 
 // The seed's scenario for conversations: the agent, in conversation "now", lists the other
@@ -110,5 +116,34 @@ func TestImport(t *testing.T) {
 	t.Logf("after both imports:\n%s", list.text)
 	if strings.Count(list.text, "\n- ") < 2 {
 		t.Errorf("expected the fixtures' conversations listed: %s", list.text)
+	}
+}
+
+// An import reading a pipe that is slow to fill doesn't hold the data file meanwhile: a
+// server (here, another command) sharing it gets in while the import waits for its input.
+func TestImportFromAPipeLetsOthersIn(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	cli(t, data, "people", "set", "ana", "Ana")
+	cmd := exec.Command(testbin.Path, "import", "-")
+	cmd.Env = append(os.Environ(), testEnv(data)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	fmt.Fprintln(in, `{"conversation":"slow","from":"person:ana","text":"The first line came at once."}`)
+	time.Sleep(1500 * time.Millisecond) // the import has started, and waits for the rest
+	if got, err := cliResult(data, "", "docs", "list"); err != nil {
+		t.Errorf("while an import waited for its input, another command got: %v\n%s", err, got)
+	}
+	fmt.Fprintln(in, `{"conversation":"slow","from":"person:ana","text":"The second came later."}`)
+	in.Close()
+	if err := cmd.Wait(); err != nil || !strings.Contains(out.String(), "2 messages") {
+		t.Fatalf("the import: %v\n%s", err, out.String())
 	}
 }

@@ -464,3 +464,41 @@ func TestTeamSessionsStayWithTheirToken(t *testing.T) {
 		t.Errorf("Ana's token with her session: %d %q", res.StatusCode, body)
 	}
 }
+
+// Within one session: taking Ben out of launch refuses his next call there (403), and a
+// token that expires while its session is open gets 401 from then on. Nothing is kept from
+// when the session began.
+func TestTeamSessionLosesWhatItsTokenLoses(t *testing.T) {
+	tm := newTeam(t)
+	tm.addToken(t, "ben", "--for", "ben")
+	tm.addToken(t, "ana-brief", "--for", "ana", "--expires", "8s")
+	made := time.Now()
+	url, _ := httpServer(t, tm.data)
+	launch := strings.TrimSuffix(url, "/mcp") + "/spaces/launch/mcp"
+	const read = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_documents","arguments":{}}}`
+	session := func(who string) func() (int, string) {
+		res, body := post(t, launch, strings.NewReader(initBody), map[string]string{"Authorization": "Bearer " + tm.tokens[who]})
+		id := res.Header.Get("Mcp-Session-Id")
+		if res.StatusCode != 200 || id == "" {
+			t.Fatalf("%s's initialize: %d %q", who, res.StatusCode, body)
+		}
+		return func() (int, string) {
+			res, body := post(t, launch, strings.NewReader(read), map[string]string{"Authorization": "Bearer " + tm.tokens[who], "Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-06-18"})
+			return res.StatusCode, body
+		}
+	}
+	ben, ana := session("ben"), session("ana-brief")
+	for who, call := range map[string]func() (int, string){"ben": ben, "ana": ana} {
+		if status, body := call(); status != 200 || !strings.Contains(body, "Launch plan") {
+			t.Fatalf("%s in launch: %d %q", who, status, body)
+		}
+	}
+	cli(t, tm.data, "members", "remove", "launch", "ben")
+	if status, body := ben(); status != http.StatusForbidden || strings.Contains(body, "Launch plan") {
+		t.Errorf("Ben, taken out of launch, in his open session: %d %q, want 403", status, body)
+	}
+	time.Sleep(time.Until(made.Add(8*time.Second + 100*time.Millisecond)))
+	if status, body := ana(); status != http.StatusUnauthorized || strings.Contains(body, "Launch plan") {
+		t.Errorf("Ana's expired token in its open session: %d %q, want 401", status, body)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+)
+
+// Finding things: search documents and conversations, and read part of a long document.
+var searchSteps = []step{
+	{"write_document", map[string]any{"title": "Launch plan", "text": "# Launch\n\nRecord the trailer on Tuesday.\nReview the **course page** at the Café.\n"}},
+	{"write_document", map[string]any{"title": "Trailer", "text": "Shoot it in 東京 on Friday.\n"}},
+	{"write_document", map[string]any{"title": "Long notes", "text": longNotes()}},
+	{"list_documents", map[string]any{"query": "trailer"}},
+	{"list_documents", map[string]any{"query": `cafe "course page"`}},
+	{"list_documents", map[string]any{"query": "京"}},
+	{"list_documents", map[string]any{"query": "on", "limit": 1}},
+	{"list_documents", map[string]any{"query": "notes 12"}},
+	{"list_documents", map[string]any{"query": "podcast"}},
+	{"list_documents", map[string]any{"query": "** --"}},
+	{"read_document", map[string]any{"document": "Long notes", "lines": "98-102"}},
+	{"read_document", map[string]any{"document": "Long notes", "lines": "-3"}},
+	{"read_document", map[string]any{"document": "Long notes", "lines": "149-"}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "3"}},
+	{"edit_document", map[string]any{"document": "Launch plan", "old": "Tuesday", "new": "Wednesday"}},
+	{"list_documents", map[string]any{"query": "tuesday"}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "3", "version": 1}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "9-"}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "5-2"}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "ten"}},
+	{"read_document", map[string]any{"document": "Launch plan", "lines": "1-2", "since": 1}},
+	{"list_conversations", map[string]any{"query": "12 month"}},
+	{"list_conversations", map[string]any{"query": "list_documents"}},
+}
+
+// longNotes is 150 numbered lines.
+func longNotes() string {
+	var b strings.Builder
+	for i := 1; i <= 150; i++ {
+		fmt.Fprintf(&b, "Note %d.\n", i)
+	}
+	return b.String()
+}
+
+func TestSearchScenarioOverStdio(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	cli(t, data, "people", "set", "ana", "Ana")
+	cli(t, data, "import", "../../testdata/import/pricing.jsonl")
+	c := stdioClient(t, data, "--agent", "north")
+	golden(t, "search.txtar", runSession(t, c, searchSteps))
+	c.Close()
+}
+
+// A file written before search is indexed when the server starts, and answers at once.
+func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	raw, err := os.ReadFile("../../testdata/layout/v1-full-texts.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, data, "--agent", "north")
+	text := callTool(t, c, "list_documents", map[string]any{"query": `"long history" line`}).text
+	if !strings.Contains(text, "Long history") {
+		t.Errorf("a search of the older file: %q", text)
+	}
+	c.Close()
+	db, err := datafile.Open(data, datafile.DefaultTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,74 @@
+package docstore_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+)
+
+func TestParseLineRange(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want docstore.LineRange
+		bad  bool
+	}{
+		{"120-180", docstore.LineRange{From: 120, To: 180}, false},
+		{"120-", docstore.LineRange{From: 120}, false},
+		{"-40", docstore.LineRange{To: 40}, false},
+		{" 7 ", docstore.LineRange{From: 7, To: 7}, false},
+		{"5-2", docstore.LineRange{}, true},
+		{"-", docstore.LineRange{}, true},
+		{"", docstore.LineRange{}, true},
+		{"0-3", docstore.LineRange{}, true},
+		{"a-b", docstore.LineRange{}, true},
+		{"1-2-3", docstore.LineRange{}, true},
+	} {
+		got, err := docstore.ParseLineRange(tc.in)
+		if tc.bad != (err != nil) || (!tc.bad && got != tc.want) {
+			t.Errorf("ParseLineRange(%q) = %+v, %v", tc.in, got, err)
+		}
+		if err != nil && !errors.Is(err, docstore.ErrBadRange) {
+			t.Errorf("ParseLineRange(%q): %v is no ErrBadRange", tc.in, err)
+		}
+	}
+}
+
+// ReadLines gives the same lines as cutting them out of Read's text, from the latest
+// version (read in place) and from older ones (rebuilt from deltas), for every range.
+func TestReadLines(t *testing.T) {
+	s := open(t, "personal")
+	texts := []string{"one\ntwo\r\nthree", "one\ntwo\nthree\n", "", "\n\n", "only"}
+	d := mustCreate(t, s, "Lines", texts[0])
+	for _, text := range texts[1:] {
+		if _, err := s.Write(d.ID, "", text, 0, north); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ranges := []docstore.LineRange{{From: 1, To: 1}, {From: 2}, {To: 2}, {From: 1, To: 9}, {From: 3, To: 3}, {From: 4}}
+	for n := 1; n <= len(texts); n++ {
+		_, v, err := s.Read(d.ID, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range ranges {
+			want, werr := docstore.Lines(v.Text, r)
+			_, got, part, err := s.ReadLines(d.ID, n, r)
+			if (werr == nil) != (err == nil) || !slices.Equal(part.Lines, want.Lines) || part.Total != want.Total || part.First != want.First || part.Last != want.Last {
+				t.Errorf("version %d %+v: ReadLines %+v %v, Lines %+v %v", n, r, part, err, want, werr)
+			}
+			if got.Number != n || got.Text != "" {
+				t.Errorf("version %d: ReadLines gave version %d with text %q", n, got.Number, got.Text)
+			}
+		}
+	}
+	part, _ := docstore.Lines("one\ntwo\r\nthree", docstore.LineRange{From: 2})
+	if !slices.Equal(part.Lines, []string{"two", "three"}) || part.Total != 3 {
+		t.Errorf("Lines: %+v", part)
+	}
+	var none *docstore.NoLinesError
+	if _, err := docstore.Lines("a\n", docstore.LineRange{From: 2}); !errors.As(err, &none) || none.Total != 1 {
+		t.Errorf("past the end: %v", err)
+	}
+}

@@ -1,0 +1,285 @@
+package docstore_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/search"
+)
+
+// scan is the brute-force answer to a query: the ids of the space's live documents whose
+// title or text has every term, found by looking at every token of every latest text.
+func scan(t testing.TB, s *docstore.Store, query string) []string {
+	t.Helper()
+	q, err := search.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	err = eachLatest(s, func(d docstore.Document, latest docstore.Version) error {
+		title, text := search.Tokens(latest.Title), search.Tokens(latest.Text)
+		for _, term := range q.Terms {
+			if !hasRun(title, term.Tokens) && !hasRun(text, term.Tokens) {
+				return nil
+			}
+		}
+		ids = append(ids, d.ID)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// hasRun reports whether run occurs in toks, one token after another.
+func hasRun(toks, run []string) bool {
+	for i := 0; i+len(run) <= len(toks); i++ {
+		if slices.Equal(toks[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
+}
+
+// searched is the ids Search gives for query, sorted, after checking that each found
+// document's lines hold a term.
+func searched(t testing.TB, s *docstore.Store, query string) []string {
+	t.Helper()
+	res, err := s.Search(query, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != len(res.Found) {
+		t.Fatalf("%q: total %d, %d found with no limit", query, res.Total, len(res.Found))
+	}
+	ids := make([]string, len(res.Found))
+	for i, f := range res.Found {
+		ids[i] = f.Document.ID
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// agree checks that Search and the scan give the same documents for each query, and that
+// the index is what a rebuild would make.
+func agree(t *testing.T, s *docstore.Store, step string, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		if got, want := searched(t, s, q), scan(t, s, q); !slices.Equal(got, want) {
+			t.Errorf("after %s, %q found %v; a scan finds %v", step, q, got, want)
+		}
+		sameFirst(t, s, q)
+	}
+	if err := s.CheckIndex(); err != nil {
+		t.Errorf("after %s: %v", step, err)
+	}
+}
+
+// sameFirst checks that a search with a limit gives the first documents of the whole
+// ranking, in its order, and the same total.
+func sameFirst(t *testing.T, s *docstore.Store, query string) {
+	t.Helper()
+	all, err := s.Search(query, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{1, 2, 5} {
+		some, err := s.Search(query, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all.Found[:min(limit, len(all.Found))]
+		if some.Total != all.Total || !slices.EqualFunc(some.Found, want, func(a, b docstore.Found) bool { return a.Document.ID == b.Document.ID }) {
+			t.Errorf("%q with limit %d: %d of %d, not the first of the %d", query, limit, len(some.Found), some.Total, all.Total)
+		}
+	}
+}
+
+func TestSearchIndexKeptRightAcrossEveryChange(t *testing.T) {
+	s := open(t, "personal")
+	by := docstore.Author{By: "person:ana"}
+	long := strings.Repeat("x", 100)
+	queries := []string{"trailer", "course page", `"review the course"`, "tuesday", "café", "pricing", "東京", "plan", long + "a", long + "b", long, "y" + long}
+	plan := mustCreate(t, s, "Launch plan", "# Launch\n\nRecord the trailer, then review the course page.\n")
+	mustCreate(t, s, "Pricing", "We settled on 12 a month at the Café in 東京都.\n")
+	agree(t, s, "the first search (the index built)", queries...)
+
+	steps := []struct {
+		name string
+		do   func() error
+	}{
+		{"create", func() error {
+			_, err := s.Create("Tuesday notes", "Trailer on tuesday.\n", docstore.KindWrite, north)
+			return err
+		}},
+		{"write", func() error {
+			_, err := s.Write(plan.ID, "", "# Launch\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", 0, north)
+			return err
+		}},
+		{"append", func() error { _, err := s.Append(plan.ID, "Pricing: see the pricing page.", north); return err }},
+		{"edit", func() error { _, err := s.Edit(plan.ID, "Tuesday", "Wednesday", north); return err }},
+		{"merge", func() error {
+			_, err := s.Save(plan.ID, 2, "# Launch plan\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", by, linediff.Clash)
+			return err
+		}},
+		{"restore", func() error { _, err := s.Restore(plan.ID, 1, by); return err }},
+		{"rename", func() error { _, err := s.Rename(plan.ID, "Course plan for Tokyo 東京", by); return err }},
+		{"delete", func() error { _, err := s.Delete(plan.ID, by); return err }},
+		{"undelete", func() error { _, err := s.Undelete(plan.ID); return err }},
+		{"delete again", func() error { _, err := s.Delete("Pricing", by); return err }},
+		{"purge", func() error { _, err := s.Purge("Pricing"); return err }},
+	}
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		agree(t, s, st.name, queries...)
+	}
+}
+
+func TestSearchAnswer(t *testing.T) {
+	s := open(t, "personal")
+	mustCreate(t, s, "Notes", "Shopping list.\n\nThe trailer is long.\nA trailer, and another trailer.\n")
+	trailer := mustCreate(t, s, "Trailer", "To record.\n")
+	mustCreate(t, s, "Other", "Nothing here.\n")
+	res, err := s.Search("TRAILER", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 2 || res.Found[0].Document.ID != trailer.ID {
+		t.Fatalf("want the titled one first of 2, got %+v", res)
+	}
+	lines := res.Found[1].Hit.Lines
+	if len(lines) != 2 || lines[0].Number != 3 || lines[0].Text != "The trailer is long." || lines[1].Number != 4 {
+		t.Errorf("lines %+v", lines)
+	}
+	if _, err := s.Search(" ** ", 10); !errors.Is(err, docstore.ErrQuery) {
+		t.Errorf("a query of punctuation: %v, want ErrQuery", err)
+	}
+	res, err = s.Search("trailer", 1)
+	if err != nil || res.Total != 2 || len(res.Found) != 1 {
+		t.Errorf("limit 1: %+v, %v", res, err)
+	}
+}
+
+func TestSearchIsolatedBySpace(t *testing.T) {
+	s := open(t, "personal")
+	other := docstore.New(s.DB(), "work")
+	mustCreate(t, s, "Mine", "secret plans\n")
+	mustCreate(t, other, "Theirs", "secret plans too\n")
+	for _, st := range []*docstore.Store{s, other} {
+		res, err := st.Search("secret", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 1 {
+			t.Errorf("space %s found %d documents", st.Space(), res.Total)
+		}
+	}
+}
+
+// A file with documents from before the index: the first search builds it, and writes
+// before that leave it alone.
+func TestSearchBuildsTheIndexOfAnOlderFile(t *testing.T) {
+	s := open(t, "personal")
+	for i := range 250 {
+		mustCreate(t, s, fmt.Sprintf("Doc %d", i), fmt.Sprintf("word%d and common text\n", i%7))
+	}
+	if err := s.CheckIndex(); err != nil {
+		t.Fatal(err) // no index yet: nothing to compare
+	}
+	var calls [][2]int
+	if err := s.EnsureIndex(func(done, total int) { calls = append(calls, [2]int{done, total}) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := [][2]int{{100, 250}, {200, 250}, {250, 250}}; !slices.Equal(calls, want) {
+		t.Errorf("progress %v, want %v", calls, want)
+	}
+	agree(t, s, "building", "word3 common", "doc 12")
+}
+
+// The property: over random texts, every document a query returns has every term, and
+// every document that has them all is returned.
+func TestSearchAgreesWithAScan(t *testing.T) {
+	words := []string{"plan", "Plan", "PLAN", "café", "cafe", "Café", "naïve", "straße", "strasse", "e-mail", "email",
+		"**bold**", "_under_", "`code`", "[link](http://x.y/plan)", "東京", "京都", "東", "コーヒー", "trailer.", "trailer,", "don't", "x1", "1.5"}
+	queries := []string{"plan", "cafe", "café naïve", "strasse", "e-mail", "email", "mail", "bold", "code link", "東京", "京", "京都 東",
+		"コーヒー", `"plan cafe"`, `"trailer trailer"`, "don't", "x1", "1 5", `"東 京"`, "http plan", "PLAN café"}
+	r := rand.New(rand.NewPCG(7, 7))
+	s := open(t, "personal")
+	text := func() string {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(words[r.IntN(len(words))])
+			if r.IntN(6) == 0 {
+				b.WriteString("\n")
+			} else {
+				b.WriteString(" ")
+			}
+		}
+		return b.String()
+	}
+	var ids []string
+	for i := range 60 {
+		d := mustCreate(t, s, fmt.Sprintf("%d %s", i, words[r.IntN(len(words))]), text())
+		ids = append(ids, d.ID)
+	}
+	agree(t, s, "creating 60", queries...)
+	for round := range 200 {
+		id := ids[r.IntN(len(ids))]
+		var err error
+		switch r.IntN(5) {
+		case 0:
+			_, err = s.Write(id, "", text(), 0, north)
+		case 1:
+			_, err = s.Append(id, text(), north)
+		case 2:
+			_, err = s.Rename(id, fmt.Sprintf("%d %s %s", round, words[r.IntN(len(words))], words[r.IntN(len(words))]), north)
+		case 3:
+			_, d, _ := s.Read(id, 0)
+			if toks := strings.Fields(d.Text); len(toks) > 0 {
+				old := toks[r.IntN(len(toks))]
+				if _, err = s.Edit(id, old, words[r.IntN(len(words))], north); err != nil {
+					err = nil // not once in the text: no edit
+				}
+			}
+		case 4:
+			if _, err = s.Delete(id, north); err == nil {
+				_, err = s.Undelete(id)
+			}
+		}
+		if err != nil && !errors.As(err, new(*docstore.TitleTakenError)) {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if round%20 == 19 {
+			agree(t, s, fmt.Sprintf("round %d", round), queries...)
+		}
+	}
+}
+
+// eachLatest calls fn with every live document of s and its latest version.
+func eachLatest(s *docstore.Store, fn func(docstore.Document, docstore.Version) error) error {
+	docs, _, err := s.List(math.MaxInt)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		_, latest, err := s.Read(d.ID, 0)
+		if err != nil {
+			return err
+		}
+		if err := fn(d, latest); err != nil {
+			return err
+		}
+	}
+	return nil
+}

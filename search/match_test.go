@@ -1,0 +1,182 @@
+package search_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/search"
+)
+
+func TestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"Record the Trailer.", []string{"record", "the", "trailer"}},
+		{"Café NAÏVE straße Ærø ﬁne Ｃafe", []string{"cafe", "naive", "strasse", "aero", "fine", "cafe"}},
+		{"Cafe\u0301 with a combining accent", []string{"cafe", "with", "a", "combining", "accent"}},
+		{"**bold** _em_ `code` [link](http://x.y/z) # Title\n- [ ] task", []string{"bold", "em", "code", "link", "http", "x", "y", "z", "title", "task"}},
+		{"e-mail don't v1.2 snake_case", []string{"e", "mail", "don", "t", "v1", "2", "snake", "case"}},
+		{"東京都に行く", []string{"東", "京", "都", "に", "行", "く"}},
+		{"서울 coffee코피", []string{"서", "울", "coffee", "코", "피"}},
+		{"Москва Ёлка", []string{"москва", "елка"}},
+		{"", nil},
+	} {
+		if got := search.Tokens(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Tokens(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		want  [][]string
+		err   error
+	}{
+		{"launch plan", [][]string{{"launch"}, {"plan"}}, nil},
+		{`"course page" trailer`, [][]string{{"course", "page"}, {"trailer"}}, nil},
+		{`“curly quotes” and "unclosed phrase`, [][]string{{"curly", "quotes"}, {"and"}, {"unclosed", "phrase"}}, nil},
+		{"e-mail 東京", [][]string{{"e", "mail"}, {"東", "京"}}, nil},
+		{"Plan plan PLAN", [][]string{{"plan"}}, nil},
+		{"** -- ``", nil, search.ErrEmptyQuery},
+		{"", nil, search.ErrEmptyQuery},
+		{"a b c d e f g h i j k l m n o p q", nil, search.ErrLongQuery},
+	} {
+		q, err := search.Parse(tc.query)
+		if !errors.Is(err, tc.err) {
+			t.Errorf("Parse(%q): %v, want %v", tc.query, err, tc.err)
+			continue
+		}
+		var got [][]string
+		for _, term := range q.Terms {
+			got = append(got, term.Tokens)
+		}
+		if !slices.EqualFunc(got, tc.want, slices.Equal) {
+			t.Errorf("Parse(%q) = %q, want %q", tc.query, got, tc.want)
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	for _, tc := range []struct {
+		name, query, title, text string
+		found                    bool
+		lines                    []int
+	}{
+		{"a word", "trailer", "Plan", "Intro.\nRecord the trailer.\n", true, []int{2}},
+		{"case", "TRAILER", "Plan", "the Trailer", true, []int{1}},
+		{"accents folded in the text", "cafe", "", "At the Café.", true, []int{1}},
+		{"accents folded in the query", "café", "", "at the CAFE", true, []int{1}},
+		{"a word at a line's end", "trailer", "", "record the\ntrailer\nnext", true, []int{2}},
+		{"a word at the text's end", "trailer", "", "record the trailer", true, []int{1}},
+		{"not part of a word", "trail", "", "the trailer", false, nil},
+		{"Markdown punctuation", "bold link", "", "**Bold** and [link](x)", true, []int{1}},
+		{"every word must be there", "trailer tuesday", "", "the trailer", false, []int{1}},
+		{"title or text", "plan trailer", "Launch plan", "the trailer", true, []int{1}},
+		{"only the title", "launch", "Launch plan", "the trailer", true, nil},
+		{"a phrase", `"the trailer"`, "", "first\nrecord the trailer", true, []int{2}},
+		{"a phrase out of order", `"trailer the"`, "", "record the trailer", false, nil},
+		{"a phrase across a line break", `"the trailer"`, "", "record the\ntrailer", true, []int{1}},
+		{"a phrase across punctuation", `"trailer review"`, "", "the trailer. Review it", true, []int{1}},
+		{"a hyphenated word is a phrase", "e-mail", "", "send an e-mail, or an E mail", true, []int{1}},
+		{"CJK substring", "京都", "", "東京都に行く", true, []int{1}},
+		{"CJK not in order", "都京", "", "東京都に行く", false, nil},
+		{"CJK in a Latin query", "tokyo 東京", "", "Tokyo (東京)", true, []int{1}},
+		{"three lines at most, best first", "a b", "", "a\nb\na b\nb a\na\na b", true, []int{3, 4, 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, err := search.Parse(tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := search.Match(q, tc.title, tc.text, 3)
+			var lines []int
+			for _, l := range h.Lines {
+				lines = append(lines, l.Number)
+			}
+			if h.Found != tc.found || !slices.Equal(lines, tc.lines) {
+				t.Errorf("Match(%q, %q, %q) found %v on lines %v, want %v on %v", tc.query, tc.title, tc.text, h.Found, lines, tc.found, tc.lines)
+			}
+		})
+	}
+}
+
+func TestMatchingLinesAreCutAroundTheMatch(t *testing.T) {
+	long := ""
+	for range 40 {
+		long += "filler words "
+	}
+	q, _ := search.Parse("needle")
+	h := search.Match(q, "", "  "+long+"needle "+long+"\n", 3)
+	if len(h.Lines) != 1 {
+		t.Fatalf("lines %+v", h.Lines)
+	}
+	got := h.Lines[0].Text
+	if len(got) > search.LineWidth+8 || !slices.Contains(search.Tokens(got), "needle") || got[:3] != "…" || got[len(got)-3:] != "…" {
+		t.Errorf("cut line %q", got)
+	}
+}
+
+// Ranking: title matches first, then how often, then how close.
+func TestRanking(t *testing.T) {
+	texts := []struct{ title, text string }{
+		{"Notes", "pricing is here.\nMuch later, a decision."},     // 3: far apart
+		{"Notes", "the pricing decision"},                          // 2: close
+		{"Pricing", "we made a decision"},                          // 0: title
+		{"Notes", "pricing decision, pricing decision, decision."}, // 1: more often
+	}
+	q, _ := search.Parse("pricing decision")
+	order := []int{0, 1, 2, 3}
+	hits := make([]search.Hit, len(texts))
+	for i, x := range texts {
+		hits[i] = search.Match(q, x.title, x.text, 3)
+		if !hits[i].Found {
+			t.Fatalf("%q not found", x.text)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return search.Compare(hits[a], hits[b]) })
+	if want := []int{2, 3, 1, 0}; !slices.Equal(order, want) {
+		t.Errorf("ranked %v, want %v (%+v)", order, want, hits)
+	}
+}
+
+// Rough gives what Match gives but for the span and the lines, over random texts.
+func TestRoughAgreesWithMatch(t *testing.T) {
+	words := []string{"plan", "PLAN", "café", "cafe", "naïve", "straße", "strasse", "e-mail", "**bold**", "`code`",
+		"[link](http://x.y/plan)", "東京", "京都", "コーヒー", "a\u0301", "x1", "1.5", "don't", "\n", "  ", "—", "tokyo東京"}
+	queries := []string{"plan", "cafe", "cafe naive", `"plan cafe"`, "e-mail", "mail e", "bold code", `"x1 1 5"`, "a", `"plan plan"`, "tokyo", `"don t plan"`, "東京", "plan 京"}
+	r := rand.New(rand.NewPCG(1, 1))
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(words[r.IntN(len(words))])
+			b.WriteString([]string{" ", "", ", ", "\n"}[r.IntN(4)])
+		}
+		text, title := b.String(), words[r.IntN(len(words))]+" "+words[r.IntN(len(words))]
+		for _, qs := range queries {
+			q, _ := search.Parse(qs)
+			m, rough := search.Match(q, title, text, 0), search.Rough(q, title, text)
+			if m.Found != rough.Found || m.In != rough.In || m.TitleTerms != rough.TitleTerms || m.Hits != rough.Hits || m.Span != rough.Span || !slices.Equal(m.Counts, rough.Counts) {
+				t.Fatalf("%q in %q / %q: Match %+v, Rough %+v", qs, title, text, m, rough)
+			}
+		}
+	}
+}
+
+// Long runs of CJK (which grow when folded) and of letters that fold to many, then ASCII:
+// the folding's buffer must make room for all.
+func TestRoughOnTextsThatGrowWhenFolded(t *testing.T) {
+	text := strings.Repeat("東京", 500) + strings.Repeat("\ufdfa", 50) + strings.Repeat(" plan cafe", 300)
+	q, _ := search.Parse(`"plan cafe" 東京`)
+	if m, r := search.Match(q, "", text, 0), search.Rough(q, "", text); m.Hits != r.Hits || !r.Found {
+		t.Errorf("Match %+v, Rough %+v", m, r)
+	}
+	q, _ = search.Parse(`"plan cafe"`)
+	if m, r := search.Match(q, "", text, 0), search.Rough(q, "", text); m.Hits != r.Hits || !r.Found {
+		t.Errorf("Match %+v, Rough %+v", m, r)
+	}
+}

@@ -1,0 +1,152 @@
+package threads
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/search"
+)
+
+// scanConversations is the brute-force answer: the conversations (but except) whose title
+// or readable messages have every term.
+func scanConversations(t *testing.T, s *Store, query, except string) []string {
+	t.Helper()
+	q, err := search.Parse(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	convs, err := s.Recent(1<<20, except)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range convs {
+		msgs, _, err := s.Page(c.ID, 1<<20, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		toks := [][]string{search.Tokens(c.Title)}
+		for _, m := range msgs {
+			toks = append(toks, search.Tokens(m.Text))
+		}
+		all := true
+		for _, term := range q.Terms {
+			in := false
+			for _, ts := range toks {
+				in = in || strings.Contains(" "+strings.Join(ts, " ")+" ", " "+strings.Join(term.Tokens, " ")+" ")
+			}
+			all = all && in
+		}
+		if all {
+			ids = append(ids, c.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func searchConversations(t *testing.T, s *Store, query, except string) []string {
+	t.Helper()
+	res, err := s.Search(query, 0, except)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range res.Found {
+		ids = append(ids, f.Conversation.ID)
+		for _, l := range f.Lines {
+			if l.Message.Private {
+				t.Errorf("%q shows a private message: %+v", query, l)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestSearchConversationsAgreesWithAScan(t *testing.T) {
+	db := openDB(t)
+	s := New(db, "personal").WithClock(clock(t0))
+	other := New(db, "launch").WithClock(clock(t0))
+	words := []string{"pricing", "Pricing:", "12", "month", "café", "cafe", "東京", "e-mail", "decision", "list_documents"}
+	r := rand.New(rand.NewPCG(3, 3))
+	text := func() string {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(words[r.IntN(len(words))] + " ")
+		}
+		return b.String()
+	}
+	queries := []string{"pricing", "12 month", `"pricing 12"`, "cafe", "東京", "e-mail", "decision pricing", "list_documents", "secret"}
+	check := func(step string) {
+		t.Helper()
+		for _, q := range queries {
+			for _, except := range []string{"", "c1"} {
+				if got, want := searchConversations(t, s, q, except), scanConversations(t, s, q, except); !slices.Equal(got, want) {
+					t.Errorf("after %s, %q (but %q) found %v; a scan finds %v", step, q, except, got, want)
+				}
+			}
+		}
+		if err := s.CheckIndex(); err != nil {
+			t.Errorf("after %s: %v", step, err)
+		}
+	}
+	for i := range 20 {
+		say(t, s, fmt.Sprintf("c%d", i%6), "", Message{From: "person:ana", Text: text()})
+	}
+	check("the first messages (the index built on the first search)")
+	for round := range 60 {
+		conv := fmt.Sprintf("c%d", r.IntN(8))
+		title := ""
+		if r.IntN(4) == 0 {
+			title = text()
+		}
+		say(t, s, conv, title, Message{From: "agent:north", Text: text(), Private: r.IntN(3) == 0})
+		say(t, other, conv, "", Message{From: "person:ana", Text: "secret " + text()})
+		if round%10 == 9 {
+			check(fmt.Sprintf("round %d", round))
+		}
+	}
+	lines := `{"conversation":"imported","title":"Pricing talk","from":"person:ana","text":"We settled on 12 a month."}
+{"conversation":"imported","from":"agent:north","text":"list_documents secret step","private":true}
+`
+	if _, err := s.Import(strings.NewReader(lines), "ana", nil); err != nil {
+		t.Fatal(err)
+	}
+	check("an import")
+	if _, err := s.Search("** --", 10, ""); !errors.Is(err, ErrQuery) {
+		t.Errorf("a query of punctuation: %v, want ErrQuery", err)
+	}
+}
+
+func TestSearchConversationsAnswer(t *testing.T) {
+	s := New(openDB(t), "personal").WithClock(clock(t0))
+	say(t, s, "pricing", "Pricing", Message{From: "person:ana", Text: "Hello.\nWe settled on 12 a month."})
+	say(t, s, "pricing", "", Message{From: "agent:north", Text: "list_documents → 12 a month", Private: true})
+	say(t, s, "pricing", "", Message{From: "agent:north", Text: "Noted: 12 a month."})
+	say(t, s, "other", "Other", Message{From: "person:ana", Text: "Nothing about it."})
+	res, err := s.Search("month 12", 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Total != 1 || len(res.Found[0].Lines) != 2 {
+		t.Fatalf("%+v", res)
+	}
+	l := res.Found[0].Lines[0]
+	if l.Line.Number != 2 || l.Line.Text != "We settled on 12 a month." || l.Message.From != "person:ana" {
+		t.Errorf("first line %+v", l)
+	}
+	if res.Found[0].Lines[1].Message.From != "agent:north" || res.Found[0].Lines[1].Line.Text != "Noted: 12 a month." {
+		t.Errorf("second line %+v", res.Found[0].Lines[1])
+	}
+	if res, _ := s.Search("pricing", 10, "pricing"); res.Total != 0 {
+		t.Errorf("the conversation left out was found: %+v", res)
+	}
+	if res, _ := s.Search("pricing", 10, ""); res.Total != 1 || len(res.Found[0].Lines) != 0 {
+		t.Errorf("a title-only match: %+v", res)
+	}
+}
