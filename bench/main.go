@@ -120,6 +120,7 @@ func run(o *options) error {
 		{"streamable HTTP, 16 clients", measureHTTP},
 		{"storage", measureStorage},
 		{"worst cases", measureWorst},
+		{"the person's page", measurePage},
 	}
 	for _, s := range steps {
 		log.Printf("%s ...", s.name)

@@ -55,7 +55,7 @@ func runOutput(name string, args ...string) (string, error) {
 
 // compassEnv is what every compass-mcp process here runs with.
 func compassEnv(data string) []string {
-	return append(os.Environ(), "COMPASS_DATA="+data, "COMPASS_SPACE=personal", "COMPASS_ME=ana", "COMPASS_AGENT=bench", "COMPASS_LOG=warn")
+	return append(os.Environ(), "COMPASS_DATA="+data, "COMPASS_SPACE=personal", "COMPASS_ME=ana", "COMPASS_AGENT=bench", "COMPASS_LOG=warn", "COMPASS_WEB=off")
 }
 
 // stdioSession is a server started over stdio with a go-sdk client session on it.

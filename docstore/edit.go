@@ -146,7 +146,7 @@ func ReplaceOnce(text, old, new string) (string, error) {
 		return "", &EditMissError{Near: nearMatches(text, old, 3)}
 	}
 	// Any other occurrence starts after at: if it starts before at+len(old) it overlaps.
-	if strings.Index(text[at+1:], old) < 0 {
+	if !strings.Contains(text[at+1:], old) {
 		return text[:at] + new + text[at+len(old):], nil
 	}
 	many := &EditManyError{Count: strings.Count(text, old)}

@@ -389,7 +389,9 @@ func (b *buckets) latest(id string) (string, []byte, error) {
 	c := vb.b.Cursor()
 	var k, raw []byte
 	if vb.prefix == nil {
-		k, raw = c.Last()
+		if k, raw = c.Last(); k == nil {
+			return "", nil, fmt.Errorf("document %s has no versions", id)
+		}
 	} else {
 		end := append(slices.Clone(vb.prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 		if k, _ = c.Seek(end); k == nil {

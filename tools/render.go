@@ -26,7 +26,7 @@ func when(t time.Time) string { return t.Local().Format(TimeLayout) }
 // link is how a document is named in answers: [Title](<base>/document/<id>).
 func (s *Server) link(d docstore.Document) string {
 	title := strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(d.Title)
-	return fmt.Sprintf("[%s](%s/document/%s)", title, s.cfg.LinkBase, d.ID)
+	return fmt.Sprintf("[%s](%s/document/%s)", title, s.linkBase(), d.ID)
 }
 
 // by says who saved a version: "Ana", or "north for Ana".

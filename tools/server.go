@@ -40,7 +40,10 @@ type Config struct {
 	For      string // the person (id) the agent works for
 	Thread   string // the conversation the agent is in, left out of list_conversations
 	LinkBase string // prefix of document links
-	Logger   *slog.Logger
+	// LinkBaseFunc, if set, gives the prefix of document links at each answer instead of
+	// LinkBase: the person's page may start or stop while the server runs.
+	LinkBaseFunc func() string
+	Logger       *slog.Logger
 }
 
 // Server holds what the tools work on.
@@ -139,6 +142,7 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		if err := bind(name, req, &args); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
+		documentByLink(&args)
 		in := s.in(ctx)
 		if refused := in.mayNot(ctx, h.readOnly); refused != "" {
 			return mcp.NewToolResultError(refused), nil

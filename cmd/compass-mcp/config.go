@@ -12,6 +12,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -38,7 +39,11 @@ func exitCode(err error) int {
 // config is what every command is scoped to, from flags with environment variables as fallbacks.
 type config struct {
 	data, space, agent, me, thread, linkBase, http string
-	publicURL                                      string // --public-url: where clients reach the HTTP server (oauth.go)
+	publicURL                                      string     // --public-url: where clients reach the HTTP server (oauth.go)
+	web                                            string     // --web: the page's address, or off
+	links                                          *pageLinks // the link base, once the file is open
+	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
+	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
 }
 
 func env(name, def string) string {
@@ -62,7 +67,7 @@ func flags(name string, c *config) *flag.FlagSet {
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
 	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudeCodeSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
-	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>) [COMPASS_LINK_BASE]")
+	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>); / for links relative to the server (default: the person's page when one is served for the data file, else compass://document/<id>) [COMPASS_LINK_BASE]")
 }
 
 // parse reads args into fs, allowing flags after the positional arguments too; everything
@@ -138,6 +143,7 @@ func (c *config) mcpServer() (*datafile.File, *server.MCPServer, error) {
 		db.Close()
 		return nil, nil, err
 	}
+	c.links = newPageLinks(c.linkBase, db)
 	srv, err := tools.New(db, c.tools())
 	if err != nil {
 		db.Close()
@@ -147,7 +153,11 @@ func (c *config) mcpServer() (*datafile.File, *server.MCPServer, error) {
 }
 
 func (c *config) tools() tools.Config {
-	return tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/")}
+	cfg := tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/")}
+	if c.links != nil {
+		cfg.LinkBaseFunc = c.links.base
+	}
+	return cfg
 }
 
 const usage = `compass-mcp serves a space's shared, versioned Markdown documents to an AI agent over MCP.
@@ -169,6 +179,8 @@ Usage:
                                               add one message (the conversation is made if new)
   compass-mcp people list                     the people's display names
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
+  compass-mcp web [--web ADDR]                serve only the person's page (default 127.0.0.1:7411)
+  compass-mcp open [DOC]                      a one-time sign-in link to the page (to DOC), for --for
   compass-mcp members add|remove SPACE PERSON / members list [SPACE]
                                               who may see a space on a server shared by a team
   compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
@@ -204,6 +216,10 @@ func run(args []string) error {
 		return say(args, os.Stdout)
 	case "people":
 		return people(args, os.Stdout, os.Stderr)
+	case "web":
+		return webCmd(args)
+	case "open":
+		return openCmd(args)
 	case "members":
 		return members(args, os.Stdout)
 	case "tokens":

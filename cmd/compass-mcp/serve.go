@@ -34,6 +34,7 @@ func serve(args []string) error {
 	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	oauthFlags(fs, &c)
+	webFlag(fs, &c)
 	if rest, err := parse(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -56,6 +57,9 @@ func serve(args []string) error {
 	defer stop()
 	if *followCC {
 		defer followClaudeCode(ctx, db, c)()
+	}
+	if err := c.servePage(ctx, db, addr, *token); err != nil {
+		return err
 	}
 	if c.http != "" {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
@@ -94,7 +98,8 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 		return err
 	}
 	registerMessages(mux, db, gate)
-	hs.Handler = mux
+	mountPage(mux, hs, c, ln)
+	hs.Handler = toPage(c.pageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", c.data)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()

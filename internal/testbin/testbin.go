@@ -20,7 +20,14 @@ const Race = raceEnabled
 
 // Main builds compass-mcp (with -race when the tests run with it) into a temporary folder, sets Path, runs the tests and removes
 // the folder: call it from TestMain.
+//
+// The binaries the tests start serve no person's page (COMPASS_WEB=off: many servers at
+// once would all want 127.0.0.1:7411) and write links relative to the server
+// (COMPASS_LINK_BASE=/), as the golden answers have them; a test that wants the page or
+// the default links sets them again in its command's Env, where the last value wins.
 func Main(m *testing.M) {
+	os.Setenv("COMPASS_WEB", "off")
+	os.Setenv("COMPASS_LINK_BASE", "/")
 	dir, err := os.MkdirTemp("", "compass-mcp-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

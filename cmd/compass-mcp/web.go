@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/web"
+)
+
+// defaultWeb is where the person's page is served beside stdio unless --web says.
+const defaultWeb = "127.0.0.1:7411"
+
+// noPage is the link base that makes links the documents' resource URIs
+// (compass://document/<id>) when no page serves them.
+const noPage = "compass:/"
+
+func webFlag(fs interface {
+	StringVar(*string, string, string, string)
+}, c *config) {
+	fs.StringVar(&c.web, "web", env("COMPASS_WEB", ""), "if set, where the person's page is served: HOST:PORT, or off (default: 127.0.0.1:7411 beside stdio; the --http address when serving HTTP) [COMPASS_WEB]")
+}
+
+// pageLinks is the link base the tools use: --link-base when given; else this process's
+// page; else the page another compass-mcp serves on the same data file (checked to be
+// alive and of this file); else compass:// URIs.
+//
+// The check reads the data file, and the tools ask for the link base inside their read
+// transactions, where another transaction on the same goroutine could deadlock with a
+// writer (bbolt's caveat). So it runs once at start, outside any, and then, at most every
+// few seconds, in the background; base itself only reads what the last check found.
+type pageLinks struct {
+	given string // --link-base, trimmed; used when set is true
+	set   bool
+	db    datafile.DB
+	path  string // the data file's
+
+	mu         sync.Mutex
+	own        string
+	found      string
+	checked    time.Time
+	refreshing bool
+}
+
+func newPageLinks(linkBase string, db *datafile.File) *pageLinks {
+	p := &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path(), found: noPage}
+	if !p.set {
+		p.refresh()
+	}
+	return p
+}
+
+func (p *pageLinks) serving(url string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.own = url
+}
+
+// refresh looks for another process's page of this data file.
+func (p *pageLinks) refresh() {
+	found := noPage
+	if url, ok := web.Served(context.Background(), p.db, p.path); ok {
+		found = url
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.found, p.checked, p.refreshing = found, time.Now(), false
+}
+
+func (p *pageLinks) base() string {
+	if p.set {
+		return p.given
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.own != "" {
+		return p.own
+	}
+	if time.Since(p.checked) > 5*time.Second && !p.refreshing {
+		p.refreshing = true
+		go p.refresh()
+	}
+	return p.found
+}
+
+// page is the person's page one process serves.
+type page struct {
+	site *web.Site
+	url  string
+	done chan error // gets Serve's error once it has stopped
+}
+
+// announce records the page's address in the data file for other processes, and says
+// where it is.
+func announce(db datafile.DB, url string) {
+	if err := web.Announce(db, url); err != nil {
+		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
+	}
+	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
+}
+
+// newSite makes the page on c's space; who may sign in to it is the access room's answer
+// (the space's members, --for always among them).
+func (c *config) newSite(db *datafile.File) (*web.Site, error) {
+	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
+		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee})
+}
+
+// guardedBy reports whether the server has tokens (--token, or token rows in db): what
+// serving beyond loopback needs, for the page as for /mcp.
+func guardedBy(token string, db datafile.DB) bool {
+	if token != "" {
+		return true
+	}
+	has, err := access.New(db).HasTokens()
+	return err == nil && has
+}
+
+// webAddress checks --web: HOST:PORT (a bare :PORT is loopback), beyond loopback only when
+// guarded (tokens), by the same rule as --http.
+func webAddress(addr string, guarded bool) (string, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", usageError{fmt.Sprintf("--web takes HOST:PORT, :PORT or off, like 127.0.0.1:7411; got %q", addr)}
+	}
+	return bindAddress(addr, guarded)
+}
+
+// startPage serves the page on its own address, in the background until ctx ends. With
+// busyOK (beside stdio, where the MCP server must serve whatever happens) a busy address is
+// not a failure: if the page of this same file is already there (another compass-mcp),
+// it returns no page and links go to that one; if something else holds the port, the page
+// moves to a free one.
+func startPage(ctx context.Context, c *config, db *datafile.File, addr string, busyOK bool) (*page, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if !busyOK {
+			return nil, fmt.Errorf("listening for the page on %s: %w", addr, err)
+		}
+		if url, ok := web.Served(ctx, db, db.Path()); ok {
+			slog.Info("the person's page of this data file is already served by another compass-mcp; links go there", "url", url)
+			return nil, nil
+		}
+		host, _, _ := net.SplitHostPort(addr)
+		if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
+			slog.Warn("the person's page is not served: its address is taken", "addr", addr, "err", err)
+			return nil, nil
+		}
+		slog.Warn("the page's address is taken by something else; serving the page on another port", "wanted", addr, "got", ln.Addr().String())
+	}
+	site, err := c.newSite(db)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	p := &page{site: site, url: pageURL(ln.Addr()), done: make(chan error, 1)}
+	announce(db, p.url)
+	go func() {
+		err := site.Serve(ctx, ln)
+		if err != nil {
+			slog.Error("serving the person's page", "err", err)
+		}
+		p.done <- err
+	}()
+	return p, nil
+}
+
+// toPage sends a browser that opens an MCP endpoint (/mcp, /spaces/{space}/mcp) to the page
+// at pageAt, or says what the endpoint is when no page is served: an MCP endpoint would
+// otherwise keep it waiting on an event stream, or refuse it for want of a token.
+func toPage(pageAt string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept := r.Header.Get("Accept")
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/mcp") && strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
+			if pageAt != "" {
+				http.Redirect(w, r, pageAt, http.StatusSeeOther)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprintln(w, "This is compass-mcp's MCP endpoint: an MCP client (Claude, an editor) talks to it, not a browser. The person's page is off here (--web off).")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// webCmd serves only the page, in the foreground.
+func webCmd(args []string) error {
+	var c config
+	fs := flags("web", &c)
+	webFlag(fs, &c)
+	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
+	browser := fs.Bool("browser", true, "if set, open the browser on a sign-in link")
+	if rest, err := parse(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError{fmt.Sprintf("web takes no arguments, got %q", rest)}
+	}
+	return servePageOnly(c, *token, "", *browser, false)
+}
+
+// openCmd prints a one-time sign-in link to the page (to DOC, when given) for --for, and
+// opens the browser on it where it can. With no page served for the data file, it serves
+// one itself, in the foreground.
+func openCmd(args []string) error {
+	var c config
+	fs := flags("open", &c)
+	webFlag(fs, &c)
+	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
+	browser := fs.Bool("browser", true, "if set, open the browser on the link")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageError{fmt.Sprintf("open takes at most one document (title, id or link), got %q", pos)}
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	next := "/"
+	if len(pos) == 1 {
+		d, err := docstore.New(db, c.space).Find(documentName(pos[0]))
+		if err != nil {
+			db.Close()
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		next = "/document/" + d.ID
+	}
+	url, ok := web.Served(context.Background(), db, db.Path())
+	db.Close()
+	if !ok {
+		fmt.Fprintln(os.Stderr, "No page is served for this data file yet: serving it here (Ctrl-C stops).")
+		return servePageOnly(c, *token, next, *browser, true)
+	}
+	return signInLink(c, url, next, *browser)
+}
+
+func signInLink(c config, url, next string, browser bool) error {
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	code, err := web.NewCode(db, c.me, c.space, next)
+	db.Close()
+	if err != nil {
+		return err
+	}
+	link := url + "/signin?code=" + code
+	fmt.Println(link)
+	if browser {
+		openBrowser(link)
+	}
+	return nil
+}
+
+// servePageOnly serves the page in the foreground and prints a sign-in link to it; with
+// anyPort, a busy address moves it to a free port.
+func servePageOnly(c config, token, next string, browser, anyPort bool) error {
+	if c.web == "" || c.web == "off" {
+		c.web = defaultWeb
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	addr, err := webAddress(c.web, guardedBy(token, db))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p, err := startPage(ctx, &c, db, addr, anyPort)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("the page could not be served: %s is taken, and no other port could be had", addr)
+	}
+	fmt.Fprintln(os.Stderr, "Sign in with this link (it works once, for 15 minutes):")
+	if err := signInLink(c, p.url, next, browser); err != nil {
+		stop()
+		<-p.done
+		return err
+	}
+	return <-p.done
+}
+
+// openBrowser opens link in the person's browser where there is one to open; it never
+// waits for it, and says nothing if it can't.
+func openBrowser(link string) {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", link)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
+	default:
+		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			return
+		}
+		cmd = exec.Command("xdg-open", link)
+	}
+	if err := cmd.Start(); err == nil {
+		go cmd.Wait()
+	}
+}
+
+// documentName takes a document's name as the person gives it: a title, an id, or a link.
+func documentName(s string) string {
+	if id, ok := doclink.ID(s); ok {
+		return id
+	}
+	return s
+}
+
+// servePage starts the person's page as --web says, before the MCP server serves: on its
+// own address (beside stdio, or beside HTTP when --web names another address), or, when
+// serving HTTP on the same address as /mcp, as c.samePage for serveHTTP to mount.
+func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, token string) error {
+	if c.web == "off" {
+		return nil
+	}
+	want := c.web
+	if want == "" {
+		want = defaultWeb
+		if c.http != "" {
+			want = httpAddr
+		}
+	}
+	addr, err := webAddress(want, guardedBy(token, db))
+	if err != nil {
+		return err
+	}
+	if c.http != "" && addr == httpAddr {
+		site, err := c.newSite(db)
+		if err != nil {
+			return err
+		}
+		c.samePage, c.pageAt = site, "/"
+		return nil
+	}
+	p, err := startPage(ctx, c, db, addr, c.http == "")
+	if err != nil || p == nil {
+		return err
+	}
+	c.links.serving(p.url)
+	c.pageAt = p.url + "/"
+	return nil
+}
+
+// mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
+// paths, and makes the server's address the link base.
+func mountPage(mux *http.ServeMux, hs *http.Server, c config, ln net.Listener) {
+	if c.samePage == nil {
+		return
+	}
+	mux.Handle("/", c.samePage)
+	hs.RegisterOnShutdown(c.samePage.Close)
+	url := pageURL(ln.Addr())
+	c.links.serving(url)
+	announce(c.links.db, url)
+}
+
+// pageURL is the page's address as links give it: an address bound on every interface
+// (0.0.0.0, ::) is linked as 127.0.0.1, which this machine reaches; for links that other
+// machines follow, --link-base names the host they know.
+func pageURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}

@@ -1,0 +1,225 @@
+package web
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"go.etcd.io/bbolt"
+)
+
+// The page's figures in docs/PERFORMANCE.md come from these (go run ./bench runs them):
+//
+//	go test -run '^$' -bench . -benchmem ./web
+
+// markdownOf makes about size bytes of Markdown of the kinds people and agents write:
+// headings, paragraphs with emphasis and links, lists, task lists, tables and code.
+func markdownOf(size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "## Part %d\n\nThe *launch* needs the **trailer** recorded, see [the plan](http://127.0.0.1:7411/document/01M8PGKZD91FPDJN4QQFFR0WBP) and https://example.com/notes/%d for more.\n\n", i, i)
+		fmt.Fprintf(&b, "- [x] book the studio for week %d\n- [ ] write the script\n- review `draft-%d.md` with Ana\n\n", i, i)
+		fmt.Fprintf(&b, "| step | who | when |\n|---|---|---|\n| trailer | Ana | week %d |\n| course page | north | week %d |\n\n", i, i+1)
+		fmt.Fprintf(&b, "```go\nfunc part%d() string { return \"<script>not run</script>\" }\n```\n\n", i)
+	}
+	return b.String()
+}
+
+// benchSite is a page on a fresh data file filled by fill (through a bbolt handle that
+// doesn't sync, to be quick), with a signed-in cookie.
+func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *datafile.File) {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), "compass.db")
+	raw, err := bbolt.Open(path, 0o600, &bbolt.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(docstore.New(raw, "personal"))
+	raw.Close()
+	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(site.Close)
+	code, err := NewCode(db, "ana", "personal", "/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := httptest.NewRecorder()
+	site.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/signin?code="+code, nil))
+	cookies := w.Result().Cookies()
+	if len(cookies) != 1 {
+		b.Fatalf("signing in: %d %s", w.Code, w.Body)
+	}
+	return site, cookies[0], db
+}
+
+func get(b *testing.B, site *Site, cookie *http.Cookie, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1"+path, nil)
+	req.AddCookie(cookie)
+	w := httptest.NewRecorder()
+	site.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		b.Fatalf("GET %s: %d", path, w.Code)
+	}
+	return w
+}
+
+// BenchmarkDocumentPage is the server's time to answer /document/{id}: read the latest
+// version, render its Markdown, sanitize it, fill the template. cold renders the version
+// every time (its first view); warm finds its HTML kept from an earlier view.
+func BenchmarkDocumentPage(b *testing.B) {
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{{"100KB", 100_000}, {"1MB", 1_000_000}} {
+		for _, warm := range []bool{false, true} {
+			name := size.name + "/cold"
+			if warm {
+				name = size.name + "/warm"
+			}
+			b.Run(name, func(b *testing.B) {
+				var id string
+				site, cookie, _ := benchSite(b, func(s *docstore.Store) {
+					saved, err := s.Create("Launch plan", markdownOf(size.bytes), docstore.KindWrite, agent)
+					if err != nil {
+						b.Fatal(err)
+					}
+					id = saved.Document.ID
+				})
+				b.SetBytes(int64(size.bytes))
+				if warm {
+					get(b, site, cookie, "/document/"+id)
+				}
+				b.ResetTimer()
+				cpu := cpuTime()
+				for b.Loop() {
+					if !warm {
+						site.html = newRenderCache(64 << 20)
+					}
+					get(b, site, cookie, "/document/"+id)
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// BenchmarkList is the server's time to answer / (the first page of the list) with 100
+// and with 10,000 documents: paged, it should cost the same.
+func BenchmarkList(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			site, cookie, _ := benchSite(b, func(s *docstore.Store) {
+				// Many writers at once, so that bbolt's Batch commits them together.
+				var wg sync.WaitGroup
+				errs := make(chan error, 1)
+				for w := range 100 {
+					wg.Go(func() {
+						for i := w; i < n; i += 100 {
+							if _, err := s.Create(fmt.Sprintf("Document %05d", i), "# Notes\n\nSome text to open with.\n", docstore.KindWrite, agent); err != nil {
+								select {
+								case errs <- err:
+								default:
+								}
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				select {
+				case err := <-errs:
+					b.Fatal(err)
+				default:
+				}
+			})
+			b.ResetTimer()
+			cpu := cpuTime()
+			for b.Loop() {
+				get(b, site, cookie, "/")
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
+
+// reportCPU reports the process's CPU time per operation since start, in ms.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+}
+
+// BenchmarkLiveUpdate is how long after an agent's save is acknowledged (Write returned)
+// an open page's event stream carries the new version: ms/update is the mean, max-ms the
+// slowest. The save goes through the data file as another process's would; the page
+// learns of it by watching the file, not by being told.
+func BenchmarkLiveUpdate(b *testing.B) {
+	var id string
+	site, cookie, db := benchSite(b, func(s *docstore.Store) {
+		saved, err := s.Create("Launch plan", "one\n", docstore.KindWrite, agent)
+		if err != nil {
+			b.Fatal(err)
+		}
+		id = saved.Document.ID
+	})
+	srv := httptest.NewServer(site)
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/document/"+id+"/events?version=1", nil)
+	req.AddCookie(cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+		close(events)
+	}()
+	docs := docstore.New(db, "personal")
+	var took []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := docs.Append(id, fmt.Sprintf("line %d", i), agent); err != nil {
+			b.Fatal(err)
+		}
+		acked := time.Now()
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				b.Fatal("the event stream ended")
+			}
+			if !strings.Contains(ev, fmt.Sprintf(`"version":%d`, i+2)) {
+				b.Fatalf("event %s, want version %d", ev, i+2)
+			}
+		case <-time.After(5 * time.Second):
+			b.Fatal("no event within 5 s of the save")
+		}
+		took = append(took, time.Since(acked))
+	}
+	var sum time.Duration
+	for _, d := range took {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Microseconds())/float64(len(took))/1000, "ms/update")
+	b.ReportMetric(float64(slices.Max(took).Microseconds())/1000, "max-ms")
+}

@@ -1,0 +1,247 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+type diffLine struct {
+	Kind     string // "same", "add", "del" or "gap"
+	Old, New int    // line numbers, 0 where the line is not on that side
+	Text     string
+	Skipped  int // for a gap: how many unchanged lines are not shown
+}
+
+type diffView struct {
+	Doc      docstore.Document
+	From, To int
+	FromBy   string
+	ToBy     string
+	Lines    []diffLine
+	Same     bool
+	Added    int
+	Removed  int
+	Versions []int
+}
+
+// context is how many unchanged lines a diff shows around each change.
+const contextLines = 3
+
+func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	d, err := s.byID(id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	to := atoiOr(r.URL.Query().Get("to"), d.Version)
+	from := atoiOr(r.URL.Query().Get("from"), to-1)
+	_, a, err := s.docs.Read(id, max(from, 1))
+	if err == nil && from == 0 {
+		a = docstore.Version{} // version 0: the empty text before version 1
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	_, b, err := s.docs.Read(id, to)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := diffView{Doc: d, From: from, To: to, Lines: diffLines(a.Text, b.Text), Same: a.Text == b.Text}
+	for _, l := range v.Lines {
+		switch l.Kind {
+		case "add":
+			v.Added++
+		case "del":
+			v.Removed++
+		}
+	}
+	for n := d.Version; n >= 1; n-- {
+		v.Versions = append(v.Versions, n)
+	}
+	pg := page{Title: fmt.Sprintf("%s: version %d to %d", d.Title, from, to), Nav: "docs", Data: &v}
+	s.names(func(n spaces.Names) {
+		if from > 0 {
+			v.FromBy = byWhom(n, a.Author)
+		}
+		v.ToBy = byWhom(n, b.Author)
+		pg.Who = n.Show(spaces.Person(p.Person))
+	})
+	s.render(w, r, http.StatusOK, "diff", pg)
+}
+
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return n
+	}
+	return def
+}
+
+// diffLines lays out a line diff of a to b for reading: every changed line, context lines
+// around them, and gaps for the unchanged runs between.
+func diffLines(a, b string) []diffLine {
+	al, bl := linediff.Lines(a), linediff.Lines(b)
+	var out []diffLine
+	line := func(s string) string { return strings.TrimSuffix(s, "\n") }
+	ops := linediff.Diff(al, bl)
+	for i, op := range ops {
+		switch op.Kind {
+		case linediff.Delete:
+			for k := op.A0; k < op.A1; k++ {
+				out = append(out, diffLine{Kind: "del", Old: k + 1, Text: line(al[k])})
+			}
+		case linediff.Insert:
+			for k := op.B0; k < op.B1; k++ {
+				out = append(out, diffLine{Kind: "add", New: k + 1, Text: line(bl[k])})
+			}
+		case linediff.Equal:
+			n := op.A1 - op.A0
+			head, tail := contextLines, contextLines
+			if i == 0 {
+				head = 0
+			}
+			if i == len(ops)-1 {
+				tail = 0
+			}
+			if head+tail >= n {
+				head, tail = n, 0
+			}
+			for k := 0; k < head; k++ {
+				out = append(out, diffLine{Kind: "same", Old: op.A0 + k + 1, New: op.B0 + k + 1, Text: line(al[op.A0+k])})
+			}
+			if skipped := n - head - tail; skipped > 0 {
+				out = append(out, diffLine{Kind: "gap", Skipped: skipped})
+			}
+			for k := n - tail; k < n; k++ {
+				out = append(out, diffLine{Kind: "same", Old: op.A0 + k + 1, New: op.B0 + k + 1, Text: line(al[op.A0+k])})
+			}
+		}
+	}
+	return out
+}
+
+type clashRegion struct {
+	TheirsStart, MineStart int
+	Theirs, Mine           []string
+}
+
+type editView struct {
+	Doc      docstore.Document
+	Base     int
+	Text     string
+	Clash    []clashRegion
+	LatestBy string
+	Problem  string
+}
+
+func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	d, v, err := s.docs.Read(id, 0)
+	if err == nil && d.ID != id {
+		err = docstore.ErrNotFound
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.editPage(w, r, p, http.StatusOK, &editView{Doc: d, Base: v.Number, Text: v.Text})
+}
+
+func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, status int, v *editView) {
+	pg := page{Title: "Editing " + v.Doc.Title, Nav: "docs", Data: v, Live: &live{Doc: v.Doc.ID, Version: v.Doc.Version, Editing: true}}
+	s.names(func(n spaces.Names) {
+		v.LatestBy = byWhom(n, v.Doc.Author)
+		pg.Who = n.Show(spaces.Person(p.Person))
+	})
+	s.render(w, r, status, "edit", pg)
+}
+
+// save is the person's save from the version the form was opened on (base): from an
+// older one it merges with what was saved since; a clash saves nothing and shows both
+// sides, keeping the person's text, until they choose mine or theirs.
+func (s *Site) save(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	text := formText(r)
+	base, err := strconv.Atoi(r.FormValue("base"))
+	if err != nil || base < 1 {
+		s.problem(w, r, http.StatusBadRequest, "Nothing was saved", "The form lost the version it was opened on. Open the editor again; copy your text first.")
+		return
+	}
+	prefer := linediff.Clash
+	switch r.FormValue("choose") {
+	case "mine":
+		prefer = linediff.PreferMine
+	case "theirs":
+		prefer = linediff.PreferTheirs
+	}
+	if _, err := s.byID(id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	saved, err := s.docs.Save(id, base, text, me(p), prefer)
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		v := &editView{Doc: clash.Document, Base: base, Text: text}
+		for _, c := range clash.Conflicts {
+			v.Clash = append(v.Clash, clashRegion{TheirsStart: c.TheirsStart, MineStart: c.MineStart, Theirs: c.Theirs, Mine: c.Mine})
+		}
+		s.editPage(w, r, p, http.StatusConflict, v)
+		return
+	}
+	if errors.Is(err, docstore.ErrBadText) {
+		d, _ := s.docs.Find(id)
+		s.editPage(w, r, p, http.StatusBadRequest, &editView{Doc: d, Base: base, Text: text, Problem: "Nothing was saved: " + err.Error()})
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	what := "saved"
+	if saved.Kind == docstore.KindMerge {
+		what = "merged with the versions saved meanwhile"
+	}
+	s.afterSave(w, r, saved, fmt.Sprintf("%s as version %d (%+d \u2212%d lines)", what, saved.Document.Version, saved.Added, saved.Removed))
+}
+
+// formText is the form's text with the browser's CRLF line ends made LF again, so that a
+// save changes only the lines the person changed.
+func formText(r *http.Request) string {
+	return strings.ReplaceAll(r.FormValue("text"), "\r\n", "\n")
+}
+
+type newView struct {
+	Title, Text, Problem string
+}
+
+func (s *Site) newForm(w http.ResponseWriter, r *http.Request, p who) {
+	s.render(w, r, http.StatusOK, "new", page{Title: "New document", Nav: "new", Who: s.nameOf(p.Person), Data: &newView{}})
+}
+
+func (s *Site) create(w http.ResponseWriter, r *http.Request, p who) {
+	v := &newView{Title: r.FormValue("title"), Text: formText(r)}
+	saved, err := s.docs.Create(v.Title, v.Text, docstore.KindSave, me(p))
+	var taken *docstore.TitleTakenError
+	switch {
+	case errors.As(err, &taken):
+		v.Problem = fmt.Sprintf("Another document here is already titled %q: pick another title.", taken.Title)
+	case errors.Is(err, docstore.ErrBadTitle), errors.Is(err, docstore.ErrBadText):
+		v.Problem = "Nothing was saved: " + err.Error()
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	default:
+		s.afterSave(w, r, saved, "made")
+		return
+	}
+	s.render(w, r, http.StatusBadRequest, "new", page{Title: "New document", Nav: "new", Who: s.nameOf(p.Person), Data: v})
+}

@@ -1,0 +1,209 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// A page follows its document's new versions through a stream of server-sent events.
+// Saves may come from this process (the page, or the tools beside it) or from another
+// compass-mcp on the same file, so the hub does not wait to be told: while any page
+// listens it looks at the data file every Poll (a stat: its size and time change with
+// every commit), and only when the file changed does it read the documents listened to.
+
+// saved is the event a page gets when its document has a new version.
+type saved struct {
+	Version int    `json:"version"`
+	Title   string `json:"title"`
+	Kind    string `json:"kind"`
+	By      string `json:"by"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
+type hub struct {
+	s       *Site
+	mu      sync.Mutex
+	subs    map[string]map[chan saved]bool // by document id
+	latest  map[string]int                 // the latest version each listened-to document is known to have
+	running bool
+	closed  bool
+	fresh   bool // a listener joined since the last check: check even if the file looks unchanged
+	stop    chan struct{}
+}
+
+func newHub(s *Site) *hub {
+	return &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, stop: make(chan struct{})}
+}
+
+// subscribe listens for versions of doc after version; the channel closes when the hub does.
+func (h *hub) subscribe(doc string, version int) (chan saved, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	c := make(chan saved, 4)
+	if h.subs[doc] == nil {
+		h.subs[doc] = map[chan saved]bool{}
+	}
+	h.subs[doc][c] = true
+	h.fresh = true
+	if h.latest[doc] == 0 || version < h.latest[doc] {
+		h.latest[doc] = version
+	}
+	if !h.running {
+		h.running = true
+		go h.watch()
+	}
+	return c, true
+}
+
+func (h *hub) unsubscribe(doc string, c chan saved) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[doc][c] {
+		delete(h.subs[doc], c)
+		if len(h.subs[doc]) == 0 {
+			delete(h.subs, doc)
+			delete(h.latest, doc)
+		}
+	}
+}
+
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.closed = true
+	close(h.stop)
+	for doc, cs := range h.subs {
+		for c := range cs {
+			close(c)
+		}
+		delete(h.subs, doc)
+	}
+}
+
+// watch runs while anyone listens.
+func (h *hub) watch() {
+	t := time.NewTicker(h.s.cfg.Poll)
+	defer t.Stop()
+	var last os.FileInfo
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		if len(h.subs) == 0 {
+			h.running = false
+			h.mu.Unlock()
+			return
+		}
+		docs := make(map[string]int, len(h.latest))
+		for id, n := range h.latest {
+			docs[id] = n
+		}
+		fresh := h.fresh
+		h.fresh = false
+		h.mu.Unlock()
+		if path := h.s.cfg.Path; path != "" {
+			fi, err := os.Stat(path)
+			unchanged := err == nil && last != nil && fi.ModTime().Equal(last.ModTime()) && fi.Size() == last.Size()
+			last = fi
+			if unchanged && !fresh {
+				continue
+			}
+		}
+		h.check(docs)
+	}
+}
+
+// check reads the documents listened to and tells their listeners of newer versions.
+func (h *hub) check(docs map[string]int) {
+	for id, known := range docs {
+		d, v, err := h.s.docs.Read(id, 0)
+		if err != nil || d.ID != id || d.Version <= known {
+			continue
+		}
+		ev := saved{Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed}
+		h.s.names(func(n spaces.Names) { ev.By = byWhom(n, v.Author) })
+		h.mu.Lock()
+		if h.latest[id] < d.Version && h.subs[id] != nil {
+			h.latest[id] = d.Version
+		}
+		for c := range h.subs[id] {
+			select {
+			case c <- ev:
+			default: // a page that doesn't read its stream misses an event, not the next
+			}
+		}
+		h.mu.Unlock()
+		// The pages told will ask for the new version at once: have its HTML under way.
+		go h.s.html.version(id, v.Number, v.Text)
+	}
+}
+
+// events streams a document's new versions to its open page: event "saved", data the
+// version as JSON.
+func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	d, err := s.byID(id)
+	if err != nil {
+		http.Error(w, "No such document", http.StatusNotFound)
+		return
+	}
+	known, err := strconv.Atoi(r.URL.Query().Get("version"))
+	if err != nil || known < 1 {
+		known = d.Version
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
+		return
+	}
+	c, ok := s.live.subscribe(id, known)
+	if !ok {
+		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.live.unsubscribe(id, c)
+	// The stream lives as long as the page is open: no write deadline the server may set
+	// for other requests applies to it.
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
+	flusher.Flush()
+	beat := time.NewTicker(20 * time.Second)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-beat.C:
+			fmt.Fprint(w, ": still here\n\n")
+		case ev, open := <-c:
+			if !open {
+				return
+			}
+			raw, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: saved\ndata: %s\n\n", raw)
+		}
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,160 @@
+package web
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// TimeLayout is how times are shown: minutes, the server's local time, as the tools say them.
+const TimeLayout = "2006-01-02 15:04"
+
+// pages holds one template a page, each with the shared layout.
+type pages struct {
+	byName map[string]*template.Template
+}
+
+var funcs = template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format(TimeLayout)
+	},
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"lines": func(a, r int) string { return fmt.Sprintf("+%d \u2212%d", a, r) },
+	"add":   func(a, b int) int { return a + b },
+	"sub":   func(a, b int) int { return a - b },
+	"size": func(n int) string {
+		switch {
+		case n < 1000:
+			return fmt.Sprintf("%d bytes", n)
+		case n < 1000_000:
+			return fmt.Sprintf("%.1f KB", float64(n)/1000)
+		}
+		return fmt.Sprintf("%.1f MB", float64(n)/1000_000)
+	},
+}
+
+func parsePages() (*pages, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	p := &pages{byName: map[string]*template.Template{}}
+	for _, n := range names {
+		if path.Base(n) == "layout.html" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(files, n)
+		if err != nil {
+			return nil, err
+		}
+		p.byName[strings.TrimSuffix(path.Base(n), ".html")] = t
+	}
+	return p, nil
+}
+
+// page is what the layout needs; Data is the page's own.
+type page struct {
+	Title string
+	Who   string // the signed-in person's name; empty on the sign-in page
+	Space string
+	Nav   string // which part of the nav is current
+	Live  *live  // set on pages that follow a document's new versions
+	Data  any
+}
+
+// live tells the page's script which document and version it shows.
+type live struct {
+	Doc     string
+	Version int
+	Editing bool
+}
+
+func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	t := s.pages.byName[name]
+	p.Space = s.cfg.Space
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
+		s.log.Error("rendering a page", "page", name, "err", err)
+		http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+type problemView struct{ Text string }
+
+func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, title, text string) {
+	p := page{Title: title, Data: problemView{Text: text}}
+	if who, ok := s.session(r); ok {
+		p.Who = s.nameOf(who.Person)
+	}
+	s.render(w, r, status, "problem", p)
+}
+
+// fail answers a store error: not found and bad input as the person can fix them, the
+// rest logged and shown as an internal error.
+func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		nover *docstore.NoVersionError
+		taken *docstore.TitleTakenError
+	)
+	switch {
+	case errors.Is(err, docstore.ErrNotFound):
+		s.problem(w, r, http.StatusNotFound, "No such document", "This space has no document at this address: it may have been deleted (see Deleted), or the link is from another space.")
+	case errors.As(err, &nover):
+		s.problem(w, r, http.StatusNotFound, "No such version", fmt.Sprintf("%s has versions 1 to %d: there's no version %d.", nover.Document.Title, nover.Document.Version, nover.Asked))
+	case errors.As(err, &taken):
+		s.problem(w, r, http.StatusConflict, "That title is taken", fmt.Sprintf("Another document here is already titled %q. Pick another title.", taken.Title))
+	case errors.Is(err, docstore.ErrBadTitle), errors.Is(err, docstore.ErrBadText):
+		s.problem(w, r, http.StatusBadRequest, "Nothing was saved", err.Error())
+	default:
+		s.log.Error("page failed", "path", r.URL.Path, "err", err)
+		s.problem(w, r, http.StatusInternalServerError, "Something went wrong", "The server could not do that (it was logged there). Try again; if it keeps failing, the log says why.")
+	}
+}
+
+func (s *Site) nameOf(person string) string {
+	name := person
+	s.names(func(n spaces.Names) { name = n.Show(spaces.Person(person)) })
+	return name
+}
+
+// byWhom says who saved a version as people read it: "Ana", or "north for Ana".
+func byWhom(n spaces.Names, a docstore.Author) string {
+	who := n.ShowString(a.By)
+	if a.For != "" {
+		who += " for " + n.ShowString(a.For)
+	}
+	return who
+}
+
+// me is the author of the person's own saves: person:<id> alone.
+func me(p who) docstore.Author { return docstore.Author{By: spaces.Person(p.Person).String()} }
+
+// gist folds white space and cuts s at about n characters with "…".
+func gist(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}

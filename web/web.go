@@ -1,0 +1,210 @@
+// Package web serves the person's page: the space's documents rendered, their history and
+// diffs, an editor whose saves merge, and the space's conversations, to a signed-in browser.
+//
+// It is a second front door beside package tools: it calls the same docstore and threads
+// methods and renders HTML where the tools render Markdown. One handler a route, each
+// thin: read the request, call one store method, fill a template.
+//
+// # Caveats
+//
+// Everything an agent writes is shown, so it is rendered as untrusted: goldmark without raw
+// HTML, then bluemonday's UGC policy, then a Content-Security-Policy that runs no inline
+// script. Forms are refused from other origins (http.CrossOriginProtection), and a page
+// served on loopback answers only to a loopback Host (against DNS rebinding).
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
+	"go.etcd.io/bbolt"
+)
+
+//go:embed templates/*.html static/*
+var files embed.FS
+
+// Config is what the page serves and to whom.
+type Config struct {
+	Space string // the space the page shows
+	Me    string // the person (id) who may sign in: --for
+	// MaySee says whether a signed-in person may see a space. Nil: only Me, only Space.
+	// The team server will answer it from the space's members.
+	MaySee func(person, space string) bool
+	// Path is the data file's path: the page watches it for saves made by other
+	// processes. Empty: it reads the store on every tick instead.
+	Path string
+	// Poll is how often open pages check for new versions (default 50 ms).
+	Poll   time.Duration
+	Logger *slog.Logger
+}
+
+// Site is the person's page on one space of one data file.
+type Site struct {
+	cfg     Config
+	db      datafile.DB
+	docs    *docstore.Store
+	threads *threads.Store
+	pages   *pages
+	live    *hub
+	log     *slog.Logger
+	handler http.Handler
+	store   string // the data file's id (see StoreID)
+	html    *renderCache
+}
+
+// New makes the page for cfg.Space in db. Close stops its watcher.
+func New(db datafile.DB, cfg Config) (*Site, error) {
+	if err := spaces.Valid(cfg.Space); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	if cfg.MaySee == nil {
+		me, space := cfg.Me, cfg.Space
+		cfg.MaySee = func(person, sp string) bool { return person == me && sp == space }
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	store, err := StoreID(db)
+	if err != nil {
+		return nil, fmt.Errorf("reading the data file's id: %w", err)
+	}
+	s := &Site{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
+	s.live = newHub(s)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Close stops watching the store for open pages; their event streams end.
+func (s *Site) Close() { s.live.close() }
+
+// ServeHTTP serves the page's routes.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Site) routes() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(files, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, http.FileServerFS(static))))
+	mux.HandleFunc("GET "+storePath, s.storeID)
+	mux.HandleFunc("GET /signin", s.signin)
+	mux.HandleFunc("POST /signout", s.signout)
+
+	in := func(pattern string, h func(http.ResponseWriter, *http.Request, who)) {
+		mux.Handle(pattern, s.signedIn(h))
+	}
+	in("GET /{$}", s.list)
+	in("GET /deleted", s.deleted)
+	in("GET /new", s.newForm)
+	in("POST /new", s.create)
+	in("GET /document/{id}", s.document)
+	in("GET /document/{id}/v/{n}", s.version)
+	in("GET /document/{id}/history", s.history)
+	in("GET /document/{id}/diff", s.diff)
+	in("GET /document/{id}/edit", s.editForm)
+	in("POST /document/{id}/edit", s.save)
+	in("POST /document/{id}/rename", s.rename)
+	in("POST /document/{id}/restore", s.restore)
+	in("POST /document/{id}/delete", s.remove)
+	in("POST /document/{id}/undelete", s.undelete)
+	in("GET /document/{id}/events", s.events)
+	in("GET /conversations", s.conversations)
+	in("GET /conversation/{id}", s.conversation)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, r, http.StatusNotFound, "Nothing here", "There's no page at this address. The documents are on the first page.")
+	})
+	return s.guard(http.NewCrossOriginProtection().Handler(mux))
+}
+
+// guard refuses a Host that isn't loopback on a loopback listener (DNS rebinding), sets
+// the headers every page has, and turns a panic into a logged 500.
+func (s *Site) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("page handler panicked", "panic", p, "path", r.URL.Path)
+				http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
+			}
+		}()
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && loopback(hostOf(local.String())) && !loopback(hostOf(r.Host)) {
+			http.Error(w, fmt.Sprintf("Forbidden: this page answers to a loopback address (127.0.0.1, localhost), not %q", r.Host), http.StatusForbidden)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func cacheFor(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", fmt.Sprintf("max-age=%d", int(d.Seconds())))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// names runs fn with people's display names as they are now.
+func (s *Site) names(fn func(spaces.Names)) error {
+	return s.db.View(func(tx *bbolt.Tx) error {
+		fn(spaces.NamesIn(tx))
+		return nil
+	})
+}
+
+// Serve serves the page on ln until ctx ends, then shuts down within a few seconds.
+func (s *Site) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	s.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	return nil
+}

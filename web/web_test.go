@@ -1,0 +1,388 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
+)
+
+// fixture is a page on a real data file, served on loopback, with Ana as its person.
+type fixture struct {
+	t    *testing.T
+	db   *datafile.File
+	docs *docstore.Store
+	site *Site
+	srv  *httptest.Server
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "compass.db")
+	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+		t.Fatal(err)
+	}
+	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(site)
+	t.Cleanup(func() { site.Close(); srv.Close() })
+	return &fixture{t: t, db: db, docs: docstore.New(db, "personal"), site: site, srv: srv}
+}
+
+var agent = docstore.Author{By: "agent:north", For: "person:ana"}
+
+// client is a browser: cookies kept, redirects followed.
+func (f *fixture) client() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar}
+}
+
+// signIn makes a one-time code as "compass-mcp open" does and follows its link.
+func (f *fixture) signIn(c *http.Client, next string) *http.Response {
+	f.t.Helper()
+	code, err := NewCode(f.db, "ana", "personal", next)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return f.get(c, "/signin?code="+code)
+}
+
+func (f *fixture) get(c *http.Client, path string) *http.Response {
+	f.t.Helper()
+	resp, err := c.Get(f.srv.URL + path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp
+}
+
+func (f *fixture) post(c *http.Client, path string, form url.Values) *http.Response {
+	f.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", f.srv.URL)
+	resp, err := c.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return resp
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSignInOnceAndOnlyThen(t *testing.T) {
+	f := newFixture(t)
+	saved, err := f.docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := saved.Document.ID
+	c := f.client()
+	resp := f.get(c, "/document/"+id)
+	if got := body(t, resp); resp.StatusCode != http.StatusUnauthorized || strings.Contains(got, "Record the trailer") || strings.Contains(got, "Launch plan") || strings.Contains(got, "personal") || !strings.Contains(got, "compass-mcp open "+id) {
+		t.Fatalf("not signed in: got %d\n%s", resp.StatusCode, got)
+	}
+	code, err := NewCode(f.db, "ana", "personal", "/document/"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp = f.get(c, "/signin?code="+code)
+	if got := body(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(got, "Record the trailer") || !strings.Contains(got, "saved by north for Ana") && !strings.Contains(got, "by north for Ana") {
+		t.Fatalf("signed in: got %d\n%s", resp.StatusCode, got)
+	}
+	u, _ := url.Parse(f.srv.URL)
+	var session *http.Cookie
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == f.site.cookieName() {
+			session = ck
+		}
+	}
+	if session == nil {
+		t.Fatal("no session cookie")
+	}
+	// The code works once: another browser can't use it again.
+	other := f.client()
+	if resp := f.get(other, "/signin?code="+code); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a used code: got %d, want 403", resp.StatusCode)
+	}
+	if resp := f.get(other, "/"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("after a refused code: got %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestCookieAttributes(t *testing.T) {
+	f := newFixture(t)
+	code, _ := NewCode(f.db, "ana", "personal", "/")
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp := f.get(c, "/signin?code="+code)
+	raw := resp.Header.Get("Set-Cookie")
+	for _, want := range []string{"HttpOnly", "SameSite=Lax", "Max-Age=", "Path=/"} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("Set-Cookie %q lacks %s", raw, want)
+		}
+	}
+}
+
+func TestCrossSitePostRefused(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/document/"+saved.Document.ID+"/delete", nil)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site delete: got %d, want 403", resp.StatusCode)
+	}
+	if _, err := f.docs.Find(saved.Document.ID); err != nil {
+		t.Fatalf("the document is gone after a refused post: %v", err)
+	}
+}
+
+func TestHostCheckOnLoopback(t *testing.T) {
+	f := newFixture(t)
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/", nil)
+	req.Host = "evil.example:80"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a foreign Host on loopback: got %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestSaveFromOldBaseMerges(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Plan", "one\ntwo\nthree\nfour\nfive\n", docstore.KindWrite, agent)
+	id := saved.Document.ID
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	if _, err := f.docs.Edit(id, "five", "FIVE", agent); err != nil {
+		t.Fatal(err)
+	}
+	resp := f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ONE\r\ntwo\r\nthree\r\nfour\r\nfive\r\n"}})
+	got := body(t, resp)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(got, "merged") {
+		t.Fatalf("save from an old base: %d\n%s", resp.StatusCode, got)
+	}
+	_, v, _ := f.docs.Read(id, 0)
+	if v.Text != "ONE\ntwo\nthree\nfour\nFIVE\n" || v.Kind != docstore.KindMerge || v.Author.By != "person:ana" || v.Author.For != "" {
+		t.Fatalf("merged version: %+v", v)
+	}
+}
+
+func TestClashKeepsTextThenMine(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Plan", "one\ntwo\n", docstore.KindWrite, agent)
+	id := saved.Document.ID
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	f.docs.Edit(id, "one", "agent's one", agent)
+	resp := f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ana's one\ntwo\n"}})
+	got := body(t, resp)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(got, "ana&#39;s one\ntwo\n</textarea>") || !strings.Contains(got, `name="choose" value="mine"`) {
+		t.Fatalf("clash: %d\n%s", resp.StatusCode, got)
+	}
+	if d, _ := f.docs.Find(id); d.Version != 2 {
+		t.Fatalf("a clash saved version %d", d.Version)
+	}
+	resp = f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ana's one\ntwo\n"}, "choose": {"mine"}})
+	resp.Body.Close()
+	if _, v, _ := f.docs.Read(id, 0); v.Text != "ana's one\ntwo\n" {
+		t.Fatalf("mine: %q", v.Text)
+	}
+}
+
+var (
+	tagRE     = regexp.MustCompile(`<[^>]*>`)
+	eventRE   = regexp.MustCompile(`(?i)\son[a-z]+\s*=`)
+	badTagRE  = regexp.MustCompile(`(?i)^</?(script|iframe|svg|object|embed|style|math|form|body|details|noscript)\b`)
+	badLinkRE = regexp.MustCompile(`(?i)(href|src|action|formaction|data)\s*=\s*"?\s*(javascript|vbscript|data):`)
+)
+
+// The tags render makes have no script, no event attribute and no script URL; text that
+// merely looks like them is escaped. (The browser tests check the DOM itself.)
+func TestRenderRefusesScript(t *testing.T) {
+	for _, md := range xssCorpus(t, "testdata/xss.json") {
+		out := string(render(md))
+		for _, tag := range tagRE.FindAllString(out, -1) {
+			if eventRE.MatchString(tag) || badTagRE.MatchString(tag) || badLinkRE.MatchString(tag) {
+				t.Errorf("render(%q) = %q: has the tag %s", md, out, tag)
+			}
+		}
+	}
+}
+
+func TestDocumentLinksRewritten(t *testing.T) {
+	out := string(render("See [the plan](http://127.0.0.1:9999/document/01JDXAAAAAAAAAAAAAAAAAAAAA) and [it](compass://document/01JDXAAAAAAAAAAAAAAAAAAAAB)."))
+	for _, want := range []string{`href="/document/01JDXAAAAAAAAAAAAAAAAAAAAA"`, `href="/document/01JDXAAAAAAAAAAAAAAAAAAAAB"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render: %s lacks %s", out, want)
+		}
+	}
+}
+
+func TestConversationsNeverShowPrivateSteps(t *testing.T) {
+	f := newFixture(t)
+	th := threads.New(f.db, "personal")
+	if _, err := th.Say("pricing", "Pricing", threads.Message{From: "person:ana", To: "agent:north", Text: "We settled on 12 a month."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "list_documents → secret step", Private: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "Noted: 12 a month."}); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	list := body(t, f.get(c, "/conversations"))
+	page := body(t, f.get(c, "/conversation/pricing"))
+	for _, got := range []string{list, page} {
+		if strings.Contains(got, "secret step") {
+			t.Fatalf("a private step is shown:\n%s", got)
+		}
+	}
+	if !strings.Contains(list, "Pricing") || !strings.Contains(list, "2 messages") {
+		t.Errorf("the list:\n%s", list)
+	}
+	if !strings.Contains(page, "<strong>Ana</strong> → north") || !strings.Contains(page, "Noted: 12 a month.") {
+		t.Errorf("the conversation shows people by their names:\n%s", page)
+	}
+}
+
+func TestRenameRestoreDeleteUndelete(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	id := saved.Document.ID
+	f.docs.Write(id, "", "two\n", 0, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	f.post(c, "/document/"+id+"/rename", url.Values{"title": {"Launch plan"}}).Body.Close()
+	f.post(c, "/document/"+id+"/restore", url.Values{"n": {"1"}}).Body.Close()
+	_, vs, _ := f.docs.History(id)
+	// Newest first.
+	if len(vs) != 4 || vs[1].Kind != docstore.KindRename || vs[0].Kind != docstore.KindRestore || vs[0].Text != "one\n" || vs[0].Title != "Launch plan" || vs[0].Author.By != "person:ana" {
+		t.Fatalf("after rename and restore: %+v", vs)
+	}
+	f.post(c, "/document/"+id+"/delete", nil).Body.Close()
+	if got := body(t, f.get(c, "/")); strings.Contains(got, "Launch plan") {
+		t.Fatalf("the list still shows a deleted document:\n%s", got)
+	}
+	if got := body(t, f.get(c, "/deleted")); !strings.Contains(got, "Launch plan") || !strings.Contains(got, "deleted by Ana") {
+		t.Fatalf("the deleted list:\n%s", got)
+	}
+	f.post(c, "/document/"+id+"/undelete", nil).Body.Close()
+	if got := body(t, f.get(c, "/")); !strings.Contains(got, "Launch plan") {
+		t.Fatalf("undeleted, the list lacks it:\n%s", got)
+	}
+}
+
+func TestListPages(t *testing.T) {
+	f := newFixture(t)
+	for i := range PageSize + 3 {
+		f.docs.Create(fmt.Sprintf("Doc %03d", i), "x\n", docstore.KindWrite, agent)
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	first := body(t, f.get(c, "/"))
+	if strings.Count(first, `class="title"`) != PageSize || !strings.Contains(first, "Doc 052") || strings.Contains(first, "Doc 002") {
+		t.Fatalf("the first page:\n%s", first)
+	}
+	next := regexp.MustCompile(`href="/\?after=([0-9a-f]+)"`).FindStringSubmatch(first)
+	if next == nil {
+		t.Fatal("no link to the next page")
+	}
+	second := body(t, f.get(c, "/?after="+next[1]))
+	if strings.Count(second, `class="title"`) != 3 || !strings.Contains(second, "Doc 000") {
+		t.Fatalf("the second page:\n%s", second)
+	}
+	main := regexp.MustCompile(`(?s)<main>.*</main>`)
+	if found := body(t, f.get(c, "/?q=doc+051")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "Doc 051") {
+		t.Fatalf("searching titles: %s", main.FindString(found))
+	}
+	saved, _ := f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
+	if found := body(t, f.get(c, "/?q=studio+tuesday")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "3: The studio is booked for Tuesday.") {
+		t.Fatalf("searching texts: %s", main.FindString(found))
+	}
+	if found := body(t, f.get(c, "/?q="+url.QueryEscape("http://127.0.0.1:7411/document/"+saved.Document.ID))); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, ">Trailer<") {
+		t.Fatalf("searching a link: %s", main.FindString(found))
+	}
+}
+
+// An address names a document by its id only: title words in its place find nothing.
+func TestAddressesNameByIDOnly(t *testing.T) {
+	f := newFixture(t)
+	saved, _ := f.docs.Create("Launch plan", "one\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	for _, path := range []string{"/document/launch/delete", "/document/launch/rename", "/document/launch/edit"} {
+		resp := f.post(c, path, url.Values{"title": {"Gone"}, "base": {"1"}, "text": {"x\n"}})
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if d, err := f.docs.Find(saved.Document.ID); err != nil || d.Version != 1 || d.Title != "Launch plan" {
+		t.Fatalf("after posts to title words: %+v %v", d, err)
+	}
+}
+
+// Callers asking for one version at once get one rendering between them.
+func TestRenderCacheRendersOnce(t *testing.T) {
+	c := newRenderCache(1 << 20)
+	md := markdownOf(20_000)
+	var wg sync.WaitGroup
+	got := make([]template.HTML, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = c.version("01M8PGKZD91FPDJN4QQFFR0WBP", 1, md) })
+	}
+	wg.Wait()
+	for _, h := range got {
+		if h != got[0] || h == "" {
+			t.Fatal("callers got different HTML")
+		}
+	}
+	if len(c.html) != 1 || len(c.pending) != 0 || c.bytes != len(got[0]) {
+		t.Fatalf("cache: %d kept, %d pending, %d bytes", len(c.html), len(c.pending), c.bytes)
+	}
+	small := newRenderCache(100)
+	if h := small.version("x", 1, md); h != got[0] || len(small.html) != 0 {
+		t.Fatal("a version too large to keep is rendered and not kept")
+	}
+}
