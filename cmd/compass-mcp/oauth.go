@@ -13,6 +13,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/oauth"
+	"github.com/compass-mcp/compass-mcp/web"
 )
 
 // oauthFlags adds the flag that says where clients reach the server.
@@ -31,11 +32,12 @@ type signIns interface {
 // /authorize, /consent, /token, /register) and tells the gate about it: every refusal then
 // names the endpoint's resource metadata, and a token bound to one resource is refused at
 // the others. The tokens it mints are the gate's token rows; the consent's sign-in is the
-// person's page's (page; nil when the page is not served beside /mcp, and then nobody can
+// person's page's (site; nil when the page is not served beside /mcp, and then nobody can
 // sign in to allow an app).
-func registerOAuth(mux *http.ServeMux, db datafile.DB, c config, addr net.Addr, gate *access.Gate, page signIns) error {
-	if page == nil {
-		page = noSignIn{}
+func registerOAuth(mux *http.ServeMux, db datafile.DB, c config, addr net.Addr, gate *access.Gate, site *web.Site) error {
+	var page signIns = noSignIn{}
+	if site != nil {
+		page = site
 	}
 	issuer, err := publicURL(c.publicURL, addr)
 	if err != nil {

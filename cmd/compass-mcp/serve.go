@@ -93,7 +93,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	)
 	mux := http.NewServeMux()
 	gate := registerTeam(mux, db, c, token, known.check(direct(mcpHTTP)))
-	if err := registerOAuth(mux, db, c, ln.Addr(), gate, nil); err != nil { // before the gate is copied
+	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
 		ln.Close()
 		return err
 	}
