@@ -55,7 +55,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := s.lookupClient(r, clientID)
 	if err != nil {
-		s.problem(w, http.StatusBadRequest, err.Error())
+		s.problem(w, http.StatusBadRequest, "The app that sent you here can't be identified: "+err.Error()+".")
 		return
 	}
 	if redirectURI == "" && len(c.RedirectURIs) == 1 {
@@ -134,7 +134,7 @@ func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
 		return client{}, err
 	}
 	if !found {
-		return client{}, fmt.Errorf("No client %q is registered here (it may have been forgotten after a day unused): let the app register again.", id)
+		return client{}, fmt.Errorf("no client %q is registered here (one no person allowed is forgotten after a day): let the app register again", id)
 	}
 	return c, nil
 }
