@@ -40,6 +40,9 @@ function inspect(options) {
     "--cli", binary,
     "-e", `COMPASS_DATA=${data}`, "-e", "COMPASS_ME=ana", "-e", "COMPASS_SPACE=personal",
     "-e", "COMPASS_LOG=warn", "-e", "TZ=UTC",
+    // No page: the links are then the documents' resource URIs, as SPEC.md says (and no port
+    // is taken; the page's own tests are web/ and web/browser).
+    "-e", "COMPASS_WEB=off",
     "--format", "json", "--connect-timeout", "20000",
     ...options,
   ];
@@ -123,7 +126,7 @@ step("list_documents: none yet", call("list_documents"), answer("No documents in
 
 let id = "";
 step("write_document: a new document", call("write_document", { title: "Launch plan", text: "Record the trailer, then review the course page.\n" }), (r) => {
-  const problem = answer("Saved [Launch plan](/document/", "as version 1: +1 \u22120 lines.")(r);
+  const problem = answer("Saved [Launch plan](compass://document/", "as version 1: +1 \u22120 lines.")(r);
   id = text(r).match(/\/document\/([0-9A-Z]{26})\)/)?.[1] ?? "";
   return problem ?? (id ? null : "no document id in the answer");
 });
@@ -135,14 +138,14 @@ step("edit_document", call("edit_document", { document: "launch", old: "Tuesday"
   answer("as version 3: +1 \u22121 lines."));
 
 step("read_document: the text and who saved it", call("read_document", { document: id || "Launch plan" }),
-  answer(`[Launch plan](/document/${id}) · version 3 of 3 · saved by inspector-cli for ana `,
+  answer(`[Launch plan](compass://document/${id}) · version 3 of 3 · saved by inspector-cli for ana `,
     "\n\nRecord the trailer, then review the course page.\n\n- Book the studio for Wednesday."));
 
 step("read_document: a version given as a number", call("read_document", { document: "Launch plan", version: 1 }),
   answer("version 1 of 3"));
 
 step("list_documents: the one document", call("list_documents", { limit: 5 }),
-  answer(`Documents here (1), latest saved first:\n- [Launch plan](/document/${id}) · id ${id} · version 3`,
+  answer(`Documents here (1), latest saved first:\n- [Launch plan](compass://document/${id}) · id ${id} · version 3`,
     "opens: Record the trailer, then review the course page."));
 
 step("list_conversations: the imported ones", call("list_conversations"),

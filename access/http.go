@@ -31,6 +31,21 @@ type Gate struct {
 	// JSON, if set, answers refusals as {"error": "..."} with Content-Type
 	// application/json, for JSON APIs such as the messages endpoint, instead of plain text.
 	JSON bool
+	// OAuth, if set, is the server's OAuth authorization server (package oauth): a refusal's
+	// WWW-Authenticate names the endpoint's own resource metadata, and a token bound to a
+	// resource (RFC 8707) is refused wherever that resource does not reach.
+	OAuth Resources
+	// Closed makes every request need a token even while no token row exists: a server
+	// behind a reverse proxy on loopback is not "this machine only".
+	Closed bool
+}
+
+// Resources is what the gate asks of the OAuth authorization server.
+type Resources interface {
+	// Allows reports whether a token bound to resource may be used at the URL path.
+	Allows(resource, path string) bool
+	// ResourceMetadataURL is where the protected resource metadata of the URL path is.
+	ResourceMetadataURL(path string) string
 }
 
 // refuse answers status with msg, as plain text or, for a JSON gate, as {"error": msg},
@@ -60,7 +75,7 @@ func (g *Gate) Authenticate(r *http.Request) (Principal, error) {
 	if hasToken && strings.HasPrefix(token, secretPrefix) {
 		return g.Store.Verify(token)
 	}
-	if g.Static == "" {
+	if g.Static == "" && !g.Closed {
 		open, err := g.Store.HasTokens()
 		if err != nil {
 			return Principal{}, err
@@ -105,7 +120,7 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 			var why string
 			switch {
 			case errors.Is(err, ErrNoBearer):
-				g.challenge(w, "", "")
+				g.challenge(w, r, "", "")
 				g.refuse(w, "Unauthorized: send Authorization: Bearer <token> (compass-mcp tokens add makes one)", http.StatusUnauthorized)
 				return
 			case errors.Is(err, ErrExpiredToken):
@@ -123,8 +138,14 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 				g.refuse(w, "Internal error (logged on the server)", http.StatusInternalServerError)
 				return
 			}
-			g.challenge(w, "invalid_token", why)
+			g.challenge(w, r, "invalid_token", why)
 			g.refuse(w, "Unauthorized: "+why+"; ask for a new one (compass-mcp tokens add)", http.StatusUnauthorized)
+			return
+		}
+		if p.Resource != "" && (g.OAuth == nil || !g.OAuth.Allows(p.Resource, r.URL.Path)) {
+			why := "the token is for another resource (" + p.Resource + ")"
+			g.challenge(w, r, "invalid_token", why)
+			g.refuse(w, "Unauthorized: "+why+"; sign in again for this address", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
@@ -132,11 +153,14 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 }
 
 // challenge sets WWW-Authenticate: Bearer with the realm, the error if any, and the
-// resource metadata URL if the gate has one.
-func (g *Gate) challenge(w http.ResponseWriter, code, description string) {
+// resource metadata URL if the gate has one (the OAuth server's for r's endpoint).
+func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, code, description string) {
 	params := []string{`realm="compass-mcp"`}
-	if g.ResourceMetadata != "" {
-		params = append(params, fmt.Sprintf("resource_metadata=%q", g.ResourceMetadata))
+	if metadata := g.ResourceMetadata; metadata != "" || g.OAuth != nil {
+		if g.OAuth != nil {
+			metadata = g.OAuth.ResourceMetadataURL(r.URL.Path)
+		}
+		params = append(params, fmt.Sprintf("resource_metadata=%q", metadata))
 	}
 	if code != "" {
 		params = append(params, fmt.Sprintf("error=%q", code), fmt.Sprintf("error_description=%q", description))
@@ -157,7 +181,7 @@ func (g *Gate) RequireSpace(space func(*http.Request) string, next http.Handler)
 		p, ok := FromContext(r.Context())
 		if !ok || !p.MaySee(name) {
 			why := fmt.Sprintf("this token does not allow the space %s", name)
-			g.challenge(w, "insufficient_scope", why)
+			g.challenge(w, r, "insufficient_scope", why)
 			g.refuse(w, "Forbidden: "+why+" (its person is not a member, or the token is for other spaces)", http.StatusForbidden)
 			return
 		}

@@ -27,6 +27,7 @@ type Principal struct {
 	ReadOnly bool     // the token may read but not write
 	TokenID  string   // the token row's id; "" for the server's own --token or an open loopback server
 	Client   string   // the label of what minted the token (e.g. an OAuth client); "" for the CLI
+	Resource string   // the OAuth resource (RFC 8707) the token is bound to; "" for anywhere
 }
 
 // MaySee reports whether the request may read space.

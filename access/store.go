@@ -259,6 +259,7 @@ type NewToken struct {
 	ReadOnly bool      // may read, not write
 	Expires  time.Time // zero: never
 	Client   string    // what minted it ("" for the command line; an OAuth client's name)
+	Resource string    // the OAuth resource (RFC 8707) it is bound to; "" for anywhere (see Gate.OAuth)
 }
 
 // Token is a token's row: everything but its secret, which is never stored.
@@ -270,6 +271,7 @@ type Token struct {
 	Spaces   []string  `json:"spaces,omitempty"`
 	ReadOnly bool      `json:"read_only,omitempty"`
 	Client   string    `json:"client,omitempty"`
+	Resource string    `json:"resource,omitempty"`
 	Created  time.Time `json:"created"`
 	Expires  time.Time `json:"expires,omitzero"`
 	Revoked  time.Time `json:"revoked,omitzero"`
@@ -305,7 +307,8 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 	t = Token{
 		ID: ulid.MustNew(ulid.Timestamp(now), rand.Reader).String(), Hash: hex.EncodeToString(hash[:]),
 		Person: n.Person, Agent: n.Agent, Spaces: spaceList, ReadOnly: n.ReadOnly, Client: n.Client,
-		Created: now, Expires: n.Expires.UTC(),
+		Resource: n.Resource,
+		Created:  now, Expires: n.Expires.UTC(),
 	}
 	row, err := json.Marshal(t)
 	if err != nil {
@@ -489,7 +492,7 @@ func (s *Store) Verify(secret string) (Principal, error) {
 			return nil
 		}
 		found = true
-		p = Principal{Person: t.Person, Agent: t.Agent, ReadOnly: t.ReadOnly, TokenID: t.ID, Client: t.Client}
+		p = Principal{Person: t.Person, Agent: t.Agent, ReadOnly: t.ReadOnly, TokenID: t.ID, Client: t.Client, Resource: t.Resource}
 		mine := s.spacesOf(tx, t.Person)
 		if t.Spaces == nil {
 			p.Spaces = mine

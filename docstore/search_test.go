@@ -3,7 +3,6 @@ package docstore_test
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,43 +10,16 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
-	"github.com/compass-mcp/compass-mcp/search"
 )
 
-// scan is the brute-force answer to a query: the ids of the space's live documents whose
-// title or text has every term, found by looking at every token of every latest text.
+// scan is the brute-force answer to a query (Store.Scan).
 func scan(t testing.TB, s *docstore.Store, query string) []string {
 	t.Helper()
-	q, err := search.Parse(query)
+	ids, err := s.Scan(query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	err = eachLatest(s, func(d docstore.Document, latest docstore.Version) error {
-		title, text := search.Tokens(latest.Title), search.Tokens(latest.Text)
-		for _, term := range q.Terms {
-			if !hasRun(title, term.Tokens) && !hasRun(text, term.Tokens) {
-				return nil
-			}
-		}
-		ids = append(ids, d.ID)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(ids)
 	return ids
-}
-
-// hasRun reports whether run occurs in toks, one token after another.
-func hasRun(toks, run []string) bool {
-	for i := 0; i+len(run) <= len(toks); i++ {
-		if slices.Equal(toks[i:i+len(run)], run) {
-			return true
-		}
-	}
-	return false
 }
 
 // searched is the ids Search gives for query, sorted, after checking that each found
@@ -264,22 +236,4 @@ func TestSearchAgreesWithAScan(t *testing.T) {
 			agree(t, s, fmt.Sprintf("round %d", round), queries...)
 		}
 	}
-}
-
-// eachLatest calls fn with every live document of s and its latest version.
-func eachLatest(s *docstore.Store, fn func(docstore.Document, docstore.Version) error) error {
-	docs, _, err := s.List(math.MaxInt)
-	if err != nil {
-		return err
-	}
-	for _, d := range docs {
-		_, latest, err := s.Read(d.ID, 0)
-		if err != nil {
-			return err
-		}
-		if err := fn(d, latest); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/search"
 )
 
 // The search index after crashes: writers over HTTP make, write, append to, edit, rename
@@ -121,42 +119,9 @@ func searchIDs(t *testing.T, s *docstore.Store, query string) []string {
 // scanIDs looks at every live document's latest title and text for every term of query.
 func scanIDs(t *testing.T, s *docstore.Store, query string) []string {
 	t.Helper()
-	q, err := search.Parse(query)
+	ids, err := s.Scan(query)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	err = eachLatest(s, func(d docstore.Document, latest docstore.Version) error {
-		for _, term := range q.Terms {
-			if !strings.Contains(" "+strings.Join(search.Tokens(latest.Title), " ")+" ", " "+strings.Join(term.Tokens, " ")+" ") &&
-				!strings.Contains(" "+strings.Join(search.Tokens(latest.Text), " ")+" ", " "+strings.Join(term.Tokens, " ")+" ") {
-				return nil
-			}
-		}
-		ids = append(ids, d.ID)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(ids)
 	return ids
-}
-
-// eachLatest calls fn with every live document of s and its latest version.
-func eachLatest(s *docstore.Store, fn func(docstore.Document, docstore.Version) error) error {
-	docs, _, err := s.List(math.MaxInt)
-	if err != nil {
-		return err
-	}
-	for _, d := range docs {
-		_, latest, err := s.Read(d.ID, 0)
-		if err != nil {
-			return err
-		}
-		if err := fn(d, latest); err != nil {
-			return err
-		}
-	}
-	return nil
 }

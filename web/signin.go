@@ -201,6 +201,21 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 type signinView struct {
 	Doc    string // the document the browser asked for, for the command to run
 	Failed bool   // a sign-in link was refused
+	Return bool   // another front door sent the browser here: come back to it once signed in
+}
+
+// SignedIn returns the person signed in on the browser that sent r: for the front doors
+// beside the page that need a person's say, like the OAuth consent (package oauth).
+func (s *Site) SignedIn(r *http.Request) (string, bool) {
+	p, ok := s.session(r)
+	return p.Person, ok
+}
+
+// AskSignIn answers r, from a browser nobody is signed in on, with the sign-in page, saying
+// to come back to r's page once signed in.
+func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true}})
 }
 
 func (s *Site) signin(w http.ResponseWriter, r *http.Request) {

@@ -39,6 +39,7 @@ func exitCode(err error) int {
 // config is what every command is scoped to, from flags with environment variables as fallbacks.
 type config struct {
 	data, space, agent, me, thread, linkBase, http string
+	publicURL                                      string     // --public-url: where clients reach the HTTP server (oauth.go)
 	web                                            string     // --web: the page's address, or off
 	links                                          *pageLinks // the link base, once the file is open
 	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address

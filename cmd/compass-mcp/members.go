@@ -214,6 +214,9 @@ func describeToken(t access.Token) string {
 	if t.Client != "" {
 		parts = append(parts, "via "+t.Client)
 	}
+	if t.Resource != "" {
+		parts = append(parts, "bound to "+t.Resource)
+	}
 	const when = "2006-01-02 15:04"
 	switch {
 	case t.Expires.IsZero():

@@ -33,6 +33,7 @@ func serve(args []string) error {
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
 	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
+	oauthFlags(fs, &c)
 	webFlag(fs, &c)
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -42,7 +43,7 @@ func serve(args []string) error {
 	var addr string
 	if c.http != "" {
 		var err error
-		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c)); err != nil {
+		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c) || c.publicURL != ""); err != nil {
 			return err
 		}
 	}
@@ -92,6 +93,10 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	)
 	mux := http.NewServeMux()
 	gate := registerTeam(mux, db, c, token, known.check(direct(mcpHTTP)))
+	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
+		ln.Close()
+		return err
+	}
 	registerMessages(mux, db, gate)
 	mountPage(mux, hs, c, ln)
 	hs.Handler = toPage(c.pageAt, mux)

@@ -371,6 +371,9 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, ln net.Listener) {
 	mux.Handle("/", c.samePage)
 	hs.RegisterOnShutdown(c.samePage.Close)
 	url := pageURL(ln.Addr())
+	if c.publicURL != "" {
+		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
+	}
 	c.links.serving(url)
 	announce(c.links.db, url)
 }

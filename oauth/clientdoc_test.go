@@ -1,0 +1,186 @@
+package oauth
+
+import (
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clientDocs serves client ID metadata documents over TLS on loopback: a good one, and the
+// ways one can be bad.
+func clientDocs(t *testing.T) (*httptest.Server, *x509.CertPool) {
+	t.Helper()
+	mux := http.NewServeMux()
+	var base string
+	doc := func(path string, extra map[string]any) []byte {
+		m := map[string]any{"client_id": base + path, "client_name": "Doc Client", "redirect_uris": []string{"http://127.0.0.1:42000/cb"}, "token_endpoint_auth_method": "none"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	mux.HandleFunc("/client.json", func(w http.ResponseWriter, r *http.Request) { w.Write(doc("/client.json", nil)) })
+	mux.HandleFunc("/redirects.json", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/client.json", http.StatusFound)
+	})
+	mux.HandleFunc("/large.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(doc("/large.json", map[string]any{"padding": strings.Repeat("x", 70<<10)}))
+	})
+	mux.HandleFunc("/slow.json", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-r.Context().Done():
+		}
+		w.Write(doc("/slow.json", nil))
+	})
+	mux.HandleFunc("/other-id.json", func(w http.ResponseWriter, r *http.Request) { w.Write(doc("/client.json", nil)) })
+	mux.HandleFunc("/secret.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(doc("/secret.json", map[string]any{"token_endpoint_auth_method": "client_secret_basic"}))
+	})
+	mux.HandleFunc("/missing.json", http.NotFound)
+	ts := httptest.NewTLSServer(mux)
+	t.Cleanup(ts.Close)
+	base = ts.URL
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	return ts, pool
+}
+
+func TestClientIDMetadataDocument(t *testing.T) {
+	docs, pool := clientDocs(t)
+	h := newHarness(t, func(c *Config) {
+		c.Fetch = FetchOptions{AllowLoopback: true, RootCAs: pool, Timeout: 300 * time.Millisecond}
+	})
+	verifier, challenge := pkce()
+	a := authz{client: docs.URL + "/client.json", redirect: "http://127.0.0.1:42000/cb", challenge: challenge, method: "S256", state: "doc"}
+
+	t.Run("the whole flow", func(t *testing.T) {
+		status, body, _, _ := h.authorize("ana", a)
+		if status != 200 || !strings.Contains(body, "Doc Client") || !strings.Contains(body, strings.TrimPrefix(docs.URL, "https://")) {
+			t.Fatalf("%d %s", status, body)
+		}
+		status, tok := h.exchange(a, h.code(a, "launch"), verifier)
+		if status != 200 {
+			t.Fatalf("exchange: %d %v", status, tok)
+		}
+		if status, m := h.refresh(a.client, str(tok, "refresh_token")); status != 200 {
+			t.Fatalf("refresh: %d %v", status, m)
+		}
+	})
+	t.Run("a redirect URI the document doesn't list", func(t *testing.T) {
+		b := a
+		b.redirect = "http://127.0.0.1:42000/elsewhere"
+		if status, body, _, _ := h.authorize("ana", b); status != 400 || !strings.Contains(body, "not one the client registered") {
+			t.Errorf("%d %s", status, body)
+		}
+	})
+	for _, tc := range []struct{ path, want string }{
+		{"/redirects.json", "redirects"},
+		{"/large.json", "larger than 64 KiB"},
+		{"/slow.json", "took longer than 300ms"},
+		{"/other-id.json", "names another client_id"},
+		{"/secret.json", "public clients only"},
+		{"/missing.json", "404"},
+		{"/", "has a path"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			b := a
+			b.client = docs.URL + tc.path
+			start := time.Now()
+			status, body, _, resp := h.authorize("ana", b)
+			if status != 400 || resp.Header.Get("Location") != "" || !strings.Contains(body, tc.want) {
+				t.Errorf("%d %q: %s, want 400 saying %q", status, resp.Header.Get("Location"), body, tc.want)
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+	t.Run("http", func(t *testing.T) {
+		b := a
+		b.client = strings.Replace(docs.URL, "https://", "http://", 1) + "/client.json"
+		if status, body, _, _ := h.authorize("ana", b); status != 400 || !strings.Contains(body, "must be https") {
+			t.Errorf("%d %s", status, body)
+		}
+	})
+}
+
+// Without AllowLoopback, a document on loopback is not fetched: it would let anyone who can
+// start a sign-in make the server fetch from itself.
+func TestClientIDMetadataDocumentPrivateAddress(t *testing.T) {
+	docs, pool := clientDocs(t)
+	h := newHarness(t, func(c *Config) { c.Fetch = FetchOptions{RootCAs: pool} })
+	_, challenge := pkce()
+	a := authz{client: docs.URL + "/client.json", redirect: "http://127.0.0.1:42000/cb", challenge: challenge, method: "S256"}
+	if status, body, _, _ := h.authorize("ana", a); status != 400 || !strings.Contains(body, "is not a public address") {
+		t.Errorf("%d %s", status, body)
+	}
+}
+
+func TestPublicAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"8.8.8.8": true, "2001:4860:4860::8888": true, "93.184.216.34": true,
+		"10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
+		"100.64.0.1": false, "127.0.0.1": false, "::1": false, "fc00::1": false, "fe80::1": false,
+		"0.0.0.0": false, "::": false, "224.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:8.8.8.8": true,
+	} {
+		if got := publicAddr(netip.MustParseAddr(addr), false); got != want {
+			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
+		}
+	}
+	if !publicAddr(netip.MustParseAddr("127.0.0.1"), true) || publicAddr(netip.MustParseAddr("10.0.0.1"), true) {
+		t.Error("AllowLoopback allows loopback only")
+	}
+}
+
+func TestRegister(t *testing.T) {
+	h := newHarness(t)
+	post := func(body string) (int, map[string]any) {
+		req, _ := http.NewRequest("POST", h.url+"/register", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		status, out, _ := h.do(req)
+		var m map[string]any
+		json.Unmarshal([]byte(out), &m)
+		return status, m
+	}
+	status, m := post(`{"client_name":"Claude\n<b>x</b>","redirect_uris":["https://claude.ai/api/mcp/auth_callback"],"token_endpoint_auth_method":"client_secret_post"}`)
+	if status != 201 || m["token_endpoint_auth_method"] != "none" || m["client_secret"] != nil || m["client_name"] != "Claude <b>x</b>" {
+		t.Fatalf("%d %v", status, m)
+	}
+	if status, m := post(`{"redirect_uris":[]}`); status != 400 || m["error"] != "invalid_redirect_uri" {
+		t.Errorf("no redirect URIs: %d %v", status, m)
+	}
+	if status, m := post(`not json`); status != 400 || m["error"] != "invalid_client_metadata" {
+		t.Errorf("not JSON: %d %v", status, m)
+	}
+	big := fmt.Sprintf(`{"client_name":"%s","redirect_uris":["https://a.example/cb"]}`, strings.Repeat("x", 70<<10))
+	if status, m := post(big); status != 400 || m["error"] != "invalid_client_metadata" {
+		t.Errorf("too large: %d %v", status, m)
+	}
+	// The name is escaped on the consent page.
+	_, challenge := pkce()
+	_, body, _, _ := h.authorize("ana", authz{client: str(m, "client_id"), redirect: "https://claude.ai/api/mcp/auth_callback", challenge: challenge, method: "S256"})
+	if strings.Contains(body, "<b>x</b>") {
+		t.Error("the client's name reached the page unescaped")
+	}
+
+	// A client nobody allowed is forgotten after a day; one that was allowed is kept.
+	unused := h.register("http://127.0.0.1:1/cb")
+	used, verifier := h.loopbackClient()
+	h.exchange(used, h.code(used, "launch"), verifier)
+	h.clock.advance(25 * time.Hour)
+	h.register("http://127.0.0.1:2/cb") // registering sweeps
+	if status, _, _, _ := h.authorize("ana", authz{client: unused, redirect: "http://127.0.0.1:1/cb", challenge: challenge, method: "S256"}); status != 400 {
+		t.Errorf("an unused client after a day: %d, want 400", status)
+	}
+	if status, _, _, _ := h.authorize("ana", used); status != 200 {
+		t.Errorf("a used client after a day: %d, want 200", status)
+	}
+}

@@ -1,0 +1,72 @@
+package oauth
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// checkRedirectURI says why uri cannot be a client's redirect URI, or nil when it can: an
+// absolute URI without a fragment that is https, http on a loopback address (a native app's
+// local listener, RFC 8252 section 7.3), or a private-use scheme with a dot in it
+// (com.example.app:/cb, RFC 8252 section 7.1). Anything else could hand the code to a page
+// that is not the client's.
+func checkRedirectURI(uri string) error {
+	u, err := url.Parse(uri)
+	if err != nil || !u.IsAbs() {
+		return fmt.Errorf("redirect URI %q is not an absolute URI", uri)
+	}
+	if u.Fragment != "" || strings.Contains(uri, "#") {
+		return fmt.Errorf("redirect URI %q has a fragment", uri)
+	}
+	switch scheme := strings.ToLower(u.Scheme); {
+	case scheme == "https":
+		if u.Host == "" {
+			return fmt.Errorf("redirect URI %q has no host", uri)
+		}
+	case scheme == "http":
+		if !loopbackHost(u.Hostname()) {
+			return fmt.Errorf("redirect URI %q is http but not loopback: use https, or http://127.0.0.1 for an app on this machine", uri)
+		}
+	case strings.Contains(scheme, "."):
+		// A private-use scheme named after a domain the app's maker holds.
+	default:
+		return fmt.Errorf("redirect URI %q: the scheme must be https, http on loopback, or an app's own (like com.example.app)", uri)
+	}
+	return nil
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// redirectMatches reports whether the redirect URI an authorization request gives is one the
+// client registered: the same string exactly, except that a loopback http URI may have any
+// port (RFC 8252 section 7.3: the app listens on whatever port is free).
+func redirectMatches(registered []string, given string) bool {
+	for _, r := range registered {
+		if r == given {
+			return true
+		}
+	}
+	g, err := url.Parse(given)
+	if err != nil || g.Scheme != "http" || !loopbackHost(g.Hostname()) {
+		return false
+	}
+	for _, r := range registered {
+		ru, err := url.Parse(r)
+		if err != nil || ru.Scheme != "http" || !loopbackHost(ru.Hostname()) {
+			continue
+		}
+		if ru.Hostname() == g.Hostname() && ru.EscapedPath() == g.EscapedPath() &&
+			ru.RawQuery == g.RawQuery && ru.User == nil && g.User == nil {
+			return true
+		}
+	}
+	return false
+}

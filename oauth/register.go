@@ -1,0 +1,130 @@
+package oauth
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.etcd.io/bbolt"
+)
+
+// Registration limits: enough for any real client, small enough that an unauthenticated
+// endpoint cannot be used to fill the file.
+const (
+	maxRegistration = 64 << 10
+	maxRedirectURIs = 10
+	// unusedClientTTL is how long a registered client that no person ever allowed is kept.
+	unusedClientTTL = 24 * time.Hour
+)
+
+// register is RFC 7591 dynamic client registration, for public clients only: every client
+// is registered with token_endpoint_auth_method "none" and gets no secret (a client asking
+// for a secret is told so by the answer, as section 3.2.1 allows, rather than refused).
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method == http.MethodOptions {
+		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST, OPTIONS")
+		http.Error(w, "Method not allowed: POST the client's metadata as JSON", http.StatusMethodNotAllowed)
+		return
+	}
+	var m struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		ClientName   string   `json:"client_name"`
+		ClientURI    string   `json:"client_uri"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRegistration+1))
+	if err != nil || len(body) > maxRegistration {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("the registration must be JSON of at most %d KiB", maxRegistration>>10))
+		return
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "the registration is not a JSON object of client metadata: "+err.Error())
+		return
+	}
+	if len(m.RedirectURIs) == 0 || len(m.RedirectURIs) > maxRedirectURIs {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", fmt.Sprintf("redirect_uris must list 1 to %d redirect URIs", maxRedirectURIs))
+		return
+	}
+	for _, u := range m.RedirectURIs {
+		if err := checkRedirectURI(u); err != nil {
+			oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", err.Error())
+			return
+		}
+	}
+	now := s.now()
+	c := client{
+		ID:           secret("cmc_"),
+		Name:         cleanName(m.ClientName),
+		URI:          m.ClientURI,
+		RedirectURIs: m.RedirectURIs,
+		Created:      now,
+	}
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		if err := sweepClients(tx, now); err != nil {
+			return err
+		}
+		return put(bucket(tx, clientsBucket), []byte(c.ID), c)
+	})
+	if err != nil {
+		serverError(w, "registering a client", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  c.ID,
+		"client_id_issued_at":        now.Unix(),
+		"client_name":                c.Name,
+		"redirect_uris":              c.RedirectURIs,
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": "none",
+	})
+}
+
+// sweepClients forgets the registered clients that no person allowed within a day.
+func sweepClients(tx *bbolt.Tx, now time.Time) error {
+	b := bucket(tx, clientsBucket)
+	var dead [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		var c client
+		if json.Unmarshal(v, &c) == nil && !c.Used && c.Created.Add(unusedClientTTL).Before(now) {
+			dead = append(dead, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, k := range dead {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanName is a client's self-chosen name made fit to show: one line, at most 100
+// characters. It is shown with the host the person would be sent back to, which is what
+// really says who asks.
+func cleanName(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(name, ""))
+	name = strings.Join(strings.Fields(name), " ")
+	if utf8.RuneCountInString(name) > 100 {
+		name = string([]rune(name)[:100]) + "…"
+	}
+	return name
+}
