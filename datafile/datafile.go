@@ -54,6 +54,9 @@ var initialMmap = func() int {
 	return 1 << 30
 }()
 
+// growStep is how far past its need the data file grows when it must (see Open).
+const growStep = 1 << 20
+
 // Open opens (creating it, and its folder, on first use) the bbolt file at path, waiting at
 // most timeout for another process's lock. It returns ErrBusy, wrapped with the path, when
 // the lock could not be had in time.
@@ -68,6 +71,11 @@ func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 	for wait := time.Millisecond; ; wait = min(2*wait, 10*time.Millisecond) {
 		db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Millisecond, InitialMmapSize: initialMmap})
 		if err == nil {
+			// With a mapping larger than bbolt's AllocSize (16 MiB), bbolt grows the file by
+			// that much past what it needs at every growth: a 3.6 MB store became a 16.9 MB
+			// file. Growing by growStep keeps the file near what is in use, at the cost of a
+			// truncate and a sync every growStep of new data.
+			db.AllocSize = growStep
 			return db, nil
 		}
 		if !errors.Is(err, bolterrors.ErrTimeout) {
