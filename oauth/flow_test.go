@@ -214,6 +214,16 @@ func TestRedirectURIs(t *testing.T) {
 		{"http://[::1]:9000/cb", false}, // another loopback host than registered
 		{"com.example.app:/cb", true},
 		{"com.example.app:/other", false},
+		// Only the port may vary on loopback: not the fragment, scheme, query, user or host.
+		{"http://127.0.0.1:53817/cb#frag", false},
+		{"http://127.0.0.1:53817/cb#", false},
+		{"https://127.0.0.1:9000/cb", false},
+		{"http://127.0.0.1:53817/cb?", false},
+		{"http://127.0.0.1:53817/cb?next=https://evil.example", false},
+		{"http://evil@127.0.0.1:53817/cb", false},
+		{"http://127.0.0.2:9000/cb", false},
+		{"http://localhost.:9000/cb", false},
+		{"http://127.0.0.1:53817/CB", false},
 	} {
 		status, body, id, resp := h.authorize("ana", authz{client: webClient, redirect: tc.redirect, challenge: challenge, method: "S256", state: "s"})
 		if tc.ok && (status != 200 || id == "") {

@@ -47,7 +47,8 @@ func loopbackHost(h string) bool {
 
 // redirectMatches reports whether the redirect URI an authorization request gives is one the
 // client registered: the same string exactly, except that a loopback http URI may have any
-// port (RFC 8252 section 7.3: the app listens on whatever port is free).
+// port (RFC 8252 section 7.3: the app listens on whatever port is free). Only the port: the
+// scheme, host, path and query are compared as they are, and a fragment is never taken.
 func redirectMatches(registered []string, given string) bool {
 	for _, r := range registered {
 		if r == given {
@@ -55,7 +56,7 @@ func redirectMatches(registered []string, given string) bool {
 		}
 	}
 	g, err := url.Parse(given)
-	if err != nil || g.Scheme != "http" || !loopbackHost(g.Hostname()) {
+	if err != nil || g.Scheme != "http" || !loopbackHost(g.Hostname()) || strings.Contains(given, "#") {
 		return false
 	}
 	for _, r := range registered {
@@ -64,7 +65,7 @@ func redirectMatches(registered []string, given string) bool {
 			continue
 		}
 		if ru.Hostname() == g.Hostname() && ru.EscapedPath() == g.EscapedPath() &&
-			ru.RawQuery == g.RawQuery && ru.User == nil && g.User == nil {
+			ru.RawQuery == g.RawQuery && ru.ForceQuery == g.ForceQuery && ru.User == nil && g.User == nil {
 			return true
 		}
 	}
