@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // clientDocs serves client ID metadata documents over TLS on loopback: a good one, and the
@@ -182,5 +184,59 @@ func TestRegister(t *testing.T) {
 	}
 	if status, _, _, _ := h.authorize("ana", used); status != 200 {
 		t.Errorf("a used client after a day: %d, want 200", status)
+	}
+}
+
+// Registration is open to anyone who reaches the server: a loop of registrations must not
+// grow the data file without bound, and a registration is at most a few KiB.
+func TestRegisterIsBounded(t *testing.T) {
+	h := newHarness(t)
+	size := func() int {
+		n := 0
+		h.srv.db.View(func(tx *bbolt.Tx) error {
+			return bucket(tx, clientsBucket).ForEach(func(k, v []byte) error { n += len(k) + len(v); return nil })
+		})
+		return n
+	}
+	long := "https://app.example/" + strings.Repeat("a", 2000)
+	for _, body := range []string{
+		`{"redirect_uris":["` + long + `"]}`,
+		`{"redirect_uris":["https://app.example/cb"],"client_uri":"` + long + `"}`,
+	} {
+		req, _ := http.NewRequest("POST", h.url+"/register", strings.NewReader(body))
+		if status, out, _ := h.do(req); status != 400 {
+			t.Errorf("a registration with a 2 KB URI: %d %s", status, out)
+		}
+	}
+
+	first := h.register("http://127.0.0.1:1/first")
+	used, verifier := h.loopbackClient()
+	h.exchange(used, h.code(used, "launch"), verifier)
+	for range 2 * maxUnusedClients {
+		h.register("https://app.example/cb")
+	}
+	var count int
+	h.srv.db.View(func(tx *bbolt.Tx) error { count = bucket(tx, clientsBucket).Stats().KeyN; return nil })
+	if count > maxUnusedClients+1 {
+		t.Errorf("%d clients kept after %d registrations, at most %d unused wanted", count, 2*maxUnusedClients, maxUnusedClients)
+	}
+	// The oldest waiting client made room; a client a person allowed is never forgotten.
+	_, challenge := pkce()
+	if status, _, _, _ := h.authorize("ana", authz{client: first, redirect: "http://127.0.0.1:1/first", challenge: challenge, method: "S256"}); status != 400 {
+		t.Errorf("the oldest unused client after the flood: %d, want 400 (forgotten)", status)
+	}
+	if status, _, _, _ := h.authorize("ana", used); status != 200 {
+		t.Errorf("an allowed client after the flood: %d, want 200", status)
+	}
+
+	// The largest registration there can be is a few KiB, so the bound is a few MiB.
+	before := size()
+	uris := make([]string, maxRedirectURIs)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("https://app.example/%04d/%s", i, strings.Repeat("a", maxURILength-30))
+	}
+	h.register(uris...)
+	if grew := size() - before; grew > 16<<10 {
+		t.Errorf("the largest registration keeps %d bytes", grew)
 	}
 }

@@ -13,6 +13,9 @@ import (
 // (com.example.app:/cb, RFC 8252 section 7.1). Anything else could hand the code to a page
 // that is not the client's.
 func checkRedirectURI(uri string) error {
+	if len(uri) > maxURILength {
+		return fmt.Errorf("redirect URI %.40q... is longer than %d bytes", uri, maxURILength)
+	}
 	u, err := url.Parse(uri)
 	if err != nil || !u.IsAbs() {
 		return fmt.Errorf("redirect URI %q is not an absolute URI", uri)
