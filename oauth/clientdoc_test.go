@@ -132,6 +132,12 @@ func TestPublicAddr(t *testing.T) {
 		"10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
 		"100.64.0.1": false, "127.0.0.1": false, "::1": false, "fc00::1": false, "fe80::1": false,
 		"0.0.0.0": false, "::": false, "224.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:8.8.8.8": true,
+		"::ffff:127.0.0.1": false, "::ffff:169.254.169.254": false, "100.100.100.200": false, "fd00:ec2::254": false,
+		// Ways to spell a private IPv4 address in IPv6, and the ranges no public host has.
+		"::127.0.0.1": false, "::a9fe:a9fe": false, "64:ff9b::7f00:1": false, "64:ff9b::a9fe:a9fe": false,
+		"2002:7f00:1::1": false, "2001:0:4136:e378:8000:63bf:3fff:fdd2": false, "fec0::1": false,
+		"0.1.2.3": false, "198.18.0.1": false, "192.0.0.170": false, "240.0.0.1": false, "255.255.255.255": false,
+		"2001:db8::1": false, "100::1": false, "fe80::1%eth0": false,
 	} {
 		if got := publicAddr(netip.MustParseAddr(addr), false); got != want {
 			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
