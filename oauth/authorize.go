@@ -58,14 +58,15 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadRequest, "The app that sent you here can't be identified: "+err.Error()+".")
 		return
 	}
-	if redirectURI == "" && len(c.RedirectURIs) == 1 {
+	given := redirectURI != ""
+	if !given && len(c.RedirectURIs) == 1 {
 		redirectURI = c.RedirectURIs[0]
 	}
 	if !redirectMatches(c.RedirectURIs, redirectURI) {
 		s.problem(w, http.StatusBadRequest, fmt.Sprintf("The redirect URI %q is not one the client registered.", redirectURI))
 		return
 	}
-	req := request{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, State: q.Get("state"), Scope: q.Get("scope")}
+	req := request{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, RedirectGiven: given, State: q.Get("state"), Scope: q.Get("scope")}
 	fail := func(code, desc string) { s.redirectError(w, r, req, code, desc) }
 	switch {
 	case q.Get("response_type") != "code":
@@ -77,7 +78,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("code_challenge_method") != "S256":
 		fail("invalid_request", "code_challenge_method must be S256 (plain is not accepted)")
 		return
-	case !validChallenge(q.Get("code_challenge")):
+	case !validS256(q.Get("code_challenge")):
 		fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
 		return
 	case len(q["resource"]) > 1:
@@ -139,7 +140,23 @@ func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
 	return c, nil
 }
 
-func validChallenge(c string) bool {
+// validS256 reports whether c can be an S256 code challenge: a SHA-256 in base64url
+// without padding, 43 of [A-Za-z0-9_-] (RFC 7636 section 4.2).
+func validS256(c string) bool {
+	if len(c) != 43 {
+		return false
+	}
+	for _, r := range c {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validVerifier reports whether v can be a PKCE code verifier: 43 to 128 unreserved
+// characters, [A-Za-z0-9-._~] (RFC 7636 section 4.1).
+func validVerifier(c string) bool {
 	if len(c) < 43 || len(c) > 128 {
 		return false
 	}

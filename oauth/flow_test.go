@@ -1,6 +1,8 @@
 package oauth
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -106,6 +108,22 @@ func TestPKCE(t *testing.T) {
 		status, m = h.exchange(a, code, verifier)
 		wantError(t, status, m, 400, "invalid_grant")
 	})
+	// RFC 7636 section 4.1: a verifier is 43 to 128 of [A-Za-z0-9-._~]; any other is refused
+	// before it is hashed, even one whose hash would match.
+	for name, v := range map[string]string{
+		"short verifier":    strings.Repeat("a", 42),
+		"long verifier":     strings.Repeat("a", 129),
+		"verifier with '+'": strings.Repeat("a", 42) + "+",
+		"verifier with ' '": strings.Repeat("a", 42) + " ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sum := sha256.Sum256([]byte(v))
+			b := a
+			b.challenge = base64.RawURLEncoding.EncodeToString(sum[:])
+			status, m := h.exchange(b, h.code(b, "launch"), v)
+			wantError(t, status, m, 400, "invalid_grant")
+		})
+	}
 	t.Run("missing verifier", func(t *testing.T) {
 		code := h.code(a, "launch")
 		status, m := h.exchange(a, code, "")
@@ -116,6 +134,13 @@ func TestPKCE(t *testing.T) {
 		"no method":       {method: "-"},
 		"no challenge":    {method: "S256", challenge: "-"},
 		"short challenge": {method: "S256", challenge: "abc"},
+		// An S256 challenge is a SHA-256 in base64url without padding: 43 of [A-Za-z0-9_-].
+		"44 characters":       {method: "S256", challenge: strings.Repeat("A", 44)},
+		"128 characters":      {method: "S256", challenge: strings.Repeat("A", 128)},
+		"not base64url":       {method: "S256", challenge: strings.Repeat("A", 42) + "~"},
+		"padded":              {method: "S256", challenge: strings.Repeat("A", 42) + "="},
+		"43 with a dot":       {method: "S256", challenge: strings.Repeat("A", 42) + "."},
+		"plain with verifier": {method: "plain", challenge: strings.Repeat("A", 43)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := a
@@ -183,6 +208,13 @@ func TestCodeSingleUseAndShortLived(t *testing.T) {
 		code := h.code(a, "launch")
 		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}})
 		wantError(t, status, m, 401, "invalid_client")
+	})
+	t.Run("redirect_uri left out", func(t *testing.T) {
+		// OAuth 2.1 section 4.1.3: the authorization request named it, so the token request
+		// must, identically.
+		code := h.code(a, "launch")
+		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}, "client_id": {a.client}})
+		wantError(t, status, m, 400, "invalid_grant")
 	})
 	t.Run("another redirect", func(t *testing.T) {
 		code := h.code(a, "launch")
