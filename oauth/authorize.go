@@ -28,7 +28,8 @@ type consentView struct {
 	ClientName   string
 	ClientHost   string // a client ID metadata document's host
 	RedirectHost string
-	Person       string
+	Person       string // the id, for commands
+	Name         string // how the person is shown: the display name (SPEC: names, not ids)
 	Consent      string
 	Spaces       []spaceChoice
 	Agent        string
@@ -179,6 +180,7 @@ func (s *Server) view(req request, id string) (consentView, error) {
 		ClientName:   req.ClientName,
 		RedirectHost: redirectHost(req.RedirectURI),
 		Person:       req.Person,
+		Name:         s.displayName(req.Person),
 		Consent:      id,
 		Agent:        agentName(req.ClientName),
 	}
@@ -194,6 +196,20 @@ func (s *Server) view(req request, id string) (consentView, error) {
 		v.Spaces = append(v.Spaces, spaceChoice{Name: sp, Checked: sp == want || len(mine) == 1})
 	}
 	return v, nil
+}
+
+// displayName is how person is shown: the display name recorded for them, or the id when
+// none is (or the file can't be read: the page still says who is signed in).
+func (s *Server) displayName(person string) string {
+	name := person
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		name = spaces.NamesIn(tx).Show(spaces.Person(person))
+		return nil
+	})
+	if err != nil {
+		slog.Warn("oauth: reading people's names", "err", err)
+	}
+	return name
 }
 
 // resourceSpace is the space a resource's endpoint is, or "" for the whole server or /mcp.
@@ -420,7 +436,10 @@ func (s *Server) render(w http.ResponseWriter, status int, v consentView) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	// The person's page's stylesheet, served beside (/static/style.css); no form-action:
+	// Chrome applies it to the redirect after the form, which leaves for the client.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	if err := consentPage.Execute(w, v); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 func TestMetadata(t *testing.T) {
@@ -399,6 +401,29 @@ func TestConsent(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("consent page lacks %q", want)
 			}
+		}
+	})
+	t.Run("the person is shown by name", func(t *testing.T) {
+		// SPEC: wherever people are shown, names, not ids.
+		if err := spaces.SetName(h.srv.db, "ana", "Ana Lima"); err != nil {
+			t.Fatal(err)
+		}
+		_, body, _, resp := h.authorize("ana", a)
+		if !strings.Contains(body, `<strong id="person">Ana Lima</strong>`) {
+			t.Errorf("the consent page doesn't show ana's name: %s", body)
+		}
+		// The person's page's stylesheet, which its CSP lets load, and no frame may hold it.
+		if !strings.Contains(body, `<link rel="stylesheet" href="/static/style.css">`) {
+			t.Error("the consent page lacks the page's stylesheet")
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "style-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("headers: CSP %q, X-Frame-Options %q", csp, resp.Header.Get("X-Frame-Options"))
+		}
+		// A problem page too.
+		_, _, _, resp = h.authorize("ana", authz{client: "cmc_nobody", redirect: a.redirect, challenge: a.challenge, method: "S256"})
+		if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("problem page headers: %v", resp.Header)
 		}
 	})
 	t.Run("not signed in", func(t *testing.T) {
