@@ -117,7 +117,7 @@ func announce(db datafile.DB, url string) {
 // (the space's members, --for always among them).
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee})
+		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee, Secure: c.pageSecure})
 }
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
@@ -348,6 +348,9 @@ func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, tok
 		return err
 	}
 	if c.http != "" && addr == httpAddr {
+		// Beside /mcp, the page is reached at --public-url (mountPage): behind https there,
+		// its session cookie is Secure though the proxy speaks plain HTTP to it.
+		c.pageSecure = strings.HasPrefix(strings.ToLower(c.publicURL), "https://")
 		site, err := c.newSite(db)
 		if err != nil {
 			return err
