@@ -54,6 +54,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadRequest, "The request names no client (client_id).")
 		return
 	}
+	if isClientIDURL(clientID) {
+		// Fetching a client's document is done for a signed-in person only: otherwise anyone
+		// who reaches the server could make it fetch URLs of their choosing.
+		if _, ok := s.people.SignedIn(r); !ok {
+			s.people.AskSignIn(w, r)
+			return
+		}
+	}
 	c, err := s.lookupClient(r, clientID)
 	if err != nil {
 		s.problem(w, http.StatusBadRequest, "The app that sent you here can't be identified: "+err.Error()+".")

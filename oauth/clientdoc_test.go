@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,5 +245,27 @@ func TestRegisterIsBounded(t *testing.T) {
 	h.register(uris...)
 	if grew := size() - before; grew > 16<<10 {
 		t.Errorf("the largest registration keeps %d bytes", grew)
+	}
+}
+
+// /authorize is open to anyone: a client ID metadata document is fetched only for a person
+// signed in on the browser, so a stranger can't make the server fetch URLs.
+func TestClientIDMetadataDocumentFetchedForSignedInOnly(t *testing.T) {
+	var fetches atomic.Int32
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	h := newHarness(t, func(c *Config) { c.Fetch = FetchOptions{RootCAs: pool, AllowLoopback: true} })
+	_, challenge := pkce()
+	a := authz{client: ts.URL + "/client.json", redirect: "http://127.0.0.1:42000/cb", challenge: challenge, method: "S256"}
+	if status, body, _, _ := h.authorize("", a); status != http.StatusUnauthorized || fetches.Load() != 0 {
+		t.Errorf("a stranger's /authorize: %d, %d fetches, want the sign-in and none: %s", status, fetches.Load(), body)
+	}
+	if status, _, _, _ := h.authorize("ana", a); status != http.StatusBadRequest || fetches.Load() != 1 {
+		t.Errorf("a signed-in person's /authorize: %d, %d fetches, want 400 after one", status, fetches.Load())
 	}
 }
