@@ -327,6 +327,24 @@ func TestResourceBinding(t *testing.T) {
 			"client_id": {a.client}, "redirect_uri": {a.redirect}, "resource": {h.url + "/mcp"}})
 		wantError(t, status, m, 400, "invalid_target")
 	})
+	t.Run("a token for this server is refused by another on the same file", func(t *testing.T) {
+		other, err := New(Config{Issuer: "https://other.example.com", DB: h.srv.db, People: h.people, Tokens: h.tokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []string{h.url + "/", h.url + "/mcp", h.url + "/spaces/launch/mcp"} {
+			u, _ := url.Parse(r)
+			if other.Allows(r, u.Path) {
+				t.Errorf("https://other.example.com takes a token bound to %s", r)
+			}
+			if !h.srv.Allows(r, u.Path) {
+				t.Errorf("%s refuses a token bound to itself (%s)", h.url, r)
+			}
+		}
+		if h.srv.Allows(h.url+"/spaces/launch/mcp", "/spaces/launchpad/mcp") || h.srv.Allows(h.url+"/spaces/launch/mcp", "/spaces/launch/mcp/") {
+			t.Error("a token bound to /spaces/launch/mcp is taken at a path that merely starts like it")
+		}
+	})
 	t.Run("spelled differently, the same resource", func(t *testing.T) {
 		b := a
 		b.resource = strings.Replace(h.url, "http://", "HTTP://", 1) // and no trailing slash
