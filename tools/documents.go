@@ -72,7 +72,7 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 }
 
 type readDocumentArgs struct {
-	Document string `arg:"document,required" about:"The document's title or id."`
+	Document string `arg:"document,required" about:"The document's title, id or link."`
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
@@ -121,7 +121,7 @@ func (s *Server) versionHead(d docstore.Document, v docstore.Version) (string, e
 type writeDocumentArgs struct {
 	Title    string `arg:"title" about:"The title: needed for a new document; for an existing one, a new title (optional)."`
 	Text     string `arg:"text,required" about:"The whole Markdown text."`
-	Document string `arg:"document" about:"To replace an existing document's whole text: its title or id."`
+	Document string `arg:"document" about:"To replace an existing document's whole text: its title, id or link."`
 	Version  *int   `arg:"version" about:"With document: the version your text was based on; changes made since are merged with yours."`
 }
 
@@ -157,7 +157,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 }
 
 type appendDocumentArgs struct {
-	Document string `arg:"document,required" about:"The document's title or id."`
+	Document string `arg:"document,required" about:"The document's title, id or link."`
 	Text     string `arg:"text,required" about:"The Markdown to add at the end."`
 }
 
@@ -173,7 +173,7 @@ func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (str
 }
 
 type editDocumentArgs struct {
-	Document string  `arg:"document,required" about:"The document's title or id."`
+	Document string  `arg:"document,required" about:"The document's title, id or link."`
 	Old      string  `arg:"old,required" about:"The text to replace, copied exactly from read_document; it must occur once."`
 	New      *string `arg:"new,required" about:"The text to put in its place (empty to delete it)."`
 }

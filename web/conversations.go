@@ -19,13 +19,17 @@ type convRow struct {
 }
 
 func (s *Site) conversations(w http.ResponseWriter, r *http.Request, p who) {
-	convs, err := s.threads.Recent(ConversationsShown, "")
+	sp, ok := s.space(w, r, p)
+	if !ok {
+		return
+	}
+	convs, err := threads.New(s.db, sp).Recent(ConversationsShown, "")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	out := make([]convRow, len(convs))
-	pg := page{Title: "Conversations", Nav: "convs"}
+	pg := p.in(sp, "Conversations", "convs")
 	s.names(func(n spaces.Names) {
 		for i, c := range convs {
 			out[i] = convRow{ID: c.ID, Title: c.Title, Count: c.Count, Last: c.Last, Opened: line(n, c.First)}
@@ -57,25 +61,25 @@ type messageView struct {
 // are never among them (threads.Page leaves them out).
 func (s *Site) conversation(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	c, err := s.threads.Get(id)
+	convs, sp, c, err := s.threadsOf(r, p, id)
 	if errors.Is(err, threads.ErrNotFound) {
-		s.problem(w, r, http.StatusNotFound, "No such conversation", "This space has no conversation at this address.")
+		s.problem(w, r, http.StatusNotFound, "No such conversation", "None of your spaces has a conversation at this address.")
 		return
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	msgs, more, err := s.threads.Page(id, ConversationsShown, r.URL.Query().Get("before"))
+	msgs, more, err := convs.Page(id, ConversationsShown, r.URL.Query().Get("before"))
 	if errors.Is(err, threads.ErrBadBefore) {
-		msgs, more, err = s.threads.Page(id, ConversationsShown, "")
+		msgs, more, err = convs.Page(id, ConversationsShown, "")
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	out := make([]messageView, 0, len(msgs))
-	pg := page{Title: c.Title, Nav: "convs"}
+	pg := p.in(sp, c.Title, "convs")
 	if pg.Title == "" {
 		pg.Title = "Conversation"
 	}

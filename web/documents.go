@@ -43,6 +43,11 @@ func rows(n spaces.Names, docs []docstore.Document) []docRow {
 }
 
 func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
+	sp, ok := s.space(w, r, p)
+	if !ok {
+		return
+	}
+	store := docstore.New(s.db, sp)
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
 	var (
 		docs  []docstore.Document
@@ -51,16 +56,17 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	)
 	if v.Query != "" {
 		v.Searched = true
-		docs, lines, err = s.search(v.Query)
+		docs, lines, err = s.search(r, p, store, v.Query)
 	} else {
-		docs, v.Next, v.Total, err = s.docs.Recent(r.URL.Query().Get("after"), PageSize)
+		docs, v.Next, v.Total, err = store.Recent(r.URL.Query().Get("after"), PageSize)
 	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	v.NoneFound = len(docs) == 0
-	pg := page{Title: "Documents", Nav: "docs", Data: &v}
+	pg := p.in(sp, "Documents", "docs")
+	pg.Data = &v
 	s.names(func(n spaces.Names) {
 		v.Docs = rows(n, docs)
 		pg.Who = n.Show(spaces.Person(p.Person))
@@ -71,17 +77,21 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	s.render(w, r, http.StatusOK, "list", pg)
 }
 
-// search finds documents as the tools' search does (every word and "quoted phrase", in the
-// title or the text, best first), each with its matching lines; a link or an id finds its
-// document.
-func (s *Site) search(q string) ([]docstore.Document, [][]string, error) {
-	if id, ok := doclink.ID(q); ok {
-		q = id
+// search finds documents of store's space as the tools' search does (every word and
+// "quoted phrase", in the title or the text, best first), each with its matching lines; a
+// link or an id finds its document in whichever of the person's spaces holds it, as
+// opening the link would.
+func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) ([]docstore.Document, [][]string, error) {
+	id, ok := doclink.ID(q)
+	if !ok {
+		id, ok = pathID(q)
 	}
-	if d, err := s.byID(strings.ToUpper(q)); err == nil {
-		return []docstore.Document{d}, [][]string{nil}, nil
+	if ok {
+		if _, d, err := s.byID(r, p, id); err == nil {
+			return []docstore.Document{d}, [][]string{nil}, nil
+		}
 	}
-	res, err := s.docs.Search(q, PageSize)
+	res, err := store.Search(q, PageSize)
 	if errors.Is(err, docstore.ErrQuery) {
 		return nil, nil, nil
 	}
@@ -100,7 +110,11 @@ func (s *Site) search(q string) ([]docstore.Document, [][]string, error) {
 }
 
 func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
-	docs, err := s.docs.Deleted()
+	sp, ok := s.space(w, r, p)
+	if !ok {
+		return
+	}
+	docs, err := docstore.New(s.db, sp).Deleted()
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -111,7 +125,7 @@ func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
 		DeletedAt time.Time
 	}
 	var out []row
-	pg := page{Title: "Deleted documents", Nav: "deleted"}
+	pg := p.in(sp, "Deleted documents", "deleted")
 	s.names(func(n spaces.Names) {
 		for i, d := range docs {
 			out = append(out, row{docRow: rows(n, docs[i:i+1])[0], DeletedBy: byWhom(n, d.Deleted.By), DeletedAt: d.Deleted.At})
@@ -150,7 +164,12 @@ func (s *Site) version(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id string, n int) {
-	d, v, err := s.docs.Read(id, n)
+	store, err := s.docsOf(r, p, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, v, err := store.Read(id, n)
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
 		err = docstore.ErrNotFound
@@ -160,7 +179,8 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		return
 	}
 	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
-	pg := page{Title: d.Title, Nav: "docs", Data: &view}
+	pg := p.in(store.Space(), d.Title, "docs")
+	pg.Data = &view
 	s.names(func(n spaces.Names) {
 		view.By = byWhom(n, v.Author)
 		pg.Who = n.Show(spaces.Person(p.Person))
@@ -181,7 +201,12 @@ type historyRow struct {
 
 func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, vs, err := s.docs.History(id)
+	store, err := s.docsOf(r, p, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, vs, err := store.History(id)
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}
@@ -190,7 +215,8 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		return
 	}
 	out := make([]historyRow, len(vs))
-	pg := page{Title: "History of " + d.Title, Nav: "docs", Live: &live{Doc: d.ID, Version: d.Version}}
+	pg := p.in(store.Space(), "History of "+d.Title, "docs")
+	pg.Live = &live{Doc: d.ID, Version: d.Version}
 	s.names(func(n spaces.Names) {
 		for i, v := range vs { // newest first
 			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
@@ -204,22 +230,27 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	s.render(w, r, http.StatusOK, "history", pg)
 }
 
-// byID finds the document an address names: by its id only, never by title words, so
-// that /document/launch/delete deletes nothing.
-func (s *Site) byID(id string) (docstore.Document, error) {
-	d, err := s.docs.Find(id)
+// byID finds the document an address names, not deleted, and the documents of its space:
+// by its id only, in one of p's spaces (see docsOf).
+func (s *Site) byID(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, error) {
+	store, err := s.docsOf(r, p, id)
+	if err != nil {
+		return nil, docstore.Document{}, err
+	}
+	d, err := store.Find(id)
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}
-	return d, err
+	return store, d, err
 }
 
 func (s *Site) rename(w http.ResponseWriter, r *http.Request, p who) {
-	if _, err := s.byID(r.PathValue("id")); err != nil {
+	store, _, err := s.byID(r, p, r.PathValue("id"))
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := s.docs.Rename(r.PathValue("id"), r.FormValue("title"), me(p))
+	saved, err := store.Rename(r.PathValue("id"), r.FormValue("title"), me(p))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -233,11 +264,12 @@ func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {
 		s.problem(w, r, http.StatusBadRequest, "Nothing was restored", "Restore needs the number of a version.")
 		return
 	}
-	if _, err := s.byID(r.PathValue("id")); err != nil {
+	store, _, err := s.byID(r, p, r.PathValue("id"))
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := s.docs.Restore(r.PathValue("id"), n, me(p))
+	saved, err := store.Restore(r.PathValue("id"), n, me(p))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -247,20 +279,26 @@ func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {
 
 func (s *Site) remove(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	if _, err := s.byID(id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	d, err := s.docs.Delete(id, me(p))
+	store, _, err := s.byID(r, p, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/deleted?gone="+url.QueryEscape(d.Title), http.StatusSeeOther)
+	d, err := store.Delete(id, me(p))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, p.in(store.Space(), "", "").Link("/deleted", "gone", d.Title), http.StatusSeeOther)
 }
 
 func (s *Site) undelete(w http.ResponseWriter, r *http.Request, p who) {
-	d, err := s.docs.Undelete(r.PathValue("id"))
+	store, err := s.docsOf(r, p, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, err := store.Undelete(r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

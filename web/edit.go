@@ -36,14 +36,14 @@ const contextLines = 3
 
 func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, err := s.byID(id)
+	store, d, err := s.byID(r, p, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	to := atoiOr(r.URL.Query().Get("to"), d.Version)
 	from := atoiOr(r.URL.Query().Get("from"), to-1)
-	_, a, err := s.docs.Read(id, max(from, 1))
+	_, a, err := store.Read(id, max(from, 1))
 	if err == nil && from == 0 {
 		a = docstore.Version{} // version 0: the empty text before version 1
 	}
@@ -51,7 +51,7 @@ func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	_, b, err := s.docs.Read(id, to)
+	_, b, err := store.Read(id, to)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -68,7 +68,8 @@ func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 	for n := d.Version; n >= 1; n-- {
 		v.Versions = append(v.Versions, n)
 	}
-	pg := page{Title: fmt.Sprintf("%s: version %d to %d", d.Title, from, to), Nav: "docs", Data: &v}
+	pg := p.in(store.Space(), fmt.Sprintf("%s: version %d to %d", d.Title, from, to), "docs")
+	pg.Data = &v
 	s.names(func(n spaces.Names) {
 		if from > 0 {
 			v.FromBy = byWhom(n, a.Author)
@@ -145,7 +146,12 @@ type editView struct {
 
 func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, v, err := s.docs.Read(id, 0)
+	store, err := s.docsOf(r, p, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	d, v, err := store.Read(id, 0)
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}
@@ -153,11 +159,12 @@ func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	s.editPage(w, r, p, http.StatusOK, &editView{Doc: d, Base: v.Number, Text: v.Text})
+	s.editPage(w, r, p, store.Space(), http.StatusOK, &editView{Doc: d, Base: v.Number, Text: v.Text})
 }
 
-func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, status int, v *editView) {
-	pg := page{Title: "Editing " + v.Doc.Title, Nav: "docs", Data: v, Live: &live{Doc: v.Doc.ID, Version: v.Doc.Version, Editing: true}}
+func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *editView) {
+	pg := p.in(space, "Editing "+v.Doc.Title, "docs")
+	pg.Data, pg.Live = v, &live{Doc: v.Doc.ID, Version: v.Doc.Version, Editing: true}
 	s.names(func(n spaces.Names) {
 		v.LatestBy = byWhom(n, v.Doc.Author)
 		pg.Who = n.Show(spaces.Person(p.Person))
@@ -183,23 +190,24 @@ func (s *Site) save(w http.ResponseWriter, r *http.Request, p who) {
 	case "theirs":
 		prefer = linediff.PreferTheirs
 	}
-	if _, err := s.byID(id); err != nil {
+	store, _, err := s.byID(r, p, id)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := s.docs.Save(id, base, text, me(p), prefer)
+	saved, err := store.Save(id, base, text, me(p), prefer)
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		v := &editView{Doc: clash.Document, Base: base, Text: text}
 		for _, c := range clash.Conflicts {
 			v.Clash = append(v.Clash, clashRegion{TheirsStart: c.TheirsStart, MineStart: c.MineStart, Theirs: c.Theirs, Mine: c.Mine})
 		}
-		s.editPage(w, r, p, http.StatusConflict, v)
+		s.editPage(w, r, p, store.Space(), http.StatusConflict, v)
 		return
 	}
 	if errors.Is(err, docstore.ErrBadText) {
-		d, _ := s.docs.Find(id)
-		s.editPage(w, r, p, http.StatusBadRequest, &editView{Doc: d, Base: base, Text: text, Problem: "Nothing was saved: " + err.Error()})
+		d, _ := store.Find(id)
+		s.editPage(w, r, p, store.Space(), http.StatusBadRequest, &editView{Doc: d, Base: base, Text: text, Problem: "Nothing was saved: " + err.Error()})
 		return
 	}
 	if err != nil {
@@ -224,12 +232,28 @@ type newView struct {
 }
 
 func (s *Site) newForm(w http.ResponseWriter, r *http.Request, p who) {
-	s.render(w, r, http.StatusOK, "new", page{Title: "New document", Nav: "new", Who: s.nameOf(p.Person), Data: &newView{}})
+	sp, ok := s.space(w, r, p)
+	if !ok {
+		return
+	}
+	s.newPage(w, r, p, sp, http.StatusOK, &newView{})
 }
 
+func (s *Site) newPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *newView) {
+	pg := p.in(space, "New document", "new")
+	pg.Who, pg.Data = s.nameOf(p.Person), v
+	s.render(w, r, status, "new", pg)
+}
+
+// create makes a document in the space the form names (?space=, as the form's action
+// carries it), which the person must be able to see.
 func (s *Site) create(w http.ResponseWriter, r *http.Request, p who) {
+	sp, ok := s.space(w, r, p)
+	if !ok {
+		return
+	}
 	v := &newView{Title: r.FormValue("title"), Text: formText(r)}
-	saved, err := s.docs.Create(v.Title, v.Text, docstore.KindSave, me(p))
+	saved, err := docstore.New(s.db, sp).Create(v.Title, v.Text, docstore.KindSave, me(p))
 	var taken *docstore.TitleTakenError
 	switch {
 	case errors.As(err, &taken):
@@ -243,5 +267,5 @@ func (s *Site) create(w http.ResponseWriter, r *http.Request, p who) {
 		s.afterSave(w, r, saved, "made")
 		return
 	}
-	s.render(w, r, http.StatusBadRequest, "new", page{Title: "New document", Nav: "new", Who: s.nameOf(p.Person), Data: v})
+	s.newPage(w, r, p, sp, http.StatusBadRequest, v)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -33,6 +34,7 @@ type hub struct {
 	mu      sync.Mutex
 	subs    map[string]map[chan saved]bool // by document id
 	latest  map[string]int                 // the latest version each listened-to document is known to have
+	in      map[string]*docstore.Store     // each listened-to document's space
 	running bool
 	closed  bool
 	fresh   bool // a listener joined since the last check: check even if the file looks unchanged
@@ -40,11 +42,12 @@ type hub struct {
 }
 
 func newHub(s *Site) *hub {
-	return &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, stop: make(chan struct{})}
+	return &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{})}
 }
 
-// subscribe listens for versions of doc after version; the channel closes when the hub does.
-func (h *hub) subscribe(doc string, version int) (chan saved, bool) {
+// subscribe listens for versions of doc (in docs's space) after version; the channel closes
+// when the hub does.
+func (h *hub) subscribe(docs *docstore.Store, doc string, version int) (chan saved, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -55,6 +58,7 @@ func (h *hub) subscribe(doc string, version int) (chan saved, bool) {
 		h.subs[doc] = map[chan saved]bool{}
 	}
 	h.subs[doc][c] = true
+	h.in[doc] = docs
 	h.fresh = true
 	if h.latest[doc] == 0 || version < h.latest[doc] {
 		h.latest[doc] = version
@@ -74,6 +78,7 @@ func (h *hub) unsubscribe(doc string, c chan saved) {
 		if len(h.subs[doc]) == 0 {
 			delete(h.subs, doc)
 			delete(h.latest, doc)
+			delete(h.in, doc)
 		}
 	}
 }
@@ -111,9 +116,9 @@ func (h *hub) watch() {
 			h.mu.Unlock()
 			return
 		}
-		docs := make(map[string]int, len(h.latest))
+		docs := make(map[string]listened, len(h.latest))
 		for id, n := range h.latest {
-			docs[id] = n
+			docs[id] = listened{h.in[id], n}
 		}
 		fresh := h.fresh
 		h.fresh = false
@@ -130,11 +135,17 @@ func (h *hub) watch() {
 	}
 }
 
+// listened is a document listened to: where it is, and the latest version known.
+type listened struct {
+	docs  *docstore.Store
+	known int
+}
+
 // check reads the documents listened to and tells their listeners of newer versions.
-func (h *hub) check(docs map[string]int) {
-	for id, known := range docs {
-		d, v, err := h.s.docs.Read(id, 0)
-		if err != nil || d.ID != id || d.Version <= known {
+func (h *hub) check(docs map[string]listened) {
+	for id, l := range docs {
+		d, v, err := l.docs.Read(id, 0)
+		if err != nil || d.ID != id || d.Version <= l.known {
 			continue
 		}
 		ev := saved{Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed}
@@ -159,7 +170,7 @@ func (h *hub) check(docs map[string]int) {
 // version as JSON.
 func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	d, err := s.byID(id)
+	docs, d, err := s.byID(r, p, id)
 	if err != nil {
 		http.Error(w, "No such document", http.StatusNotFound)
 		return
@@ -173,7 +184,7 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
 		return
 	}
-	c, ok := s.live.subscribe(id, known)
+	c, ok := s.live.subscribe(docs, id, known)
 	if !ok {
 		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
 		return

@@ -71,12 +71,14 @@ func parsePages() (*pages, error) {
 
 // page is what the layout needs; Data is the page's own.
 type page struct {
-	Title string
-	Who   string // the signed-in person's name; empty on the sign-in page
-	Space string
-	Nav   string // which part of the nav is current
-	Live  *live  // set on pages that follow a document's new versions
-	Data  any
+	Title  string
+	Who    string   // the signed-in person's name; empty on the sign-in page
+	Space  string   // the space shown: the document's, or the list's
+	Spaces []string // the person's spaces, for the switcher
+	Home   string   // the person's home space: links to it need no ?space=
+	Nav    string   // which part of the nav is current
+	Live   *live    // set on pages that follow a document's new versions
+	Data   any
 }
 
 // live tells the page's script which document and version it shows.
@@ -88,7 +90,6 @@ type live struct {
 
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t := s.pages.byName[name]
-	p.Space = s.cfg.Space
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)
@@ -105,6 +106,8 @@ type problemView struct{ Text string }
 func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, title, text string) {
 	p := page{Title: title, Data: problemView{Text: text}}
 	if who, ok := s.session(r); ok {
+		p = who.in(who.Home, title, "")
+		p.Data = problemView{Text: text}
 		p.Who = s.nameOf(who.Person)
 	}
 	s.render(w, r, status, "problem", p)
@@ -119,7 +122,7 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 	)
 	switch {
 	case errors.Is(err, docstore.ErrNotFound):
-		s.problem(w, r, http.StatusNotFound, "No such document", "This space has no document at this address: it may have been deleted (see Deleted), or the link is from another space.")
+		s.problem(w, r, http.StatusNotFound, "No such document", "None of your spaces has a document at this address: it may have been deleted (see Deleted documents), or it is in a space you are not a member of.")
 	case errors.As(err, &nover):
 		s.problem(w, r, http.StatusNotFound, "No such version", fmt.Sprintf("%s has versions 1 to %d: there's no version %d.", nover.Document.Title, nover.Document.Version, nover.Asked))
 	case errors.As(err, &taken):

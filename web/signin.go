@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,10 +147,12 @@ func (s *Site) cookieName() string { return "compass_" + s.store[:12] }
 // who is the signed-in person a page is for.
 type who struct {
 	Person string
+	Spaces []string // the spaces they may see, sorted
+	Home   string   // the one shown without ?space=
 	cookie string
 }
 
-// session finds the person a request's cookie signed in, if it still may see the space.
+// session finds the person a request's cookie signed in, if they still may see a space.
 func (s *Site) session(r *http.Request) (who, bool) {
 	c, err := r.Cookie(s.cookieName())
 	if err != nil || len(c.Value) != 64 {
@@ -170,10 +173,14 @@ func (s *Site) session(r *http.Request) (who, bool) {
 		s.log.Error("reading a session", "err", err)
 		return who{}, false
 	}
-	if !found || time.Now().After(g.Expires) || !s.cfg.MaySee(g.Person, s.cfg.Space) || g.Space != s.cfg.Space {
+	if !found || time.Now().After(g.Expires) {
 		return who{}, false
 	}
-	return who{Person: g.Person, cookie: c.Value}, true
+	mine := s.spacesOf(g.Person)
+	if len(mine) == 0 {
+		return who{}, false
+	}
+	return who{Person: g.Person, Spaces: mine, Home: s.homeOf(mine), cookie: c.Value}, true
 }
 
 // signedIn lets only a signed-in browser through; any other is told how to sign in, and
@@ -224,7 +231,7 @@ func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
 
 func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 	cookie, g, err := redeem(s.db, r.URL.Query().Get("code"))
-	if err == nil && (g.Space != s.cfg.Space || !s.cfg.MaySee(g.Person, g.Space)) {
+	if err == nil && !slices.Contains(s.spacesOf(g.Person), g.Space) {
 		err = ErrBadCode
 	}
 	if err != nil {
@@ -242,6 +249,9 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 	next := g.Next
 	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
 		next = "/"
+	}
+	if next == "/" && g.Space != s.homeOf(s.spacesOf(g.Person)) {
+		next = "/?space=" + url.QueryEscape(g.Space) // open --space launch: launch's documents
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }

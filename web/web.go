@@ -1,5 +1,6 @@
-// Package web serves the person's page: the space's documents rendered, their history and
-// diffs, an editor whose saves merge, and the space's conversations, to a signed-in browser.
+// Package web serves the person's page: the documents of their spaces rendered, their
+// history and diffs, an editor whose saves merge, and the spaces' conversations, to a
+// signed-in browser.
 //
 // It is a second front door beside package tools: it calls the same docstore and threads
 // methods and renders HTML where the tools render Markdown. One handler a route, each
@@ -25,9 +26,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"github.com/compass-mcp/compass-mcp/threads"
 	"go.etcd.io/bbolt"
 )
 
@@ -36,11 +35,14 @@ var files embed.FS
 
 // Config is what the page serves and to whom.
 type Config struct {
-	Space string // the space the page shows
+	Space string // the configured space: shown first to those who may see it
 	Me    string // the person (id) who may sign in: --for
 	// MaySee says whether a signed-in person may see a space. Nil: only Me, only Space.
-	// The team server will answer it from the space's members.
+	// The team server answers it from the space's members (access.Store.MaySee).
 	MaySee func(person, space string) bool
+	// Spaces lists, sorted, the spaces a person may see: the page shows each of them
+	// (access.Store.SpacesOf). Nil: Space alone, to those MaySee lets see it.
+	Spaces func(person string) ([]string, error)
 	// Path is the data file's path: the page watches it for saves made by other
 	// processes. Empty: it reads the store on every tick instead.
 	Path string
@@ -53,12 +55,10 @@ type Config struct {
 	Secure bool
 }
 
-// Site is the person's page on one space of one data file.
+// Site is the person's page on the spaces of one data file.
 type Site struct {
 	cfg     Config
 	db      datafile.DB
-	docs    *docstore.Store
-	threads *threads.Store
 	pages   *pages
 	live    *hub
 	log     *slog.Logger
@@ -67,7 +67,7 @@ type Site struct {
 	html    *renderCache
 }
 
-// New makes the page for cfg.Space in db. Close stops its watcher.
+// New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
 func New(db datafile.DB, cfg Config) (*Site, error) {
 	if err := spaces.Valid(cfg.Space); err != nil {
 		return nil, err
@@ -90,7 +90,7 @@ func New(db datafile.DB, cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the data file's id: %w", err)
 	}
-	s := &Site{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
+	s := &Site{cfg: cfg, db: db, pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
 	s.live = newHub(s)
 	s.handler = s.routes()
 	return s, nil

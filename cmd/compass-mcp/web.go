@@ -113,11 +113,12 @@ func announce(db datafile.DB, url string) {
 	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
 }
 
-// newSite makes the page on c's space; who may sign in to it is the access room's answer
-// (the space's members, --for always among them).
+// newSite makes the page of the data file's spaces, c's first; who may see which is the
+// access room's answer (each space's members, --for always among c's space's).
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
+	members := access.New(db).WithOwner(c.space, c.me)
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		MaySee: access.New(db).WithOwner(c.space, c.me).MaySee, Secure: c.pageSecure})
+		MaySee: members.MaySee, Spaces: members.SpacesOf, Secure: c.pageSecure})
 }
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
@@ -234,12 +235,17 @@ func openCmd(args []string) error {
 	}
 	next := "/"
 	if len(pos) == 1 {
-		d, err := docstore.New(db, c.space).Find(documentName(pos[0]))
-		if err != nil {
+		next = "/document/"
+		if id, ok := doclink.ID(pos[0]); ok {
+			// A link may be of any of the person's spaces: the page finds it there, or says
+			// there is no such document.
+			next += id
+		} else if d, err := docstore.New(db, c.space).Find(pos[0]); err != nil {
 			db.Close()
 			return fmt.Errorf("%s: %w", pos[0], err)
+		} else {
+			next += d.ID
 		}
-		next = "/document/" + d.ID
 	}
 	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
@@ -279,6 +285,7 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return err
 	}
 	defer db.Close()
+	tuneGC() // a server, as serve is: rendering copies each page several times
 	addr, err := webAddress(c.web, guardedBy(token, db))
 	if err != nil {
 		return err
@@ -319,14 +326,6 @@ func openBrowser(link string) {
 	if err := cmd.Start(); err == nil {
 		go cmd.Wait()
 	}
-}
-
-// documentName takes a document's name as the person gives it: a title, an id, or a link.
-func documentName(s string) string {
-	if id, ok := doclink.ID(s); ok {
-		return id
-	}
-	return s
 }
 
 // servePage starts the person's page as --web says, before the MCP server serves: on its
