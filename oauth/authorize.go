@@ -28,7 +28,8 @@ type consentView struct {
 	ClientName   string
 	ClientHost   string // a client ID metadata document's host
 	RedirectHost string
-	Person       string
+	Person       string // the id, for commands
+	Name         string // how the person is shown: the display name (SPEC: names, not ids)
 	Consent      string
 	Spaces       []spaceChoice
 	Agent        string
@@ -53,19 +54,28 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadRequest, "The request names no client (client_id).")
 		return
 	}
+	if isClientIDURL(clientID) {
+		// Fetching a client's document is done for a signed-in person only: otherwise anyone
+		// who reaches the server could make it fetch URLs of their choosing.
+		if _, ok := s.people.SignedIn(r); !ok {
+			s.people.AskSignIn(w, r)
+			return
+		}
+	}
 	c, err := s.lookupClient(r, clientID)
 	if err != nil {
 		s.problem(w, http.StatusBadRequest, "The app that sent you here can't be identified: "+err.Error()+".")
 		return
 	}
-	if redirectURI == "" && len(c.RedirectURIs) == 1 {
+	given := redirectURI != ""
+	if !given && len(c.RedirectURIs) == 1 {
 		redirectURI = c.RedirectURIs[0]
 	}
 	if !redirectMatches(c.RedirectURIs, redirectURI) {
 		s.problem(w, http.StatusBadRequest, fmt.Sprintf("The redirect URI %q is not one the client registered.", redirectURI))
 		return
 	}
-	req := request{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, State: q.Get("state"), Scope: q.Get("scope")}
+	req := request{ClientID: c.ID, ClientName: c.Name, RedirectURI: redirectURI, RedirectGiven: given, State: q.Get("state"), Scope: q.Get("scope")}
 	fail := func(code, desc string) { s.redirectError(w, r, req, code, desc) }
 	switch {
 	case q.Get("response_type") != "code":
@@ -77,7 +87,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("code_challenge_method") != "S256":
 		fail("invalid_request", "code_challenge_method must be S256 (plain is not accepted)")
 		return
-	case !validChallenge(q.Get("code_challenge")):
+	case !validS256(q.Get("code_challenge")):
 		fail("invalid_request", "code_challenge must be the base64url SHA-256 of the verifier (43 characters)")
 		return
 	case len(q["resource"]) > 1:
@@ -139,7 +149,23 @@ func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
 	return c, nil
 }
 
-func validChallenge(c string) bool {
+// validS256 reports whether c can be an S256 code challenge: a SHA-256 in base64url
+// without padding, 43 of [A-Za-z0-9_-] (RFC 7636 section 4.2).
+func validS256(c string) bool {
+	if len(c) != 43 {
+		return false
+	}
+	for _, r := range c {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// validVerifier reports whether v can be a PKCE code verifier: 43 to 128 unreserved
+// characters, [A-Za-z0-9-._~] (RFC 7636 section 4.1).
+func validVerifier(c string) bool {
 	if len(c) < 43 || len(c) > 128 {
 		return false
 	}
@@ -162,6 +188,7 @@ func (s *Server) view(req request, id string) (consentView, error) {
 		ClientName:   req.ClientName,
 		RedirectHost: redirectHost(req.RedirectURI),
 		Person:       req.Person,
+		Name:         s.displayName(req.Person),
 		Consent:      id,
 		Agent:        agentName(req.ClientName),
 	}
@@ -177,6 +204,20 @@ func (s *Server) view(req request, id string) (consentView, error) {
 		v.Spaces = append(v.Spaces, spaceChoice{Name: sp, Checked: sp == want || len(mine) == 1})
 	}
 	return v, nil
+}
+
+// displayName is how person is shown: the display name recorded for them, or the id when
+// none is (or the file can't be read: the page still says who is signed in).
+func (s *Server) displayName(person string) string {
+	name := person
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		name = spaces.NamesIn(tx).Show(spaces.Person(person))
+		return nil
+	})
+	if err != nil {
+		slog.Warn("oauth: reading people's names", "err", err)
+	}
+	return name
 }
 
 // resourceSpace is the space a resource's endpoint is, or "" for the whole server or /mcp.
@@ -403,7 +444,10 @@ func (s *Server) render(w http.ResponseWriter, status int, v consentView) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+	// The person's page's stylesheet, served beside (/static/style.css); no form-action:
+	// Chrome applies it to the redirect after the form, which leaves for the client.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	if err := consentPage.Execute(w, v); err != nil {

@@ -58,15 +58,48 @@ func fetchClient(o FetchOptions) *http.Client {
 
 var errRedirect = errors.New("the client ID metadata document's URL redirects; it must answer 200 itself")
 
-// cgnat is 100.64.0.0/10, shared address space that is not reachable from the internet.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+// notPublic are the ranges that IsGlobalUnicast and IsPrivate let through but that are no
+// public host's (RFC 6890's special-purpose registries), or that lead to an IPv4 address
+// through a translator or tunnel, so could lead to a private one: "this network", shared
+// (CGNAT; Alibaba's metadata service is 100.100.100.200), IETF protocol assignments,
+// benchmarking, reserved; IPv4-compatible (::a.b.c.d), NAT64, discard-only, Teredo, 6to4,
+// documentation and site-local IPv6.
+var notPublic = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("64:ff9b::/96"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"),
+	netip.MustParsePrefix("2001::/32"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("2002::/16"),
+	netip.MustParsePrefix("fec0::/10"),
+}
 
+// publicAddr reports whether a may be dialed for a client ID metadata document: a public
+// unicast address (an IPv4-mapped IPv6 one judged as its IPv4 address), or loopback when
+// loopback is set (tests).
 func publicAddr(a netip.Addr, loopback bool) bool {
-	a = a.Unmap()
+	a = a.Unmap().WithZone("")
 	if a.IsLoopback() {
 		return loopback
 	}
-	return a.IsGlobalUnicast() && !a.IsPrivate() && !cgnat.Contains(a)
+	if !a.IsGlobalUnicast() || a.IsPrivate() {
+		return false
+	}
+	for _, p := range notPublic {
+		if p.Contains(a) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkClientIDURL says why id cannot be a client ID metadata document's URL: it must be

@@ -8,8 +8,11 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.etcd.io/bbolt"
 )
 
 // clientDocs serves client ID metadata documents over TLS on loopback: a good one, and the
@@ -130,6 +133,12 @@ func TestPublicAddr(t *testing.T) {
 		"10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
 		"100.64.0.1": false, "127.0.0.1": false, "::1": false, "fc00::1": false, "fe80::1": false,
 		"0.0.0.0": false, "::": false, "224.0.0.1": false, "::ffff:10.0.0.1": false, "::ffff:8.8.8.8": true,
+		"::ffff:127.0.0.1": false, "::ffff:169.254.169.254": false, "100.100.100.200": false, "fd00:ec2::254": false,
+		// Ways to spell a private IPv4 address in IPv6, and the ranges no public host has.
+		"::127.0.0.1": false, "::a9fe:a9fe": false, "64:ff9b::7f00:1": false, "64:ff9b::a9fe:a9fe": false,
+		"2002:7f00:1::1": false, "2001:0:4136:e378:8000:63bf:3fff:fdd2": false, "fec0::1": false,
+		"0.1.2.3": false, "198.18.0.1": false, "192.0.0.170": false, "240.0.0.1": false, "255.255.255.255": false,
+		"2001:db8::1": false, "100::1": false, "fe80::1%eth0": false,
 	} {
 		if got := publicAddr(netip.MustParseAddr(addr), false); got != want {
 			t.Errorf("publicAddr(%s) = %v, want %v", addr, got, want)
@@ -182,5 +191,81 @@ func TestRegister(t *testing.T) {
 	}
 	if status, _, _, _ := h.authorize("ana", used); status != 200 {
 		t.Errorf("a used client after a day: %d, want 200", status)
+	}
+}
+
+// Registration is open to anyone who reaches the server: a loop of registrations must not
+// grow the data file without bound, and a registration is at most a few KiB.
+func TestRegisterIsBounded(t *testing.T) {
+	h := newHarness(t)
+	size := func() int {
+		n := 0
+		h.srv.db.View(func(tx *bbolt.Tx) error {
+			return bucket(tx, clientsBucket).ForEach(func(k, v []byte) error { n += len(k) + len(v); return nil })
+		})
+		return n
+	}
+	long := "https://app.example/" + strings.Repeat("a", 2000)
+	for _, body := range []string{
+		`{"redirect_uris":["` + long + `"]}`,
+		`{"redirect_uris":["https://app.example/cb"],"client_uri":"` + long + `"}`,
+	} {
+		req, _ := http.NewRequest("POST", h.url+"/register", strings.NewReader(body))
+		if status, out, _ := h.do(req); status != 400 {
+			t.Errorf("a registration with a 2 KB URI: %d %s", status, out)
+		}
+	}
+
+	first := h.register("http://127.0.0.1:1/first")
+	used, verifier := h.loopbackClient()
+	h.exchange(used, h.code(used, "launch"), verifier)
+	for range 2 * maxUnusedClients {
+		h.register("https://app.example/cb")
+	}
+	var count int
+	h.srv.db.View(func(tx *bbolt.Tx) error { count = bucket(tx, clientsBucket).Stats().KeyN; return nil })
+	if count > maxUnusedClients+1 {
+		t.Errorf("%d clients kept after %d registrations, at most %d unused wanted", count, 2*maxUnusedClients, maxUnusedClients)
+	}
+	// The oldest waiting client made room; a client a person allowed is never forgotten.
+	_, challenge := pkce()
+	if status, _, _, _ := h.authorize("ana", authz{client: first, redirect: "http://127.0.0.1:1/first", challenge: challenge, method: "S256"}); status != 400 {
+		t.Errorf("the oldest unused client after the flood: %d, want 400 (forgotten)", status)
+	}
+	if status, _, _, _ := h.authorize("ana", used); status != 200 {
+		t.Errorf("an allowed client after the flood: %d, want 200", status)
+	}
+
+	// The largest registration there can be is a few KiB, so the bound is a few MiB.
+	before := size()
+	uris := make([]string, maxRedirectURIs)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("https://app.example/%04d/%s", i, strings.Repeat("a", maxURILength-30))
+	}
+	h.register(uris...)
+	if grew := size() - before; grew > 16<<10 {
+		t.Errorf("the largest registration keeps %d bytes", grew)
+	}
+}
+
+// /authorize is open to anyone: a client ID metadata document is fetched only for a person
+// signed in on the browser, so a stranger can't make the server fetch URLs.
+func TestClientIDMetadataDocumentFetchedForSignedInOnly(t *testing.T) {
+	var fetches atomic.Int32
+	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(ts.Certificate())
+	h := newHarness(t, func(c *Config) { c.Fetch = FetchOptions{RootCAs: pool, AllowLoopback: true} })
+	_, challenge := pkce()
+	a := authz{client: ts.URL + "/client.json", redirect: "http://127.0.0.1:42000/cb", challenge: challenge, method: "S256"}
+	if status, body, _, _ := h.authorize("", a); status != http.StatusUnauthorized || fetches.Load() != 0 {
+		t.Errorf("a stranger's /authorize: %d, %d fetches, want the sign-in and none: %s", status, fetches.Load(), body)
+	}
+	if status, _, _, _ := h.authorize("ana", a); status != http.StatusBadRequest || fetches.Load() != 1 {
+		t.Errorf("a signed-in person's /authorize: %d, %d fetches, want 400 after one", status, fetches.Load())
 	}
 }

@@ -1,12 +1,16 @@
 package oauth
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 func TestMetadata(t *testing.T) {
@@ -106,6 +110,22 @@ func TestPKCE(t *testing.T) {
 		status, m = h.exchange(a, code, verifier)
 		wantError(t, status, m, 400, "invalid_grant")
 	})
+	// RFC 7636 section 4.1: a verifier is 43 to 128 of [A-Za-z0-9-._~]; any other is refused
+	// before it is hashed, even one whose hash would match.
+	for name, v := range map[string]string{
+		"short verifier":    strings.Repeat("a", 42),
+		"long verifier":     strings.Repeat("a", 129),
+		"verifier with '+'": strings.Repeat("a", 42) + "+",
+		"verifier with ' '": strings.Repeat("a", 42) + " ",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sum := sha256.Sum256([]byte(v))
+			b := a
+			b.challenge = base64.RawURLEncoding.EncodeToString(sum[:])
+			status, m := h.exchange(b, h.code(b, "launch"), v)
+			wantError(t, status, m, 400, "invalid_grant")
+		})
+	}
 	t.Run("missing verifier", func(t *testing.T) {
 		code := h.code(a, "launch")
 		status, m := h.exchange(a, code, "")
@@ -116,6 +136,13 @@ func TestPKCE(t *testing.T) {
 		"no method":       {method: "-"},
 		"no challenge":    {method: "S256", challenge: "-"},
 		"short challenge": {method: "S256", challenge: "abc"},
+		// An S256 challenge is a SHA-256 in base64url without padding: 43 of [A-Za-z0-9_-].
+		"44 characters":       {method: "S256", challenge: strings.Repeat("A", 44)},
+		"128 characters":      {method: "S256", challenge: strings.Repeat("A", 128)},
+		"not base64url":       {method: "S256", challenge: strings.Repeat("A", 42) + "~"},
+		"padded":              {method: "S256", challenge: strings.Repeat("A", 42) + "="},
+		"43 with a dot":       {method: "S256", challenge: strings.Repeat("A", 42) + "."},
+		"plain with verifier": {method: "plain", challenge: strings.Repeat("A", 43)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := a
@@ -184,6 +211,13 @@ func TestCodeSingleUseAndShortLived(t *testing.T) {
 		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}})
 		wantError(t, status, m, 401, "invalid_client")
 	})
+	t.Run("redirect_uri left out", func(t *testing.T) {
+		// OAuth 2.1 section 4.1.3: the authorization request named it, so the token request
+		// must, identically.
+		code := h.code(a, "launch")
+		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier}, "client_id": {a.client}})
+		wantError(t, status, m, 400, "invalid_grant")
+	})
 	t.Run("another redirect", func(t *testing.T) {
 		code := h.code(a, "launch")
 		b := a
@@ -214,6 +248,16 @@ func TestRedirectURIs(t *testing.T) {
 		{"http://[::1]:9000/cb", false}, // another loopback host than registered
 		{"com.example.app:/cb", true},
 		{"com.example.app:/other", false},
+		// Only the port may vary on loopback: not the fragment, scheme, query, user or host.
+		{"http://127.0.0.1:53817/cb#frag", false},
+		{"http://127.0.0.1:53817/cb#", false},
+		{"https://127.0.0.1:9000/cb", false},
+		{"http://127.0.0.1:53817/cb?", false},
+		{"http://127.0.0.1:53817/cb?next=https://evil.example", false},
+		{"http://evil@127.0.0.1:53817/cb", false},
+		{"http://127.0.0.2:9000/cb", false},
+		{"http://localhost.:9000/cb", false},
+		{"http://127.0.0.1:53817/CB", false},
 	} {
 		status, body, id, resp := h.authorize("ana", authz{client: webClient, redirect: tc.redirect, challenge: challenge, method: "S256", state: "s"})
 		if tc.ok && (status != 200 || id == "") {
@@ -282,6 +326,24 @@ func TestResourceBinding(t *testing.T) {
 		status, m := h.tokenReq(url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier},
 			"client_id": {a.client}, "redirect_uri": {a.redirect}, "resource": {h.url + "/mcp"}})
 		wantError(t, status, m, 400, "invalid_target")
+	})
+	t.Run("a token for this server is refused by another on the same file", func(t *testing.T) {
+		other, err := New(Config{Issuer: "https://other.example.com", DB: h.srv.db, People: h.people, Tokens: h.tokens})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []string{h.url + "/", h.url + "/mcp", h.url + "/spaces/launch/mcp"} {
+			u, _ := url.Parse(r)
+			if other.Allows(r, u.Path) {
+				t.Errorf("https://other.example.com takes a token bound to %s", r)
+			}
+			if !h.srv.Allows(r, u.Path) {
+				t.Errorf("%s refuses a token bound to itself (%s)", h.url, r)
+			}
+		}
+		if h.srv.Allows(h.url+"/spaces/launch/mcp", "/spaces/launchpad/mcp") || h.srv.Allows(h.url+"/spaces/launch/mcp", "/spaces/launch/mcp/") {
+			t.Error("a token bound to /spaces/launch/mcp is taken at a path that merely starts like it")
+		}
 	})
 	t.Run("spelled differently, the same resource", func(t *testing.T) {
 		b := a
@@ -357,6 +419,29 @@ func TestConsent(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("consent page lacks %q", want)
 			}
+		}
+	})
+	t.Run("the person is shown by name", func(t *testing.T) {
+		// SPEC: wherever people are shown, names, not ids.
+		if err := spaces.SetName(h.srv.db, "ana", "Ana Lima"); err != nil {
+			t.Fatal(err)
+		}
+		_, body, _, resp := h.authorize("ana", a)
+		if !strings.Contains(body, `<strong id="person">Ana Lima</strong>`) {
+			t.Errorf("the consent page doesn't show ana's name: %s", body)
+		}
+		// The person's page's stylesheet, which its CSP lets load, and no frame may hold it.
+		if !strings.Contains(body, `<link rel="stylesheet" href="/static/style.css">`) {
+			t.Error("the consent page lacks the page's stylesheet")
+		}
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "style-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("headers: CSP %q, X-Frame-Options %q", csp, resp.Header.Get("X-Frame-Options"))
+		}
+		// A problem page too.
+		_, _, _, resp = h.authorize("ana", authz{client: "cmc_nobody", redirect: a.redirect, challenge: a.challenge, method: "S256"})
+		if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("problem page headers: %v", resp.Header)
 		}
 	})
 	t.Run("not signed in", func(t *testing.T) {

@@ -13,6 +13,9 @@ import (
 // (com.example.app:/cb, RFC 8252 section 7.1). Anything else could hand the code to a page
 // that is not the client's.
 func checkRedirectURI(uri string) error {
+	if len(uri) > maxURILength {
+		return fmt.Errorf("redirect URI %.40q... is longer than %d bytes", uri, maxURILength)
+	}
 	u, err := url.Parse(uri)
 	if err != nil || !u.IsAbs() {
 		return fmt.Errorf("redirect URI %q is not an absolute URI", uri)
@@ -47,7 +50,8 @@ func loopbackHost(h string) bool {
 
 // redirectMatches reports whether the redirect URI an authorization request gives is one the
 // client registered: the same string exactly, except that a loopback http URI may have any
-// port (RFC 8252 section 7.3: the app listens on whatever port is free).
+// port (RFC 8252 section 7.3: the app listens on whatever port is free). Only the port: the
+// scheme, host, path and query are compared as they are, and a fragment is never taken.
 func redirectMatches(registered []string, given string) bool {
 	for _, r := range registered {
 		if r == given {
@@ -55,7 +59,7 @@ func redirectMatches(registered []string, given string) bool {
 		}
 	}
 	g, err := url.Parse(given)
-	if err != nil || g.Scheme != "http" || !loopbackHost(g.Hostname()) {
+	if err != nil || g.Scheme != "http" || !loopbackHost(g.Hostname()) || strings.Contains(given, "#") {
 		return false
 	}
 	for _, r := range registered {
@@ -64,7 +68,7 @@ func redirectMatches(registered []string, given string) bool {
 			continue
 		}
 		if ru.Hostname() == g.Hostname() && ru.EscapedPath() == g.EscapedPath() &&
-			ru.RawQuery == g.RawQuery && ru.User == nil && g.User == nil {
+			ru.RawQuery == g.RawQuery && ru.ForceQuery == g.ForceQuery && ru.User == nil && g.User == nil {
 			return true
 		}
 	}

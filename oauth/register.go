@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -19,6 +20,14 @@ const (
 	maxRedirectURIs = 10
 	// unusedClientTTL is how long a registered client that no person ever allowed is kept.
 	unusedClientTTL = 24 * time.Hour
+	// maxUnusedClients bounds the clients that no person allowed yet: registering one more
+	// forgets the oldest. Registration is open to anyone who can reach the server, so
+	// without it a loop of registrations would fill the data file within the day the sweep
+	// waits (each is at most a few KiB: see maxURILength). An app whose registration is
+	// forgotten before its person answers is told to register again.
+	maxUnusedClients = 500
+	// maxURILength bounds each redirect URI and the client_uri.
+	maxURILength = 1024
 )
 
 // register is RFC 7591 dynamic client registration, for public clients only: every client
@@ -61,6 +70,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if len(m.ClientURI) > maxURILength {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("client_uri is longer than %d bytes", maxURILength))
+		return
+	}
 	now := s.now()
 	c := client{
 		ID:           secret("cmc_"),
@@ -90,19 +103,35 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// sweepClients forgets the registered clients that no person allowed within a day.
+// sweepClients forgets the registered clients that no person allowed within a day, and
+// the oldest of those still waiting beyond maxUnusedClients-1, making room for one more.
 func sweepClients(tx *bbolt.Tx, now time.Time) error {
 	b := bucket(tx, clientsBucket)
+	type waiting struct {
+		key     []byte
+		created time.Time
+	}
 	var dead [][]byte
+	var unused []waiting
 	err := b.ForEach(func(k, v []byte) error {
 		var c client
-		if json.Unmarshal(v, &c) == nil && !c.Used && c.Created.Add(unusedClientTTL).Before(now) {
+		switch {
+		case json.Unmarshal(v, &c) != nil || c.Used:
+		case c.Created.Add(unusedClientTTL).Before(now):
 			dead = append(dead, k)
+		default:
+			unused = append(unused, waiting{k, c.Created})
 		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if extra := len(unused) - (maxUnusedClients - 1); extra > 0 {
+		slices.SortFunc(unused, func(a, b waiting) int { return a.created.Compare(b.created) })
+		for _, u := range unused[:extra] {
+			dead = append(dead, u.key)
+		}
 	}
 	for _, k := range dead {
 		if err := b.Delete(k); err != nil {

@@ -59,15 +59,18 @@ type client struct {
 // request is an authorization request, from /authorize to the person's answer and then as
 // the code's: who asked, where to send the answer, and what the answer binds.
 type request struct {
-	ClientID    string    `json:"client_id"`
-	ClientName  string    `json:"client_name"`
-	RedirectURI string    `json:"redirect_uri"`
-	State       string    `json:"state,omitempty"`
-	Challenge   string    `json:"code_challenge"`
-	Resource    string    `json:"resource"`
-	Scope       string    `json:"scope,omitempty"`
-	Person      string    `json:"person"`
-	Expires     time.Time `json:"expires"`
+	ClientID    string `json:"client_id"`
+	ClientName  string `json:"client_name"`
+	RedirectURI string `json:"redirect_uri"`
+	// RedirectGiven: the request named its redirect URI (rather than the client's only
+	// one being taken), so the token request must name it too.
+	RedirectGiven bool      `json:"redirect_given,omitempty"`
+	State         string    `json:"state,omitempty"`
+	Challenge     string    `json:"code_challenge"`
+	Resource      string    `json:"resource"`
+	Scope         string    `json:"scope,omitempty"`
+	Person        string    `json:"person"`
+	Expires       time.Time `json:"expires"`
 }
 
 // code is an authorization code: the request and what the person allowed.

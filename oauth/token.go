@@ -151,9 +151,10 @@ func (s *Server) checkCode(c code, now time.Time, clientID, verifier, redirectUR
 		return invalidGrant("the authorization code has expired; authorize again")
 	case c.ClientID != clientID:
 		return invalidGrant("the authorization code was issued to another client")
-	case redirectURI != "" && redirectURI != c.RedirectURI:
+	case (redirectURI != "" || c.RedirectGiven) && redirectURI != c.RedirectURI:
+		// OAuth 2.1 section 4.1.3: required, and identical, when the authorization request had it.
 		return invalidGrant("redirect_uri is not the one the code was sent to")
-	case !validChallenge(verifier):
+	case !validVerifier(verifier):
 		return invalidGrant("code_verifier must be 43 to 128 unreserved characters")
 	}
 	sum := sha256.Sum256([]byte(verifier))

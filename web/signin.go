@@ -211,9 +211,20 @@ func (s *Site) SignedIn(r *http.Request) (string, bool) {
 	return p.Person, ok
 }
 
+// pageHeaders are the headers every page has: what it may load, and that no other site
+// may frame it (CSP frame-ancestors, and X-Frame-Options for browsers without it).
+func pageHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
 // AskSignIn answers r, from a browser nobody is signed in on, with the sign-in page, saying
-// to come back to r's page once signed in.
+// to come back to r's page once signed in. r comes from another front door (the OAuth
+// consent), not through the page's own guard, so the page's headers are set here.
 func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
+	pageHeaders(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
 	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true}})
 }
@@ -230,9 +241,10 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true}})
 		return
 	}
+	s.forget(r) // the session this browser had, if any, ends: one browser, one session
 	http.SetCookie(w, &http.Cookie{
 		Name: s.cookieName(), Value: cookie, Path: "/", MaxAge: int(SessionLife.Seconds()),
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r),
 	})
 	next := g.Next
 	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
@@ -244,19 +256,30 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
-	if p, ok := s.session(r); ok {
-		err := s.db.Update(func(tx *bbolt.Tx) error {
-			b, err := sub(tx, sessionsBucket)
-			if err != nil {
-				return err
-			}
-			return b.Delete(hashOf(p.cookie))
-		})
-		if err != nil {
-			s.log.Error("signing out", "err", err)
-		}
+// secure reports whether the session cookie is marked Secure: over TLS, or behind an https
+// public URL (Config.Secure).
+func (s *Site) secure(r *http.Request) bool { return s.cfg.Secure || r.TLS != nil }
+
+// forget ends the session r's cookie names, if it names one.
+func (s *Site) forget(r *http.Request) {
+	c, err := r.Cookie(s.cookieName())
+	if err != nil || len(c.Value) != 64 {
+		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		b, err := sub(tx, sessionsBucket)
+		if err != nil {
+			return err
+		}
+		return b.Delete(hashOf(c.Value))
+	})
+	if err != nil {
+		s.log.Error("ending a session", "err", err)
+	}
+}
+
+func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
+	s.forget(r)
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
 	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{}})
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// Poll is how often open pages check for new versions (default 50 ms).
 	Poll   time.Duration
 	Logger *slog.Logger
+	// Secure marks the session cookie Secure though the request came over plain HTTP: the
+	// page is reached over https through a reverse proxy (--public-url https://...). A
+	// request that came over TLS gets a Secure cookie anyway.
+	Secure bool
 }
 
 // Site is the person's page on the spaces of one data file.
@@ -149,10 +153,7 @@ func (s *Site) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("Forbidden: this page answers to a loopback address (127.0.0.1, localhost), not %q", r.Host), http.StatusForbidden)
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
+		pageHeaders(w.Header())
 		next.ServeHTTP(w, r)
 	})
 }

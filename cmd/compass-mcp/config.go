@@ -43,6 +43,7 @@ type config struct {
 	web                                            string     // --web: the page's address, or off
 	links                                          *pageLinks // the link base, once the file is open
 	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
+	pageSecure                                     bool       // the page's session cookie is Secure (https --public-url; web.go)
 	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
 }
 

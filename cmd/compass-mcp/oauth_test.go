@@ -13,6 +13,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/oauth"
+	"github.com/compass-mcp/compass-mcp/web"
 )
 
 // get fetches url with an optional bearer token and returns the status, body and response.
@@ -120,7 +121,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 // behind a proxy, loopback is the internet.
 func TestOAuthPublicURL(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
-	endpoint, _ := httpServer(t, data, "--public-url", "https://compass.example.com/")
+	endpoint, _ := httpServer(t, data, "--public-url", "https://compass.example.com/", "--web", "")
 	base := strings.TrimSuffix(endpoint, "/mcp")
 	if _, body, _ := get(t, "GET", base+"/.well-known/oauth-authorization-server", ""); !strings.Contains(body, `"issuer":"https://compass.example.com"`) {
 		t.Errorf("issuer: %s", body)
@@ -128,6 +129,28 @@ func TestOAuthPublicURL(t *testing.T) {
 	_, _, resp := get(t, "POST", endpoint, "")
 	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `resource_metadata="https://compass.example.com/.well-known/oauth-protected-resource/mcp"`) {
 		t.Errorf("no token, no token rows, --public-url: %d %q, want 401", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	// The page beside /mcp is reached over https through the proxy, which speaks plain HTTP
+	// to it: its session cookie must still be Secure.
+	// (A code made as "compass-mcp open" makes it: open itself would check that the page at
+	// https://compass.example.com answers, which no test can reach.)
+	db, err := datafile.Open(data, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := web.NewCode(db, "ana", "personal", "/")
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noFollow.Get(base + "/signin?code=" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if c := resp.Header.Get("Set-Cookie"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(c, "; Secure") || !strings.Contains(c, "HttpOnly") {
+		t.Errorf("signing in behind https: %d, Set-Cookie %q, want a Secure cookie", resp.StatusCode, c)
 	}
 	if out, err := cliResult(data, "", "serve", "--http", "127.0.0.1:0", "--public-url", "https://compass.example.com/mcp"); err == nil || !strings.Contains(out, "--public-url is the server's base URL") {
 		t.Errorf("a public URL with a path: %v %s", err, out)

@@ -118,7 +118,7 @@ func announce(db datafile.DB, url string) {
 func (c *config) newSite(db *datafile.File) (*web.Site, error) {
 	members := access.New(db).WithOwner(c.space, c.me)
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		MaySee: members.MaySee, Spaces: members.SpacesOf})
+		MaySee: members.MaySee, Spaces: members.SpacesOf, Secure: c.pageSecure})
 }
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
@@ -347,6 +347,9 @@ func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, tok
 		return err
 	}
 	if c.http != "" && addr == httpAddr {
+		// Beside /mcp, the page is reached at --public-url (mountPage): behind https there,
+		// its session cookie is Secure though the proxy speaks plain HTTP to it.
+		c.pageSecure = strings.HasPrefix(strings.ToLower(c.publicURL), "https://")
 		site, err := c.newSite(db)
 		if err != nil {
 			return err

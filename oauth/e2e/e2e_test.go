@@ -106,8 +106,12 @@ func TestSDKSignsInWithOAuth(t *testing.T) {
 	navigate(t, ctx, authorize)
 	waitText(t, ctx, "Allow SDK Test Client to use compass-mcp?")
 	page := waitText(t, ctx, "sent back to "+redirectHost)
-	if !strings.Contains(page, "signed in as ana") {
-		t.Errorf("the consent page doesn't say who is signed in:\n%s", page)
+	if !strings.Contains(page, "signed in as Ana.") { // her name, not her id (SPEC: names, not ids)
+		t.Errorf("the consent page doesn't say who is signed in by name:\n%s", page)
+	}
+	// The page's own stylesheet applies (the consent's CSP lets it load).
+	if styled := eval[bool](t, ctx, `getComputedStyle(document.querySelector('header.top')).borderBottomStyle === 'solid'`); !styled {
+		t.Error("the consent page is not styled by the page's stylesheet")
 	}
 	if checked := eval[bool](t, ctx, `document.querySelector('input[name=space][value=launch]').checked`); !checked {
 		t.Error("launch, the space the SDK connects to, is not ticked")
