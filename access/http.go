@@ -154,6 +154,13 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 
 // challenge sets WWW-Authenticate: Bearer with the realm, the error if any, and the
 // resource metadata URL if the gate has one (the OAuth server's for r's endpoint).
+// Challenge sets the WWW-Authenticate header of a refusal of r, for a front door that
+// refuses on its own after the gate let the request by (a read-only token that would
+// write: code "insufficient_scope"). Every 401 and 403 carries one.
+func (g *Gate) Challenge(w http.ResponseWriter, r *http.Request, code, description string) {
+	g.challenge(w, r, code, description)
+}
+
 func (g *Gate) challenge(w http.ResponseWriter, r *http.Request, code, description string) {
 	params := []string{`realm="compass-mcp"`}
 	if metadata := g.ResourceMetadata; metadata != "" || g.OAuth != nil {

@@ -36,10 +36,10 @@ import (
 // The gate turns the request into its principal (401 without a good token, 403 for a
 // space it does not allow) before the body is read.
 func registerMessages(mux *http.ServeMux, db datafile.DB, gate *access.Gate) {
-	h := &messages{db: db}
 	jsonGate := *gate
 	jsonGate.JSON = true
 	gate = &jsonGate
+	h := &messages{db: db, gate: gate}
 	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", notRebound(gate.Require(guard("", gate.RequireSpace(access.PathSpace, h)))))
 }
 
@@ -61,7 +61,8 @@ func notRebound(next http.Handler) http.Handler {
 }
 
 type messages struct {
-	db datafile.DB
+	db   datafile.DB
+	gate *access.Gate // for the challenge of the refusals it makes itself
 }
 
 // postFields are the fields a message may have.
@@ -77,6 +78,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, ok := access.FromContext(r.Context())
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="compass-mcp"`)
+		h.gate.Challenge(w, r, "", "")
 		writeJSON(w, http.StatusUnauthorized, apiError{Error: "send Authorization: Bearer <token>"})
 		return
 	}
@@ -86,10 +88,13 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.MaySee(space) {
-		writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("this token does not allow space %q", space)})
+		why := fmt.Sprintf("this token does not allow space %q", space)
+		h.gate.Challenge(w, r, "insufficient_scope", why)
+		writeJSON(w, http.StatusForbidden, apiError{Error: why})
 		return
 	}
 	if p.ReadOnly {
+		h.gate.Challenge(w, r, "insufficient_scope", "the token is read-only")
 		writeJSON(w, http.StatusForbidden, apiError{Error: "this token is read-only: it cannot add messages"})
 		return
 	}
@@ -103,6 +108,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := mayBe(p, post.From); err != nil {
+		h.gate.Challenge(w, r, "insufficient_scope", err.Error())
 		writeJSON(w, http.StatusForbidden, apiError{Error: err.Error(), Field: "from"})
 		return
 	}

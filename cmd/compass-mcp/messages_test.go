@@ -18,8 +18,9 @@ import (
 )
 
 type posted struct {
-	status int
-	body   map[string]any
+	status    int
+	body      map[string]any
+	challenge string // WWW-Authenticate
 }
 
 func postJSON(t *testing.T, url, token, contentType, body string) posted {
@@ -40,7 +41,7 @@ func postJSON(t *testing.T, url, token, contentType, body string) posted {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	p := posted{status: res.StatusCode}
+	p := posted{status: res.StatusCode, challenge: res.Header.Get("WWW-Authenticate")}
 	if res.StatusCode != http.StatusUnauthorized {
 		if err := json.Unmarshal(raw, &p.body); err != nil {
 			t.Errorf("POST %s answered %d with a body that isn't JSON: %q", url, res.StatusCode, raw)
@@ -172,20 +173,22 @@ func TestPostMessagesPrincipal(t *testing.T) {
 	url := srv.URL + "/spaces/team/conversations/c/messages"
 	body := `{"from":"agent:north","text":"hello"}`
 
-	if r := postJSON(t, url, "", "application/json", body); r.status != 401 {
-		t.Errorf("no token: %d", r.status)
+	if r := postJSON(t, url, "", "application/json", body); r.status != 401 || !strings.HasPrefix(r.challenge, "Bearer ") {
+		t.Errorf("no token: %d %q", r.status, r.challenge)
 	}
 	if r := postJSON(t, url, "cmp_not_a_token", "application/json", body); r.status != 401 {
 		t.Errorf("unknown token: %d", r.status)
 	}
-	if r := postJSON(t, url, reader, "application/json", body); r.status != 403 || !strings.Contains(r.body["error"].(string), "read-only") {
-		t.Errorf("read-only: %d %v", r.status, r.body)
+	// Every refusal for the token's sake says so in WWW-Authenticate too (RFC 6750).
+	scope := func(r posted) bool { return strings.Contains(r.challenge, `error="insufficient_scope"`) }
+	if r := postJSON(t, url, reader, "application/json", body); r.status != 403 || !strings.Contains(r.body["error"].(string), "read-only") || !scope(r) {
+		t.Errorf("read-only: %d %v %q", r.status, r.body, r.challenge)
 	}
-	if r := postJSON(t, url, elsewhere, "application/json", body); r.status != 403 {
-		t.Errorf("a space not allowed: %d %v", r.status, r.body)
+	if r := postJSON(t, url, elsewhere, "application/json", body); r.status != 403 || !scope(r) {
+		t.Errorf("a space not allowed: %d %v %q", r.status, r.body, r.challenge)
 	}
-	if r := postJSON(t, url, writer, "application/json", `{"from":"person:ben","text":"hello"}`); r.status != 403 || r.body["field"] != "from" {
-		t.Errorf("from another person: %d %v", r.status, r.body)
+	if r := postJSON(t, url, writer, "application/json", `{"from":"person:ben","text":"hello"}`); r.status != 403 || r.body["field"] != "from" || !scope(r) {
+		t.Errorf("from another person: %d %v %q", r.status, r.body, r.challenge)
 	}
 	if r := postJSON(t, url, writer, "application/json", body); r.status != 201 {
 		t.Errorf("allowed: %d %v", r.status, r.body)
