@@ -13,16 +13,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/webtest"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the consent page's screenshot into docs/screenshots")
@@ -53,7 +53,7 @@ func TestSDKSignsInWithOAuth(t *testing.T) {
 	s.run(t, "people", "set", "ana", "Ana")
 	s.run(t, "members", "add", "launch", "ana")
 	s.run(t, "tokens", "add", "--for", "ana", "--agent", "cli") // a token row: the server is no longer open
-	endpoint := s.url + "/spaces/launch/mcp"
+	endpoint := s.URL + "/spaces/launch/mcp"
 
 	sdk := exec.Command(node, filepath.Join(root(), ".ci", "oauth-client.mjs"), endpoint)
 	sdk.Stderr = &logWriter{t: t, prefix: "oauth-client: "}
@@ -91,8 +91,8 @@ func TestSDKSignsInWithOAuth(t *testing.T) {
 
 	authorize := next("AUTHORIZE")
 	u, err := url.Parse(authorize)
-	if err != nil || !strings.HasPrefix(authorize, s.url+"/authorize?") || u.Query().Get("resource") != endpoint {
-		t.Fatalf("authorization URL %q: want %s/authorize with resource %s", authorize, s.url, endpoint)
+	if err != nil || !strings.HasPrefix(authorize, s.URL+"/authorize?") || u.Query().Get("resource") != endpoint {
+		t.Fatalf("authorization URL %q: want %s/authorize with resource %s", authorize, s.URL, endpoint)
 	}
 	redirectHost := strings.TrimPrefix(strings.TrimSuffix(u.Query().Get("redirect_uri"), "/callback"), "http://")
 
@@ -197,65 +197,13 @@ func conformance(t *testing.T, node, endpoint, token string) {
 }
 
 // server is compass-mcp serving MCP, the page and OAuth on one loopback address.
-type server struct {
-	url  string
-	data string
-}
+type server struct{ *webtest.Server }
 
-var urlInLog = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http://[0-9.:]+)/mcp`)
-
-func startServer(t *testing.T) *server {
-	t.Helper()
-	s := &server{data: filepath.Join(t.TempDir(), "compass.db")}
-	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = s.env("COMPASS_LOG=info")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := urlInLog.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case s.url = <-found:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server did not say where it listens")
-	}
-	return s
-}
-
-// env is the server's: the page beside /mcp, links to it.
-func (s *server) env(extra ...string) []string {
-	return append(os.Environ(), append([]string{"COMPASS_DATA=" + s.data, "COMPASS_ME=ana", "COMPASS_SPACE=personal",
-		"COMPASS_LOG=warn", "COMPASS_WEB=", "COMPASS_LINK_BASE="}, extra...)...)
-}
+func startServer(t *testing.T) *server { return &server{webtest.Start(t, nil)} }
 
 func (s *server) run(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testbin.Path, args...)
-	cmd.Env = s.env()
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("compass-mcp %s: %v\n%s%s", strings.Join(args, " "), err, out, msg)
-	}
-	return string(out)
+	return s.Run(t, args...)
 }
 
 // logWriter passes what a process says on stderr to the test's log.
@@ -274,30 +222,9 @@ func (w *logWriter) Write(p []byte) (int, error) {
 
 var _ io.Writer = (*logWriter)(nil)
 
-// newBrowser starts a headless chromium for the test, with a tab.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("the sign-in test needs Debian's chromium: apt-get install -y chromium")
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(900, 900))
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel2(); cancel() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return ctx
-}
+func newBrowser(t *testing.T) context.Context { return webtest.NewBrowser(t, 900, 900) }
 
-func navigate(t *testing.T, ctx context.Context, u string) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
-		t.Fatalf("opening %s: %v", u, err)
-	}
-}
+func navigate(t *testing.T, ctx context.Context, u string) { webtest.Navigate(t, ctx, u) }
 
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()

@@ -1,89 +1,37 @@
 package browser
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/webtest"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the README's screenshots into docs/screenshots")
 
 func TestMain(m *testing.M) { testbin.Main(m) }
 
-// server is compass-mcp serving MCP and the page on one loopback address, on its own data file.
-type server struct {
-	url  string // http://127.0.0.1:PORT
-	data string
-}
-
-var urlInLog = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http://[0-9.:]+)/mcp`)
+// server is compass-mcp serving MCP and the page on one loopback address, with the agent
+// north, and ana's name set.
+type server struct{ *webtest.Server }
 
 func startServer(t *testing.T) *server {
 	t.Helper()
-	s := &server{data: filepath.Join(t.TempDir(), "compass.db")}
-	s.run(t, "people", "set", "ana", "Ana")
-	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = s.env("COMPASS_LOG=info")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-	})
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := urlInLog.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case s.url = <-found:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the server did not say where it listens")
-	}
-	return s
+	return &server{webtest.Start(t, []string{"COMPASS_AGENT=north"}, []string{"people", "set", "ana", "Ana"})}
 }
 
-// env is the server's and the agent's: the page on (the --http address), links by default.
-func (s *server) env(extra ...string) []string {
-	return append(os.Environ(), append([]string{"COMPASS_DATA=" + s.data, "COMPASS_ME=ana", "COMPASS_SPACE=personal",
-		"COMPASS_AGENT=north", "COMPASS_LOG=warn", "COMPASS_WEB=", "COMPASS_LINK_BASE="}, extra...)...)
-}
-
-// run runs a compass-mcp command on the server's data file and returns what it printed.
 func (s *server) run(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(testbin.Path, args...)
-	cmd.Env = s.env()
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("compass-mcp %s: %v\n%s%s", strings.Join(args, " "), err, out, msg)
-	}
-	return string(out)
+	return s.Run(t, args...)
 }
 
 // agent calls a tool as the agent north does, from another process, and returns its answer.
@@ -113,47 +61,15 @@ func (s *server) signIn(t *testing.T, ctx context.Context, doc string) {
 		args = append(args, doc)
 	}
 	link := strings.TrimSpace(s.run(t, args...))
-	if !strings.HasPrefix(link, s.url+"/signin?code=") {
-		t.Fatalf("compass-mcp open printed %q, want a link to %s/signin", link, s.url)
+	if !strings.HasPrefix(link, s.URL+"/signin?code=") {
+		t.Fatalf("compass-mcp open printed %q, want a link to %s/signin", link, s.URL)
 	}
 	navigate(t, ctx, link)
 }
 
-// newBrowser starts a headless chromium for one test, with a tab; a JavaScript dialog
-// fails the test (and is dismissed, so nothing hangs).
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("the browser tests need Debian's chromium: apt-get install -y chromium")
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path),
-		chromedp.Headless, chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1100, 800))
-	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel2(); cancel() })
-	if err := chromedp.Do(ctx); err != nil { // start the browser on the test's context
-		t.Fatal(err)
-	}
-	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for ev, err := range dialogs {
-			if err != nil {
-				return
-			}
-			t.Errorf("a JavaScript dialog opened: %q", ev.Message)
-			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
-		}
-	}()
-	return ctx
-}
+func newBrowser(t *testing.T) context.Context { return webtest.NewBrowser(t, 1100, 800) }
 
-func navigate(t *testing.T, ctx context.Context, url string) {
-	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("opening %s: %v", url, err)
-	}
-}
+func navigate(t *testing.T, ctx context.Context, url string) { webtest.Navigate(t, ctx, url) }
 
 func eval[T any](t *testing.T, ctx context.Context, js string) T {
 	t.Helper()

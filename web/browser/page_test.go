@@ -68,7 +68,7 @@ func TestHistoryAndDiff(t *testing.T) {
 	s.agent(t, "append_document", "document="+id, "text=- [ ] send the invitations")
 	ctx := newBrowser(t)
 	s.signIn(t, ctx, id)
-	navigate(t, ctx, s.url+"/document/"+id+"/history")
+	navigate(t, ctx, s.URL+"/document/"+id+"/history")
 	got := pageText(t, ctx)
 	for _, want := range []string{"3\tappend\tnorth for Ana", "2\tedit\tnorth for Ana", "1\twrite\tnorth for Ana", "+1 −1", "+2 −0"} {
 		if !strings.Contains(got, want) {
@@ -87,7 +87,7 @@ func TestHistoryAndDiff(t *testing.T) {
 	if signs := eval[string](t, ctx, `[...document.querySelectorAll("table.diff tr.del .sign, table.diff tr.add .sign")].map(e => e.innerText).join("")`); signs != "−+" {
 		t.Errorf("the changed lines' signs are %q, want −+", signs)
 	}
-	navigate(t, ctx, s.url+"/document/"+id+"/diff?from=1&to=3")
+	navigate(t, ctx, s.URL+"/document/"+id+"/diff?from=1&to=3")
 	waitText(t, ctx, "+3 added")
 	shot(t, ctx, "diff")
 }
@@ -99,7 +99,7 @@ func TestEditFromAnOldBaseMerges(t *testing.T) {
 	_, id := s.write(t, "Launch plan", plan)
 	ctx := newBrowser(t)
 	s.signIn(t, ctx, id)
-	navigate(t, ctx, s.url+"/document/"+id+"/edit")
+	navigate(t, ctx, s.URL+"/document/"+id+"/edit")
 	text := eval[string](t, ctx, `document.querySelector("textarea[name=text]").value`)
 	if text != plan {
 		t.Fatalf("the editor holds %q, want the text", text)
@@ -132,7 +132,7 @@ func TestClashThenMine(t *testing.T) {
 	_, id := s.write(t, "Launch plan", plan)
 	ctx := newBrowser(t)
 	s.signIn(t, ctx, id)
-	navigate(t, ctx, s.url+"/document/"+id+"/edit")
+	navigate(t, ctx, s.URL+"/document/"+id+"/edit")
 	mine := strings.Replace(plan, "Record the trailer", "Record the long trailer", 1)
 	if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.CSS("textarea[name=text]"), mine)); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestLiveUpdate(t *testing.T) {
 	shot(t, ctx, "live")
 
 	// The editor with nothing changed follows too: its text and base move to the new version.
-	navigate(t, ctx, s.url+"/document/"+id+"/edit")
+	navigate(t, ctx, s.URL+"/document/"+id+"/edit")
 	waitText(t, ctx, "Editing from version 2")
 	s.agent(t, "append_document", "document="+id, "text=Live: the script is written.")
 	waitText(t, ctx, "the editor now holds it")
@@ -219,7 +219,7 @@ func TestXSSCorpus(t *testing.T) {
 		return bad.join("\n");
 	})()`
 	for i, id := range ids {
-		navigate(t, ctx, s.url+"/document/"+id)
+		navigate(t, ctx, s.URL+"/document/"+id)
 		waitText(t, ctx, fmt.Sprintf("Vector %02d", i))
 		// Hover and click every link the text made: none may run anything.
 		chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { for (const a of document.querySelectorAll(".markdown a, .markdown img")) { a.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); } return true })()`))
@@ -239,7 +239,7 @@ func TestCrossSitePostRefused(t *testing.T) {
 	_, id := s.write(t, "Launch plan", plan)
 	ctx := newBrowser(t)
 	s.signIn(t, ctx, id)
-	target := s.url + "/document/" + id + "/delete"
+	target := s.URL + "/document/" + id + "/delete"
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprintf(w, `<form id=f method=post action=%q><input name=x value=1></form><script>document.getElementById("f").submit()</script>`, target)
@@ -259,7 +259,7 @@ func TestCrossSitePostRefused(t *testing.T) {
 		t.Fatalf("a cross-site post deleted the document:\n%s", out)
 	}
 	// The page's own form, from the page, works.
-	navigate(t, ctx, s.url+"/document/"+id)
+	navigate(t, ctx, s.URL+"/document/"+id)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("details.more summary"))); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestPhoneWidth(t *testing.T) {
 	shot(t, ctx, "phone")
 	s.agent(t, "edit_document", "document="+id, "old=review the course page", "new=review the course page, then send the long announcement to everyone on the list before Friday")
 	for _, path := range []string{"/document/" + id, "/document/" + id + "/history", "/document/" + id + "/diff", "/document/" + id + "/edit", "/conversations"} {
-		navigate(t, ctx, s.url+path)
+		navigate(t, ctx, s.URL+path)
 		waitText(t, ctx, "Sign out")
 		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 390 {
 			t.Errorf("%s is %d px wide at a 390 px phone: it scrolls sideways", path, w)

@@ -15,7 +15,7 @@ import (
 // teammate's editor does, and returns the answer's text.
 func (s *server) agentIn(t *testing.T, space, token, tool string, args map[string]any) string {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(s.url+"/spaces/"+space+"/mcp",
+	c, err := client.NewStreamableHttpClient(s.URL+"/spaces/"+space+"/mcp",
 		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestALinkFromAnotherSpacesAnswer(t *testing.T) {
 	ctx := newBrowser(t)
 	navigate(t, ctx, strings.TrimSpace(s.run(t, "open", "--browser=false", link)))
 	waitText(t, ctx, "Book the studio for the trailer.")
-	navigate(t, ctx, s.url+"/")
+	navigate(t, ctx, s.URL+"/")
 	waitText(t, ctx, "Documents")
 	navigate(t, ctx, link)
 	waitText(t, ctx, "Book the studio for the trailer.")
