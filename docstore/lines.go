@@ -122,14 +122,8 @@ func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Vers
 		part Part
 	)
 	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
+		if d, version, err = b.namedVersion(name, version); err != nil {
 			return err
-		}
-		if version == 0 {
-			version = d.Version
-		}
-		if version < 1 || version > d.Version {
-			return &NoVersionError{Document: d, Asked: version}
 		}
 		vb, err := b.versionBucket(d.ID)
 		if err != nil {

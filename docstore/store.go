@@ -267,6 +267,22 @@ func (s *Store) List(limit int) ([]Document, int, error) {
 	return docs, total, err
 }
 
+// namedVersion finds a named document and the number of its version (0: the latest),
+// or a *NoVersionError when it has no such version.
+func (b *buckets) namedVersion(name string, version int) (Document, int, error) {
+	d, err := b.named(name)
+	if err != nil {
+		return d, 0, err
+	}
+	if version == 0 {
+		version = d.Version
+	}
+	if version < 1 || version > d.Version {
+		return d, 0, &NoVersionError{Document: d, Asked: version}
+	}
+	return d, version, nil
+}
+
 // Read returns a named document and one of its versions: the latest when version is 0.
 // It returns ErrNotFound, an *AmbiguousError, or a *NoVersionError.
 func (s *Store) Read(name string, version int) (Document, Version, error) {
@@ -275,14 +291,8 @@ func (s *Store) Read(name string, version int) (Document, Version, error) {
 		v Version
 	)
 	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
+		if d, version, err = b.namedVersion(name, version); err != nil {
 			return err
-		}
-		if version == 0 {
-			version = d.Version
-		}
-		if version < 1 || version > d.Version {
-			return &NoVersionError{Document: d, Asked: version}
 		}
 		v, err = b.version(d.ID, version)
 		return err
