@@ -131,17 +131,29 @@ func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// preflight lets any origin call an endpoint of method (browser-based clients register,
+// discover and get tokens from other origins; nothing here rests on cookies) and answers a
+// CORS preflight (OPTIONS) itself, reporting whether it did.
+func preflight(w http.ResponseWriter, r *http.Request, method, headers string) bool {
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if r.Method != http.MethodOptions {
+		return false
+	}
+	w.Header().Set("Access-Control-Allow-Methods", method+", OPTIONS")
+	w.Header().Set("Access-Control-Allow-Headers", headers)
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
 // metadataMethod answers what is not a GET of a metadata document; the documents are public,
 // so any origin may read them (browser-based clients discover the server this way).
 func metadataMethod(w http.ResponseWriter, r *http.Request) bool {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
+	if preflight(w, r, "GET", "Content-Type, MCP-Protocol-Version") {
+		return false
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		return true
-	case http.MethodOptions:
-		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, MCP-Protocol-Version")
-		w.WriteHeader(http.StatusNoContent)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
 		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)

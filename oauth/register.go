@@ -34,11 +34,7 @@ const (
 // is registered with token_endpoint_auth_method "none" and gets no secret (a client asking
 // for a secret is told so by the answer, as section 3.2.1 allows, rather than refused).
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
-		w.WriteHeader(http.StatusNoContent)
+	if preflight(w, r, "POST", "Content-Type") {
 		return
 	}
 	if r.Method != http.MethodPost {

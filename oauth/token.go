@@ -27,11 +27,7 @@ func invalidGrant(descr string) *tokenError {
 
 // token is the token endpoint: authorization codes and refresh tokens in, token rows out.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Access-Control-Allow-Origin", "*")
-	if r.Method == http.MethodOptions {
-		w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-		w.WriteHeader(http.StatusNoContent)
+	if preflight(w, r, "POST", "Content-Type, Authorization") {
 		return
 	}
 	if r.Method != http.MethodPost {
