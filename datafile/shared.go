@@ -9,19 +9,17 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// DB is what the stores need of the data file: transactions. Both *bbolt.DB (held for the
-// life of the process) and *File (held only while in use) are one.
-type DB interface {
-	// View runs fn in a read-only transaction.
-	View(fn func(*bbolt.Tx) error) error
-	// Update runs fn in a read-write transaction, committed (and synced) before it returns.
-	Update(fn func(*bbolt.Tx) error) error
-	// Batch is Update for callers that may be grouped into one commit with others; fn may
-	// run more than once, so it must set its results afresh on every run.
-	Batch(fn func(*bbolt.Tx) error) error
-}
+// DB is what the stores need of the data: transactions (the store boundary, package kv).
+// *File (a bbolt file held only while in use), kv.BoltDB (one held for the life of the
+// process) and a PostgreSQL database (package kv/pg) are each one.
+type DB = kv.DB
+
+// ErrPanicked is returned (wrapped) by a write that panicked; see kv.ErrPanicked.
+var ErrPanicked = kv.ErrPanicked
 
 // File is a data file that this process holds only while it uses it: it is opened (waiting
 // at most the lock timeout for another process) when a transaction starts, and closed once
@@ -45,7 +43,7 @@ type File struct {
 	closed bool
 	idleC  *sync.Cond // signalled when users drops to 0
 	opens  int        // how many times the file was opened, for tests and measurements
-	batch  batcher
+	batch  kv.Batcher
 	reopen bool // a transaction panicked: close db once no transaction uses it
 }
 
@@ -58,7 +56,7 @@ const DefaultIdle = 25 * time.Millisecond
 func OpenFile(path string, timeout, idle time.Duration) (*File, error) {
 	f := &File{path: path, timeout: timeout, idle: idle}
 	f.idleC = sync.NewCond(&f.mu)
-	if err := f.View(func(*bbolt.Tx) error { return nil }); err != nil {
+	if err := f.View(func(kv.Tx) error { return nil }); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -157,19 +155,19 @@ func (f *File) with(run func(*bbolt.DB) error) (err error) {
 }
 
 // View runs fn in a read-only transaction, opening the file if this process doesn't hold it.
-func (f *File) View(fn func(*bbolt.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.View(fn) })
+func (f *File) View(fn func(kv.Tx) error) error {
+	return f.with(func(db *bbolt.DB) error { return db.View(func(tx *bbolt.Tx) error { return fn(kv.Bolt(tx)) }) })
 }
 
 // Update runs fn in a read-write transaction, opening the file if need be.
-func (f *File) Update(fn func(*bbolt.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.Update(fn) })
+func (f *File) Update(fn func(kv.Tx) error) error {
+	return f.with(func(db *bbolt.DB) error { return db.Update(func(tx *bbolt.Tx) error { return fn(kv.Bolt(tx)) }) })
 }
 
 // Batch runs fn in a read-write transaction that may be committed with others' that arrive
 // while another commit is under way (see batcher). fn may run more than once.
-func (f *File) Batch(fn func(*bbolt.Tx) error) error {
-	return f.batch.do(f.Update, fn)
+func (f *File) Batch(fn func(kv.Tx) error) error {
+	return f.batch.Do(f.Update, fn)
 }
 
 // Close lets go of the file for good, waiting for transactions in flight to end.
@@ -197,9 +195,9 @@ var ErrDamaged = errors.New("the data file is damaged")
 
 // damaged turns a recovered panic of a transaction into the error it answers.
 func damaged(path string, p any) error {
-	if isFault(p) {
+	if kv.IsFault(p) {
 		slog.Error("the data file is damaged", "path", path, "fault", p)
 		return fmt.Errorf("%w: %s (reading it faulted: %v): restore it from a backup (compass-mcp backup makes one) or move it aside", ErrDamaged, path, p)
 	}
-	return panicError(p)
+	return kv.PanicError(p)
 }

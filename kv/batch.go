@@ -1,4 +1,4 @@
-package datafile
+package kv
 
 import (
 	"errors"
@@ -6,28 +6,26 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
-
-	"go.etcd.io/bbolt"
 )
 
-// batcher commits the writes that arrive while a commit is under way together, in the
+// Batcher commits the writes that arrive while a commit is under way together, in the
 // next transaction: one fsync pays for all of them. A write that arrives when nothing is
 // being committed starts at once (bbolt's own Batch waits up to 10 ms for company first,
 // which a lone stdio client would pay on every write).
-type batcher struct {
+type Batcher struct {
 	mu      sync.Mutex
 	queue   []*batchCall
 	running bool
 }
 
 type batchCall struct {
-	fn   func(*bbolt.Tx) error
+	fn   func(Tx) error
 	done chan error
 }
 
-// do runs fn in a write transaction shared with whatever else is queued. update runs one
+// Do runs fn in a write transaction shared with whatever else is queued. update runs one
 // write transaction (it is the file's Update, which may open the file).
-func (b *batcher) do(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx) error) error {
+func (b *Batcher) Do(update func(func(Tx) error) error, fn func(Tx) error) error {
 	c := &batchCall{fn: fn, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
@@ -46,26 +44,26 @@ func (b *batcher) do(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx
 var ErrPanicked = errors.New("the write failed inside the server (a bug, logged)")
 
 // run calls fn, turning a panic into an error wrapping ErrPanicked.
-func run(fn func(*bbolt.Tx) error, tx *bbolt.Tx) (err error) {
+func run(fn func(Tx) error, tx Tx) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if isFault(p) {
-				panic(p) // the file's pages: File.with names the file and says it is damaged
+			if _, ok := p.(*Failure); ok || IsFault(p) {
+				panic(p) // the store's: its View and Update say what went wrong
 			}
-			err = panicError(p)
+			err = PanicError(p)
 		}
 	}()
 	return fn(tx)
 }
 
-// isFault reports whether a recovered panic is a memory fault (with debug.SetPanicOnFault).
-func isFault(p any) bool {
+// IsFault reports whether a recovered panic is a memory fault (with debug.SetPanicOnFault).
+func IsFault(p any) bool {
 	var fault interface{ Addr() uintptr }
 	err, ok := p.(error)
 	return ok && errors.As(err, &fault)
 }
 
-func panicError(p any) error {
+func PanicError(p any) error {
 	slog.Error("a write panicked", "panic", p, "stack", string(debug.Stack()))
 	return fmt.Errorf("%w: %v", ErrPanicked, p)
 }
@@ -73,17 +71,21 @@ func panicError(p any) error {
 // update runs update(fn), turning a panic outside the callers' functions (in bbolt's
 // commit, say) into an error for every call of the batch, so that no call is left
 // unanswered and the batcher keeps a leader.
-func safeUpdate(update func(func(*bbolt.Tx) error) error, fn func(*bbolt.Tx) error) (err error) {
+func safeUpdate(update func(func(Tx) error) error, fn func(Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = panicError(p)
+			if f, ok := p.(*Failure); ok {
+				err = f.Err
+				return
+			}
+			err = PanicError(p)
 		}
 	}()
 	return update(fn)
 }
 
 // lead commits batches until the queue is empty.
-func (b *batcher) lead(update func(func(*bbolt.Tx) error) error) {
+func (b *Batcher) lead(update func(func(Tx) error) error) {
 	for {
 		b.mu.Lock()
 		calls := b.queue
@@ -102,10 +104,10 @@ func (b *batcher) lead(update func(func(*bbolt.Tx) error) error) {
 // (bbolt has no savepoints), the failing call is run alone to give it its own answer, and
 // the others are committed again without it. A call's fn may so run more than once: fns
 // must set their results afresh on every run.
-func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
+func commit(update func(func(Tx) error) error, calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := safeUpdate(update, func(tx *bbolt.Tx) error {
+		err := safeUpdate(update, func(tx Tx) error {
 			for i, c := range calls {
 				if err := run(c.fn, tx); err != nil {
 					failed = i
@@ -121,7 +123,7 @@ func commit(update func(func(*bbolt.Tx) error) error, calls []*batchCall) {
 			return
 		}
 		lone := calls[failed]
-		lone.done <- safeUpdate(update, func(tx *bbolt.Tx) error { return run(lone.fn, tx) })
+		lone.done <- safeUpdate(update, func(tx Tx) error { return run(lone.fn, tx) })
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
 	}
 }

@@ -1,0 +1,111 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+// Bolt wraps a bbolt transaction as a Tx.
+func Bolt(tx *bbolt.Tx) Tx { return boltTx{tx} }
+
+// BoltDB wraps a bbolt database, held open by the caller, as a DB. Its Batch is bbolt's
+// own (which waits up to 10 ms for company); datafile.File has the one the server uses.
+func BoltDB(db *bbolt.DB) DB { return boltDB{db} }
+
+type boltDB struct{ db *bbolt.DB }
+
+func (d boltDB) View(fn func(Tx) error) error {
+	return d.db.View(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (d boltDB) Update(fn func(Tx) error) error {
+	return d.db.Update(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (d boltDB) Batch(fn func(Tx) error) error {
+	return d.db.Batch(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+type boltTx struct{ tx *bbolt.Tx }
+
+func (t boltTx) Bucket(name []byte) Bucket { return wrapBucket(t.tx.Bucket(name)) }
+
+func (t boltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	b, err := t.tx.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, boltErr(err)
+	}
+	return boltBucket{b}, nil
+}
+
+func (t boltTx) Writable() bool { return t.tx.Writable() }
+
+// BoltTx is the bbolt transaction under tx, for what only bbolt has (a backup of the
+// file); ok is false on other backends.
+func BoltTx(tx Tx) (btx *bbolt.Tx, ok bool) {
+	b, ok := tx.(boltTx)
+	return b.tx, ok
+}
+
+// wrapBucket returns nil (not an interface holding a nil pointer) for a missing bucket.
+func wrapBucket(b *bbolt.Bucket) Bucket {
+	if b == nil {
+		return nil
+	}
+	return boltBucket{b}
+}
+
+type boltBucket struct{ b *bbolt.Bucket }
+
+func (b boltBucket) Get(key []byte) []byte                    { return b.b.Get(key) }
+func (b boltBucket) Put(key, value []byte) error              { return boltErr(b.b.Put(key, value)) }
+func (b boltBucket) Delete(key []byte) error                  { return boltErr(b.b.Delete(key)) }
+func (b boltBucket) Bucket(name []byte) Bucket                { return wrapBucket(b.b.Bucket(name)) }
+func (b boltBucket) Cursor() Cursor                           { return boltCursor{b.b.Cursor()} }
+func (b boltBucket) KeyN() int                                { return b.b.Stats().KeyN }
+func (b boltBucket) Tune(fillPercent float64)                 { b.b.FillPercent = fillPercent }
+func (b boltBucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEach(fn) }
+
+func (b boltBucket) ForEachBucket(fn func(name []byte) error) error {
+	return b.b.ForEachBucket(fn)
+}
+
+func (b boltBucket) CreateBucketIfNotExists(name []byte) (Bucket, error) {
+	nb, err := b.b.CreateBucketIfNotExists(name)
+	if err != nil {
+		return nil, boltErr(err)
+	}
+	return boltBucket{nb}, nil
+}
+
+type boltCursor struct{ c *bbolt.Cursor }
+
+func (c boltCursor) First() ([]byte, []byte)          { return c.c.First() }
+func (c boltCursor) Last() ([]byte, []byte)           { return c.c.Last() }
+func (c boltCursor) Next() ([]byte, []byte)           { return c.c.Next() }
+func (c boltCursor) Prev() ([]byte, []byte)           { return c.c.Prev() }
+func (c boltCursor) Seek(key []byte) ([]byte, []byte) { return c.c.Seek(key) }
+func (c boltCursor) Delete() error                    { return boltErr(c.c.Delete()) }
+
+// boltErr maps bbolt's errors onto the shared ones (still wrapping bbolt's).
+func boltErr(err error) error {
+	var shared error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bolterrors.ErrTxNotWritable):
+		shared = ErrTxNotWritable
+	case errors.Is(err, bolterrors.ErrIncompatibleValue), errors.Is(err, bolterrors.ErrBucketExists):
+		shared = ErrIncompatibleValue
+	case errors.Is(err, bolterrors.ErrKeyRequired), errors.Is(err, bolterrors.ErrBucketNameRequired):
+		shared = ErrKeyRequired
+	case errors.Is(err, bolterrors.ErrKeyTooLarge):
+		shared = ErrKeyTooLarge
+	default:
+		return err
+	}
+	return fmt.Errorf("%w (%w)", shared, err)
+}

@@ -1,0 +1,121 @@
+// Package kv is the store boundary: ordered, nested buckets of keys and values, read and
+// written in transactions. Everything compass-mcp keeps (documents and their versions,
+// conversations, people, members, tokens, sign-in sessions, OAuth grants, the search index)
+// is written above it, once; below it are two backends that know nothing of MCP:
+//
+//   - bbolt (Bolt), one file on one machine, the default;
+//   - PostgreSQL (package kv/pg), one database shared by several servers.
+//
+// The shape is bbolt's, because the stores were written on bbolt and keep its guarantees:
+//
+//   - a write transaction sees, and is seen by, nothing but whole committed transactions,
+//     and no two write transactions of one store run at once (on PostgreSQL: across every
+//     server on the database);
+//   - a read transaction sees one snapshot for its whole life;
+//   - keys sort bytewise; a bucket's entry is either a value or a nested bucket (whose
+//     value, seen through a cursor or ForEach, is nil).
+//
+// A backend that cannot reach its data (a database that went away) panics with *Failure
+// from the method that needed it; the DB's View, Update and Batch recover it and return
+// its error, so the code above never sees a half-read value.
+package kv
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DB runs transactions.
+type DB interface {
+	// View runs fn in a read-only transaction.
+	View(fn func(Tx) error) error
+	// Update runs fn in a read-write transaction, committed (durably) before it returns.
+	Update(fn func(Tx) error) error
+	// Batch is Update for callers that may be grouped into one commit with others; fn may
+	// run more than once, so it must set its results afresh on every run.
+	Batch(fn func(Tx) error) error
+}
+
+// Tx is one transaction.
+type Tx interface {
+	// Bucket is the top-level bucket name, or nil if there is none.
+	Bucket(name []byte) Bucket
+	// CreateBucketIfNotExists returns the top-level bucket name, making it if need be.
+	CreateBucketIfNotExists(name []byte) (Bucket, error)
+	// Writable tells whether this is a read-write transaction.
+	Writable() bool
+}
+
+// Bucket is an ordered set of keys, each with a value or a nested bucket. Values returned
+// are valid only until the transaction ends and must not be changed.
+type Bucket interface {
+	Get(key []byte) []byte
+	Put(key, value []byte) error
+	Delete(key []byte) error
+	// Bucket is the nested bucket name, or nil if there is none.
+	Bucket(name []byte) Bucket
+	CreateBucketIfNotExists(name []byte) (Bucket, error)
+	Cursor() Cursor
+	// ForEach calls fn for every key in order; v is nil for a nested bucket.
+	ForEach(fn func(k, v []byte) error) error
+	// ForEachBucket calls fn for every nested bucket's name, in order.
+	ForEachBucket(fn func(name []byte) error) error
+	// KeyN counts the keys (values and nested buckets) of this bucket and of every bucket
+	// nested in it, as bbolt's Stats().KeyN does. It may read the whole bucket.
+	KeyN() int
+	// Tune tells the backend how full to pack pages when keys are mostly added in order;
+	// backends without pages ignore it.
+	Tune(fillPercent float64)
+}
+
+// Cursor walks a bucket in key order. Every move returns the key and value it lands on, or
+// a nil key past either end; v is nil for a nested bucket.
+type Cursor interface {
+	First() (k, v []byte)
+	Last() (k, v []byte)
+	Next() (k, v []byte)
+	Prev() (k, v []byte)
+	// Seek lands on key, or on the first key after it.
+	Seek(key []byte) (k, v []byte)
+	// Delete removes the key the cursor is on.
+	Delete() error
+}
+
+// Errors the backends share, so that callers can tell them apart whatever the store.
+var (
+	// ErrTxNotWritable is returned by writes in a read-only transaction.
+	ErrTxNotWritable = errors.New("kv: write in a read-only transaction")
+	// ErrIncompatibleValue is returned when a key holds a value where a bucket is wanted,
+	// or a bucket where a value is.
+	ErrIncompatibleValue = errors.New("kv: incompatible value")
+	// ErrKeyRequired and ErrKeyTooLarge refuse keys bbolt would refuse too.
+	ErrKeyRequired = errors.New("kv: key required")
+	ErrKeyTooLarge = errors.New("kv: key too large")
+	// ErrUnavailable wraps every failure to reach a store that is not local (a database
+	// that is down or restarting, or did not answer in time).
+	ErrUnavailable = errors.New("the database is unavailable")
+)
+
+// MaxKeySize is the longest key either backend takes (bbolt's limit).
+const MaxKeySize = 32768
+
+// Failure is what a backend panics with when a read inside a transaction cannot be done
+// (a connection lost). View, Update and Batch turn it back into Err.
+type Failure struct{ Err error }
+
+func (f *Failure) Error() string { return fmt.Sprintf("kv failure: %v", f.Err) }
+
+// Fail panics with a *Failure wrapping err.
+func Fail(err error) { panic(&Failure{Err: err}) }
+
+// Recover, deferred with the address of a function's error, turns a *Failure panic into
+// that error and lets any other panic go on.
+func Recover(err *error) {
+	if p := recover(); p != nil {
+		if f, ok := p.(*Failure); ok {
+			*err = f.Err
+			return
+		}
+		panic(p)
+	}
+}
