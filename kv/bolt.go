@@ -50,6 +50,13 @@ func BoltTx(tx Tx) (btx *bbolt.Tx, ok bool) {
 	return b.tx, ok
 }
 
+// BoltBucket is the bbolt bucket under b, for what only bbolt has (its page statistics);
+// ok is false on other backends.
+func BoltBucket(b Bucket) (bb *bbolt.Bucket, ok bool) {
+	w, ok := b.(boltBucket)
+	return w.b, ok
+}
+
 // wrapBucket returns nil (not an interface holding a nil pointer) for a missing bucket.
 func wrapBucket(b *bbolt.Bucket) Bucket {
 	if b == nil {
@@ -64,6 +71,7 @@ func (b boltBucket) Get(key []byte) []byte                    { return b.b.Get(k
 func (b boltBucket) Put(key, value []byte) error              { return boltErr(b.b.Put(key, value)) }
 func (b boltBucket) Delete(key []byte) error                  { return boltErr(b.b.Delete(key)) }
 func (b boltBucket) Bucket(name []byte) Bucket                { return wrapBucket(b.b.Bucket(name)) }
+func (b boltBucket) DeleteBucket(name []byte) error           { return boltErr(b.b.DeleteBucket(name)) }
 func (b boltBucket) Cursor() Cursor                           { return boltCursor{b.b.Cursor()} }
 func (b boltBucket) KeyN() int                                { return b.b.Stats().KeyN }
 func (b boltBucket) Tune(fillPercent float64)                 { b.b.FillPercent = fillPercent }
@@ -104,6 +112,8 @@ func boltErr(err error) error {
 		shared = ErrKeyRequired
 	case errors.Is(err, bolterrors.ErrKeyTooLarge):
 		shared = ErrKeyTooLarge
+	case errors.Is(err, bolterrors.ErrBucketNotFound):
+		shared = ErrBucketNotFound
 	default:
 		return err
 	}

@@ -55,6 +55,9 @@ type Bucket interface {
 	// Bucket is the nested bucket name, or nil if there is none.
 	Bucket(name []byte) Bucket
 	CreateBucketIfNotExists(name []byte) (Bucket, error)
+	// DeleteBucket removes the nested bucket name and everything in it; it returns
+	// ErrBucketNotFound when there is none.
+	DeleteBucket(name []byte) error
 	Cursor() Cursor
 	// ForEach calls fn for every key in order; v is nil for a nested bucket.
 	ForEach(fn func(k, v []byte) error) error
@@ -91,6 +94,8 @@ var (
 	// ErrKeyRequired and ErrKeyTooLarge refuse keys bbolt would refuse too.
 	ErrKeyRequired = errors.New("kv: key required")
 	ErrKeyTooLarge = errors.New("kv: key too large")
+	// ErrBucketNotFound is returned by DeleteBucket when there is no such bucket.
+	ErrBucketNotFound = errors.New("kv: bucket not found")
 	// ErrUnavailable wraps every failure to reach a store that is not local (a database
 	// that is down or restarting, or did not answer in time).
 	ErrUnavailable = errors.New("the database is unavailable")
