@@ -16,9 +16,9 @@ import (
 	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
-	"go.etcd.io/bbolt"
 )
 
 var (
@@ -117,7 +117,7 @@ func (s *Store) AddMember(space, person string) (added bool, err error) {
 		return false, err
 	}
 	at := []byte(s.now().UTC().Format(time.RFC3339))
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		bySpace, err := nested(tx, bucketMembers, space)
 		if err != nil {
 			return err
@@ -144,7 +144,7 @@ func (s *Store) AddMember(space, person string) (added bool, err error) {
 // RemoveMember takes person out of space; removed is false when they weren't in it. Their
 // tokens stop reaching space at once (the next request is refused).
 func (s *Store) RemoveMember(space, person string) (removed bool, err error) {
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil {
 			return nil
@@ -172,7 +172,7 @@ func (s *Store) RemoveMember(space, person string) (removed bool, err error) {
 // person, with the owner (see WithOwner) among them.
 func (s *Store) Members(space string) ([]Member, error) {
 	var out []Member
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil {
 			return nil
@@ -210,7 +210,7 @@ func (s *Store) Members(space string) ([]Member, error) {
 // page shows, and the most any of their tokens reaches.
 func (s *Store) SpacesOf(person string) ([]string, error) {
 	var out []string
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		out = s.spacesOf(tx, person)
 		return nil
 	})
@@ -232,7 +232,7 @@ func (s *Store) MaySee(person, space string) bool {
 	return found
 }
 
-func (s *Store) spacesOf(tx *bbolt.Tx, person string) []string {
+func (s *Store) spacesOf(tx kv.Tx, person string) []string {
 	var out []string
 	if root := tx.Bucket(bucketAccess); root != nil {
 		if b := sub(root, bucketMemberOf, person); b != nil {
@@ -314,7 +314,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 	if err != nil {
 		return "", Token{}, err
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		tokens, err := bucket(tx, bucketTokens)
 		if err != nil {
 			return err
@@ -337,7 +337,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 // Tokens lists the tokens of person (everyone's when person is ""), oldest first.
 func (s *Store) Tokens(person string) ([]Token, error) {
 	var out []Token
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
 			return nil
@@ -364,7 +364,7 @@ func (s *Store) Tokens(person string) ([]Token, error) {
 // The row stays, so tokens list still shows it. It returns ErrNoToken for an unknown id.
 func (s *Store) Revoke(id string) (Token, error) {
 	var t Token
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		return s.change(tx, id, func(row *Token) {
 			if row.Revoked.IsZero() {
 				row.Revoked = s.now().UTC()
@@ -384,7 +384,7 @@ func (s *Store) Rotate(id string, expires time.Time) (secret string, err error) 
 		return "", fmt.Errorf("making a token's secret: %w", err)
 	}
 	hash := hashOf(secret)
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		var old []byte
 		if root != nil && root.Bucket(bucketTokenIDs) != nil {
@@ -421,7 +421,7 @@ func (s *Store) Rotate(id string, expires time.Time) (secret string, err error) 
 }
 
 // change rewrites the row of token id with fn.
-func (s *Store) change(tx *bbolt.Tx, id string, fn func(*Token)) error {
+func (s *Store) change(tx kv.Tx, id string, fn func(*Token)) error {
 	root := tx.Bucket(bucketAccess)
 	if root == nil || root.Bucket(bucketTokenIDs) == nil {
 		return fmt.Errorf("%w: %q", ErrNoToken, id)
@@ -447,7 +447,7 @@ func (s *Store) change(tx *bbolt.Tx, id string, fn func(*Token)) error {
 // does, every request must carry a token.
 func (s *Store) HasTokens() (bool, error) {
 	var has bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		if root := tx.Bucket(bucketAccess); root != nil {
 			if b := root.Bucket(bucketTokens); b != nil {
 				k, _ := b.Cursor().First()
@@ -475,7 +475,7 @@ func (s *Store) Verify(secret string) (Principal, error) {
 		found bool
 		p     Principal
 	)
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
 			return nil
@@ -529,7 +529,7 @@ func (s *Store) touch(id string, now time.Time) {
 	}
 	s.used.at[id] = now
 	s.used.Unlock()
-	err := s.db.Batch(func(tx *bbolt.Tx) error {
+	err := s.db.Batch(func(tx kv.Tx) error {
 		return s.change(tx, id, func(t *Token) { t.LastUsed = now.UTC() })
 	})
 	if err != nil {
@@ -538,7 +538,7 @@ func (s *Store) touch(id string, now time.Time) {
 }
 
 // bucket returns access/<name>, creating both; tx must be writable.
-func bucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
+func bucket(tx kv.Tx, name []byte) (kv.Bucket, error) {
 	root, err := tx.CreateBucketIfNotExists(bucketAccess)
 	if err != nil {
 		return nil, err
@@ -547,7 +547,7 @@ func bucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 }
 
 // nested returns access/<name>/<key>, creating all three; tx must be writable.
-func nested(tx *bbolt.Tx, name []byte, key string) (*bbolt.Bucket, error) {
+func nested(tx kv.Tx, name []byte, key string) (kv.Bucket, error) {
 	b, err := bucket(tx, name)
 	if err != nil {
 		return nil, err
@@ -555,7 +555,7 @@ func nested(tx *bbolt.Tx, name []byte, key string) (*bbolt.Bucket, error) {
 	return b.CreateBucketIfNotExists([]byte(key))
 }
 
-func sub(root *bbolt.Bucket, name []byte, key string) *bbolt.Bucket {
+func sub(root kv.Bucket, name []byte, key string) kv.Bucket {
 	b := root.Bucket(name)
 	if b == nil {
 		return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
@@ -55,7 +56,7 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	defer db.Close()
 	db.NoSync = true    // the size is the same with or without fsync, and this is faster
 	db.MaxBatchSize = 1 // commit each write at once: bbolt's Batch would wait 10 ms for company
-	s := docstore.New(db, "personal")
+	s := docstore.New(kv.BoltDB(db), "personal")
 	text := lines(2000, 1)
 	saved, err := s.Create("Big plan", join(text), docstore.KindWrite, agent)
 	if err != nil {
@@ -96,7 +97,7 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	}
 	defer many.Close()
 	many.NoSync, many.MaxBatchSize = true, 1
-	notes := docstore.New(many, "personal")
+	notes := docstore.New(kv.BoltDB(many), "personal")
 	textBytes := 0
 	start = time.Now()
 	for i := range docs {
@@ -219,7 +220,7 @@ func measureWorst(_ context.Context, o *options, bins binaries, r *report) error
 			return err
 		}
 		db.MaxBatchSize = 1
-		s := docstore.New(db, "personal")
+		s := docstore.New(kv.BoltDB(db), "personal")
 		_, err = s.Create("Huge", join(base), docstore.KindWrite, agent)
 		if err == nil && what == "merge" {
 			_, err = s.Write("Huge", "", join(theirs), 0, agent) // version 2: theirs, since the base
@@ -311,7 +312,7 @@ func copyFile(from, to string) error {
 func versionsLayout(db *bbolt.DB, space string) (string, error) {
 	var out string
 	err := db.View(func(tx *bbolt.Tx) error {
-		vb := spaces.Sub(tx, space, "doc_versions")
+		vb, _ := kv.BoltBucket(spaces.Sub(kv.Bolt(tx), space, "doc_versions"))
 		if vb == nil {
 			return fmt.Errorf("the file has no doc_versions bucket in space %s", space)
 		}

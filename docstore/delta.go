@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
-	"go.etcd.io/bbolt"
 )
 
 // Versions are stored the way version-control systems store them: the latest whole, each
@@ -131,7 +131,7 @@ func (b *buckets) recordOf(vb versionKeys, id string, n int, text bool) (record,
 // or, in files written before, keys <n> of a bucket of its own (a nested bucket takes a
 // 4 KB page of its own once it holds more than 1 KB, so 10,000 small documents took 50 MB).
 type versionKeys struct {
-	b      *bbolt.Bucket
+	b      kv.Bucket
 	prefix []byte // the document's id; nil in a bucket of its own
 }
 

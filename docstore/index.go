@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 // The search index (package search) of a space's documents is kept in doc_search. It is
@@ -133,7 +133,7 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 	}); err != nil || built {
 		return err
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.db.Update(func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
@@ -357,7 +357,7 @@ var errCheckDone = errors.New("check done")
 // nothing: for tests and checks of a file.
 func (s *Store) CheckIndex() error {
 	var diff error
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err

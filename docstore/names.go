@@ -1,7 +1,7 @@
 package docstore
 
 import (
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -9,7 +9,7 @@ import (
 // Names calls fn with people's display names as they are now, all in one read transaction,
 // so that a listing shows every row with the same names. fn must not keep names.
 func (s *Store) Names(fn func(names spaces.Names)) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
+	return s.db.View(func(tx kv.Tx) error {
 		fn(spaces.NamesIn(tx))
 		return nil
 	})

@@ -14,9 +14,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
-	"go.etcd.io/bbolt"
 )
 
 const (
@@ -68,7 +68,7 @@ func (s *Store) DB() datafile.DB { return s.db }
 
 // View runs fn in a read transaction on the space's documents.
 func (s *Store) view(fn func(b *buckets) error) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
+	return s.db.View(func(tx kv.Tx) error {
 		return fn(readBuckets(tx, s.space))
 	})
 }
@@ -77,7 +77,7 @@ func (s *Store) view(fn func(b *buckets) error) error {
 // committed with other writers' (datafile.DB's Batch): fn may run more than once and must
 // set its results afresh each time.
 func (s *Store) update(fn func(b *buckets) error) error {
-	return s.db.Batch(func(tx *bbolt.Tx) error {
+	return s.db.Batch(func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
@@ -89,12 +89,12 @@ func (s *Store) update(fn func(b *buckets) error) error {
 // buckets are the space's document buckets in one transaction; in a read transaction
 // on a space that has none yet, all are nil and every lookup finds nothing.
 type buckets struct {
-	tx                                   *bbolt.Tx
+	tx                                   kv.Tx
 	space                                string
-	docs, titles, recent, versions, meta *bbolt.Bucket
+	docs, titles, recent, versions, meta kv.Bucket
 }
 
-func readBuckets(tx *bbolt.Tx, space string) *buckets {
+func readBuckets(tx kv.Tx, space string) *buckets {
 	return &buckets{
 		tx:       tx,
 		space:    space,
@@ -106,11 +106,11 @@ func readBuckets(tx *bbolt.Tx, space string) *buckets {
 	}
 }
 
-func writeBuckets(tx *bbolt.Tx, space string) (*buckets, error) {
+func writeBuckets(tx kv.Tx, space string) (*buckets, error) {
 	b := &buckets{tx: tx, space: space}
 	for _, x := range []struct {
 		name string
-		to   **bbolt.Bucket
+		to   *kv.Bucket
 	}{{bucketDocs, &b.docs}, {bucketTitles, &b.titles}, {bucketRecent, &b.recent}, {bucketVersions, &b.versions}, {bucketMeta, &b.meta}} {
 		bk, err := spaces.CreateSub(tx, space, x.name)
 		if err != nil {
@@ -120,7 +120,9 @@ func writeBuckets(tx *bbolt.Tx, space string) (*buckets, error) {
 	}
 	// Ids are ULIDs, saves are timed and versions numbered: keys mostly go at the end of
 	// these buckets, where bbolt's default of splitting pages half full wastes half.
-	b.docs.FillPercent, b.recent.FillPercent, b.versions.FillPercent = 0.9, 0.9, 0.9
+	for _, bk := range []kv.Bucket{b.docs, b.recent, b.versions} {
+		bk.Tune(0.9)
+	}
 	return b, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unicode"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -110,7 +110,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	req.Person = person
 	req.Expires = s.now().Add(s.consentTTL)
 	id := secret("")
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		if err := sweep(tx, consentsBucket, s.now()); err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
 	}
 	var c client
 	var found bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		var err error
 		found, err = get(bucket(tx, clientsBucket), []byte(id), &c)
 		return err
@@ -210,7 +210,7 @@ func (s *Server) view(req request, id string) (consentView, error) {
 // none is (or the file can't be read: the page still says who is signed in).
 func (s *Server) displayName(person string) string {
 	name := person
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		name = spaces.NamesIn(tx).Show(spaces.Person(person))
 		return nil
 	})
@@ -288,7 +288,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	id := r.PostForm.Get("consent")
 	var req request
 	var found bool
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		var err error
 		found, err = get(bucket(tx, consentsBucket), []byte(id), &req)
 		return err
@@ -326,7 +326,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	}
 	token := secret("cmo_")
 	c.Expires = s.now().Add(s.codeTTL)
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		if bucket(tx, consentsBucket).Get([]byte(id)) == nil {
 			return errAnswered
 		}
@@ -382,7 +382,7 @@ func (s *Server) checkAnswer(c *code) (string, error) {
 
 // take deletes the consent request id, reporting false (and answering) when it was already gone.
 func (s *Server) take(w http.ResponseWriter, id string) bool {
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		if bucket(tx, consentsBucket).Get([]byte(id)) == nil {
 			return errAnswered
 		}
@@ -399,7 +399,7 @@ func (s *Server) take(w http.ResponseWriter, id string) bool {
 	return true
 }
 
-func markUsed(tx *bbolt.Tx, clientID string) error {
+func markUsed(tx kv.Tx, clientID string) error {
 	b := bucket(tx, clientsBucket)
 	var c client
 	if found, err := get(b, []byte(clientID), &c); err != nil || !found || c.Used {

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Registration limits: enough for any real client, small enough that an unauthenticated
@@ -78,7 +78,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		RedirectURIs: m.RedirectURIs,
 		Created:      now,
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		if err := sweepClients(tx, now); err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 
 // sweepClients forgets the registered clients that no person allowed within a day, and
 // the oldest of those still waiting beyond maxUnusedClients-1, making room for one more.
-func sweepClients(tx *bbolt.Tx, now time.Time) error {
+func sweepClients(tx kv.Tx, now time.Time) error {
 	b := bucket(tx, clientsBucket)
 	type waiting struct {
 		key     []byte

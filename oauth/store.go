@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Layout, in the data file:
@@ -28,7 +28,7 @@ var (
 	refreshBucket  = []byte("refresh")
 )
 
-func createBuckets(tx *bbolt.Tx) error {
+func createBuckets(tx kv.Tx) error {
 	root, err := tx.CreateBucketIfNotExists(rootBucket)
 	if err != nil {
 		return fmt.Errorf("creating the oauth bucket: %w", err)
@@ -41,7 +41,7 @@ func createBuckets(tx *bbolt.Tx) error {
 	return nil
 }
 
-func bucket(tx *bbolt.Tx, name []byte) *bbolt.Bucket {
+func bucket(tx kv.Tx, name []byte) kv.Bucket {
 	return tx.Bucket(rootBucket).Bucket(name)
 }
 
@@ -102,7 +102,7 @@ type refresh struct {
 	Expires time.Time `json:"expires"`
 }
 
-func get(b *bbolt.Bucket, key []byte, v any) (bool, error) {
+func get(b kv.Bucket, key []byte, v any) (bool, error) {
 	data := b.Get(key)
 	if data == nil {
 		return false, nil
@@ -113,7 +113,7 @@ func get(b *bbolt.Bucket, key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-func put(b *bbolt.Bucket, key []byte, v any) error {
+func put(b kv.Bucket, key []byte, v any) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -133,7 +133,7 @@ func hash(s string) []byte {
 
 // sweep deletes, from bucket name, the records whose expiry is before now. It runs in the
 // transactions that add records, so the buckets hold what is alive (and a few minutes more).
-func sweep(tx *bbolt.Tx, name []byte, now time.Time) error {
+func sweep(tx kv.Tx, name []byte, now time.Time) error {
 	b := bucket(tx, name)
 	var dead [][]byte
 	err := b.ForEach(func(k, v []byte) error {

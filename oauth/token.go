@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // tokenError is a refusal at the token endpoint (RFC 6749 section 5.2).
@@ -88,7 +88,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	var refusal *tokenError
 	var ended []string // rows to revoke, when the code was used before
 	now := s.now()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		refusal, ended = nil, nil
 		b := bucket(tx, codesBucket)
 		found, err := get(b, key, &c)
@@ -127,7 +127,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	}
 	g := Grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly,
 		Client: clientLabel(c.ClientName, c.RedirectURI), Resource: c.Resource}
-	return s.issue(clientID, g, func(tx *bbolt.Tx, chainID string) error {
+	return s.issue(clientID, g, func(tx kv.Tx, chainID string) error {
 		// The code may have been presented again while the row was minted.
 		var cur code
 		if found, err := get(bucket(tx, codesBucket), key, &cur); err != nil {
@@ -175,7 +175,7 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	var refusal *tokenError
 	var ended []string
 	now := s.now()
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		refusal, ended = nil, nil
 		found, err := get(bucket(tx, refreshBucket), key, &rt)
 		if err != nil {
@@ -218,7 +218,7 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	access, err := s.tokens.Rotate(ch.Row, now.Add(s.accessTTL))
 	if errors.Is(err, ErrEnded) {
 		// The person revoked the connector's token (tokens revoke): the chain ends with it.
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := s.db.Update(func(tx kv.Tx) error {
 			_, err := endChain(tx, rt.Chain)
 			return err
 		})
@@ -236,7 +236,7 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 // issue mints a token row for g, starts a chain for it, and keeps its first refresh token.
 // also runs in the same transaction, to check what may have changed since the request was
 // checked.
-func (s *Server) issue(clientID string, g Grant, also func(*bbolt.Tx, string) error) (map[string]any, error) {
+func (s *Server) issue(clientID string, g Grant, also func(kv.Tx, string) error) (map[string]any, error) {
 	now := s.now()
 	g.Expires = now.Add(s.accessTTL)
 	access, row, err := s.tokens.Mint(g)
@@ -246,7 +246,7 @@ func (s *Server) issue(clientID string, g Grant, also func(*bbolt.Tx, string) er
 	id := secret("")
 	ch := chain{ClientID: clientID, Grant: g, Row: row}
 	var resp map[string]any
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		if err := also(tx, id); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func (s *Server) issue(clientID string, g Grant, also func(*bbolt.Tx, string) er
 // the token answer.
 func (s *Server) keep(id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
 	var resp map[string]any
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		var err error
 		resp, err = s.keepTx(tx, id, ch, access, now, fresh)
 		return err
@@ -272,7 +272,7 @@ func (s *Server) keep(id string, ch chain, access string, now time.Time, fresh b
 	return resp, err
 }
 
-func (s *Server) keepTx(tx *bbolt.Tx, id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
+func (s *Server) keepTx(tx kv.Tx, id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
 	chains := bucket(tx, chainsBucket)
 	if !fresh && chains.Get([]byte(id)) == nil {
 		// Ended while the row was renewed (a used refresh token came back): whoever ended
@@ -301,7 +301,7 @@ func (s *Server) keepTx(tx *bbolt.Tx, id string, ch chain, access string, now ti
 
 // endChain deletes chain id and returns its token row, to be revoked once the transaction
 // is over. Its refresh tokens stay until they expire, leading nowhere.
-func endChain(tx *bbolt.Tx, id string) ([]string, error) {
+func endChain(tx kv.Tx, id string) ([]string, error) {
 	b := bucket(tx, chainsBucket)
 	var ch chain
 	found, err := get(b, []byte(id), &ch)

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Index is an inverted index kept in bbolt: for each token, the items (documents,
@@ -29,7 +29,7 @@ import (
 // Items get small numbers so that postings take two or three bytes each; chunks are kept
 // under chunkSize so that a change rewrites little.
 type Index struct {
-	terms, nums, keys, meta *bbolt.Bucket
+	terms, nums, keys, meta kv.Bucket
 }
 
 // Format is the index's format: an index built in another is built again.
@@ -80,7 +80,7 @@ var (
 
 // ReadIndex returns the index kept in parent (nil: none), for reading; its methods find
 // nothing when there is none yet.
-func ReadIndex(parent *bbolt.Bucket) Index {
+func ReadIndex(parent kv.Bucket) Index {
 	if parent == nil {
 		return Index{}
 	}
@@ -89,11 +89,11 @@ func ReadIndex(parent *bbolt.Bucket) Index {
 
 // WriteIndex returns the index kept in parent, making its buckets as needed; parent must
 // be in a write transaction.
-func WriteIndex(parent *bbolt.Bucket) (Index, error) {
+func WriteIndex(parent kv.Bucket) (Index, error) {
 	var x Index
 	for _, b := range []struct {
 		name []byte
-		to   **bbolt.Bucket
+		to   *kv.Bucket
 	}{{termsName, &x.terms}, {numsName, &x.nums}, {keysName, &x.keys}, {metaName, &x.meta}} {
 		bk, err := parent.CreateBucketIfNotExists(b.name)
 		if err != nil {
@@ -101,7 +101,7 @@ func WriteIndex(parent *bbolt.Bucket) (Index, error) {
 		}
 		*b.to = bk
 	}
-	x.terms.FillPercent = 0.9
+	x.terms.Tune(0.9)
 	return x, nil
 }
 
@@ -122,7 +122,7 @@ type Item struct {
 
 // Rebuild empties the index and indexes every item each gives, then marks it Built.
 func (x Index) Rebuild(each func(add func(Item) error) error) error {
-	for _, b := range []*bbolt.Bucket{x.terms, x.nums, x.keys} {
+	for _, b := range []kv.Bucket{x.terms, x.nums, x.keys} {
 		if err := empty(b); err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (x Index) Rebuild(each func(add func(Item) error) error) error {
 	return x.meta.Put(builtKey, binary.BigEndian.AppendUint32(nil, Format))
 }
 
-func empty(b *bbolt.Bucket) error {
+func empty(b kv.Bucket) error {
 	c := b.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.First() {
 		if err := c.Delete(); err != nil {

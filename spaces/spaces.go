@@ -16,7 +16,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 var (
@@ -49,7 +49,7 @@ func Valid(name string) error {
 }
 
 // Bucket returns the bucket of space in tx, or nil when nothing was ever kept there.
-func Bucket(tx *bbolt.Tx, space string) *bbolt.Bucket {
+func Bucket(tx kv.Tx, space string) kv.Bucket {
 	root := tx.Bucket(spacesBucket)
 	if root == nil {
 		return nil
@@ -58,7 +58,7 @@ func Bucket(tx *bbolt.Tx, space string) *bbolt.Bucket {
 }
 
 // Sub returns the bucket named name inside space's bucket, or nil when there is none yet.
-func Sub(tx *bbolt.Tx, space, name string) *bbolt.Bucket {
+func Sub(tx kv.Tx, space, name string) kv.Bucket {
 	b := Bucket(tx, space)
 	if b == nil {
 		return nil
@@ -68,7 +68,7 @@ func Sub(tx *bbolt.Tx, space, name string) *bbolt.Bucket {
 
 // CreateSub returns the bucket named name inside space's bucket, creating both as needed.
 // tx must be writable.
-func CreateSub(tx *bbolt.Tx, space, name string) (*bbolt.Bucket, error) {
+func CreateSub(tx kv.Tx, space, name string) (kv.Bucket, error) {
 	if err := Valid(space); err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func ParseActor(s string) (Actor, error) {
 // SetName records the display name of the person with id, shown wherever that person is.
 // It returns ErrBadName for an empty or multi-line name.
 func SetName(db interface {
-	Update(func(*bbolt.Tx) error) error
+	Update(func(kv.Tx) error) error
 }, id, name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
@@ -141,7 +141,7 @@ func SetName(db interface {
 	if _, err := ParseActor("person:" + id); err != nil {
 		return err
 	}
-	return db.Update(func(tx *bbolt.Tx) error {
+	return db.Update(func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(peopleBucket)
 		if err != nil {
 			return fmt.Errorf("creating the people bucket: %w", err)
@@ -152,11 +152,11 @@ func SetName(db interface {
 
 // Names shows actors the way people read them, from the names recorded with SetName.
 type Names struct {
-	people *bbolt.Bucket
+	people kv.Bucket
 }
 
 // NamesIn gives the names as they are in tx; use it only within tx.
-func NamesIn(tx *bbolt.Tx) Names { return Names{people: tx.Bucket(peopleBucket)} }
+func NamesIn(tx kv.Tx) Names { return Names{people: tx.Bucket(peopleBucket)} }
 
 // Show gives a person's display name (or id, when none was set) and an agent's own name.
 func (n Names) Show(a Actor) string {
@@ -183,10 +183,10 @@ type Named struct{ ID, Name string }
 
 // People lists the people who have a display name, by id.
 func People(db interface {
-	View(func(*bbolt.Tx) error) error
+	View(func(kv.Tx) error) error
 }) ([]Named, error) {
 	var out []Named
-	err := db.View(func(tx *bbolt.Tx) error {
+	err := db.View(func(tx kv.Tx) error {
 		b := tx.Bucket(peopleBucket)
 		if b == nil {
 			return nil

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 // sourcesName is the bucket, in a space's conversations, of how far each followed file was
@@ -429,7 +429,7 @@ func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
 		return nil
 	}
 	var got ClaudeCodeSummary
-	err := b.c.s.db.Update(func(tx *bbolt.Tx) error {
+	err := b.c.s.db.Update(func(tx kv.Tx) error {
 		got = ClaudeCodeSummary{}
 		w, err := newWriter(tx, b.c.s.space)
 		if err != nil {
@@ -494,7 +494,7 @@ func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
 // sources reads how far each of files was read.
 func (s *Store) sources(files []string) (map[string]ccSource, error) {
 	out := map[string]ccSource{}
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil {
 			return nil

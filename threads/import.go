@@ -10,7 +10,7 @@ import (
 	"io"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // ImportSummary says what an Import did.
@@ -80,7 +80,7 @@ func (s *Store) Import(r io.Reader, me string, progress func(done int)) (ImportS
 		progress(im.done)
 	}
 	var sum ImportSummary
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
-	"go.etcd.io/bbolt"
 )
 
 // rootName is the one bucket threads owns inside a space's bucket; the rest nest in it.
@@ -84,10 +84,10 @@ func activityKey(t time.Time, id string) []byte {
 
 // view is a space's buckets for reading; each is nil until something was written there.
 type view struct {
-	summaries, recent, messages, private, external *bbolt.Bucket
+	summaries, recent, messages, private, external kv.Bucket
 }
 
-func readView(tx *bbolt.Tx, space string) view {
+func readView(tx kv.Tx, space string) view {
 	root := spaces.Sub(tx, space, rootName)
 	if root == nil {
 		return view{}
@@ -155,7 +155,7 @@ func (v view) message(conv, msg string) (Message, error) {
 // of the conversations it touched in memory until flush writes them, once each.
 type writer struct {
 	v       view
-	root    *bbolt.Bucket
+	root    kv.Bucket
 	threads map[string]*thread
 }
 
@@ -165,18 +165,18 @@ type thread struct {
 	sum             summary
 	stored          []byte // its key in recent as stored; nil for a new conversation
 	changed         bool
-	msgs, priv, ext *bbolt.Bucket
+	msgs, priv, ext kv.Bucket
 	found           found // what the search index must learn of it
 }
 
-func newWriter(tx *bbolt.Tx, space string) (*writer, error) {
+func newWriter(tx kv.Tx, space string) (*writer, error) {
 	root, err := spaces.CreateSub(tx, space, rootName)
 	if err != nil {
 		return nil, err
 	}
 	var v view
 	for _, b := range []struct {
-		to   **bbolt.Bucket
+		to   *kv.Bucket
 		name []byte
 	}{{&v.summaries, summaryName}, {&v.recent, recentName}, {&v.messages, messagesName}, {&v.private, privateName}, {&v.external, externalName}} {
 		if *b.to, err = root.CreateBucketIfNotExists(b.name); err != nil {
@@ -326,7 +326,7 @@ func (w *writer) flush() (int, error) {
 
 // newKey makes the ULID of a message at at, greater than any key of the same millisecond in
 // bs: the messages of one conversation in one millisecond keep the order they were added in.
-func newKey(at time.Time, bs ...*bbolt.Bucket) (ulid.ULID, error) {
+func newKey(at time.Time, bs ...kv.Bucket) (ulid.ULID, error) {
 	var id ulid.ULID
 	if err := id.SetTime(ulid.Timestamp(at)); err != nil || at.Before(time.Unix(0, 0)) {
 		return id, fmt.Errorf("%w, got %s", ErrBadTime, at.Format(time.RFC3339))
@@ -362,7 +362,7 @@ func newKey(at time.Time, bs ...*bbolt.Bucket) (ulid.ULID, error) {
 }
 
 // lastWithPrefix returns a copy of the last key of b that starts with prefix, or nil.
-func lastWithPrefix(b *bbolt.Bucket, prefix []byte) []byte {
+func lastWithPrefix(b kv.Bucket, prefix []byte) []byte {
 	c := b.Cursor()
 	next := append([]byte(nil), prefix...)
 	i := len(next) - 1

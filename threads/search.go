@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 // The search index (package search) of a space's conversations is kept in
@@ -71,7 +71,7 @@ func (w *writer) index(t *thread) error {
 // indexed of how many, every 100 and at the end; it must not use the database.
 func (s *Store) EnsureIndex(progress func(done, total int)) error {
 	built := false
-	_ = s.db.View(func(tx *bbolt.Tx) error {
+	_ = s.db.View(func(tx kv.Tx) error {
 		if root := spaces.Sub(tx, s.space, rootName); root != nil {
 			built = search.ReadIndex(root.Bucket(searchName)).Built()
 		} else {
@@ -82,7 +82,7 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 	if built {
 		return nil
 	}
-	return s.db.Update(func(tx *bbolt.Tx) error {
+	return s.db.Update(func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err
@@ -102,7 +102,7 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 // eachText calls add with every conversation's title and what was said in it, one
 // message a line.
 func (v view) eachText(add func(search.Item) error, progress func(done, total int)) error {
-	total, done := v.summaries.Stats().KeyN, 0
+	total, done := v.summaries.KeyN(), 0
 	return v.summaries.ForEach(func(k, raw []byte) error {
 		var sum summary
 		if err := json.Unmarshal(raw, &sum); err != nil {
@@ -160,7 +160,7 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 		return Results{}, err
 	}
 	res := Results{Query: q}
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.db.View(func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil {
 			return nil
@@ -256,7 +256,7 @@ var errCheckDone = errors.New("check done")
 // is no index yet). It writes nothing: for tests and checks of a file.
 func (s *Store) CheckIndex() error {
 	var diff error
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.db.Update(func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil || root.Bucket(searchName) == nil {
 			return nil

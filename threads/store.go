@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 var (
@@ -85,7 +85,7 @@ type Conversation struct {
 func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 	limit = max(limit, 1)
 	var out []Conversation
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		v := readView(tx, s.space)
 		if v.recent == nil {
 			return nil
@@ -116,7 +116,7 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 // Get returns the summary of the conversation with id, or ErrNotFound.
 func (s *Store) Get(id string) (Conversation, error) {
 	var conv Conversation
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		var err error
 		conv, err = readView(tx, s.space).conversation(id)
 		return err
@@ -131,12 +131,12 @@ func (s *Store) Get(id string) (Conversation, error) {
 // before is not one of its messages (a private step's id is not one either).
 func (s *Store) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
 	limit = max(limit, 1)
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.db.View(func(tx kv.Tx) error {
 		v := readView(tx, s.space)
 		if v.summaries == nil || v.summaries.Get([]byte(id)) == nil {
 			return fmt.Errorf("%w: %q", ErrNotFound, id)
 		}
-		var b *bbolt.Bucket
+		var b kv.Bucket
 		if v.messages != nil {
 			b = v.messages.Bucket([]byte(id))
 		}
@@ -219,7 +219,7 @@ func (s *Store) Say(id, title string, m Message) (Message, error) {
 
 // append adds m (checked) to conversation id in one transaction, as Say says.
 func (s *Store) append(id, title string, m Message) (kept Message, added bool, err error) {
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err

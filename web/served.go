@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // storePath answers with the store's id, so that another compass-mcp on the same data
@@ -22,7 +22,7 @@ const storePath = "/.well-known/compass-store"
 // backup) has the same id; fileID tells the two apart.
 func StoreID(db datafile.DB) (string, error) {
 	var id string
-	err := db.View(func(tx *bbolt.Tx) error {
+	err := db.View(func(tx kv.Tx) error {
 		if w := tx.Bucket(webBucket); w != nil {
 			id = string(w.Get(storeKey))
 		}
@@ -31,7 +31,7 @@ func StoreID(db datafile.DB) (string, error) {
 	if err != nil || id != "" {
 		return id, err
 	}
-	err = db.Update(func(tx *bbolt.Tx) error {
+	err = db.Update(func(tx kv.Tx) error {
 		w, err := tx.CreateBucketIfNotExists(webBucket)
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func Announce(db datafile.DB, url string) error {
 		return err
 	}
 	raw, _ := json.Marshal(announced{URL: strings.TrimRight(url, "/"), At: time.Now()})
-	return db.Update(func(tx *bbolt.Tx) error {
+	return db.Update(func(tx kv.Tx) error {
 		w, err := tx.CreateBucketIfNotExists(webBucket)
 		if err != nil {
 			return err
@@ -89,7 +89,7 @@ func Served(ctx context.Context, db datafile.DB, path string) (string, bool) {
 		a     announced
 		store string
 	)
-	err := db.View(func(tx *bbolt.Tx) error {
+	err := db.View(func(tx kv.Tx) error {
 		w := tx.Bucket(webBucket)
 		if w == nil {
 			return nil

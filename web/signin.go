@@ -15,7 +15,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/doclink"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The page keeps its own things in the data file, beside the spaces:
@@ -71,7 +71,7 @@ func NewCode(db datafile.DB, person, space, next string) (string, error) {
 	}
 	code := secret()
 	g, _ := json.Marshal(grant{Person: person, Space: space, Next: next, Expires: time.Now().Add(CodeLife)})
-	err := db.Update(func(tx *bbolt.Tx) error {
+	err := db.Update(func(tx kv.Tx) error {
 		b, err := sub(tx, codesBucket)
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func NewCode(db datafile.DB, person, space, next string) (string, error) {
 	return code, nil
 }
 
-func sub(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
+func sub(tx kv.Tx, name []byte) (kv.Bucket, error) {
 	w, err := tx.CreateBucketIfNotExists(webBucket)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func sub(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
 }
 
 // sweep forgets expired grants, a few at a time.
-func sweep(b *bbolt.Bucket) {
+func sweep(b kv.Bucket) {
 	now := time.Now()
 	var old [][]byte
 	c := b.Cursor()
@@ -114,7 +114,7 @@ func sweep(b *bbolt.Bucket) {
 func redeem(db datafile.DB, code string) (string, grant, error) {
 	var g grant
 	cookie := secret()
-	err := db.Update(func(tx *bbolt.Tx) error {
+	err := db.Update(func(tx kv.Tx) error {
 		codes, err := sub(tx, codesBucket)
 		if err != nil {
 			return err
@@ -160,7 +160,7 @@ func (s *Site) session(r *http.Request) (who, bool) {
 	}
 	var g grant
 	found := false
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.db.View(func(tx kv.Tx) error {
 		w := tx.Bucket(webBucket)
 		if w == nil || w.Bucket(sessionsBucket) == nil {
 			return nil
@@ -266,7 +266,7 @@ func (s *Site) forget(r *http.Request) {
 	if err != nil || len(c.Value) != 64 {
 		return
 	}
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.db.Update(func(tx kv.Tx) error {
 		b, err := sub(tx, sessionsBucket)
 		if err != nil {
 			return err

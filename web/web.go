@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 //go:embed templates/*.html static/*
@@ -182,7 +182,7 @@ func loopback(host string) bool {
 
 // names runs fn with people's display names as they are now.
 func (s *Site) names(fn func(spaces.Names)) error {
-	return s.db.View(func(tx *bbolt.Tx) error {
+	return s.db.View(func(tx kv.Tx) error {
 		fn(spaces.NamesIn(tx))
 		return nil
 	})

@@ -16,10 +16,10 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
-	"go.etcd.io/bbolt"
 )
 
 const docsUsage = `compass-mcp docs: the person's side of the documents.
@@ -496,8 +496,12 @@ func backup(args []string, stdout io.Writer) error {
 	}
 	defer os.Remove(local.Name())
 	var size int64
-	err = file.View(func(tx *bbolt.Tx) (err error) {
-		size, err = tx.WriteTo(local)
+	err = file.View(func(tx kv.Tx) (err error) {
+		btx, ok := kv.BoltTx(tx)
+		if !ok {
+			return errors.New("backup copies a bbolt file; for PostgreSQL use pg_dump or `compass-mcp copy`")
+		}
+		size, err = btx.WriteTo(local)
 		return err
 	})
 	if err == nil {
