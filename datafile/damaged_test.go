@@ -7,69 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
-
-// A panic in the commit itself (bbolt's, not the caller's function: a data file whose
-// freelist lists a live page made one) used to leave the batcher without a leader, and
-// every later write unanswered for good. Every call of the batch is now answered with an
-// error, and the next write works.
-func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
-	f, err := OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var b batcher
-	var panicking sync.Mutex // held: the commit panics
-	update := func(fn func(*bbolt.Tx) error) error {
-		return f.Update(func(tx *bbolt.Tx) error {
-			if err := fn(tx); err != nil {
-				return err
-			}
-			if !panicking.TryLock() {
-				panic("commit failed")
-			}
-			panicking.Unlock()
-			return nil
-		})
-	}
-	panicking.Lock()
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() { errs <- b.do(update, func(*bbolt.Tx) error { return nil }) })
-	}
-	wait(t, &wg, "writes during a panicking commit")
-	close(errs)
-	for err := range errs {
-		if !errors.Is(err, ErrPanicked) {
-			t.Errorf("a write whose commit panicked = %v, want ErrPanicked", err)
-		}
-	}
-	panicking.Unlock()
-	wg.Go(func() {
-		if err := b.do(update, func(*bbolt.Tx) error { return nil }); err != nil {
-			t.Errorf("the write after: %v", err)
-		}
-	})
-	wait(t, &wg, "the write after a panicking commit")
-}
-
-func wait(t *testing.T, wg *sync.WaitGroup, what string) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s: still unanswered after 10 s", what)
-	}
-}
 
 // One flipped byte, a value's size in a leaf page, made the next write die with "fatal
 // error: fault" (SIGSEGV) on every start, while bbolt's Check called the file clean. Now
@@ -81,7 +23,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(k string, n int) error {
-		return f.Batch(func(tx *bbolt.Tx) error {
+		return f.Batch(func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("docs"))
 			if err != nil {
 				return err
@@ -107,7 +49,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 		err := put(fmt.Sprintf("key %03d", i), 2000)
 		got = append(got, err)
 	}
-	err = f.View(func(tx *bbolt.Tx) error {
+	err = f.View(func(tx kv.Tx) error {
 		return tx.Bucket([]byte("docs")).ForEach(func(k, v []byte) error {
 			_ = append([]byte(nil), v...)
 			return nil

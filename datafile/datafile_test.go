@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 func TestOpenWaitsThenSaysBusy(t *testing.T) {
@@ -40,7 +40,7 @@ func TestFileLetsGoWhenIdle(t *testing.T) {
 	}
 	defer f.Close()
 	put := func(k string) error {
-		return f.Update(func(tx *bbolt.Tx) error {
+		return f.Update(func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("b"))
 			if err != nil {
 				return err
@@ -87,9 +87,10 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = f.Batch(func(tx *bbolt.Tx) error {
+			errs[i] = f.Batch(func(tx kv.Tx) error {
 				runs.Add(1)
-				txOf[i].Store(int64(tx.ID()))
+				btx, _ := kv.BoltTx(tx)
+				txOf[i].Store(int64(btx.ID()))
 				if first.CompareAndSwap(false, true) {
 					time.Sleep(50 * time.Millisecond) // the others arrive while this commit is under way
 				}
@@ -105,7 +106,7 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	err = f.View(func(tx *bbolt.Tx) error {
+	err = f.View(func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("b"))
 		for i, e := range errs {
 			stored := b.Get([]byte(fmt.Sprint(i))) != nil
@@ -149,7 +150,7 @@ func BenchmarkViewOpeningEachTime(b *testing.B) {
 			}
 			defer f.Close()
 			for range b.N {
-				if err := f.View(func(*bbolt.Tx) error { return nil }); err != nil {
+				if err := f.View(func(kv.Tx) error { return nil }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -165,11 +166,11 @@ func TestBatchSurvivesAPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := f.Batch(func(*bbolt.Tx) error { panic("boom") }); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "boom") {
+	if err := f.Batch(func(kv.Tx) error { panic("boom") }); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("a panicking write = %v, want ErrPanicked with its value", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- f.Batch(func(*bbolt.Tx) error { return nil }) }()
+	go func() { done <- f.Batch(func(kv.Tx) error { return nil }) }()
 	select {
 	case err := <-done:
 		if err != nil {

@@ -165,7 +165,7 @@ func (f *File) Update(fn func(kv.Tx) error) error {
 }
 
 // Batch runs fn in a read-write transaction that may be committed with others' that arrive
-// while another commit is under way (see batcher). fn may run more than once.
+// while another commit is under way (see kv.Batcher). fn may run more than once.
 func (f *File) Batch(fn func(kv.Tx) error) error {
 	return f.batch.Do(f.Update, fn)
 }
