@@ -14,10 +14,14 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"go.etcd.io/bbolt"
 )
 
-func openDB(t testing.TB) *bbolt.DB {
+// openDB is a store's data on a bbolt file held open, checked when the test ends.
+func openDB(t testing.TB) kv.DB { return kv.BoltDB(openBolt(t)) }
+
+func openBolt(t testing.TB) *bbolt.DB {
 	t.Helper()
 	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
@@ -256,9 +260,9 @@ func TestGate(t *testing.T) {
 func BenchmarkVerify(b *testing.B) {
 	for _, n := range []int{1, 10000} {
 		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
-			db := openDB(b)
-			db.NoSync = true
-			s := access.New(db).WithOwner("personal", "ana")
+			raw := openBolt(b)
+			raw.NoSync = true
+			s := access.New(kv.BoltDB(raw)).WithOwner("personal", "ana")
 			s.AddMember("launch", "ana")
 			var secret string
 			for i := range n {
@@ -298,7 +302,7 @@ func BenchmarkGateRequest(b *testing.B) {
 				b.Fatal(err)
 			}
 			fast.NoSync = true // making the rows is not what is measured
-			s := access.New(fast).WithOwner("launch", "ana")
+			s := access.New(kv.BoltDB(fast)).WithOwner("launch", "ana")
 			var secret string
 			for i := range n {
 				sec, _, err := s.AddToken(access.NewToken{Person: "ana", Spaces: []string{"launch"}})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
-	"go.etcd.io/bbolt"
 )
 
 // randomHistory saves n random versions of one document (edits, inserts, deletions, a
@@ -215,6 +215,6 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
 	var used int64
-	db.View(func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+	db.View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); used = btx.Size(); return nil })
 	b.ReportMetric(float64(used)/(1<<20), "used-MB")
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Sixteen writers at once share commits (each a pair of fsyncs): bbolt's txid, which one
@@ -85,7 +85,7 @@ func TestGroupCommit(t *testing.T) {
 func txid(t *testing.T, s *docstore.Store) int {
 	t.Helper()
 	var id int
-	if err := s.DB().View(func(tx *bbolt.Tx) error { id = tx.ID(); return nil }); err != nil {
+	if err := s.DB().View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); id = btx.ID(); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return id

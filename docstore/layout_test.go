@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Purging a document leaves none of its version keys behind, and touches no other's.
@@ -40,7 +40,7 @@ func TestPurgeLeavesNoVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
-	db.View(func(tx *bbolt.Tx) error {
+	db.View(func(tx kv.Tx) error {
 		return readBuckets(tx, "personal").versions.ForEach(func(k, _ []byte) error {
 			count[string(k[:26])]++
 			return nil
@@ -68,7 +68,7 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 		}
 		s := New(db, "personal")
 		text := strings.Repeat("A line of about fifty bytes of Markdown text here.\n", 20)
-		err = db.Update(func(tx *bbolt.Tx) error {
+		err = db.Update(func(tx kv.Tx) error {
 			bk, err := writeBuckets(tx, "personal")
 			if err != nil {
 				return err
@@ -96,7 +96,7 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 			b.Fatal(total, err)
 		}
 		var used int64
-		db.View(func(tx *bbolt.Tx) error { used = tx.Size(); return nil })
+		db.View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); used = btx.Size(); return nil })
 		b.ReportMetric(float64(used)/(1<<20), "used-MB")
 		db.Close()
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // rerun plays the group commit's worst sequence for one write: it runs in a batch that is
@@ -19,10 +19,10 @@ type rerun struct {
 	between func()
 }
 
-func (r *rerun) Batch(fn func(*bbolt.Tx) error) error {
+func (r *rerun) Batch(fn func(kv.Tx) error) error {
 	if b := r.between; b != nil {
 		r.between = nil
-		r.File.Update(func(tx *bbolt.Tx) error { fn(tx); return errors.New("another call failed") })
+		r.File.Update(func(tx kv.Tx) error { fn(tx); return errors.New("another call failed") })
 		b()
 	}
 	return r.File.Update(fn)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
@@ -99,7 +100,7 @@ func corpusSize() (docs, size int) {
 }
 
 // searchCorpus returns the corpus's data file, built and indexed on first use.
-func searchCorpus(b *testing.B) *bbolt.DB {
+func searchCorpus(b *testing.B) kv.DB {
 	corpus.once.Do(func() {
 		start := time.Now()
 		n, size := corpusSize()
@@ -112,7 +113,7 @@ func searchCorpus(b *testing.B) *bbolt.DB {
 		r := rand.New(rand.NewPCG(1, 2))
 		corpus.words = vocabulary(30_000, r)
 		z := rand.NewZipf(r, 1.07, 1, uint64(len(corpus.words)-1))
-		s := docstore.New(db, "personal")
+		s := docstore.New(kv.BoltDB(db), "personal")
 		for i := range n {
 			title := fmt.Sprintf("%s %s %d", corpus.words[z.Uint64()], corpus.words[z.Uint64()], i)
 			text := markdown(title, size/2+r.IntN(size), corpus.words, r, z)
@@ -137,7 +138,7 @@ func searchCorpus(b *testing.B) *bbolt.DB {
 	if corpus.err != nil {
 		b.Fatal(corpus.err)
 	}
-	return corpus.db
+	return kv.BoltDB(corpus.db)
 }
 
 // timed runs fn, adding its wall time to wall and the CPU time of its thread to cpu.
@@ -225,8 +226,9 @@ func BenchmarkSearchPhrase(b *testing.B) {
 func BenchmarkSearchIndexSize(b *testing.B) {
 	db := searchCorpus(b)
 	for b.Loop() {
-		err := db.View(func(tx *bbolt.Tx) error {
-			st := spaces.Sub(tx, "personal", "doc_search").Stats()
+		err := db.View(func(tx kv.Tx) error {
+			index, _ := kv.BoltBucket(spaces.Sub(tx, "personal", "doc_search"))
+			st := index.Stats()
 			b.ReportMetric(float64(st.BranchAlloc+st.LeafAlloc)/float64(corpus.text)*100, "alloc-%-of-text")
 			b.ReportMetric(float64(st.BranchInuse+st.LeafInuse)/float64(corpus.text)*100, "inuse-%-of-text")
 			b.ReportMetric(float64(st.BranchAlloc+st.LeafAlloc)/1e6, "index-MB")

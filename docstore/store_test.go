@@ -12,7 +12,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 var north = docstore.Author{By: "agent:north", For: "person:ana"}
@@ -27,8 +27,9 @@ func open(t testing.TB, space string) *docstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		err := db.View(func(tx *bbolt.Tx) error {
-			for err := range tx.Check() {
+		err := db.View(func(tx kv.Tx) error {
+			btx, _ := kv.BoltTx(tx)
+			for err := range btx.Check() {
 				return err
 			}
 			return nil

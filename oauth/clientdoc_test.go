@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // clientDocs serves client ID metadata documents over TLS on loopback: a good one, and the
@@ -200,7 +200,7 @@ func TestRegisterIsBounded(t *testing.T) {
 	h := newHarness(t)
 	size := func() int {
 		n := 0
-		h.srv.db.View(func(tx *bbolt.Tx) error {
+		h.srv.db.View(func(tx kv.Tx) error {
 			return bucket(tx, clientsBucket).ForEach(func(k, v []byte) error { n += len(k) + len(v); return nil })
 		})
 		return n
@@ -223,7 +223,7 @@ func TestRegisterIsBounded(t *testing.T) {
 		h.register("https://app.example/cb")
 	}
 	var count int
-	h.srv.db.View(func(tx *bbolt.Tx) error { count = bucket(tx, clientsBucket).Stats().KeyN; return nil })
+	h.srv.db.View(func(tx kv.Tx) error { count = bucket(tx, clientsBucket).KeyN(); return nil })
 	if count > maxUnusedClients+1 {
 		t.Errorf("%d clients kept after %d registrations, at most %d unused wanted", count, 2*maxUnusedClients, maxUnusedClients)
 	}

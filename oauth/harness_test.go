@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The harness: the authorization server on a real bbolt file, served over loopback HTTP,
@@ -148,7 +149,7 @@ func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
-	c := Config{Issuer: ts.URL, DB: db, People: h.people, Tokens: h.tokens, Now: h.clock.now}
+	c := Config{Issuer: ts.URL, DB: kv.BoltDB(db), People: h.people, Tokens: h.tokens, Now: h.clock.now}
 	for _, f := range tweak {
 		f(&c)
 	}

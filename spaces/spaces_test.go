@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"go.etcd.io/bbolt"
 )
 
@@ -35,11 +36,12 @@ func TestParseActor(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	db, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	raw, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer raw.Close()
+	db := kv.BoltDB(raw)
 	if err := SetName(db, "ana", "  Ana Lima "); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("SetName(%q) = %v, want ErrBadName", bad, err)
 		}
 	}
-	db.View(func(tx *bbolt.Tx) error {
+	db.View(func(tx kv.Tx) error {
 		n := NamesIn(tx)
 		for in, want := range map[string]string{"person:ana": "Ana Lima", "person:bo": "bo", "agent:north": "north", "ana": "Ana Lima", "weird:x": "weird:x"} {
 			if got := n.ShowString(in); got != want {
@@ -61,12 +63,13 @@ func TestNames(t *testing.T) {
 
 // A space's buckets are apart from another's: what is made in one isn't in the other.
 func TestBucketsAreApart(t *testing.T) {
-	db, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	raw, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	err = db.Update(func(tx *bbolt.Tx) error {
+	defer raw.Close()
+	db := kv.BoltDB(raw)
+	err = db.Update(func(tx kv.Tx) error {
 		b, err := CreateSub(tx, "launch", "docs")
 		if err != nil {
 			return err

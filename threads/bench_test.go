@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"go.etcd.io/bbolt"
 )
 
@@ -89,7 +90,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	added := 0
 	for len(plans) > 0 {
-		err := db.Update(func(tx *bbolt.Tx) error {
+		err := kv.BoltDB(db).Update(func(tx kv.Tx) error {
 			w, err := newWriter(tx, "bench")
 			if err != nil {
 				return err
@@ -136,7 +137,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 func BenchmarkRecent(b *testing.B) {
 	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
-			s := New(storeOf(b, n).db, "bench")
+			s := New(kv.BoltDB(storeOf(b, n).db), "bench")
 			for b.Loop() {
 				got, err := s.Recent(20, "big")
 				if err != nil || len(got) != 20 {
@@ -151,7 +152,7 @@ func BenchmarkPage(b *testing.B) {
 	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			bs := storeOf(b, n)
-			s := New(bs.db, "bench")
+			s := New(kv.BoltDB(bs.db), "bench")
 			for _, from := range []struct{ name, before string }{{"end", ""}, {"middle", bs.middle}} {
 				b.Run(from.name, func(b *testing.B) {
 					for b.Loop() {

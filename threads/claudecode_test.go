@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 const (
@@ -77,10 +77,10 @@ func pageOf(t testing.TB, s *Store, conv string) []string {
 }
 
 // privateTexts is every private step of conv, in order.
-func privateTexts(t testing.TB, db *bbolt.DB, space, conv string) []string {
+func privateTexts(t testing.TB, db kv.DB, space, conv string) []string {
 	t.Helper()
 	var out []string
-	err := db.View(func(tx *bbolt.Tx) error {
+	err := db.View(func(tx kv.Tx) error {
 		v := readView(tx, space)
 		b := v.private.Bucket([]byte(conv))
 		if b == nil {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -18,7 +17,7 @@ func ExampleStore_Page() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := datafile.Open(filepath.Join(dir, "compass.db"), time.Second)
+	db, err := datafile.OpenFile(filepath.Join(dir, "compass.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
 func importFile(t *testing.T, s *Store, name string) ImportSummary {
@@ -102,7 +102,7 @@ func TestImportClaude(t *testing.T) {
 	}
 
 	// The tool steps are kept, privately.
-	err = s.db.View(func(tx *bbolt.Tx) error {
+	err = s.db.View(func(tx kv.Tx) error {
 		b := readView(tx, "personal").private.Bucket([]byte(course))
 		var got []string
 		_ = b.ForEach(func(k, v []byte) error {

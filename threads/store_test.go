@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
 
 // openDB opens a new data file in a temporary folder, checking its consistency at cleanup.
-func openDB(tb testing.TB) *bbolt.DB {
+func openDB(tb testing.TB) kv.DB {
 	tb.Helper()
 	db, err := datafile.Open(filepath.Join(tb.TempDir(), "compass.db"), time.Second)
 	if err != nil {
@@ -34,7 +35,7 @@ func openDB(tb testing.TB) *bbolt.DB {
 			tb.Error(err)
 		}
 	})
-	return db
+	return kv.BoltDB(db)
 }
 
 // clock gives t0, then each call a second later.
