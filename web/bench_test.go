@@ -16,6 +16,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"go.etcd.io/bbolt"
 )
 
@@ -45,7 +46,7 @@ func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *
 	if err != nil {
 		b.Fatal(err)
 	}
-	fill(docstore.New(raw, "personal"))
+	fill(docstore.New(kv.BoltDB(raw), "personal"))
 	raw.Close()
 	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // noRedirects is a browser that shows each answer rather than following it.
@@ -112,7 +112,7 @@ func TestSignInCodeExpiresAndIsKeptHashed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	err = f.db.Update(func(tx *bbolt.Tx) error {
+	err = f.db.Update(func(tx kv.Tx) error {
 		b := tx.Bucket(webBucket).Bucket(codesBucket)
 		return b.ForEach(func(k, v []byte) error {
 			keys = append(keys, string(k))
