@@ -11,6 +11,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -18,11 +19,12 @@ import (
 // and a writing tool refuses a read-only one; nothing is changed. (Over HTTP the gate and
 // the tool filter refuse first: see cmd/compass-mcp's team tests.)
 func TestToolsAskThePrincipal(t *testing.T) {
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	db := kv.BoltDB(raw)
+	defer raw.Close()
 	docs := docstore.New(db, "launch")
 	if _, err := docs.Create("Plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,15 +37,16 @@ var benchStores struct {
 }
 
 type benchStore struct {
-	db *bbolt.DB
-	id string // the document or conversation the benchmark reads
+	raw *bbolt.DB
+	db  kv.DB  // raw, as the stores take it
+	id  string // the document or conversation the benchmark reads
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	benchStores.Lock()
 	for _, s := range benchStores.built {
-		s.db.Close()
+		s.raw.Close()
 	}
 	if benchStores.dir != "" {
 		os.RemoveAll(benchStores.dir)
@@ -54,7 +56,7 @@ func TestMain(m *testing.M) {
 }
 
 // storeFor returns the store named key, building it with build on first use.
-func storeFor(b *testing.B, key string, build func(db *bbolt.DB) (string, error)) *benchStore {
+func storeFor(b *testing.B, key string, build func(db kv.DB) (string, error)) *benchStore {
 	b.Helper()
 	benchStores.Lock()
 	defer benchStores.Unlock()
@@ -71,7 +73,7 @@ func storeFor(b *testing.B, key string, build func(db *bbolt.DB) (string, error)
 	db := openBenchDB(b, filepath.Join(benchStores.dir, key+".db"))
 	db.NoSync = true // built once and thrown away; Sync below makes it whole before use
 	start := time.Now()
-	id, err := build(db)
+	id, err := build(kv.BoltDB(db))
 	if err != nil {
 		b.Fatalf("building %s: %v", key, err)
 	}
@@ -82,7 +84,7 @@ func storeFor(b *testing.B, key string, build func(db *bbolt.DB) (string, error)
 	if d := time.Since(start); d > time.Second {
 		b.Logf("built %s in %s", key, d.Round(time.Millisecond))
 	}
-	s := &benchStore{db: db, id: id}
+	s := &benchStore{raw: db, db: kv.BoltDB(db), id: id}
 	benchStores.built[key] = s
 	return s
 }
@@ -176,7 +178,7 @@ func BenchmarkListDocuments(b *testing.B) {
 	}
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
-			s := storeFor(b, fmt.Sprintf("docs-%d", n), func(db *bbolt.DB) (string, error) {
+			s := storeFor(b, fmt.Sprintf("docs-%d", n), func(db kv.DB) (string, error) {
 				docs := docstore.New(db, "personal")
 				for i := range n {
 					if _, err := docs.Create(fmt.Sprintf("Note %05d", i), joinLines(noteText(20, i)), docstore.KindWrite, benchAuthor); err != nil {
@@ -199,7 +201,7 @@ func BenchmarkListDocuments(b *testing.B) {
 // (999 one-line edits): the latest, and version 1.
 func BenchmarkReadDocument(b *testing.B) {
 	for _, n := range sizes(1, 1000) {
-		s := storeFor(b, fmt.Sprintf("versions-%d", n), func(db *bbolt.DB) (string, error) {
+		s := storeFor(b, fmt.Sprintf("versions-%d", n), func(db kv.DB) (string, error) {
 			docs := docstore.New(db, "personal")
 			lines := noteText(2000, 0)
 			saved, err := docs.Create("Big plan", joinLines(lines), docstore.KindWrite, benchAuthor)
@@ -270,7 +272,7 @@ func BenchmarkEditDocument100KB(b *testing.B) {
 // more than list_conversations shows). It is imported as JSON Lines, as a person
 // imports them, 100,000 lines a transaction.
 func messagesStore(b *testing.B, n int) *benchStore {
-	return storeFor(b, fmt.Sprintf("messages-%d", n), func(db *bbolt.DB) (string, error) {
+	return storeFor(b, fmt.Sprintf("messages-%d", n), func(db kv.DB) (string, error) {
 		st := threads.New(db, "personal")
 		at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 		const chunk = 100_000

@@ -14,6 +14,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
@@ -33,11 +34,12 @@ type fuzzServer struct {
 
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
-	db, err := datafile.Open(filepath.Join(tb.TempDir(), "compass.db"), time.Second)
+	raw, err := datafile.Open(filepath.Join(tb.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	db.NoSync = true // thrown away
+	db := kv.BoltDB(raw)
+	raw.NoSync = true // thrown away
 	ana := docstore.Author{By: "person:ana"}
 	docs := docstore.New(db, "personal")
 	if _, err := docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, ana); err != nil {
@@ -67,7 +69,7 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		tb.Fatal(err)
 	}
-	return &fuzzServer{db: db, c: c}
+	return &fuzzServer{db: raw, c: c}
 }
 
 func (s *fuzzServer) close() {

@@ -14,17 +14,17 @@ import (
 	"github.com/compass-mcp/compass-mcp/charter"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.etcd.io/bbolt"
 )
 
 // isolation is a data file with a document and a conversation in the space "launch" (the
 // other space) and in "personal" (ours), and a client of a server on "personal".
 type isolation struct {
-	db               *bbolt.DB
+	db               kv.DB
 	c                *client.Client
 	secret           docstore.Document // "Secret plan" in launch, 2 versions
 	secretText       string
@@ -35,12 +35,13 @@ type isolation struct {
 
 func newIsolation(t *testing.T) *isolation {
 	t.Helper()
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.NoSync = true
-	t.Cleanup(func() { db.Close() })
+	db := kv.BoltDB(raw)
+	raw.NoSync = true
+	t.Cleanup(func() { raw.Close() })
 	ana := docstore.Author{By: "person:ana"}
 	launch := docstore.New(db, "launch")
 	if _, err := launch.Create("Secret plan", "launch only\n", docstore.KindWrite, ana); err != nil {

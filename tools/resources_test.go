@@ -11,16 +11,16 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.etcd.io/bbolt"
 )
 
 // resourceFixture is a data file with documents in the space "personal" (and one in
 // "elsewhere"), and an in-process client of a server on "personal".
 type resourceFixture struct {
-	db      *bbolt.DB
+	db      kv.DB
 	c       *client.Client
 	docs    *docstore.Store
 	plan    docstore.Document // "Launch plan", 3 versions, saved last
@@ -29,12 +29,13 @@ type resourceFixture struct {
 
 func newResourceFixture(t *testing.T, extra int) *resourceFixture {
 	t.Helper()
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.NoSync = true // many small commits; the file is thrown away
-	t.Cleanup(func() { db.Close() })
+	db := kv.BoltDB(raw)
+	raw.NoSync = true // many small commits; the file is thrown away
+	t.Cleanup(func() { raw.Close() })
 	at := time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { at = at.Add(time.Minute); return at }
 	f := &resourceFixture{db: db, docs: docstore.New(db, "personal").WithClock(clock)}
@@ -208,11 +209,12 @@ func TestResourcesListPages(t *testing.T) {
 }
 
 func TestResourcesEmptySpace(t *testing.T) {
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	db := kv.BoltDB(raw)
+	defer raw.Close()
 	srv, err := New(db, Config{Space: "personal"})
 	if err != nil {
 		t.Fatal(err)

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // BenchmarkReadDocumentLines is read_document of 40 lines in the middle of a 1 MB
 // document (20,000 lines), beside reading it whole.
 func BenchmarkReadDocumentLines(b *testing.B) {
-	s := storeFor(b, "lines-1mb", func(db *bbolt.DB) (string, error) {
+	s := storeFor(b, "lines-1mb", func(db kv.DB) (string, error) {
 		saved, err := docstore.New(db, "personal").Create("Big", joinLines(noteText(20_000, 1)), docstore.KindWrite, benchAuthor)
 		return saved.Document.ID, err
 	})
