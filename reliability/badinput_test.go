@@ -13,6 +13,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -202,14 +203,14 @@ func TestBadToolInput(t *testing.T) {
 				c.Close()
 			}
 			db := openChecked(t, data)
-			d, v, err := docstore.New(db, "personal").Read(planID, 0)
+			d, v, err := docstore.New(kv.BoltDB(db), "personal").Read(planID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Title != "Launch plan" || d.Version != 2 || v.Text != "Record the trailer.\n\nBook the studio.\n" {
 				t.Errorf("after the bad calls, Launch plan is %q at version %d: %q", d.Title, d.Version, v.Text)
 			}
-			if _, total, _ := docstore.New(db, "personal").List(10); total != 1 {
+			if _, total, _ := docstore.New(kv.BoltDB(db), "personal").List(10); total != 1 {
 				t.Errorf("after the bad calls there are %d documents, want 1", total)
 			}
 		})

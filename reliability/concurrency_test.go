@@ -11,6 +11,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 	"go.etcd.io/bbolt"
 )
@@ -65,7 +66,7 @@ func TestSixteenWritersOverHTTP(t *testing.T) {
 	srv.stop(t)
 
 	db := openChecked(t, data)
-	s := docstore.New(db, "personal")
+	s := docstore.New(kv.BoltDB(db), "personal")
 	var answered []int
 	ownWrites := 0
 	for _, w := range all {

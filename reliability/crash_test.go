@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -172,7 +173,7 @@ func verify(t *testing.T, data string, promises []promise, logLines []string, co
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	s := docstore.New(db, "personal")
+	s := docstore.New(kv.BoltDB(db), "personal")
 	docs := map[string]bool{}
 	for _, p := range promises {
 		docs[p.doc] = true

@@ -14,6 +14,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // History an agent can make blew up the person's commands: after 1,000 one-line appends to
@@ -34,7 +35,7 @@ func TestLongHistoryIsCheap(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.NoSync = true // built and thrown away
-	docs := docstore.New(db, "personal")
+	docs := docstore.New(kv.BoltDB(db), "personal")
 	line := "A line of the notes, as long as lines in notes are.\n"
 	as := docstore.Author{By: "agent:north", For: "person:ana"}
 	if _, err := docs.Create("Notes", strings.Repeat(line, size/len(line)), docstore.KindWrite, as); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -59,7 +60,7 @@ func nothingImported(t *testing.T, data, what string) {
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	got, err := threads.New(db, "personal").Recent(10, "")
+	got, err := threads.New(kv.BoltDB(db), "personal").Recent(10, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The search index after crashes: writers over HTTP make, write, append to, edit, rename
@@ -83,7 +84,7 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 		cancel()
 		// The person deletes one document between rounds, so deletions cross crashes too.
 		db := openChecked(t, data)
-		s := docstore.New(db, "personal")
+		s := docstore.New(kv.BoltDB(db), "personal")
 		if err := s.CheckIndex(); err != nil {
 			t.Fatalf("round %d, after SIGKILL: %v", round+1, err)
 		}

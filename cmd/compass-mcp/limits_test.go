@@ -12,6 +12,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -53,7 +54,7 @@ func TestAnotherSpaceIsNotFound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	d, v, err := docstore.New(db, "launch").Read(id, 0)
+	d, v, err := docstore.New(kv.BoltDB(db), "launch").Read(id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, vs, err := docstore.New(db, "personal").History("Log")
+	_, vs, err := docstore.New(kv.BoltDB(db), "personal").History("Log")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/oauth"
 	"github.com/compass-mcp/compass-mcp/web"
 )
@@ -138,7 +139,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	code, err := web.NewCode(db, "ana", "personal", "/")
+	code, err := web.NewCode(kv.BoltDB(db), "ana", "personal", "/")
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // Finding things: search documents and conversations, and read part of a long document.
@@ -77,7 +78,7 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+	if err := docstore.New(kv.BoltDB(db), "personal").CheckIndex(); err != nil {
 		t.Error(err)
 	}
 }

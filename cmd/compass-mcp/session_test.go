@@ -7,6 +7,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The seed's scenario: list nothing, make "Launch plan", be told a second one with that
@@ -91,7 +92,7 @@ func checkAuthors(t *testing.T, data, name string, versions int) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, vs, err := docstore.New(db, "personal").History(name)
+	_, vs, err := docstore.New(kv.BoltDB(db), "personal").History(name)
 	if err != nil {
 		t.Fatal(err)
 	}
