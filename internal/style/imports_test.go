@@ -1,6 +1,7 @@
 package style
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -10,9 +11,9 @@ import (
 	"testing"
 )
 
-// Every Go file groups its imports standard library first: the standard library's packages
-// in a group of their own, before any other.
-func TestImportsStandardLibraryFirst(t *testing.T) {
+// eachGoFile parses the imports of every Go file of the module and calls check with each.
+func eachGoFile(t *testing.T, check func(path string, fset *token.FileSet, f *ast.File)) {
+	t.Helper()
 	root := filepath.Join("..", "..")
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -33,6 +34,22 @@ func TestImportsStandardLibraryFirst(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		check(filepath.ToSlash(rel), fset, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every Go file groups its imports standard library first: the standard library's packages
+// in a group of their own, before any other.
+func TestImportsStandardLibraryFirst(t *testing.T) {
+	eachGoFile(t, func(path string, fset *token.FileSet, f *ast.File) {
 		lastLine, sawOther, groupStd := 0, false, false
 		for _, imp := range f.Imports {
 			line := fset.Position(imp.Pos()).Line
@@ -51,9 +68,32 @@ func TestImportsStandardLibraryFirst(t *testing.T) {
 			groupStd = groupStd || std
 			sawOther = sawOther || !std
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// Nothing above the store boundary (package kv) names a backend: the stores are written
+// once against kv's interfaces. The backends live in kv (and below it); datafile is the
+// bbolt file, cmd chooses the backend, and bench measures bbolt's file. Tests may open a
+// bbolt file to check it.
+func TestOnlyTheBackendsImportAStore(t *testing.T) {
+	backends := []string{"go.etcd.io/bbolt", "github.com/jackc/pgx"}
+	allowed := []string{"kv/", "datafile/", "cmd/", "bench/"}
+	eachGoFile(t, func(path string, _ *token.FileSet, f *ast.File) {
+		if strings.HasSuffix(path, "_test.go") {
+			return
+		}
+		for _, dir := range allowed {
+			if strings.HasPrefix(path, dir) {
+				return
+			}
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			for _, b := range backends {
+				if p == b || strings.HasPrefix(p, b+"/") {
+					t.Errorf("%s imports %s: above the store boundary, use package kv", path, p)
+				}
+			}
+		}
+	})
 }
