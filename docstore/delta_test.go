@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // randomHistory saves n random versions of one document (edits, inserts, deletions, a
@@ -164,6 +167,77 @@ func TestOldLayoutStillReads(t *testing.T) {
 			texts = append(texts, text)
 		}
 		checkTexts(t, s, d.ID, texts)
+	}
+}
+
+// Purging a document of the file written before deltas drops the bucket its versions have
+// there (kv's DeleteBucket), and leaves the other document whole.
+func TestOldLayoutPurge(t *testing.T) {
+	dir := filepath.Join("..", "testdata", "layout")
+	raw, err := os.ReadFile(filepath.Join(dir, "v1-texts.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string][]string
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	copyFile(t, filepath.Join(dir, "v1-full-texts.db"), path)
+	db, err := datafile.OpenFile(path, time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := docstore.New(db, "personal")
+	titles := slices.Sorted(maps.Keys(want))
+	if len(titles) < 2 {
+		t.Fatalf("the old file has %d documents, want 2 or more", len(titles))
+	}
+	purged, kept := titles[0], titles[1]
+	d, err := s.Find(purged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownBucket := func() (own bool) {
+		err := db.View(func(tx kv.Tx) error {
+			own = spaces.Sub(tx, "personal", "doc_versions").Bucket([]byte(d.ID)) != nil
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return own
+	}
+	if !ownBucket() {
+		t.Fatalf("%s has no bucket of its own in the old file: the test reads the wrong file", purged)
+	}
+	if _, err := s.Delete(d.ID, ana); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Purge(d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if ownBucket() {
+		t.Errorf("the versions bucket of %s is still there after purging it", purged)
+	}
+	if _, _, err := s.Read(d.ID, 1); err == nil {
+		t.Errorf("version 1 of the purged %s still reads", purged)
+	}
+	other, err := s.Find(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTexts(t, s, other.ID, want[kept])
+	err = db.View(func(tx kv.Tx) error {
+		btx, _ := kv.BoltTx(tx)
+		for err := range btx.Check() {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("the file after the purge: %v", err)
 	}
 }
 
