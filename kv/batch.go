@@ -63,12 +63,14 @@ func IsFault(p any) bool {
 	return ok && errors.As(err, &fault)
 }
 
+// PanicError logs a recovered panic with its stack and returns it as an error wrapping
+// ErrPanicked.
 func PanicError(p any) error {
 	slog.Error("a write panicked", "panic", p, "stack", string(debug.Stack()))
 	return fmt.Errorf("%w: %v", ErrPanicked, p)
 }
 
-// update runs update(fn), turning a panic outside the callers' functions (in bbolt's
+// safeUpdate runs update(fn), turning a panic outside the callers' functions (in bbolt's
 // commit, say) into an error for every call of the batch, so that no call is left
 // unanswered and the batcher keeps a leader.
 func safeUpdate(update func(func(Tx) error) error, fn func(Tx) error) (err error) {
