@@ -133,9 +133,11 @@ func TestDeltasReadBack(t *testing.T) {
 	}
 }
 
-// A file written by the version before deltas (every version whole: testdata/layout) reads
-// as it did, and takes new versions in the new layout.
-func TestOldLayoutStillReads(t *testing.T) {
+// oldLayout is a copy of the file written by the version before deltas (every version
+// whole, each document's versions in a bucket of their own: testdata/layout), and the
+// texts of its documents' versions by title.
+func oldLayout(t *testing.T) (*datafile.File, *docstore.Store, map[string][]string) {
+	t.Helper()
 	dir := filepath.Join("..", "testdata", "layout")
 	raw, err := os.ReadFile(filepath.Join(dir, "v1-texts.json"))
 	if err != nil {
@@ -151,8 +153,14 @@ func TestOldLayoutStillReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	s := docstore.New(db, "personal")
+	t.Cleanup(func() { db.Close() })
+	return db, docstore.New(db, "personal"), want
+}
+
+// A file written by the version before deltas (every version whole: testdata/layout) reads
+// as it did, and takes new versions in the new layout.
+func TestOldLayoutStillReads(t *testing.T) {
+	_, s, want := oldLayout(t)
 	for title, texts := range want {
 		d, err := s.Find(title)
 		if err != nil {
@@ -173,23 +181,7 @@ func TestOldLayoutStillReads(t *testing.T) {
 // Purging a document of the file written before deltas drops the bucket its versions have
 // there (kv's DeleteBucket), and leaves the other document whole.
 func TestOldLayoutPurge(t *testing.T) {
-	dir := filepath.Join("..", "testdata", "layout")
-	raw, err := os.ReadFile(filepath.Join(dir, "v1-texts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want map[string][]string
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	copyFile(t, filepath.Join(dir, "v1-full-texts.db"), path)
-	db, err := datafile.OpenFile(path, time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s := docstore.New(db, "personal")
+	db, s, want := oldLayout(t)
 	titles := slices.Sorted(maps.Keys(want))
 	if len(titles) < 2 {
 		t.Fatalf("the old file has %d documents, want 2 or more", len(titles))
