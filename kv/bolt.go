@@ -43,6 +43,10 @@ func (t boltTx) CreateBucketIfNotExists(name []byte) (Bucket, error) {
 
 func (t boltTx) Writable() bool { return t.tx.Writable() }
 
+func (t boltTx) ForEachBucket(fn func(name []byte) error) error {
+	return t.tx.ForEach(func(name []byte, _ *bbolt.Bucket) error { return fn(name) })
+}
+
 // BoltTx is the bbolt transaction under tx, for what only bbolt has (a backup of the
 // file); ok is false on other backends.
 func BoltTx(tx Tx) (btx *bbolt.Tx, ok bool) {

@@ -44,6 +44,8 @@ type Tx interface {
 	CreateBucketIfNotExists(name []byte) (Bucket, error)
 	// Writable tells whether this is a read-write transaction.
 	Writable() bool
+	// ForEachBucket calls fn for every top-level bucket's name, in order.
+	ForEachBucket(fn func(name []byte) error) error
 }
 
 // Bucket is an ordered set of keys, each with a value or a nested bucket. Values returned

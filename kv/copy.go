@@ -1,0 +1,127 @@
+package kv
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+)
+
+// Counts says how much a Copy or a Digest went through.
+type Counts struct {
+	Buckets int   // buckets, top-level and nested
+	Keys    int   // keys holding values
+	Bytes   int64 // bytes of keys and values
+}
+
+// ErrNotEmpty is returned by Copy when the store to copy into already holds something.
+var ErrNotEmpty = errors.New("the store to copy into is not empty")
+
+// Copy writes every bucket, key and value of from into to, byte for byte, reading from one
+// read transaction of from and writing in one write transaction of to: all or nothing (a
+// copy that fails leaves to as empty as it was, and is simply run again). to must be empty,
+// so that a copy never mixes two stores.
+func Copy(from, to DB) (Counts, error) {
+	var n Counts
+	err := from.View(func(src Tx) error {
+		return to.Update(func(dst Tx) error {
+			n = Counts{}
+			empty := true
+			if err := dst.ForEachBucket(func([]byte) error { empty = false; return errStop }); err != nil && !errors.Is(err, errStop) {
+				return err
+			}
+			if !empty {
+				return ErrNotEmpty
+			}
+			return src.ForEachBucket(func(name []byte) error {
+				b, err := dst.CreateBucketIfNotExists(name)
+				if err != nil {
+					return fmt.Errorf("making bucket %q: %w", name, err)
+				}
+				n.Buckets++
+				n.Bytes += int64(len(name))
+				return copyBucket(src.Bucket(name), b, &n)
+			})
+		})
+	})
+	return n, err
+}
+
+var errStop = errors.New("stop")
+
+func copyBucket(src, dst Bucket, n *Counts) error {
+	return src.ForEach(func(k, v []byte) error {
+		n.Bytes += int64(len(k))
+		if v == nil {
+			nested := src.Bucket(k)
+			if nested == nil { // a key whose value is empty, on a backend that says nil
+				n.Keys++
+				return dst.Put(k, []byte{})
+			}
+			b, err := dst.CreateBucketIfNotExists(k)
+			if err != nil {
+				return fmt.Errorf("making bucket %q: %w", k, err)
+			}
+			n.Buckets++
+			return copyBucket(nested, b, n)
+		}
+		n.Keys++
+		n.Bytes += int64(len(v))
+		return dst.Put(k, v)
+	})
+}
+
+// Digest is a SHA-256 over every bucket, key and value of db in order (with their nesting),
+// in one read transaction: two stores with the same digest hold the same bytes.
+func Digest(db DB) (string, Counts, error) {
+	var n Counts
+	h := sha256.New()
+	err := db.View(func(tx Tx) error {
+		n = Counts{}
+		h.Reset()
+		return tx.ForEachBucket(func(name []byte) error {
+			n.Buckets++
+			n.Bytes += int64(len(name))
+			field(h, 'B', name)
+			if err := digestBucket(h, tx.Bucket(name), &n); err != nil {
+				return err
+			}
+			field(h, 'E', nil)
+			return nil
+		})
+	})
+	return hex.EncodeToString(h.Sum(nil)), n, err
+}
+
+func digestBucket(h hash.Hash, b Bucket, n *Counts) error {
+	return b.ForEach(func(k, v []byte) error {
+		n.Bytes += int64(len(k))
+		if v == nil {
+			if nested := b.Bucket(k); nested != nil {
+				n.Buckets++
+				field(h, 'B', k)
+				if err := digestBucket(h, nested, n); err != nil {
+					return err
+				}
+				field(h, 'E', nil)
+				return nil
+			}
+		}
+		n.Keys++
+		n.Bytes += int64(len(v))
+		field(h, 'K', k)
+		field(h, 'V', v)
+		return nil
+	})
+}
+
+// field writes a tag and a length-prefixed value, so that no two layouts hash alike.
+func field(h hash.Hash, tag byte, b []byte) {
+	var head [9]byte
+	head[0] = tag
+	binary.BigEndian.PutUint64(head[1:], uint64(len(b)))
+	h.Write(head[:])
+	h.Write(b)
+}

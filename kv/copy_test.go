@@ -1,0 +1,158 @@
+package kv_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+func boltStore(t *testing.T) kv.DB {
+	t.Helper()
+	db, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return kv.BoltDB(db)
+}
+
+// fill writes nested buckets with keys of every byte, empty values and a large one.
+func fill(t *testing.T, db kv.DB) {
+	t.Helper()
+	err := db.Update(func(tx kv.Tx) error {
+		for _, top := range []string{"docs", "threads", "\x00odd\xff"} {
+			b, err := tx.CreateBucketIfNotExists([]byte(top))
+			if err != nil {
+				return err
+			}
+			for i := range 300 {
+				if err := b.Put([]byte{byte(i), 0, byte(i >> 8)}, bytes.Repeat([]byte{byte(i)}, i%7)); err != nil {
+					return err
+				}
+			}
+			nested, err := b.CreateBucketIfNotExists([]byte("nested"))
+			if err != nil {
+				return err
+			}
+			deeper, err := nested.CreateBucketIfNotExists([]byte{0xff, 0x00})
+			if err != nil {
+				return err
+			}
+			if err := deeper.Put([]byte("big"), bytes.Repeat([]byte("x"), 1<<20)); err != nil {
+				return err
+			}
+			if err := nested.Put([]byte("empty"), []byte{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCopyIsByteForByte(t *testing.T) {
+	from, to, back := boltStore(t), boltStore(t), boltStore(t)
+	fill(t, from)
+	n, err := kv.Copy(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Buckets != 9 || n.Keys != 3*(300+2) {
+		t.Errorf("copied %+v, want 9 buckets and %d keys", n, 3*302)
+	}
+	if _, err := kv.Copy(to, back); err != nil {
+		t.Fatal(err)
+	}
+	d1, c1, err := kv.Digest(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, db := range []kv.DB{to, back} {
+		d, c, err := kv.Digest(db)
+		if err != nil || d != d1 || c != c1 {
+			t.Errorf("digest %s %+v (%v), want %s %+v", d, c, err, d1, c1)
+		}
+	}
+	// The digest tells a changed byte.
+	if err := back.Update(func(tx kv.Tx) error {
+		return tx.Bucket([]byte("docs")).Bucket([]byte("nested")).Put([]byte("empty"), []byte{0})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, _ := kv.Digest(back); d == d1 {
+		t.Error("a changed value left the digest the same")
+	}
+}
+
+func TestCopyRefusesAStoreWithData(t *testing.T) {
+	from, to := boltStore(t), boltStore(t)
+	fill(t, from)
+	if err := to.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("x")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Copy(from, to); !errors.Is(err, kv.ErrNotEmpty) {
+		t.Errorf("copy into a store with data = %v, want ErrNotEmpty", err)
+	}
+}
+
+// failing is a store whose writes fail after a number of puts: the copy must leave nothing.
+type failing struct {
+	kv.DB
+	after int
+}
+
+func (f *failing) Update(fn func(kv.Tx) error) error {
+	return f.DB.Update(func(tx kv.Tx) error { return fn(failingTx{tx, &f.after}) })
+}
+
+type failingTx struct {
+	kv.Tx
+	left *int
+}
+
+func (t failingTx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	b, err := t.Tx.CreateBucketIfNotExists(name)
+	return failingBucket{b, t.left}, err
+}
+
+type failingBucket struct {
+	inner
+	left *int
+}
+
+type inner = kv.Bucket
+
+func (b failingBucket) Put(k, v []byte) error {
+	if *b.left--; *b.left < 0 {
+		return fmt.Errorf("disk full")
+	}
+	return b.inner.Put(k, v)
+}
+
+func (b failingBucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	nb, err := b.inner.CreateBucketIfNotExists(name)
+	return failingBucket{nb, b.left}, err
+}
+
+func TestCopyIsAllOrNothing(t *testing.T) {
+	from, to := boltStore(t), boltStore(t)
+	fill(t, from)
+	if _, err := kv.Copy(from, &failing{DB: to, after: 500}); err == nil {
+		t.Fatal("a copy whose writes fail succeeded")
+	}
+	_, n, err := kv.Digest(to)
+	if err != nil || n != (kv.Counts{}) {
+		t.Errorf("after a failed copy the store holds %+v (%v), want nothing", n, err)
+	}
+	if _, err := kv.Copy(from, to); err != nil {
+		t.Errorf("copying again after a failure: %v", err)
+	}
+}
