@@ -56,6 +56,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math/rand/v2"
 	"net"
 	"runtime"
 	"sort"
@@ -87,7 +88,7 @@ type Option func(*DB)
 func WithTimeout(d time.Duration) Option { return func(db *DB) { db.timeout = d } }
 
 // WithSerializable makes Update run SERIALIZABLE, without the advisory lock, running fn
-// again (up to 20 times) when PostgreSQL reports a serialization failure or a deadlock.
+// again (up to 100 times, with a random pause growing to 50 ms) when PostgreSQL reports a serialization failure or a deadlock.
 // fn must then set its results afresh on every run, as Batch's must.
 func WithSerializable() Option { return func(db *DB) { db.serializable = true } }
 
@@ -159,7 +160,12 @@ func (db *DB) migrate(ctx context.Context) error {
 	}
 	sort.Strings(names)
 	known := len(names)
-	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		return db.wrap(err)
+	}
+	defer conn.Release()
+	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var schema *string
 		if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 			return db.wrap(err)
@@ -212,13 +218,21 @@ func (db *DB) Update(fn func(kv.Tx) error) error {
 		return db.run(true, fn)
 	}
 	var err error
-	for range 20 {
+	wait := time.Millisecond
+	for range maxRetries {
 		if err = db.run(true, fn); !retryable(err) {
 			return err
 		}
+		// Writers that collided would collide again at once: spread them.
+		time.Sleep(rand.N(wait))
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 	return err
 }
+
+// maxRetries bounds the runs of one Update with WithSerializable: under 16 writers on one
+// key, one wins each round, so a writer may lose many in a row.
+const maxRetries = 100
 
 // Batch runs fn in a write transaction shared with the Batch calls that arrive while one is
 // being committed (kv.Batcher): one commit for all of them.
@@ -271,7 +285,7 @@ func (db *DB) wrap(err error) error {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &unavailable{db.addr, fmt.Errorf("no answer in time: %w", err)}
+		return &unavailable{db.addr, fmt.Errorf("no answer within the transaction's %v deadline: %w", db.timeout, err)}
 	}
 	return &unavailable{db.addr, err}
 }

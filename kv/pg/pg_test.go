@@ -9,9 +9,10 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
-func open(t testing.TB, opts ...pg.Option) *pg.DB {
+// open opens the store at url (kvtest.URL), closed when t ends.
+func open(t testing.TB, url string, opts ...pg.Option) *pg.DB {
 	t.Helper()
-	db, err := pg.Open(context.Background(), kvtest.URL(t), opts...)
+	db, err := pg.Open(context.Background(), url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,9 +21,9 @@ func open(t testing.TB, opts ...pg.Option) *pg.DB {
 }
 
 func TestContract(t *testing.T) {
-	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t) })
+	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t, kvtest.URL(t)) })
 }
 
 func TestContractSerializable(t *testing.T) {
-	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t, pg.WithSerializable()) })
+	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t, kvtest.URL(t), pg.WithSerializable()) })
 }
