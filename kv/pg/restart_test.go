@@ -90,4 +90,3 @@ func TestDatabaseRestart(t *testing.T) {
 		}
 	}
 }
-
