@@ -225,11 +225,8 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 		args = append(args, key)
 	}
 	sql += " ORDER BY key" + order + " LIMIT " + strconv.Itoa(n)
-	r, err := t.conn().Query(t.ctx, sql, args...)
-	if err != nil {
-		kv.Fail(t.db.wrap(err))
-	}
-	defer r.Close()
+	r, done := t.query(sql, args...)
+	defer done()
 	for r.Next() {
 		var rw row
 		var child *int64

@@ -296,9 +296,7 @@ func (db *DB) reserveID(t *tx) int64 {
 	defer db.idMu.Unlock()
 	if db.nextID == 0 || db.nextID > db.lastID {
 		var first int64
-		if err := t.conn().QueryRow(t.ctx, "SELECT nextval('kv_bucket_ids')").Scan(&first); err != nil {
-			kv.Fail(db.wrap(err))
-		}
+		t.queryRow("SELECT nextval('kv_bucket_ids')", nil, &first)
 		db.nextID, db.lastID = first, first+63
 	}
 	id := db.nextID

@@ -3,8 +3,6 @@ package pg
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -100,28 +98,45 @@ func (t *tx) state(id int64) *bucketState {
 	return s
 }
 
-// conn returns the transaction's connection, beginning the transaction on first use (a
-// write transaction: taking the write lock first). A transaction that never reads and
-// never writes never reaches the database.
-func (t *tx) conn() *pgxpool.Conn {
+// send sends b in the transaction. The first time, it begins the transaction in the same
+// round trip (a write transaction: taking the write lock first); a transaction that never
+// reads and never writes never reaches the database. The results of b are read from what
+// send returns, then closed.
+func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	if t.begun {
-		return t.c
-	}
-	begin := "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-	if t.writable && t.db.serializable {
-		begin = "BEGIN ISOLATION LEVEL SERIALIZABLE"
-	} else if t.writable {
-		begin = fmt.Sprintf("BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(%d)", t.db.writeLock)
+		return t.c.SendBatch(t.ctx, b)
 	}
 	var err error
-	for attempt := 0; attempt < 2; attempt++ {
+	for range 2 {
+		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
+		first := &pgx.Batch{}
+		switch {
+		case !t.writable:
+			first.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+		case t.db.serializable:
+			first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+		default:
+			first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
+		}
+		begin := first.Len()
+		for _, q := range b.QueuedQueries {
+			first.Queue(q.SQL, q.Arguments...)
+		}
 		if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 			kv.Fail(t.db.wrap(err))
 		}
-		if _, err = t.c.Exec(t.ctx, begin); err == nil {
-			t.begun = true
-			return t.c
+		br := t.c.SendBatch(t.ctx, first)
+		for range begin {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
 		}
+		if err == nil {
+			t.begun = true
+			return br
+		}
+		br.Close()
 		// A connection that died while pooled (the database restarted) fails here, before
 		// anything was done: try once more on a new one.
 		t.c.Conn().Close(t.ctx)
@@ -133,6 +148,34 @@ func (t *tx) conn() *pgxpool.Conn {
 	}
 	kv.Fail(t.db.wrap(err))
 	return nil
+}
+
+// query runs one query in the transaction; done closes its rows.
+func (t *tx) query(sql string, args ...any) (rows pgx.Rows, done func()) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br := t.send(b)
+	rows, _ = br.Query() // its error, if any, is rows.Err's
+	return rows, func() {
+		rows.Close()
+		br.Close()
+	}
+}
+
+// queryRow scans the one row of sql into dest, and tells whether there was one.
+func (t *tx) queryRow(sql string, args []any, dest ...any) bool {
+	rows, done := t.query(sql, args...)
+	defer done()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			kv.Fail(t.db.wrap(err))
+		}
+		return false
+	}
+	if err := rows.Scan(dest...); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	return true
 }
 
 // end rolls back whatever was not committed and gives the connection back.
@@ -158,7 +201,6 @@ func (t *tx) commit() (err error) {
 	if !t.dirty {
 		return nil
 	}
-	c := t.conn()
 	b := &pgx.Batch{}
 	var delB []int64
 	var delK [][]byte
@@ -201,7 +243,7 @@ func (t *tx) commit() (err error) {
 	flushPuts()
 	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
 	b.Queue("COMMIT")
-	if err := c.SendBatch(t.ctx, b).Close(); err != nil {
+	if err := t.send(b).Close(); err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
 	t.begun = false // committed: nothing for end to roll back
@@ -229,12 +271,7 @@ func (b *bucket) lookup(k []byte) entry {
 	var e entry
 	if !s.fresh {
 		var child *int64
-		err := b.t.conn().QueryRow(b.t.ctx, "SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", b.id, k).Scan(&e.value, &child)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			kv.Fail(b.t.db.wrap(err))
-		default:
+		if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
 			e.found = true
 			if child != nil {
 				e.child, e.value = *child, nil
@@ -362,12 +399,9 @@ func (b *bucket) ForEachBucket(fn func(name []byte) error) error {
 func (b *bucket) KeyN() int {
 	if !b.t.dirty {
 		var n int
-		err := b.t.conn().QueryRow(b.t.ctx, `WITH RECURSIVE sub(id) AS (
+		b.t.queryRow(`WITH RECURSIVE sub(id) AS (
 				SELECT $1::bigint UNION ALL SELECT e.child FROM kv_entries e JOIN sub ON e.bucket = sub.id WHERE e.child IS NOT NULL)
-			SELECT count(*) FROM kv_entries e JOIN sub ON e.bucket = sub.id`, b.id).Scan(&n)
-		if err != nil {
-			kv.Fail(b.t.db.wrap(err))
-		}
+			SELECT count(*) FROM kv_entries e JOIN sub ON e.bucket = sub.id`, []any{b.id}, &n)
 		return n
 	}
 	n := 0
