@@ -148,6 +148,18 @@ func (db *DB) Close() error {
 	return nil
 }
 
+// Analyze updates the planner's statistics of the store's table, as autovacuum does after
+// enough writes: for a bulk load (a copy into an empty database) whose cursors are read
+// at once.
+func (db *DB) Analyze() error {
+	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
+	defer cancel()
+	if _, err := db.pool.Exec(ctx, "ANALYZE kv_entries"); err != nil {
+		return db.wrap(err)
+	}
+	return nil
+}
+
 // Schema is the schema the store lives in.
 func (db *DB) Schema() string { return db.schema }
 
