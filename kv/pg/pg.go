@@ -21,22 +21,23 @@
 // writes. The alternative, SERIALIZABLE with fn run again on a serialization failure, is
 // kept behind WithSerializable.
 //
-// Why the lock: BenchmarkWriters (W writers, each Update reading a value and writing it
-// back longer; µs per committed Update on a 2-core machine, PostgreSQL 15 on localhost):
+// Why the lock: BenchmarkWriters (W writers of one process, each Update reading a value and
+// writing it back longer; µs per committed Update, mean of two runs, on a 2-core machine
+// shared with other work, PostgreSQL 15 on localhost, `go test -run '^$' -bench Writers
+// -benchtime 600x -count 2 ./kv/pg`):
 //
 //	                       W=2    4    8   16
-//	lock, one key          582  606  695  869   fn runs once
-//	lock, own keys         564  584  592  736   fn runs once
-//	serializable, one key  492  679  872  977   fn runs 1.04, 1.11, 1.34, 1.72 times
-//	serializable, own keys 323  294  361  477   fn runs 1.00 to 1.10 times
+//	lock, one key          409  381  390  382   fn runs once
+//	lock, own keys         384  377  385  366   fn runs once
+//	serializable, one key  402  498  538  817   fn runs 1.02, 1.09, 1.21, 1.76 times
+//	serializable, own keys 433  504  523  749   fn runs 1.03, 1.08, 1.19, 1.64 times
 //
-// SERIALIZABLE is faster only when writers touch different keys, and even then retries
-// some (predicate locks are coarser than keys). But the stores' writes mostly meet on the
-// same keys (a space's list of documents, the search index's terms), where the lock wins
-// and its cost stays flat; and with the lock an Update's fn runs exactly once, as on bbolt,
-// whereas a retried fn must be idempotent (Update's callers are not required to be).
-// Serial writers also make the transaction's read cache and the deferred bucket checks
-// exact. Reads never wait for the lock.
+// The lock's cost stays flat as writers are added; SERIALIZABLE's grows with its retries,
+// even on distinct keys (its predicate locks cover index pages, not keys), and one earlier
+// run where it retried little on distinct keys was at best 20% faster than the lock. With
+// the lock an Update's fn runs exactly once, as on bbolt, whereas a retried fn must be
+// idempotent (Update's callers are not required to be); and serial writers make the
+// transaction's read cache and the deferred bucket checks exact. Reads never wait for it.
 //
 // An Update's Puts and Deletes are kept in memory (its own reads see them) and written at
 // commit in a few bulk statements sent in one round trip with the COMMIT; reads are cached
@@ -55,9 +56,11 @@
 // # Pool
 //
 // pgxpool, sized max(4, 2×GOMAXPROCS) connections unless the URL's pool_max_conns says: a
-// transaction holds one connection for its life, readers run side by side and writers queue
-// on the advisory lock, so more than that only adds idle backends to the database. Changes
-// holds one more connection of its own while anybody listens.
+// transaction holds one connection for its life; readers run side by side; a process's
+// writers queue in the process (one at a time takes a connection and waits on the
+// database's lock), so writers never starve readers of connections and more connections
+// than that only add idle backends to the database. Changes holds one more connection of
+// its own while anybody listens.
 //
 // # Changes
 //
@@ -119,6 +122,7 @@ type DB struct {
 	timeout      time.Duration
 	serializable bool
 	batcher      kv.Batcher
+	writer       chan struct{} // held by this process's write transaction
 
 	idMu           sync.Mutex
 	nextID, lastID int64 // bucket numbers reserved from kv_bucket_ids, not yet used
@@ -139,7 +143,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
-	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout}
+	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout,
+		writer: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(db)
 	}
@@ -277,6 +282,16 @@ func retryable(err error) bool {
 func (db *DB) run(writable bool, fn func(kv.Tx) error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
 	defer cancel()
+	if writable && !db.serializable {
+		// One writer of this process at a time queues on the database's lock: the others
+		// wait here, holding no connection, so that readers always find one in the pool.
+		select {
+		case db.writer <- struct{}{}:
+			defer func() { <-db.writer }()
+		case <-ctx.Done():
+			return db.wrap(ctx.Err())
+		}
+	}
 	t := &tx{db: db, ctx: ctx, writable: writable}
 	defer t.end() // also on a panic, so that the connection goes back
 	defer kv.Recover(&err)
