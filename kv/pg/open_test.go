@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -263,4 +264,46 @@ func drain(ch <-chan struct{}) {
 			return
 		}
 	}
+}
+
+func TestPoolSize(t *testing.T) {
+	url := kvtest.URL(t)
+	if got, want := open(t, url).PoolSize(), max(4, 2*runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("default pool size %d, want %d", got, want)
+	}
+	if got := open(t, url+"&pool_max_conns=7").PoolSize(); got != 7 {
+		t.Errorf("pool size with pool_max_conns=7: %d", got)
+	}
+}
+
+// Readers are not left without a connection by writers queued on the lock.
+func TestWritersLeaveReadersAConnection(t *testing.T) {
+	db := open(t, kvtest.URL(t)+"&pool_max_conns=2")
+	if err := db.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			db.Update(func(tx kv.Tx) error {
+				tx.Bucket([]byte("b")).Get([]byte("x"))
+				<-release
+				return nil
+			})
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("x")); return nil }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a View waited for writers queued on the lock")
+	}
+	close(release)
+	wg.Wait()
 }

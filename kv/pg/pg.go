@@ -182,6 +182,9 @@ func (db *DB) Analyze() error {
 	return nil
 }
 
+// PoolSize is the most connections the store's transactions hold at once.
+func (db *DB) PoolSize() int { return int(db.pool.Config().MaxConns) }
+
 // Schema is the schema the store lives in.
 func (db *DB) Schema() string { return db.schema }
 
