@@ -29,7 +29,7 @@ type Cluster struct {
 // every PostgreSQL test, it runs only when COMPASS_TEST_DATA is set.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
-	URL(t) // skips (or fails in CI) like the other PostgreSQL tests
+	Postgres(t) // skips (or fails in CI) like the other PostgreSQL tests
 	pgUser, err := user.Lookup("postgres")
 	missing := ""
 	switch {

@@ -50,10 +50,9 @@ func OpenBolt(t testing.TB) kv.DB {
 	return kv.BoltDB(b)
 }
 
-// URL returns the URL of a new, empty schema of its own in $COMPASS_TEST_DATA (the URL's
-// search_path names it), dropped when t ends. Without COMPASS_TEST_DATA, t is skipped, or
-// fails when CI=true: CI must run every PostgreSQL test.
-func URL(t testing.TB) string {
+// Postgres returns $COMPASS_TEST_DATA, the database of the PostgreSQL tests. Without it, t
+// is skipped, or fails when CI=true: CI must run every PostgreSQL test.
+func Postgres(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(Env)
 	if base == "" {
@@ -62,6 +61,15 @@ func URL(t testing.TB) string {
 		}
 		t.Skipf("%s=postgres://... is not set", Env)
 	}
+	return base
+}
+
+// URL returns the URL of a new, empty schema of its own in $COMPASS_TEST_DATA (the URL's
+// search_path names it), dropped when t ends. Without COMPASS_TEST_DATA, t is skipped, or
+// fails when CI=true: CI must run every PostgreSQL test.
+func URL(t testing.TB) string {
+	t.Helper()
+	base := Postgres(t)
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		t.Fatalf("%s must be a postgres:// URL: %q", Env, base)
