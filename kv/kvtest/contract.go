@@ -567,6 +567,9 @@ func testSnapshot(t *testing.T, db kv.DB) {
 				must(t, b.Put([]byte("00"), []byte("new")))
 				must(t, b.Put([]byte("49"), []byte("new")))
 				must(t, b.Delete([]byte("25")))
+				later, err := tx.CreateBucketIfNotExists([]byte("later"))
+				must(t, err)
+				must(t, later.Put([]byte("k"), []byte("v")))
 				return b.Put([]byte("99"), []byte("new"))
 			})
 		}()
@@ -584,6 +587,9 @@ func testSnapshot(t *testing.T, db kv.DB) {
 			}
 			return nil
 		}))
+		if tx.Bucket([]byte("later")) != nil || b.Bucket([]byte("later")) != nil {
+			t.Error("a View sees a bucket made after it began")
+		}
 		if n != 50 || string(b.Get([]byte("00"))) != "old" {
 			t.Errorf("a View sees a later commit: %d keys, 00=%q", n, b.Get([]byte("00")))
 		}
@@ -592,6 +598,9 @@ func testSnapshot(t *testing.T, db kv.DB) {
 	view(t, db, func(tx kv.Tx) error {
 		if got := tx.Bucket(name).Get([]byte("00")); string(got) != "new" {
 			t.Errorf("a later View reads 00=%q, want new", got)
+		}
+		if tx.Bucket(name).Bucket([]byte("later")) == nil {
+			t.Error("a later View doesn't see the bucket committed before it")
 		}
 		return nil
 	})

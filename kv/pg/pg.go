@@ -128,6 +128,7 @@ type DB struct {
 	nextID, lastID int64 // bucket numbers reserved from kv_bucket_ids, not yet used
 
 	changes changes
+	buckets bucketCache
 }
 
 var _ kv.DB = (*DB)(nil)

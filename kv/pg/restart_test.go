@@ -61,7 +61,7 @@ func TestDatabaseRestart(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("a write while the database is down took %v", d)
 	}
-	if err := db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")); return nil }); !errors.Is(err, kv.ErrUnavailable) {
+	if err := db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("0")); return nil }); !errors.Is(err, kv.ErrUnavailable) {
 		t.Errorf("a read while the database is down = %v, want ErrUnavailable", err)
 	}
 	c.Start()

@@ -3,6 +3,7 @@ package pg
 import (
 	"bytes"
 	"context"
+	"math"
 	"sort"
 	"time"
 
@@ -66,13 +67,21 @@ func (s *bucketState) sorted() [][]byte {
 	return s.keys
 }
 
+type createdBucket struct {
+	parent int64
+	name   []byte
+	id     int64
+}
+
 type tx struct {
 	db       *DB
 	ctx      context.Context
 	writable bool
 	c        *pgxpool.Conn
 	begun    bool
-	buckets  map[int64]*bucketState
+	beginGen int64 // the bucket cache's generation when the transaction began
+	created  []createdBucket
+	buckets  map[int64]*bucketState // what the transaction knows of each bucket
 	dirty    bool
 }
 
@@ -107,7 +116,9 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		return t.c.SendBatch(t.ctx, b)
 	}
 	var err error
-	for range 2 {
+	// Every pooled connection may have died with the database (a restart): one more try
+	// than there are, each on another connection.
+	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
 		first := &pgx.Batch{}
 		switch {
@@ -126,6 +137,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 			kv.Fail(t.db.wrap(err))
 		}
+		t.beginGen = t.db.buckets.generation() // before the snapshot
 		br := t.c.SendBatch(t.ctx, first)
 		for range begin {
 			if _, err = br.Exec(); err != nil {
@@ -137,8 +149,8 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			return br
 		}
 		br.Close()
-		// A connection that died while pooled (the database restarted) fails here, before
-		// anything was done: try once more on a new one.
+		// A connection that died while pooled fails here, before anything was done: try
+		// again on another.
 		t.c.Conn().Close(t.ctx)
 		t.c.Release()
 		t.c = nil
@@ -247,6 +259,9 @@ func (t *tx) commit() (err error) {
 		kv.Fail(t.db.wrap(err))
 	}
 	t.begun = false // committed: nothing for end to roll back
+	for _, c := range t.created {
+		t.db.buckets.put(c.parent, c.name, c.id)
+	}
 	t.db.changes.committed()
 	return nil
 }
@@ -261,6 +276,7 @@ func (b *bucket) state() *bucketState { return b.t.state(b.id) }
 
 // lookup returns k's entry: from the overlay, else from what was read, else from the database.
 func (b *bucket) lookup(k []byte) entry {
+	t := b.t
 	s := b.state()
 	if e, ok := s.over[string(k)]; ok {
 		return *e
@@ -269,12 +285,19 @@ func (b *bucket) lookup(k []byte) entry {
 		return e
 	}
 	var e entry
-	if !s.fresh {
+	upTo := t.beginGen
+	if !t.begun {
+		upTo = math.MaxInt64 // the snapshot, taken later, will hold every bucket known now
+	}
+	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
+		e = entry{found: true, child: id}
+	} else if !s.fresh {
 		var child *int64
 		if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
 			e.found = true
 			if child != nil {
 				e.child, e.value = *child, nil
+				t.db.buckets.put(b.id, k, e.child)
 			} else if e.value == nil {
 				e.value = []byte{}
 			}
@@ -366,6 +389,7 @@ func (b *bucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	}
 	id := b.t.db.reserveID(b.t)
 	b.state().write(name, entry{found: true, child: id})
+	b.t.created = append(b.t.created, createdBucket{b.id, bytes.Clone(name), id})
 	b.t.state(id).fresh = true
 	b.t.dirty = true
 	return &bucket{t: b.t, id: id}, nil
