@@ -599,7 +599,7 @@ func testSnapshot(t *testing.T, db kv.DB) {
 		if got := tx.Bucket(name).Get([]byte("00")); string(got) != "new" {
 			t.Errorf("a later View reads 00=%q, want new", got)
 		}
-		if tx.Bucket(name).Bucket([]byte("later")) == nil {
+		if tx.Bucket([]byte("later")) == nil {
 			t.Error("a later View doesn't see the bucket committed before it")
 		}
 		return nil

@@ -207,8 +207,9 @@ func TestConnectionKilled(t *testing.T) {
 	}
 	err := db.View(func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("b"))
+		b.Get([]byte("x")) // the transaction has begun on its connection
 		exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", app)
-		b.Get([]byte("x"))
+		b.Get([]byte("y"))
 		return nil
 	})
 	t.Logf("the killed View: %v", err)
