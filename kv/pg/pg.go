@@ -42,8 +42,16 @@
 // An Update's Puts and Deletes are kept in memory (its own reads see them) and written at
 // commit in a few bulk statements sent in one round trip with the COMMIT; reads are cached
 // for the transaction's life (nothing else writes meanwhile), and cursors fetch rows in
-// pages. A value written over a bucket is refused at commit (ErrIncompatibleValue from
-// Update) when the transaction had not read that key before.
+// pages (16 rows, doubling to 1,024; a value over 64 KiB is read when the cursor lands on
+// it). Bucket numbers are cached for the whole store, since kv deletes no bucket: opening a
+// bucket costs no round trip once it has been seen. A transaction reaches the database at
+// its first read (BEGIN goes in the same round trip), and a write transaction that only
+// writes sends BEGIN, the lock, its writes, the NOTIFY and the COMMIT in one round trip.
+//
+// A value written over a bucket, or a bucket deleted as a value, is refused at commit
+// (ErrIncompatibleValue from Update) when the transaction had not read that key before:
+// checking at the Put would cost a round trip per new key. In a Batch, such a commit fails
+// every call of the group, not only the one that wrote it (bbolt refuses it in the Put).
 //
 // # Failures
 //
@@ -51,7 +59,10 @@
 // connection included. A statement that fails inside a transaction panics with kv.Fail, and
 // View, Update and Batch return its error; an error reaching the database wraps
 // kv.ErrUnavailable and names the database's host and port. The pool drops connections that
-// died (a restart of the database), so later transactions work again by themselves.
+// died (a restart of the database), and a transaction's first statement tries another
+// connection when its own is dead, so later transactions work again by themselves. A commit
+// whose answer was lost with the connection may or may not have been applied: its Update
+// returns ErrUnavailable either way.
 //
 // # Pool
 //
