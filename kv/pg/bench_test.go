@@ -157,3 +157,30 @@ func BenchmarkWriters(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBigUpdate is one write transaction putting 100,000 new 100-byte values in
+// order (an import, a copy), committed.
+func BenchmarkBigUpdate(b *testing.B) {
+	backends(b, func(b *testing.B, db kv.DB) {
+		v := bytes.Repeat([]byte("v"), 100)
+		round := 0
+		for b.Loop() {
+			err := db.Update(func(tx kv.Tx) error {
+				bk, err := tx.CreateBucketIfNotExists(fmt.Appendf(nil, "round %d", round))
+				if err != nil {
+					return err
+				}
+				for i := range 100000 {
+					if err := bk.Put(fmt.Appendf(nil, "%08d", i), v); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			round++
+		}
+	})
+}
