@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -321,4 +322,38 @@ func TestWritersLeaveReadersAConnection(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
+}
+
+// A commit of more than 64 MiB of values is sent in several statements (PostgreSQL takes
+// at most 1 GB in one message): every value arrives.
+func TestCommitInSeveralStatements(t *testing.T) {
+	db := open(t, kvtest.URL(t))
+	const n, size = 10, 8 << 20
+	err := db.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("b"))
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := b.Put([]byte{byte(i)}, bytes.Repeat([]byte{byte(i)}, size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx kv.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		for i := range n {
+			if v := b.Get([]byte{byte(i)}); len(v) != size || v[0] != byte(i) || v[size-1] != byte(i) {
+				t.Errorf("value %d: %d bytes", i, len(v))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
