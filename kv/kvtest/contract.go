@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"Batch", testBatch},
 		{"BigValues", testBigValues},
 		{"KeyN", testKeyN},
+		{"DeleteBucket", testDeleteBucket},
+		{"TopLevelBuckets", testTopLevelBuckets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -750,4 +753,84 @@ func testKeyN(t *testing.T, db kv.DB) {
 		}
 		return nil
 	})
+}
+
+// testDeleteBucket: a nested bucket goes with all it holds (buckets inside it too), in the
+// transaction and after; a value or a missing name is refused; the parent's other keys stay.
+func testDeleteBucket(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		top, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		must(t, top.Put([]byte("keep"), []byte("1")))
+		for _, n := range []string{"doomed", "made-and-doomed"} {
+			nb, err := top.CreateBucketIfNotExists([]byte(n))
+			must(t, err)
+			must(t, nb.Put([]byte("k"), []byte("v")))
+			deep, err := nb.CreateBucketIfNotExists([]byte("deep"))
+			must(t, err)
+			must(t, deep.Put([]byte("k"), []byte("v")))
+		}
+		return nil
+	})
+	update(t, db, func(tx kv.Tx) error {
+		top := tx.Bucket(name)
+		must(t, top.DeleteBucket([]byte("doomed")))
+		if top.Bucket([]byte("doomed")) != nil {
+			t.Error("a deleted bucket is still there in its transaction")
+		}
+		if err := top.DeleteBucket([]byte("keep")); !errors.Is(err, kv.ErrIncompatibleValue) {
+			t.Errorf("DeleteBucket of a value = %v, want ErrIncompatibleValue", err)
+		}
+		if err := top.DeleteBucket([]byte("missing")); !errors.Is(err, kv.ErrBucketNotFound) {
+			t.Errorf("DeleteBucket of nothing = %v, want ErrBucketNotFound", err)
+		}
+		nb, err := top.CreateBucketIfNotExists([]byte("fresh"))
+		must(t, err)
+		must(t, nb.Put([]byte("k"), []byte("v")))
+		must(t, top.DeleteBucket([]byte("fresh"))) // made and deleted in one transaction
+		return top.DeleteBucket([]byte("made-and-doomed"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		top := tx.Bucket(name)
+		var left []string
+		must(t, top.ForEach(func(k, _ []byte) error { left = append(left, string(k)); return nil }))
+		if strings.Join(left, ",") != "keep" {
+			t.Errorf("after deleting buckets the parent holds %q, want only keep", left)
+		}
+		if n := top.KeyN(); n != 1 {
+			t.Errorf("KeyN after deleting buckets = %d, want 1 (nothing of theirs left)", n)
+		}
+		return nil
+	})
+	// The name can be made again, empty.
+	update(t, db, func(tx kv.Tx) error {
+		nb, err := tx.Bucket(name).CreateBucketIfNotExists([]byte("again"))
+		must(t, err)
+		return nb.Put([]byte("k"), []byte("v2"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		if v := tx.Bucket(name).Bucket([]byte("again")).Get([]byte("k")); string(v) != "v2" {
+			t.Errorf("a bucket made after deletes holds %q", v)
+		}
+		return nil
+	})
+}
+
+// testTopLevelBuckets: the transaction lists its top-level buckets in order.
+func testTopLevelBuckets(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		for _, n := range []string{"b", "\xff", "a", "\x00"} {
+			if _, err := tx.CreateBucketIfNotExists([]byte(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var got []string
+	view(t, db, func(tx kv.Tx) error {
+		return tx.ForEachBucket(func(n []byte) error { got = append(got, string(n)); return nil })
+	})
+	if want := []string{"\x00", "a", "b", "\xff"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("top-level buckets %q, want %q", got, want)
+	}
 }

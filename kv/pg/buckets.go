@@ -3,8 +3,9 @@ package pg
 import "sync"
 
 // bucketCache keeps the numbers of buckets seen committed, by parent and name, for every
-// transaction of the store: opening a nested bucket then costs no round trip. kv deletes no
-// bucket, so a number once committed stays right; but a transaction whose snapshot is older
+// transaction of the store: opening a nested bucket then costs no round trip. a number once
+// committed stays right (kv's DeleteBucket is used only for names never used again, see
+// bucket.DeleteBucket); but a transaction whose snapshot is older
 // than the bucket must not see it, so each number carries the generation it was learnt in,
 // and a transaction that has begun uses only those learnt before it began.
 type bucketCache struct {
@@ -50,4 +51,11 @@ func (c *bucketCache) put(parent int64, name []byte, id int64) {
 	}
 	c.gen++
 	c.ids[bucketKey{parent, string(name)}] = cachedBucket{id, c.gen}
+}
+
+// drop forgets a deleted bucket's number.
+func (c *bucketCache) drop(parent int64, name []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.ids, bucketKey{parent, string(name)})
 }

@@ -81,6 +81,7 @@ type tx struct {
 	begun    bool
 	beginGen int64 // the bucket cache's generation when the transaction began
 	created  []createdBucket
+	dropped  []createdBucket        // buckets deleted, with all they hold
 	buckets  map[int64]*bucketState // what the transaction knows of each bucket
 	dirty    bool
 }
@@ -91,6 +92,10 @@ func (t *tx) Bucket(name []byte) kv.Bucket { return t.root().Bucket(name) }
 
 func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	return t.root().CreateBucketIfNotExists(name)
+}
+
+func (t *tx) ForEachBucket(fn func(name []byte) error) error {
+	return t.root().ForEachBucket(fn)
 }
 
 func (t *tx) root() *bucket { return &bucket{t: t, id: 0} }
@@ -230,10 +235,31 @@ func (t *tx) commit() (err error) {
 			putB, putK, putV, putC)
 		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
 	}
+	gone := t.droppedIDs()
+	for _, d := range t.dropped {
+		if !t.state(d.parent).fresh {
+			b.Queue("DELETE FROM kv_entries WHERE bucket = $1 AND key = $2", d.parent, d.name)
+		}
+	}
+	if len(gone) > 0 {
+		ids := make([]int64, 0, len(gone))
+		for id := range gone {
+			ids = append(ids, id)
+		}
+		b.Queue(`WITH RECURSIVE sub(id) AS (
+				SELECT unnest($1::bigint[]) UNION ALL SELECT e.child FROM kv_entries e JOIN sub ON e.bucket = sub.id WHERE e.child IS NOT NULL)
+			DELETE FROM kv_entries WHERE bucket IN (SELECT id FROM sub)`, ids)
+	}
 	for id, s := range t.buckets {
+		if gone[id] {
+			continue
+		}
 		for k, e := range s.over {
 			switch {
 			case !e.found:
+				if t.isDropped(id, k) {
+					continue // deleted above, with what it held
+				}
 				if !s.fresh {
 					delB, delK = append(delB, id), append(delK, []byte(k))
 				}
@@ -260,7 +286,12 @@ func (t *tx) commit() (err error) {
 	}
 	t.begun = false // committed: nothing for end to roll back
 	for _, c := range t.created {
-		t.db.buckets.put(c.parent, c.name, c.id)
+		if !gone[c.id] {
+			t.db.buckets.put(c.parent, c.name, c.id)
+		}
+	}
+	for _, d := range t.dropped {
+		t.db.buckets.drop(d.parent, d.name)
 	}
 	t.db.changes.committed()
 	return nil
@@ -393,6 +424,63 @@ func (b *bucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	b.t.state(id).fresh = true
 	b.t.dirty = true
 	return &bucket{t: b.t, id: id}, nil
+}
+
+// DeleteBucket deletes the nested bucket name and everything in it, at commit.
+//
+// Caveat: every server on the database keeps the numbers of buckets it has opened, so
+// another server may go on seeing a deleted bucket (empty) by its old name. compass-mcp
+// deletes only buckets named by a purged document's id, which is never used again.
+func (b *bucket) DeleteBucket(name []byte) error {
+	if err := b.checkWrite(name); err != nil {
+		return err
+	}
+	e := b.lookup(name)
+	switch {
+	case !e.found:
+		return kv.ErrBucketNotFound
+	case e.child == 0:
+		return kv.ErrIncompatibleValue
+	}
+	b.state().write(name, entry{})
+	b.t.dropped = append(b.t.dropped, createdBucket{b.id, bytes.Clone(name), e.child})
+	b.t.dirty = true
+	return nil
+}
+
+// droppedIDs returns the numbers of the buckets deleted by the transaction, and of those it
+// made inside them.
+func (t *tx) droppedIDs() map[int64]bool {
+	if len(t.dropped) == 0 {
+		return nil
+	}
+	gone := map[int64]bool{}
+	for _, d := range t.dropped {
+		gone[d.id] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, c := range t.created {
+			if gone[c.parent] && !gone[c.id] {
+				gone[c.id], grew = true, true
+			}
+		}
+	}
+	return gone
+}
+
+// isDropped tells whether key k of bucket parent is a bucket the transaction deleted (and
+// did not make again).
+func (t *tx) isDropped(parent int64, k string) bool {
+	for _, d := range t.dropped {
+		if d.parent == parent && string(d.name) == k {
+			if e := t.state(parent).over[k]; e != nil && e.found {
+				return false
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func (b *bucket) Cursor() kv.Cursor { return &cursor{b: b} }
