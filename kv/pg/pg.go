@@ -44,8 +44,9 @@
 // commit in a few bulk statements sent in one round trip with the COMMIT; reads are cached
 // for the transaction's life (nothing else writes meanwhile), and cursors fetch rows in
 // pages (16 rows, doubling to 1,024; a value over 64 KiB is read when the cursor lands on
-// it). Bucket numbers are cached for the whole store, since kv deletes no bucket: opening a
-// bucket costs no round trip once it has been seen. A transaction reaches the database at
+// it). Bucket numbers are cached for the whole store (compass-mcp deletes a bucket only
+// under a name never used again: see bucket.DeleteBucket): opening a bucket costs no round
+// trip once it has been seen. A transaction reaches the database at
 // its first read (BEGIN goes in the same round trip), and a write transaction that only
 // writes sends BEGIN, the lock, its writes, the NOTIFY and the COMMIT in one round trip.
 //
