@@ -10,8 +10,8 @@ func TestRedact(t *testing.T) {
 		"postgres://ana:s3cret@db.example:5432/compass":                "postgres://ana@db.example:5432/compass",
 		"postgresql://ana:s3cret@db:5432/c?search_path=team&sslmode=x": "postgresql://ana@db:5432/c?search_path=team&sslmode=x",
 		"postgres://db:5432/c?password=s3cret&search_path=team":        "postgres://db:5432/c?search_path=team",
-		"postgres://ana@db/c":                                          "postgres://ana@db/c",
-		"postgres://ana:s3%cret@db/c":                                  "postgres://…@db/c", // not a URL Go parses
+		"postgres://ana@db/c":         "postgres://ana@db/c",
+		"postgres://ana:s3%cret@db/c": "postgres://…@db/c", // not a URL Go parses
 	} {
 		got := redact(in)
 		if got != want || strings.Contains(got, "s3") {
