@@ -171,6 +171,8 @@ Usage:
   compass-mcp docs ...                        the person's side: list, show, history, diff, save,
                                               restore, rename, delete, export ("docs help")
   compass-mcp backup FILE                     a consistent copy of the bbolt data file, servers running or not
+  compass-mcp copy --from A --to B           everything in A (a bbolt file or postgres:// URL) into B,
+                                              empty, all or nothing, then checked byte for byte
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
   compass-mcp import --claude-code [DIR] [--project PATH] [--follow]
@@ -214,6 +216,8 @@ func run(args []string) error {
 		return docsCmd(args, os.Stdin, os.Stdout, os.Stderr)
 	case "backup":
 		return backup(args, os.Stdout)
+	case "copy":
+		return copyCmd(args, os.Stdout)
 	case "import":
 		return importConversations(args, os.Stdin, os.Stdout)
 	case "say":

@@ -62,12 +62,13 @@ func redact(data string) string {
 	return u.String()
 }
 
-// openStore opens data: a postgres:// or postgresql:// URL, else a bbolt file's path.
-func openStore(data string) (store, error) {
+// openStore opens data: a postgres:// or postgresql:// URL, else a bbolt file's path. opts
+// apply to a database only.
+func openStore(data string, opts ...pg.Option) (store, error) {
 	if !isPostgres(data) {
 		return datafile.OpenFile(data, datafile.DefaultTimeout, datafile.DefaultIdle)
 	}
-	db, err := pg.Open(context.Background(), data)
+	db, err := pg.Open(context.Background(), data, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", redact(data), err)
 	}
