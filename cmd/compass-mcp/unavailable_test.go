@@ -1,7 +1,9 @@
 package main
 
 import (
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -44,6 +46,8 @@ func TestDatabaseDownAtStart(t *testing.T) {
 func TestDatabaseDownLater(t *testing.T) {
 	cluster := kvtest.NewCluster(t)
 	c := stdioClient(t, cluster.URL)
+	secret := strings.TrimSpace(strings.SplitN(cli(t, cluster.URL, "tokens", "add", "--for", "ana"), "\n", 2)[0])
+	mcpURL, _ := httpServer(t, cluster.URL)
 	if a := callTool(t, c, "write_document", map[string]any{"title": "Up", "text": "# Up\n"}); a.isError {
 		t.Fatalf("write_document: %s", a.text)
 	}
@@ -56,6 +60,21 @@ func TestDatabaseDownLater(t *testing.T) {
 	write := callTool(t, c, "append_document", map[string]any{"document": "Up", "text": "more"})
 	if !write.isError || !strings.Contains(write.text, "The database is unavailable") || !strings.Contains(write.text, "may or may not have been saved") {
 		t.Errorf("append_document with the database down: %+v", write)
+	}
+	// Over HTTP, a token cannot be checked: 503 with Retry-After, not 401 (which would have
+	// the client drop a good token) nor 500.
+	req, _ := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "database is unavailable") {
+		t.Errorf("an HTTP request with the database down: %s, Retry-After %q, %s", resp.Status, resp.Header.Get("Retry-After"), body)
 	}
 	cluster.Start()
 	deadline := time.Now().Add(30 * time.Second)
