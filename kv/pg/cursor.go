@@ -57,11 +57,19 @@ const (
 )
 
 type cursor struct {
-	b    *bucket
-	pos  []byte // nil: not on a key
-	cur  entry
-	pg   page
-	size int
+	b     *bucket
+	pos   []byte // nil: not on a key
+	cur   entry
+	pg    page
+	size  int
+	epoch int // the transaction's spills when pg was fetched
+}
+
+// resync drops the page if the transaction's writes were sent since it was fetched.
+func (c *cursor) resync() {
+	if c.epoch != c.b.t.spills {
+		c.pg.valid, c.epoch = false, c.b.t.spills
+	}
 }
 
 func (c *cursor) First() ([]byte, []byte) { return c.forward(bound{inf: true}) }
@@ -146,6 +154,7 @@ func (c *cursor) backward(from bound) ([]byte, []byte) {
 
 // dbNext returns the database's first row in the range starting at from.
 func (c *cursor) dbNext(from bound) (row, bool) {
+	c.resync()
 	if c.b.state().fresh {
 		return row{}, false
 	}
@@ -178,6 +187,7 @@ func (c *cursor) dbNext(from bound) (row, bool) {
 
 // dbPrev returns the database's last row in the range ending at from.
 func (c *cursor) dbPrev(from bound) (row, bool) {
+	c.resync()
 	if c.b.state().fresh {
 		return row{}, false
 	}

@@ -126,6 +126,15 @@ func WithTimeout(d time.Duration) Option { return func(db *DB) { db.timeout = d 
 // fn must then set its results afresh on every run, as Batch's must.
 func WithSerializable() Option { return func(db *DB) { db.serializable = true } }
 
+// DefaultWriteBuffer is how many bytes of its writes a write transaction keeps in memory
+// before sending them ahead of its commit, unless WithWriteBuffer says otherwise.
+const DefaultWriteBuffer = 64 << 20
+
+// WithWriteBuffer sets how many bytes of its writes a write transaction keeps in memory:
+// past that, they are sent to the database (still inside the transaction) and forgotten,
+// so a transaction as large as a whole store (compass-mcp copy) needs no more memory.
+func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }
+
 // DB is a kv.DB on a PostgreSQL database.
 type DB struct {
 	pool         *pgxpool.Pool
@@ -135,6 +144,7 @@ type DB struct {
 	channel      string
 	timeout      time.Duration
 	serializable bool
+	writeBuffer  int // bytes of a write transaction's writes kept in memory before they're sent
 	batcher      kv.Batcher
 	writer       chan struct{} // held by this process's write transaction
 
@@ -158,7 +168,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
-	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout,
+	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
 		writer: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(db)

@@ -81,7 +81,10 @@ type tx struct {
 	begun    bool
 	beginGen int64 // the bucket cache's generation when the transaction began
 	created  []createdBucket
-	dropped  []createdBucket        // buckets deleted, with all they hold
+	dropped  []createdBucket        // buckets deleted, with all they hold, not yet sent
+	sentDrop []createdBucket        // ...and those already sent (spill)
+	pending  int                    // bytes of writes kept in memory, not yet sent
+	spills   int                    // how many times the writes were sent ahead of the commit
 	buckets  map[int64]*bucketState // what the transaction knows of each bucket
 	dirty    bool
 }
@@ -219,6 +222,54 @@ func (t *tx) commit() (err error) {
 		return nil
 	}
 	b := &pgx.Batch{}
+	t.queueWrites(b)
+	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
+	b.Queue("COMMIT")
+	if err := t.send(b).Close(); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	t.begun = false // committed: nothing for end to roll back
+	gone := droppedIDs(append(t.sentDrop, t.dropped...), t.created)
+	for _, c := range t.created {
+		if !gone[c.id] {
+			t.db.buckets.put(c.parent, c.name, c.id)
+		}
+	}
+	for _, d := range append(t.sentDrop, t.dropped...) {
+		t.db.buckets.drop(d.parent, d.name)
+	}
+	t.db.changes.committed()
+	return nil
+}
+
+// spill sends the writes kept so far ahead of the commit, in the transaction, and forgets
+// them (and what was read: the database now has the transaction's writes), so that a
+// transaction writing more than the write buffer (a copy of a whole store) needs no more
+// memory than that. Cursors see the spill (epoch) and fetch again.
+func (t *tx) spill() {
+	b := &pgx.Batch{}
+	t.queueWrites(b)
+	if err := t.send(b).Close(); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	t.sentDrop, t.dropped = append(t.sentDrop, t.dropped...), nil
+	for _, s := range t.buckets {
+		s.over, s.keys, s.tail, s.fresh = nil, nil, nil, false
+		s.read = map[string]entry{}
+	}
+	t.pending = 0
+	t.spills++
+}
+
+// grow counts n more bytes of writes kept in memory, and spills them past the buffer.
+func (t *tx) grow(n int) {
+	if t.pending += n; t.pending > t.db.writeBuffer {
+		t.spill()
+	}
+}
+
+// queueWrites queues the writes kept in memory: buckets deleted, then keys.
+func (t *tx) queueWrites(b *pgx.Batch) {
 	var delB []int64
 	var delK [][]byte
 	var putB, putC []int64
@@ -235,7 +286,7 @@ func (t *tx) commit() (err error) {
 			putB, putK, putV, putC)
 		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
 	}
-	gone := t.droppedIDs()
+	gone := droppedIDs(t.dropped, t.created)
 	for _, d := range t.dropped {
 		if !t.state(d.parent).fresh {
 			b.Queue("DELETE FROM kv_entries WHERE bucket = $1 AND key = $2", d.parent, d.name)
@@ -279,22 +330,6 @@ func (t *tx) commit() (err error) {
 			SELECT kv_compatible(false, key) FROM d WHERE child IS NOT NULL`, delB, delK)
 	}
 	flushPuts()
-	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
-	b.Queue("COMMIT")
-	if err := t.send(b).Close(); err != nil {
-		kv.Fail(t.db.wrap(err))
-	}
-	t.begun = false // committed: nothing for end to roll back
-	for _, c := range t.created {
-		if !gone[c.id] {
-			t.db.buckets.put(c.parent, c.name, c.id)
-		}
-	}
-	for _, d := range t.dropped {
-		t.db.buckets.drop(d.parent, d.name)
-	}
-	t.db.changes.committed()
-	return nil
 }
 
 // bucket is a bucket of a transaction: its number and the transaction.
@@ -381,6 +416,7 @@ func (b *bucket) Put(key, value []byte) error {
 	}
 	b.state().write(key, entry{found: true, value: bytes.Clone(value)})
 	b.t.dirty = true
+	b.t.grow(len(key) + len(value))
 	return nil
 }
 
@@ -397,6 +433,7 @@ func (b *bucket) Delete(key []byte) error {
 	}
 	b.state().write(key, entry{})
 	b.t.dirty = true
+	b.t.grow(len(key))
 	return nil
 }
 
@@ -423,6 +460,7 @@ func (b *bucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 	b.t.created = append(b.t.created, createdBucket{b.id, bytes.Clone(name), id})
 	b.t.state(id).fresh = true
 	b.t.dirty = true
+	b.t.grow(len(name))
 	return &bucket{t: b.t, id: id}, nil
 }
 
@@ -448,19 +486,18 @@ func (b *bucket) DeleteBucket(name []byte) error {
 	return nil
 }
 
-// droppedIDs returns the numbers of the buckets deleted by the transaction, and of those it
-// made inside them.
-func (t *tx) droppedIDs() map[int64]bool {
-	if len(t.dropped) == 0 {
+// droppedIDs returns the numbers of the buckets dropped, and of those made inside them.
+func droppedIDs(dropped, created []createdBucket) map[int64]bool {
+	if len(dropped) == 0 {
 		return nil
 	}
 	gone := map[int64]bool{}
-	for _, d := range t.dropped {
+	for _, d := range dropped {
 		gone[d.id] = true
 	}
 	for grew := true; grew; {
 		grew = false
-		for _, c := range t.created {
+		for _, c := range created {
 			if gone[c.parent] && !gone[c.id] {
 				gone[c.id], grew = true, true
 			}
