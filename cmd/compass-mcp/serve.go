@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
@@ -81,10 +82,11 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	}
 	hs := &http.Server{}
 	harden(hs)
-	known := newSessions()
+	sessions := &mcpSessions{access.NewSessions(db, idle)}
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
-		server.WithSessionIdManager(known),
+		server.WithSessionIdManagerResolver(sessions),
+		server.WithHTTPContextFunc(clientName),
 		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
@@ -92,7 +94,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	gate := registerTeam(mux, db, c, token, known.check(direct(mcpHTTP)))
+	gate := registerTeam(mux, db, c, token, sessions.check(direct(mcpHTTP)))
 	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
 		ln.Close()
 		return err
