@@ -1,0 +1,359 @@
+package pg_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/jackc/pgx/v5"
+)
+
+func exec(t testing.TB, url, sql string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Replicas starting together on an empty schema: one migrates, the others find it done.
+func TestOpenTogetherMigratesOnce(t *testing.T) {
+	url := kvtest.URL(t)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			db, err := pg.Open(context.Background(), url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			db.Close()
+		})
+	}
+	wg.Wait()
+	db := open(t, url)
+	err := db.View(func(tx kv.Tx) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n, tables int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM compass_schema").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("compass_schema has %d versions, want 1", n)
+	}
+	// In the schema the URL's search_path names, not in public.
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'kv_entries'", db.Schema()).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 1 || !strings.HasPrefix(db.Schema(), "kvtest_") {
+		t.Errorf("kv_entries is not in the URL's schema (%q)", db.Schema())
+	}
+}
+
+func TestOpenRefusesANewerSchema(t *testing.T) {
+	url := kvtest.URL(t)
+	open(t, url).Close()
+	exec(t, url, "INSERT INTO compass_schema (version) VALUES (99)")
+	_, err := pg.Open(context.Background(), url)
+	if !errors.Is(err, pg.ErrSchemaTooNew) || !strings.Contains(err.Error(), "version 99") || !strings.Contains(err.Error(), "up to 1") {
+		t.Errorf("Open on a newer schema = %v, want ErrSchemaTooNew naming both versions", err)
+	}
+}
+
+func TestOpenRefusesAMissingSchema(t *testing.T) {
+	url := kvtest.URL(t)
+	url = strings.Replace(url, "search_path=kvtest_", "search_path=nothere_", 1)
+	_, err := pg.Open(context.Background(), url)
+	if err == nil || !strings.Contains(err.Error(), "search_path") {
+		t.Errorf("Open with a missing schema = %v, want an error about the search_path", err)
+	}
+}
+
+func TestUnreachableDatabase(t *testing.T) {
+	kvtest.Postgres(t) // a PostgreSQL test: skipped, or failed in CI, like the others
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	_, err = pg.Open(context.Background(), "postgres://compass:compass@"+addr+"/compass?connect_timeout=5")
+	t.Logf("Open on a closed port: %v", err)
+	if !errors.Is(err, kv.ErrUnavailable) || !strings.Contains(err.Error(), addr) {
+		t.Errorf("Open on a closed port = %v, want ErrUnavailable naming %s", err, addr)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Open on a closed port took %v", d)
+	}
+}
+
+// A transaction waiting on another replica's write lock (here: a writer that does not end)
+// gives up at its deadline with ErrUnavailable, and the store works on afterwards.
+func TestDeadline(t *testing.T) {
+	url := kvtest.URL(t)
+	a := open(t, url)
+	b := open(t, url, pg.WithTimeout(300*time.Millisecond))
+	release, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(func(tx kv.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			bk.Get([]byte("x")) // takes the lock: a write transaction reaches the database at its first read
+			close(holding)
+			<-release
+			return bk.Put([]byte("x"), []byte("a"))
+		})
+	}()
+	<-holding
+	start := time.Now()
+	err := b.Update(func(tx kv.Tx) error {
+		_, err := tx.CreateBucketIfNotExists([]byte("b"))
+		return err
+	})
+	t.Logf("the Update behind a writer: %v", err)
+	if !errors.Is(err, kv.ErrUnavailable) {
+		t.Errorf("an Update behind a writer that doesn't end = %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("it took %v with a 300 ms timeout", d)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	err = b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("x"), []byte("b")) })
+	if err != nil {
+		t.Errorf("the Update after: %v", err)
+	}
+}
+
+// Two replicas (two DBs on one schema) incrementing one counter: no update lost, in either
+// mode.
+func TestTwoReplicasSerialise(t *testing.T) {
+	for _, mode := range []string{"lock", "serializable"} {
+		t.Run(mode, func(t *testing.T) {
+			url := kvtest.URL(t)
+			var opts []pg.Option
+			if mode == "serializable" {
+				opts = append(opts, pg.WithSerializable())
+			}
+			dbs := []*pg.DB{open(t, url, opts...), open(t, url, opts...)}
+			const each = 25
+			var wg sync.WaitGroup
+			for i := range 8 {
+				wg.Go(func() {
+					for range each {
+						err := dbs[i%2].Update(func(tx kv.Tx) error {
+							b, err := tx.CreateBucketIfNotExists([]byte("b"))
+							if err != nil {
+								return err
+							}
+							n, _ := strconv.Atoi(string(b.Get([]byte("n"))))
+							return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+						})
+						if err != nil {
+							t.Error(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			var n int
+			dbs[0].View(func(tx kv.Tx) error {
+				n, _ = strconv.Atoi(string(tx.Bucket([]byte("b")).Get([]byte("n"))))
+				return nil
+			})
+			if n != 8*each {
+				t.Errorf("counter %d, want %d", n, 8*each)
+			}
+		})
+	}
+}
+
+// A connection killed under a transaction: that transaction fails with ErrUnavailable,
+// the next one works.
+func TestConnectionKilled(t *testing.T) {
+	url := kvtest.URL(t)
+	app := "kvtest_killed_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	db := open(t, url+"&application_name="+app)
+	if err := db.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	err := db.View(func(tx kv.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		b.Get([]byte("x")) // the transaction has begun on its connection
+		exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", app)
+		b.Get([]byte("y"))
+		return nil
+	})
+	t.Logf("the killed View: %v", err)
+	if !errors.Is(err, kv.ErrUnavailable) || !strings.Contains(err.Error(), "127.0.0.1:5432") {
+		t.Errorf("a View whose connection was killed = %v, want ErrUnavailable naming the database", err)
+	}
+	if err := db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("x")); return nil }); err != nil {
+		t.Errorf("the View after: %v", err)
+	}
+}
+
+func TestChanges(t *testing.T) {
+	url := kvtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := a.Changes(ctx)
+	// The LISTEN connection starts in the background: write until a signal comes.
+	deadline := time.After(10 * time.Second)
+	for i := 0; ; i++ {
+		err := b.Update(func(tx kv.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists([]byte("b"))
+			if err != nil {
+				return err
+			}
+			return bk.Put([]byte(strconv.Itoa(i)), []byte("v"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond):
+			continue
+		case <-deadline:
+			t.Fatal("no signal on one replica 10 s after another committed")
+		}
+		break
+	}
+	time.Sleep(100 * time.Millisecond)
+	drain(ch)
+	// A failed write sends nothing.
+	b.Update(func(tx kv.Tx) error {
+		tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v"))
+		return errors.New("no")
+	})
+	select {
+	case <-ch:
+		t.Error("a signal for a write that was rolled back")
+	case <-time.After(300 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case _, ok := <-ch:
+		for ok {
+			_, ok = <-ch
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("Changes' channel not closed after its context ended")
+	}
+}
+
+func drain(ch <-chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+func TestPoolSize(t *testing.T) {
+	url := kvtest.URL(t)
+	if got, want := open(t, url).PoolSize(), max(4, 2*runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("default pool size %d, want %d", got, want)
+	}
+	if got := open(t, url+"&pool_max_conns=7").PoolSize(); got != 7 {
+		t.Errorf("pool size with pool_max_conns=7: %d", got)
+	}
+}
+
+// Readers are not left without a connection by writers queued on the lock.
+func TestWritersLeaveReadersAConnection(t *testing.T) {
+	db := open(t, kvtest.URL(t)+"&pool_max_conns=2")
+	if err := db.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			db.Update(func(tx kv.Tx) error {
+				tx.Bucket([]byte("b")).Get([]byte("x"))
+				<-release
+				return nil
+			})
+		})
+	}
+	time.Sleep(100 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("x")); return nil }) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a View waited for writers queued on the lock")
+	}
+	close(release)
+	wg.Wait()
+}
+
+// A commit of more than 64 MiB of values is sent in several statements (PostgreSQL takes
+// at most 1 GB in one message): every value arrives.
+func TestCommitInSeveralStatements(t *testing.T) {
+	db := open(t, kvtest.URL(t))
+	const n, size = 10, 8 << 20
+	err := db.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte("b"))
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			if err := b.Put([]byte{byte(i)}, bytes.Repeat([]byte{byte(i)}, size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx kv.Tx) error {
+		b := tx.Bucket([]byte("b"))
+		for i := range n {
+			if v := b.Get([]byte{byte(i)}); len(v) != size || v[0] != byte(i) || v[size-1] != byte(i) {
+				t.Errorf("value %d: %d bytes", i, len(v))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,530 @@
+package pg
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// entry is one key's state as a transaction knows it.
+type entry struct {
+	found bool   // false: no such key (or deleted, in the overlay)
+	value []byte // the value, or nil for a bucket
+	child int64  // the nested bucket's number, or 0
+	big   bool   // a value too big to come with a cursor's page: fetched when landed on
+}
+
+// bucketState is what a transaction knows of one bucket.
+type bucketState struct {
+	fresh bool              // made by this transaction: nothing of it in the database
+	read  map[string]entry  // read from the database (which nothing changes during the tx)
+	over  map[string]*entry // written by this transaction, not yet committed
+	keys  [][]byte          // over's keys, sorted...
+	tail  [][]byte          // ...but for these, added out of order since
+}
+
+// write records k's new state in the overlay.
+func (s *bucketState) write(k []byte, e entry) {
+	if s.over == nil {
+		s.over = map[string]*entry{}
+	}
+	if old, ok := s.over[string(k)]; ok {
+		*old = e
+		return
+	}
+	k = bytes.Clone(k)
+	s.over[string(k)] = &e
+	if n := len(s.keys); len(s.tail) == 0 && (n == 0 || bytes.Compare(k, s.keys[n-1]) > 0) {
+		s.keys = append(s.keys, k)
+	} else {
+		s.tail = append(s.tail, k)
+	}
+}
+
+// sorted returns the overlay's keys in order.
+func (s *bucketState) sorted() [][]byte {
+	if len(s.tail) > 0 {
+		sort.Slice(s.tail, func(i, j int) bool { return bytes.Compare(s.tail[i], s.tail[j]) < 0 })
+		merged := make([][]byte, 0, len(s.keys)+len(s.tail))
+		i, j := 0, 0
+		for i < len(s.keys) || j < len(s.tail) {
+			if j == len(s.tail) || (i < len(s.keys) && bytes.Compare(s.keys[i], s.tail[j]) < 0) {
+				merged = append(merged, s.keys[i])
+				i++
+			} else {
+				merged = append(merged, s.tail[j])
+				j++
+			}
+		}
+		s.keys, s.tail = merged, nil
+	}
+	return s.keys
+}
+
+type createdBucket struct {
+	parent int64
+	name   []byte
+	id     int64
+}
+
+type tx struct {
+	db       *DB
+	ctx      context.Context
+	writable bool
+	c        *pgxpool.Conn
+	begun    bool
+	beginGen int64 // the bucket cache's generation when the transaction began
+	created  []createdBucket
+	dropped  []createdBucket        // buckets deleted, with all they hold
+	buckets  map[int64]*bucketState // what the transaction knows of each bucket
+	dirty    bool
+}
+
+func (t *tx) Writable() bool { return t.writable }
+
+func (t *tx) Bucket(name []byte) kv.Bucket { return t.root().Bucket(name) }
+
+func (t *tx) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	return t.root().CreateBucketIfNotExists(name)
+}
+
+func (t *tx) ForEachBucket(fn func(name []byte) error) error {
+	return t.root().ForEachBucket(fn)
+}
+
+func (t *tx) root() *bucket { return &bucket{t: t, id: 0} }
+
+func (t *tx) state(id int64) *bucketState {
+	if t.buckets == nil {
+		t.buckets = map[int64]*bucketState{}
+	}
+	s := t.buckets[id]
+	if s == nil {
+		s = &bucketState{read: map[string]entry{}}
+		t.buckets[id] = s
+	}
+	return s
+}
+
+// send sends b in the transaction. The first time, it begins the transaction in the same
+// round trip (a write transaction: taking the write lock first); a transaction that never
+// reads and never writes never reaches the database. The results of b are read from what
+// send returns, then closed.
+func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
+	if t.begun {
+		return t.c.SendBatch(t.ctx, b)
+	}
+	var err error
+	// Every pooled connection may have died with the database (a restart): one more try
+	// than there are, each on another connection.
+	for range t.db.PoolSize() + 1 {
+		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
+		first := &pgx.Batch{}
+		switch {
+		case !t.writable:
+			first.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+		case t.db.serializable:
+			first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+		default:
+			first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
+		}
+		begin := first.Len()
+		for _, q := range b.QueuedQueries {
+			first.Queue(q.SQL, q.Arguments...)
+		}
+		if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
+			kv.Fail(t.db.wrap(err))
+		}
+		t.beginGen = t.db.buckets.generation() // before the snapshot
+		br := t.c.SendBatch(t.ctx, first)
+		for range begin {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			t.begun = true
+			return br
+		}
+		br.Close()
+		// A connection that died while pooled fails here, before anything was done: try
+		// again on another.
+		t.c.Conn().Close(t.ctx)
+		t.c.Release()
+		t.c = nil
+		if t.ctx.Err() != nil {
+			break
+		}
+	}
+	kv.Fail(t.db.wrap(err))
+	return nil
+}
+
+// query runs one query in the transaction; done closes its rows.
+func (t *tx) query(sql string, args ...any) (rows pgx.Rows, done func()) {
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	br := t.send(b)
+	rows, _ = br.Query() // its error, if any, is rows.Err's
+	return rows, func() {
+		rows.Close()
+		br.Close()
+	}
+}
+
+// queryRow scans the one row of sql into dest, and tells whether there was one.
+func (t *tx) queryRow(sql string, args []any, dest ...any) bool {
+	rows, done := t.query(sql, args...)
+	defer done()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			kv.Fail(t.db.wrap(err))
+		}
+		return false
+	}
+	if err := rows.Scan(dest...); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	return true
+}
+
+// end rolls back whatever was not committed and gives the connection back.
+func (t *tx) end() {
+	if t.c == nil {
+		return
+	}
+	if t.begun {
+		// The transaction's own deadline may be what ended it: give the rollback its own.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := t.c.Exec(ctx, "ROLLBACK"); err != nil {
+			t.c.Conn().Close(ctx) // unknown state: don't pool it
+		}
+	}
+	t.c.Release()
+	t.c = nil
+}
+
+// commit writes the overlay in bulk, notifies, and commits, in one round trip.
+func (t *tx) commit() (err error) {
+	defer kv.Recover(&err)
+	if !t.dirty {
+		return nil
+	}
+	b := &pgx.Batch{}
+	var delB []int64
+	var delK [][]byte
+	var putB, putC []int64
+	var putK, putV [][]byte
+	size := 0
+	flushPuts := func() {
+		if len(putK) == 0 {
+			return
+		}
+		b.Queue(`INSERT INTO kv_entries (bucket, key, value, child)
+			SELECT b, k, v, nullif(c, 0) FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[]) AS t(b, k, v, c)
+			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value
+			WHERE kv_compatible(kv_entries.child IS NULL AND excluded.child IS NULL, kv_entries.key)`,
+			putB, putK, putV, putC)
+		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
+	}
+	gone := t.droppedIDs()
+	for _, d := range t.dropped {
+		if !t.state(d.parent).fresh {
+			b.Queue("DELETE FROM kv_entries WHERE bucket = $1 AND key = $2", d.parent, d.name)
+		}
+	}
+	if len(gone) > 0 {
+		ids := make([]int64, 0, len(gone))
+		for id := range gone {
+			ids = append(ids, id)
+		}
+		b.Queue(`WITH RECURSIVE sub(id) AS (
+				SELECT unnest($1::bigint[]) UNION ALL SELECT e.child FROM kv_entries e JOIN sub ON e.bucket = sub.id WHERE e.child IS NOT NULL)
+			DELETE FROM kv_entries WHERE bucket IN (SELECT id FROM sub)`, ids)
+	}
+	for id, s := range t.buckets {
+		if gone[id] {
+			continue
+		}
+		for k, e := range s.over {
+			switch {
+			case !e.found:
+				if t.isDropped(id, k) {
+					continue // deleted above, with what it held
+				}
+				if !s.fresh {
+					delB, delK = append(delB, id), append(delK, []byte(k))
+				}
+			default:
+				putB, putK, putV, putC = append(putB, id), append(putK, []byte(k)), append(putV, e.value), append(putC, e.child)
+				if size += len(k) + len(e.value); size > 64<<20 {
+					flushPuts() // keep each statement's message well under PostgreSQL's 1 GB
+				}
+			}
+		}
+	}
+	if len(delK) > 0 {
+		// The check is on the rows deleted: in the WHERE, the planner may run it on rows
+		// it then leaves.
+		b.Queue(`WITH d AS (DELETE FROM kv_entries e USING unnest($1::bigint[], $2::bytea[]) AS t(b, k)
+				WHERE e.bucket = t.b AND e.key = t.k RETURNING e.key, e.child)
+			SELECT kv_compatible(false, key) FROM d WHERE child IS NOT NULL`, delB, delK)
+	}
+	flushPuts()
+	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
+	b.Queue("COMMIT")
+	if err := t.send(b).Close(); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	t.begun = false // committed: nothing for end to roll back
+	for _, c := range t.created {
+		if !gone[c.id] {
+			t.db.buckets.put(c.parent, c.name, c.id)
+		}
+	}
+	for _, d := range t.dropped {
+		t.db.buckets.drop(d.parent, d.name)
+	}
+	t.db.changes.committed()
+	return nil
+}
+
+// bucket is a bucket of a transaction: its number and the transaction.
+type bucket struct {
+	t  *tx
+	id int64
+}
+
+func (b *bucket) state() *bucketState { return b.t.state(b.id) }
+
+// lookup returns k's entry: from the overlay, else from what was read, else from the database.
+func (b *bucket) lookup(k []byte) entry {
+	t := b.t
+	s := b.state()
+	if e, ok := s.over[string(k)]; ok {
+		return *e
+	}
+	if e, ok := s.read[string(k)]; ok {
+		return e
+	}
+	var e entry
+	upTo := t.beginGen
+	if !t.begun {
+		upTo = math.MaxInt64 // the snapshot, taken later, will hold every bucket known now
+	}
+	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
+		e = entry{found: true, child: id}
+	} else if !s.fresh {
+		var child *int64
+		if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
+			e.found = true
+			if child != nil {
+				e.child, e.value = *child, nil
+				t.db.buckets.put(b.id, k, e.child)
+			} else if e.value == nil {
+				e.value = []byte{}
+			}
+		}
+	}
+	s.read[string(k)] = e
+	return e
+}
+
+func (b *bucket) Get(key []byte) []byte {
+	if e := b.lookup(key); e.found {
+		return e.value
+	}
+	return nil
+}
+
+func (b *bucket) checkWrite(key []byte) error {
+	switch {
+	case !b.t.writable:
+		return kv.ErrTxNotWritable
+	case len(key) == 0:
+		return kv.ErrKeyRequired
+	case len(key) > kv.MaxKeySize:
+		return kv.ErrKeyTooLarge
+	}
+	return nil
+}
+
+// known returns k's entry if the transaction knows it without asking the database.
+func (b *bucket) known(k []byte) (entry, bool) {
+	s := b.state()
+	if e, ok := s.over[string(k)]; ok {
+		return *e, true
+	}
+	e, ok := s.read[string(k)]
+	return e, ok || s.fresh
+}
+
+// Put keeps the value until commit. A key known to hold a bucket is refused now; one the
+// transaction has not read is checked by the commit.
+func (b *bucket) Put(key, value []byte) error {
+	if err := b.checkWrite(key); err != nil {
+		return err
+	}
+	if e, ok := b.known(key); ok && e.found && e.child != 0 {
+		return kv.ErrIncompatibleValue
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	b.state().write(key, entry{found: true, value: bytes.Clone(value)})
+	b.t.dirty = true
+	return nil
+}
+
+func (b *bucket) Delete(key []byte) error {
+	if err := b.checkWrite(key); err != nil {
+		return err
+	}
+	e, ok := b.known(key)
+	if ok && e.found && e.child != 0 {
+		return kv.ErrIncompatibleValue
+	}
+	if ok && !e.found {
+		return nil
+	}
+	b.state().write(key, entry{})
+	b.t.dirty = true
+	return nil
+}
+
+func (b *bucket) Bucket(name []byte) kv.Bucket {
+	if e := b.lookup(name); e.found && e.child != 0 {
+		return &bucket{t: b.t, id: e.child}
+	}
+	return nil
+}
+
+func (b *bucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
+	if err := b.checkWrite(name); err != nil {
+		return nil, err
+	}
+	e := b.lookup(name)
+	switch {
+	case e.found && e.child != 0:
+		return &bucket{t: b.t, id: e.child}, nil
+	case e.found:
+		return nil, kv.ErrIncompatibleValue
+	}
+	id := b.t.db.reserveID(b.t)
+	b.state().write(name, entry{found: true, child: id})
+	b.t.created = append(b.t.created, createdBucket{b.id, bytes.Clone(name), id})
+	b.t.state(id).fresh = true
+	b.t.dirty = true
+	return &bucket{t: b.t, id: id}, nil
+}
+
+// DeleteBucket deletes the nested bucket name and everything in it, at commit.
+//
+// Caveat: every server on the database keeps the numbers of buckets it has opened, so
+// another server may go on seeing a deleted bucket (empty) by its old name. compass-mcp
+// deletes only buckets named by a purged document's id, which is never used again.
+func (b *bucket) DeleteBucket(name []byte) error {
+	if err := b.checkWrite(name); err != nil {
+		return err
+	}
+	e := b.lookup(name)
+	switch {
+	case !e.found:
+		return kv.ErrBucketNotFound
+	case e.child == 0:
+		return kv.ErrIncompatibleValue
+	}
+	b.state().write(name, entry{})
+	b.t.dropped = append(b.t.dropped, createdBucket{b.id, bytes.Clone(name), e.child})
+	b.t.dirty = true
+	return nil
+}
+
+// droppedIDs returns the numbers of the buckets deleted by the transaction, and of those it
+// made inside them.
+func (t *tx) droppedIDs() map[int64]bool {
+	if len(t.dropped) == 0 {
+		return nil
+	}
+	gone := map[int64]bool{}
+	for _, d := range t.dropped {
+		gone[d.id] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, c := range t.created {
+			if gone[c.parent] && !gone[c.id] {
+				gone[c.id], grew = true, true
+			}
+		}
+	}
+	return gone
+}
+
+// isDropped tells whether key k of bucket parent is a bucket the transaction deleted (and
+// did not make again).
+func (t *tx) isDropped(parent int64, k string) bool {
+	for _, d := range t.dropped {
+		if d.parent == parent && string(d.name) == k {
+			if e := t.state(parent).over[k]; e != nil && e.found {
+				return false
+			}
+			return true
+		}
+	}
+	return false
+}
+
+func (b *bucket) Cursor() kv.Cursor { return &cursor{b: b} }
+
+func (b *bucket) ForEach(fn func(k, v []byte) error) error {
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bucket) ForEachBucket(fn func(name []byte) error) error {
+	c := &cursor{b: b}
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if c.cur.child != 0 {
+			if err := fn(k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KeyN counts in the database when the transaction has written nothing, else walks.
+func (b *bucket) KeyN() int {
+	if !b.t.dirty {
+		var n int
+		b.t.queryRow(`WITH RECURSIVE sub(id) AS (
+				SELECT $1::bigint UNION ALL SELECT e.child FROM kv_entries e JOIN sub ON e.bucket = sub.id WHERE e.child IS NOT NULL)
+			SELECT count(*) FROM kv_entries e JOIN sub ON e.bucket = sub.id`, []any{b.id}, &n)
+		return n
+	}
+	n := 0
+	c := &cursor{b: b}
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+		if c.cur.child != 0 {
+			n += (&bucket{t: b.t, id: c.cur.child}).KeyN()
+		}
+	}
+	return n
+}
+
+func (b *bucket) Tune(float64) {}
