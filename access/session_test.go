@@ -2,12 +2,16 @@ package access_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // clock is a time tests move by hand.
@@ -37,7 +41,7 @@ var (
 // A session is the store's: another Sessions on the same store (another server) knows it,
 // keeps it to the principal that began it, and ends it for both.
 func TestSessionsAreKeptToWhoBeganThem(t *testing.T) {
-	db := openDB(t)
+	db := kvtest.Open(t)
 	a, b := access.NewSessions(db, time.Hour), access.NewSessions(db, time.Hour)
 	id, err := a.Begin(anaToken, "Claude Desktop")
 	if err != nil {
@@ -79,7 +83,7 @@ func TestSessionsAreKeptToWhoBeganThem(t *testing.T) {
 // A session ends after the idle time unused; its last use is written when it is older
 // than a minute, so a use within the minute doesn't put the end off.
 func TestSessionsEndWhenIdle(t *testing.T) {
-	db := openDB(t)
+	db := kvtest.Open(t)
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	s := access.NewSessions(db, 30*time.Minute).WithClock(c.Now)
 	other := access.NewSessions(db, 30*time.Minute).WithClock(c.Now)
@@ -117,7 +121,7 @@ func TestSessionsEndWhenIdle(t *testing.T) {
 // Ended sessions' rows are swept out as new sessions begin: the store doesn't grow with
 // every client that came once.
 func TestIdleSessionsAreSwept(t *testing.T) {
-	db := openDB(t)
+	db := kvtest.Open(t)
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	s := access.NewSessions(db, time.Minute).WithClock(c.Now)
 	for range 50 {
@@ -153,11 +157,12 @@ func rows(t *testing.T, db kv.DB) int {
 	return n
 }
 
-// What a session costs a request, on a bbolt file held open (as a busy server holds it):
-// Check is every request naming a session (one read); Begin is every initialize (one
-// write, durable). go test -run '^$' -bench Session -benchmem ./access
+// What a session costs a request, on the data file as the server has it (datafile.File),
+// or on PostgreSQL with COMPASS_TEST_DATA set: Check is every request naming a session (one
+// read); Begin is every initialize (one write, durable).
+// go test -run '^$' -bench Session -benchmem ./access
 func BenchmarkSessionCheck(b *testing.B) {
-	s := access.NewSessions(openDB(b), time.Hour)
+	s := access.NewSessions(benchDB(b), time.Hour)
 	id, err := s.Begin(anaToken, "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -171,11 +176,23 @@ func BenchmarkSessionCheck(b *testing.B) {
 }
 
 func BenchmarkSessionBegin(b *testing.B) {
-	s := access.NewSessions(openDB(b), time.Hour)
+	s := access.NewSessions(benchDB(b), time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Begin(anaToken, "bench"); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+func benchDB(b *testing.B) kv.DB {
+	if os.Getenv(kvtest.Env) != "" {
+		return kvtest.Open(b)
+	}
+	f, err := datafile.OpenFile(filepath.Join(b.TempDir(), "compass.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f
 }
