@@ -6,16 +6,21 @@ package roundrobin
 import (
 	"net/http"
 	"sync"
+	"time"
 )
 
 // Transport is an http.RoundTripper that sends the nth request to Hosts[n % len(Hosts)]
-// (host:port), whatever host its URL names, and notes what each request said.
+// (host:port), whatever host its URL names, and notes what each request said. Like a load
+// balancer's passive health check (nginx's max_fails=1 fail_timeout), a host that could
+// not be reached is passed over for Eject, if Eject is set and another host is left.
 type Transport struct {
 	Hosts []string
 	Base  http.RoundTripper // nil: http.DefaultTransport
+	Eject time.Duration
 
 	mu   sync.Mutex
 	n    int
+	down map[string]time.Time // host → until when it is passed over
 	sent []Sent
 }
 
@@ -30,8 +35,7 @@ type Sent struct {
 // RoundTrip sends r to the next host.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.mu.Lock()
-	host := t.Hosts[t.n%len(t.Hosts)]
-	t.n++
+	host := t.next()
 	i := len(t.sent)
 	t.sent = append(t.sent, Sent{Host: host, Method: r.Method, Session: r.Header.Get("Mcp-Session-Id"), ProtocolVersion: r.Header.Get("Mcp-Protocol-Version")})
 	t.mu.Unlock()
@@ -42,12 +46,34 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		base = http.DefaultTransport
 	}
 	res, err := base.RoundTrip(r)
-	if err == nil {
-		t.mu.Lock()
-		t.sent[i].Status = res.StatusCode
-		t.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		if t.Eject > 0 && r.Context().Err() == nil {
+			if t.down == nil {
+				t.down = map[string]time.Time{}
+			}
+			t.down[host] = time.Now().Add(t.Eject)
+		}
+		return nil, err
 	}
-	return res, err
+	t.sent[i].Status = res.StatusCode
+	return res, nil
+}
+
+// next is the next host in turn that is not passed over (or the next in turn, if all are).
+func (t *Transport) next() string {
+	now := time.Now()
+	for range t.Hosts {
+		host := t.Hosts[t.n%len(t.Hosts)]
+		t.n++
+		if now.After(t.down[host]) {
+			return host
+		}
+	}
+	host := t.Hosts[t.n%len(t.Hosts)]
+	t.n++
+	return host
 }
 
 // Sent returns what every request so far said, in order.
