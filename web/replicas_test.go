@@ -102,6 +102,18 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	})
 	mean, worst := meanMax(took)
 	t.Logf("%d saves on one server, each seen by a page on the other: %.1f ms mean, %.1f ms slowest", len(took), mean, worst)
+
+	// A browser signed in on one server is signed in on the other: the sign-in is the
+	// store's, and so is the cookie's name.
+	req, _ := http.NewRequest(http.MethodGet, srvB.URL+"/document/"+id, nil)
+	req.AddCookie(a.cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page := body(t, resp); resp.StatusCode != http.StatusOK || !strings.Contains(page, "agent 39") {
+		t.Errorf("the other server's page with this one's cookie: %d", resp.StatusCode)
+	}
 }
 
 // BenchmarkLiveUpdateAcrossReplicas is BenchmarkLiveUpdate with the save made by another
