@@ -18,6 +18,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -303,7 +304,12 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 	for i := range writers {
 		writers[i] = &crashWriter{i: i, l: l, rng: rand.New(rand.NewPCG(seed, uint64(i+1)))}
 	}
-	servers := []*server{startHTTP(t, tm.data), startHTTP(t, tm.data)}
+	started := 0
+	start := func() *server { // each replica with a name of its own in pg_stat_activity
+		started++
+		return startHTTP(t, named(t, tm.data, fmt.Sprintf("replica-%d", started)))
+	}
+	servers := []*server{start(), start()}
 	{
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		c, err := replicaClient(ctx, []string{hostOf(t, servers[0].url)}, tm.ana, "setup", mcp.ProtocolVersion20251125)
@@ -323,12 +329,13 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 		cancel()
 	}
 	db := openStore(t, tm.data)
-	failed, afterKill, orphaned, start := 0, 0, 0, time.Now()
+	failed, afterKill, orphaned, began := 0, 0, 0, time.Now()
 	for round := range rounds {
 		from := len(l.promises)
 		hosts := []string{hostOf(t, servers[0].url), hostOf(t, servers[1].url)}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		writing, stopWriting := context.WithCancel(ctx)
+		settled := make(chan struct{}) // closed once the database has let go of the killed replica
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for _, w := range writers {
@@ -359,10 +366,16 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 						return
 					}
 					// A call failed (its replica was killed, or the round ended): its outcome is
-					// unknown, so read what is there again, through whichever replica answers.
+					// unknown, so read what is there again, through whichever replica answers;
+					// but only once the database has done all the killed replica sent it (see
+					// gone), or its last commit could land after the read.
 					mu.Lock()
 					failed++
 					mu.Unlock()
+					select {
+					case <-settled:
+					case <-writing.Done():
+					}
 					for writing.Err() == nil && w.sync(writing, c) != nil {
 						time.Sleep(10 * time.Millisecond)
 					}
@@ -377,6 +390,8 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 		l.mu.Lock()
 		killedAt := len(l.promises)
 		l.mu.Unlock()
+		took := gone(t, tm.data, servers[victim])
+		close(settled)
 		time.Sleep(300 * time.Millisecond)
 		stopWriting()
 		wg.Wait()
@@ -385,6 +400,9 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 			t.FailNow()
 		}
 		verifyIn(t, db, l.promises[from:], nil, nil)
+		if t.Failed() {
+			t.FailNow()
+		}
 		after := l.promises[killedAt:]
 		for _, w := range writers {
 			// A session, 2025-11-25, begun on the killed replica: its initialize went there.
@@ -397,8 +415,8 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 			}
 		}
 		afterKill += len(after)
-		t.Logf("round %d: replica %d killed; %d writes acknowledged (%d after the kill), all there", round+1, victim, len(l.promises)-from, len(after))
-		servers[victim] = startHTTP(t, tm.data)
+		t.Logf("round %d: replica %d killed (its connections gone from the database %s after); %d writes acknowledged (%d after the kill), all there", round+1, victim, took.Round(time.Millisecond), len(l.promises)-from, len(after))
+		servers[victim] = start()
 	}
 	counters := map[string]int{}
 	for _, w := range writers {
@@ -409,5 +427,54 @@ func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 		t.Errorf("no write was acknowledged, after the kill, to a session begun on the killed replica")
 	}
 	t.Logf("%d rounds, one of two replicas SIGKILLed in each: %d acknowledged writes to %d documents all in the database, %d of them after the kill (%d in sessions begun on the killed replica); %d calls failed or were cut short, their outcome unknown to their clients; in %s",
-		rounds, len(l.promises), docs, afterKill, orphaned, failed, time.Since(start).Round(time.Millisecond))
+		rounds, len(l.promises), docs, afterKill, orphaned, failed, time.Since(began).Round(time.Millisecond))
+}
+
+// named is the database URL data with application_name set, so that pg_stat_activity tells
+// one server's connections from another's.
+func named(t testing.TB, data, name string) string {
+	t.Helper()
+	u, err := url.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// gone waits until the database has no connection left of the killed server s, and says
+// how long that took. A killed process's connections outlive it for as long as PostgreSQL
+// takes to do what they had already sent: a transaction's last writes and its COMMIT go in
+// one round trip, so a write whose client was told nothing (the process died waiting for
+// the answer) may still commit after the client, through another replica, read the
+// document. Only once they are gone is a write cut off by the kill settled either way.
+func gone(t testing.TB, data string, s *server) time.Duration {
+	t.Helper()
+	var name string
+	for _, e := range s.cmd.Env {
+		if v, ok := strings.CutPrefix(e, "COMPASS_DATA="); ok {
+			u, _ := url.Parse(v)
+			name = u.Query().Get("application_name")
+		}
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n); err != nil {
+			t.Fatalf("counting %s's connections: %v", name, err)
+		}
+		if n == 0 {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
