@@ -152,29 +152,31 @@ func (s *Sessions) Check(id string, p Principal) (Session, error) {
 
 // find reads session id, if it is p's and has not gone idle.
 func (s *Sessions) find(id string, p Principal) (Session, error) {
-	var (
-		sess  Session
-		found bool
-	)
+	var sess Session
 	err := s.db.View(func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketSessions) == nil {
-			return nil
+			return ErrNoSession
 		}
-		raw := root.Bucket(bucketSessions).Get(sessionKey(id))
-		if raw == nil {
-			return nil
-		}
-		if err := json.Unmarshal(raw, &sess); err != nil {
-			return fmt.Errorf("reading an MCP session's row: %w", err)
-		}
-		found = true
-		return nil
+		var err error
+		sess, err = s.owned(root.Bucket(bucketSessions), id, p)
+		return err
 	})
-	switch {
-	case err != nil:
-		return Session{}, err
-	case !found, sess.Who != p.sessionOwner(), s.now().Sub(sess.Seen) > s.idle:
+	return sess, err
+}
+
+// owned returns session id from sessions if p began it and it has not gone idle; else
+// ErrNoSession.
+func (s *Sessions) owned(sessions kv.Bucket, id string, p Principal) (Session, error) {
+	raw := sessions.Get(sessionKey(id))
+	if raw == nil {
+		return Session{}, ErrNoSession
+	}
+	var sess Session
+	if err := json.Unmarshal(raw, &sess); err != nil {
+		return Session{}, fmt.Errorf("reading an MCP session's row: %w", err)
+	}
+	if sess.Who != p.sessionOwner() || s.now().Sub(sess.Seen) > s.idle {
 		return Session{}, ErrNoSession
 	}
 	return sess, nil
@@ -182,12 +184,12 @@ func (s *Sessions) find(id string, p Principal) (Session, error) {
 
 // End ends session id for every server, if p began it; else it returns ErrNoSession.
 func (s *Sessions) End(id string, p Principal) error {
-	if _, err := s.find(id, p); err != nil {
-		return err
-	}
 	return s.db.Update(func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)
 		if err != nil {
+			return err
+		}
+		if _, err := s.owned(sessions, id, p); err != nil {
 			return err
 		}
 		return sessions.Delete(sessionKey(id))
