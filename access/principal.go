@@ -12,6 +12,7 @@
 //	access/member_of/<person>/<space>  the same, by person, so SpacesOf reads one bucket
 //	access/tokens/<sha256 of secret>   a token row (JSON); the secret itself is never stored
 //	access/token_ids/<id>              the sha256 of that id's token, for list and revoke
+//	access/mcp_sessions/<sha256 of id> an MCP session (JSON: who began it, client, when, last used)
 package access
 
 import (

@@ -1,129 +1,237 @@
 package access
 
 import (
-	"net/http"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// sessionHeader is the header a streamable HTTP MCP session is named by.
-const sessionHeader = "Mcp-Session-Id"
+// ErrNoSession is returned by Sessions.Check and Sessions.End for a session id that no
+// session has: it never began, it ended, it went unused longer than the idle time, or it
+// was begun by another principal (told apart from the others nowhere, so that a token
+// that learns another's session id learns nothing from it).
+var ErrNoSession = errors.New("no such session: start a new one (initialize)")
 
-// Sessions keeps each MCP session to the principal that began it: a request naming a
-// session begun with another token is answered 404, as for a session that doesn't exist,
-// so a token that learns another's session id can't use it (or end it). go-sdk checks
-// TokenInfo.UserID against the session's for the same reason.
+var bucketSessions = []byte("mcp_sessions")
+
+// Sessions keeps the streamable HTTP MCP sessions of a store in the store itself, so that
+// every server on it knows them: replicas on one PostgreSQL database answer any request
+// of a session any of them began, and a server that restarts keeps its sessions. A
+// session is kept to the principal that began it (Session.Who): another token naming it
+// is told it doesn't exist, as go-sdk checks TokenInfo.UserID against the session's.
 //
-// A session is bound when the server's answer names it (initialize), or, for one this
-// process no longer remembers, at its first accepted use. Bindings unused for a day are
-// forgotten (the MCP server forgets idle sessions sooner).
+// A session that goes unused for the idle time ends, on every server at once: its
+// last-used time is in the store, written when a request finds it older than a minute
+// (less for short idle times), not on every request, so that a busy session is not a
+// write a request. Ended sessions' rows are swept out as new sessions begin.
 type Sessions struct {
+	db   datafile.DB
+	idle time.Duration
+	now  func() time.Time
+
 	mu        sync.Mutex
-	owner     map[string]binding
 	lastSweep time.Time
+	sweepFrom []byte // where the next sweep goes on from: keys are hashes, so any order is fair
 }
 
-type binding struct {
-	who  string // TokenID, or "person:<id>" for the owner's requests
-	seen time.Time
+// Session is what the store keeps of an MCP session.
+type Session struct {
+	Who     string    `json:"who"`              // see Principal.sessionOwner
+	Client  string    `json:"client,omitempty"` // the client's name from initialize
+	Created time.Time `json:"created"`
+	Seen    time.Time `json:"seen"` // last used, to within Sessions.refresh
 }
 
-const sessionsForgetAfter = 24 * time.Hour
+// sweepScan bounds how many rows one sweep looks at, so that beginning a session stays
+// quick however many there are; the next sweep goes on where it stopped.
+const sweepScan = 1000
 
-// NewSessions returns an empty set of session bindings.
-func NewSessions() *Sessions { return &Sessions{owner: map[string]binding{}} }
+// NewSessions returns the sessions kept in db, each ending after idle unused (never, for
+// an idle time of 0).
+func NewSessions(db datafile.DB, idle time.Duration) *Sessions {
+	if idle <= 0 {
+		idle = math.MaxInt64
+	}
+	return &Sessions{db: db, idle: idle, now: time.Now}
+}
 
-// Bind is middleware, after Gate.Require, that keeps sessions to their principals.
-func (s *Sessions) Bind(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, _ := FromContext(r.Context())
-		who := p.TokenID
-		if who == "" {
-			who = "person:" + p.Person
+// WithClock returns s reading the time from now (for tests of expiry).
+func (s *Sessions) WithClock(now func() time.Time) *Sessions {
+	return &Sessions{db: s.db, idle: s.idle, now: now}
+}
+
+// refresh is how stale a session's last-used time may get before a request writes it
+// again: a minute, or a quarter of the idle time if that is shorter, so that a session in
+// use never looks idle.
+func (s *Sessions) refresh() time.Duration { return min(time.Minute, s.idle/4) }
+
+// sessionOwner is what a session keeps of the principal that began it: the token's id, or
+// the person for the server's own token or an open loopback server.
+func (p Principal) sessionOwner() string {
+	if p.TokenID != "" {
+		return p.TokenID
+	}
+	return "person:" + p.Person
+}
+
+// sessionKey is the key a session's row is kept under: the store holds no usable id.
+func sessionKey(id string) []byte {
+	h := sha256.Sum256([]byte(id))
+	return h[:]
+}
+
+// Begin starts a session for p (whose client says it is client) and returns its id.
+func (s *Sessions) Begin(p Principal, client string) (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	id := "mcp-session-" + hex.EncodeToString(b)
+	now := s.now().UTC()
+	row, _ := json.Marshal(Session{Who: p.sessionOwner(), Client: client, Created: now, Seen: now})
+	sweep := s.sweepDue(now)
+	err := s.db.Batch(func(tx kv.Tx) error {
+		sessions, err := bucket(tx, bucketSessions)
+		if err != nil {
+			return err
 		}
-		id := r.Header.Get(sessionHeader)
-		now := time.Now()
-		if id != "" {
-			s.mu.Lock()
-			b, known := s.owner[id]
-			if known && b.who == who {
-				s.owner[id] = binding{who: who, seen: now}
-			}
-			s.mu.Unlock()
-			if known && b.who != who {
-				http.Error(w, "Not Found: no such session for this token; start a new one (initialize)", http.StatusNotFound)
-				return
-			}
-			if known {
-				next.ServeHTTP(w, r)
-				if r.Method == http.MethodDelete {
-					s.forget(id)
-				}
-				return
-			}
+		if sweep {
+			s.sweep(sessions, now)
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
-		if sw.status >= 400 || r.Method == http.MethodDelete {
-			return
+		return sessions.Put(sessionKey(id), row)
+	})
+	if err != nil {
+		return "", fmt.Errorf("beginning an MCP session: %w", err)
+	}
+	return id, nil
+}
+
+// Check returns the session id names if p began it and it has not ended; else
+// ErrNoSession. It writes the session's last-used time when that is older than refresh.
+func (s *Sessions) Check(id string, p Principal) (Session, error) {
+	sess, err := s.find(id, p)
+	if err != nil {
+		return Session{}, err
+	}
+	now := s.now().UTC()
+	if now.Sub(sess.Seen) < s.refresh() {
+		return sess, nil
+	}
+	sess.Seen = now
+	err = s.db.Batch(func(tx kv.Tx) error {
+		sessions, err := bucket(tx, bucketSessions)
+		if err != nil {
+			return err
 		}
-		if named := sw.Header().Get(sessionHeader); named != "" {
-			id = named
+		raw := sessions.Get(sessionKey(id))
+		var stored Session
+		if raw == nil || json.Unmarshal(raw, &stored) != nil || !stored.Seen.Before(now) {
+			return nil // ended, or seen later, meanwhile
 		}
-		if id != "" {
-			s.bind(id, who, now)
+		stored.Seen = now
+		row, _ := json.Marshal(stored)
+		return sessions.Put(sessionKey(id), row)
+	})
+	if err != nil {
+		// The session is good; only its last-used time is stale. Say so, and serve it.
+		slog.Warn("could not record when an MCP session was last used", "err", err)
+	}
+	return sess, nil
+}
+
+// find reads session id, if it is p's and has not gone idle.
+func (s *Sessions) find(id string, p Principal) (Session, error) {
+	var sess Session
+	err := s.db.View(func(tx kv.Tx) error {
+		root := tx.Bucket(bucketAccess)
+		if root == nil || root.Bucket(bucketSessions) == nil {
+			return ErrNoSession
 		}
+		var err error
+		sess, err = s.owned(root.Bucket(bucketSessions), id, p)
+		return err
+	})
+	return sess, err
+}
+
+// owned returns session id from sessions if p began it and it has not gone idle; else
+// ErrNoSession.
+func (s *Sessions) owned(sessions kv.Bucket, id string, p Principal) (Session, error) {
+	raw := sessions.Get(sessionKey(id))
+	if raw == nil {
+		return Session{}, ErrNoSession
+	}
+	var sess Session
+	if err := json.Unmarshal(raw, &sess); err != nil {
+		return Session{}, fmt.Errorf("reading an MCP session's row: %w", err)
+	}
+	if sess.Who != p.sessionOwner() || s.now().Sub(sess.Seen) > s.idle {
+		return Session{}, ErrNoSession
+	}
+	return sess, nil
+}
+
+// End ends session id for every server, if p began it; else it returns ErrNoSession.
+func (s *Sessions) End(id string, p Principal) error {
+	return s.db.Update(func(tx kv.Tx) error {
+		sessions, err := bucket(tx, bucketSessions)
+		if err != nil {
+			return err
+		}
+		if _, err := s.owned(sessions, id, p); err != nil {
+			return err
+		}
+		return sessions.Delete(sessionKey(id))
 	})
 }
 
-func (s *Sessions) bind(id, who string, now time.Time) {
+// sweepDue reports whether this process should sweep ended sessions now: at most once a
+// minute (or once an idle time, if shorter).
+func (s *Sessions) sweepDue(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, taken := s.owner[id]; taken {
-		return // bound meanwhile by a request that came first: that one stands
+	if now.Sub(s.lastSweep) < min(time.Minute, s.idle) {
+		return false
 	}
-	s.owner[id] = binding{who: who, seen: now}
-	if now.Sub(s.lastSweep) > time.Minute {
-		s.lastSweep = now
-		for k, b := range s.owner {
-			if now.Sub(b.seen) > sessionsForgetAfter {
-				delete(s.owner, k)
-			}
-		}
-	}
+	s.lastSweep = now
+	return true
 }
 
-func (s *Sessions) forget(id string) {
+// sweep deletes the rows of sessions idle for longer than the idle time, looking at up to
+// sweepScan rows from where the last sweep stopped (from the first, after the last).
+func (s *Sessions) sweep(sessions kv.Bucket, now time.Time) {
 	s.mu.Lock()
-	delete(s.owner, id)
+	from := s.sweepFrom
+	s.mu.Unlock()
+	var old [][]byte
+	c := sessions.Cursor()
+	k, v := c.First()
+	if from != nil {
+		k, v = c.Seek(from)
+	}
+	for n := 0; k != nil && n < sweepScan; n++ {
+		var sess Session
+		if json.Unmarshal(v, &sess) != nil || now.Sub(sess.Seen) > s.idle {
+			old = append(old, bytes.Clone(k))
+		}
+		k, v = c.Next()
+	}
+	next := bytes.Clone(k)
+	for _, k := range old {
+		_ = sessions.Delete(k) // a failed delete is swept again next time
+	}
+	s.mu.Lock()
+	s.sweepFrom = next
 	s.mu.Unlock()
 }
-
-// statusWriter notes the status of a response, passing everything (streaming included) on.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection (write deadlines).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

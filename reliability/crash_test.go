@@ -173,7 +173,14 @@ func verify(t *testing.T, data string, promises []promise, logLines []string, co
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	s := docstore.New(kv.BoltDB(db), "personal")
+	return verifyIn(t, kv.BoltDB(db), promises, logLines, counters)
+}
+
+// verifyIn is verify on a store that is already open (a PostgreSQL database the servers
+// still use).
+func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, counters map[string]int) int {
+	t.Helper()
+	s := docstore.New(db, "personal")
 	docs := map[string]bool{}
 	for _, p := range promises {
 		docs[p.doc] = true

@@ -36,8 +36,9 @@ func rss(t *testing.T, pid int) (now, peak int) {
 }
 
 // A flood of sessions that are opened and never closed: the server keeps answering and its
-// memory stays bounded. (mcp-go sweeps an idle session's state after --session-idle; it
-// keeps accepting the id itself, which is not kept in a registry.)
+// memory stays bounded. (mcp-go sweeps an idle session's state from memory after
+// --session-idle; the session's row in the store ends then too, and is swept out as later
+// sessions begin.)
 func TestSessionFlood(t *testing.T) {
 	s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"), "--session-idle", "1s")
 	n := 3000

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -189,15 +190,33 @@ func BenchmarkLiveUpdate(b *testing.B) {
 		}
 		id = saved.Document.ID
 	})
+	docs := docstore.New(db, "personal")
+	reportLive(b, follow(b, site, cookie, id, 1, func(int) bool { return b.Loop() }, func(i int) {
+		if _, err := docs.Append(id, fmt.Sprintf("line %d", i), agent); err != nil {
+			b.Fatal(err)
+		}
+	}))
+}
+
+// follow opens site's event stream of document id, known at version known, and then, for
+// each round i that more allows, saves a version by save(i) and waits for its event. It
+// returns how long each event came after its save returned.
+func follow(tb testing.TB, site *Site, cookie *http.Cookie, id string, known int, more func(i int) bool, save func(i int)) []time.Duration {
+	tb.Helper()
 	srv := httptest.NewServer(site)
 	defer srv.Close()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/document/"+id+"/events?version=1", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/document/%s/events?version=%d", srv.URL, id, known), nil)
 	req.AddCookie(cookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("events: %d", resp.StatusCode)
+	}
 	events := make(chan string, 16)
 	go func() {
 		sc := bufio.NewScanner(resp.Body)
@@ -208,31 +227,38 @@ func BenchmarkLiveUpdate(b *testing.B) {
 		}
 		close(events)
 	}()
-	docs := docstore.New(db, "personal")
 	var took []time.Duration
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		if _, err := docs.Append(id, fmt.Sprintf("line %d", i), agent); err != nil {
-			b.Fatal(err)
-		}
+	for i := 0; more(i); i++ {
+		save(i)
 		acked := time.Now()
 		select {
 		case ev, ok := <-events:
 			if !ok {
-				b.Fatal("the event stream ended")
+				tb.Fatal("the event stream ended")
 			}
-			if !strings.Contains(ev, fmt.Sprintf(`"version":%d`, i+2)) {
-				b.Fatalf("event %s, want version %d", ev, i+2)
+			if !strings.Contains(ev, fmt.Sprintf(`"version":%d`, known+i+1)) {
+				tb.Fatalf("event %s, want version %d", ev, known+i+1)
 			}
 		case <-time.After(5 * time.Second):
-			b.Fatal("no event within 5 s of the save")
+			tb.Fatalf("no event within 5 s of save %d", i+1)
 		}
 		took = append(took, time.Since(acked))
 	}
+	return took
+}
+
+// reportLive reports the mean (ms/update) and the slowest (max-ms) of took.
+func reportLive(b *testing.B, took []time.Duration) {
+	mean, worst := meanMax(took)
+	b.ReportMetric(mean, "ms/update")
+	b.ReportMetric(worst, "max-ms")
+}
+
+// meanMax is the mean and the largest of ds, in ms.
+func meanMax(ds []time.Duration) (mean, worst float64) {
 	var sum time.Duration
-	for _, d := range took {
+	for _, d := range ds {
 		sum += d
 	}
-	b.ReportMetric(float64(sum.Microseconds())/float64(len(took))/1000, "ms/update")
-	b.ReportMetric(float64(slices.Max(took).Microseconds())/1000, "max-ms")
+	return float64(sum.Microseconds()) / float64(len(ds)) / 1000, float64(slices.Max(ds).Microseconds()) / 1000
 }

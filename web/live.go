@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,9 +16,24 @@ import (
 
 // A page follows its document's new versions through a stream of server-sent events.
 // Saves may come from this process (the page, or the tools beside it) or from another
-// compass-mcp on the same file, so the hub does not wait to be told: while any page
-// listens it looks at the data file every Poll (a stat: its size and time change with
-// every commit), and only when the file changed does it read the documents listened to.
+// compass-mcp on the same store, so the hub does not wait to be told by its own process.
+// While any page listens it learns of commits in one of two ways, and only then reads the
+// documents listened to:
+//
+//   - a store that tells of its commits (Changes: PostgreSQL's LISTEN/NOTIFY, which hears
+//     every replica's) wakes it at once; it also reads them every safetyPoll, in case a
+//     signal was lost;
+//   - otherwise it looks at the data file every Poll (a stat: its size and time change with
+//     every commit).
+
+// Changes is what a store that tells of its commits has (kv/pg's DB): a channel that gets
+// a signal after any commit on the store, by this process or another, until ctx ends.
+type Changes interface {
+	Changes(ctx context.Context) <-chan struct{}
+}
+
+// safetyPoll is how often a hub told of commits reads the listened-to documents anyway.
+const safetyPoll = 2 * time.Second
 
 // saved is the event a page gets when its document has a new version.
 type saved struct {
@@ -39,10 +55,20 @@ type hub struct {
 	closed  bool
 	fresh   bool // a listener joined since the last check: check even if the file looks unchanged
 	stop    chan struct{}
+	changed <-chan struct{} // the store's commits, if it tells of them (Changes); else nil
+	cancel  context.CancelFunc
 }
 
+// newHub makes the hub of s. On a store that tells of its commits it listens from the
+// start, not from the first page: a commit made while the listening begins would be missed.
 func newHub(s *Site) *hub {
-	return &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{})}
+	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{}), cancel: func() {}}
+	if c, ok := s.db.(Changes); ok {
+		var ctx context.Context
+		ctx, h.cancel = context.WithCancel(context.Background())
+		h.changed = c.Changes(ctx)
+	}
+	return h
 }
 
 // subscribe listens for versions of doc (in docs's space) after version; the channel closes
@@ -91,6 +117,7 @@ func (h *hub) close() {
 	}
 	h.closed = true
 	close(h.stop)
+	h.cancel()
 	for doc, cs := range h.subs {
 		for c := range cs {
 			close(c)
@@ -104,11 +131,22 @@ func (h *hub) watch() {
 	t := time.NewTicker(h.s.cfg.Poll)
 	defer t.Stop()
 	var last os.FileInfo
+	h.mu.Lock()
+	changed, signaled, checked := h.changed, false, time.Now()
+	h.mu.Unlock()
 	for {
 		select {
 		case <-h.stop:
 			return
 		case <-t.C:
+		case _, open := <-changed:
+			if !open { // the store closed: read on every tick from now on
+				changed = nil
+				h.mu.Lock()
+				h.changed = nil
+				h.mu.Unlock()
+			}
+			signaled = true
 		}
 		h.mu.Lock()
 		if len(h.subs) == 0 {
@@ -123,14 +161,20 @@ func (h *hub) watch() {
 		fresh := h.fresh
 		h.fresh = false
 		h.mu.Unlock()
-		if path := h.s.cfg.Path; path != "" {
-			fi, err := os.Stat(path)
+		switch {
+		case changed != nil:
+			if !signaled && !fresh && time.Since(checked) < safetyPoll {
+				continue
+			}
+		case h.s.cfg.Path != "":
+			fi, err := os.Stat(h.s.cfg.Path)
 			unchanged := err == nil && last != nil && fi.ModTime().Equal(last.ModTime()) && fi.Size() == last.Size()
 			last = fi
 			if unchanged && !fresh {
 				continue
 			}
 		}
+		signaled, checked = false, time.Now()
 		h.check(docs)
 	}
 }

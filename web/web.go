@@ -44,9 +44,11 @@ type Config struct {
 	// (access.Store.SpacesOf). Nil: Space alone, to those MaySee lets see it.
 	Spaces func(person string) ([]string, error)
 	// Path is the data file's path: the page watches it for saves made by other
-	// processes. Empty: it reads the store on every tick instead.
+	// processes. Empty: it reads the store on every tick instead. A store that tells of
+	// its commits (Changes, as PostgreSQL does) needs neither.
 	Path string
-	// Poll is how often open pages check for new versions (default 50 ms).
+	// Poll is how often open pages check for new versions (default 50 ms), unless the
+	// store tells of its commits.
 	Poll   time.Duration
 	Logger *slog.Logger
 	// Secure marks the session cookie Secure though the request came over plain HTTP: the

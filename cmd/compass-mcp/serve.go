@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -29,7 +30,7 @@ func serve(args []string) error {
 	fs := flags("serve", &c)
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
-	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused before it is forgotten")
+	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused, on every server of the store, before it ends (0: never)")
 	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
 	oauthFlags(fs, &c)
@@ -69,8 +70,9 @@ func serve(args []string) error {
 	return serveStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 }
 
-// sessionIdle is how long an HTTP session may go unused before it is forgotten (unless
-// --session-idle says), so that a flood of sessions cannot grow the server without end.
+// sessionIdle is how long an HTTP session may go unused before it ends (unless
+// --session-idle says), so that a flood of sessions cannot grow the store, or a server's
+// memory, without end.
 const sessionIdle = 30 * time.Minute
 
 func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, addr, token string, idle time.Duration) error {
@@ -80,10 +82,11 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 	}
 	hs := &http.Server{}
 	harden(hs)
-	known := newSessions()
+	sessions := &mcpSessions{access.NewSessions(db, idle)}
 	mcpHTTP := server.NewStreamableHTTPServer(srv,
 		server.WithEndpointPath("/mcp"),
-		server.WithSessionIdManager(known),
+		server.WithSessionIdManagerResolver(sessions),
+		server.WithHTTPContextFunc(clientName),
 		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
@@ -91,7 +94,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 		server.WithStreamableHTTPServer(hs),
 	)
 	mux := http.NewServeMux()
-	gate := registerTeam(mux, db, c, token, known.check(direct(mcpHTTP)))
+	gate := registerTeam(mux, db, c, token, sessions.check(direct(mcpHTTP)))
 	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
 		ln.Close()
 		return err
