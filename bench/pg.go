@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,3 +84,80 @@ func (p *pgSchemas) exec(ctx context.Context, sql string) error {
 	_, err = conn.Exec(ctx, sql)
 	return err
 }
+
+// turnCounter is a TCP proxy to the database that counts round trips: the times a client
+// connection sends after the server answered (or first), summed over connections.
+type turnCounter struct {
+	ln    net.Listener
+	to    string
+	turns atomic.Int64
+}
+
+// countTurns starts a proxy to the host:port of rawURL and returns it with rawURL pointed
+// at it.
+func countTurns(rawURL string) (*turnCounter, string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, "", err
+	}
+	to := u.Host
+	if u.Port() == "" {
+		to = net.JoinHostPort(u.Hostname(), "5432")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	t := &turnCounter{ln: ln, to: to}
+	go t.serve()
+	u.Host = ln.Addr().String()
+	return t, u.String(), nil
+}
+
+func (t *turnCounter) serve() {
+	for {
+		c, err := t.ln.Accept()
+		if err != nil {
+			return
+		}
+		go t.pipe(c)
+	}
+}
+
+func (t *turnCounter) pipe(client net.Conn) {
+	defer client.Close()
+	server, err := net.DialTimeout("tcp", t.to, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	var answered atomic.Bool // the server spoke last
+	answered.Store(true)
+	done := make(chan struct{}, 2)
+	copyCounting := func(dst, src net.Conn, fromClient bool) {
+		defer func() { done <- struct{}{} }()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				if fromClient && answered.Swap(false) {
+					t.turns.Add(1)
+				}
+				if !fromClient {
+					answered.Store(true)
+				}
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go copyCounting(server, client, true)
+	go copyCounting(client, server, false)
+	<-done
+}
+
+func (t *turnCounter) close() { t.ln.Close() }

@@ -72,6 +72,10 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		}
 		return nil
 	}
+	// A compass-mcp that doesn't know PostgreSQL would take the URL for a file's path.
+	if help, _ := exec.Command(bins.compass, "serve", "-h").CombinedOutput(); !strings.Contains(string(help), "postgres://") {
+		return fmt.Errorf("this compass-mcp's serve takes no --data postgres://")
+	}
 	schemas := &pgSchemas{base: o.pg}
 	defer schemas.drop()
 	file := func(context.Context) (string, error) { return filepath.Join(o.work, "replicas.db"), nil }

@@ -127,7 +127,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	totalFound := 0
 
 	ops := []sideOp{
-		{"read", "read one key (a `View`: on PostgreSQL one round trip)", func(st *sideStore, _, _ int) error {
+		{"read", "read one key (a `View`)", func(st *sideStore, _, _ int) error {
 			return st.db.View(func(tx kv.Tx) error {
 				if b := tx.Bucket([]byte("bench")); b == nil || b.Get([]byte("key")) == nil {
 					return fmt.Errorf("the key written at fill is missing")
@@ -177,12 +177,13 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 			return err
 		}},
 		{"search", fmt.Sprintf("`Search`: two words over %d documents, 50 results (`search_documents`)", load.docs+2), func(st *sideStore, run, i int) error {
-			q := run*load.n + i
+			q := (run*load.n + i) % len(queries)
 			res, err := st.s.Search(queries[q], 50)
 			if err != nil {
 				return err
 			}
 			switch {
+			case run >= o.runs: // counting round trips, after the stores have changed
 			case found[q] < 0:
 				found[q] = res.Total
 				totalFound += res.Total
@@ -216,6 +217,11 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 		}
 	}
 
+	turns, err := countRoundTrips(ctx, u, post, ops, o.runs)
+	if err != nil {
+		return err
+	}
+
 	b := r.sectionNamed("bbolt and PostgreSQL side by side")
 	sideIntro(b)
 	b.WriteString("### The stores, in-process\n\n")
@@ -228,16 +234,72 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	fmt.Fprintf(b, "(8 writers at once, grouped by `Batch`) in %s, then copied to PostgreSQL with `kv.Copy` (as `compass-mcp copy` does:\n", bolt.filled.Round(100*time.Millisecond))
 	fmt.Fprintf(b, "%d buckets, %d keys, %s) and its table analyzed, in %s.\n", counts.Buckets, counts.Keys, size(counts.Bytes), post.filled.Round(100*time.Millisecond))
 	fmt.Fprintf(b, "Every search found as many documents on both stores (%.1f on average).\n\n", float64(totalFound)/float64(max(1, len(queries))))
-	b.WriteString("| call | bbolt median | PostgreSQL median | PostgreSQL ÷ bbolt | bbolt p99 | PostgreSQL p99 | runs' medians, bbolt / PostgreSQL |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| call | bbolt median | PostgreSQL median | PostgreSQL ÷ bbolt | round trips to PostgreSQL | bbolt p99 | PostgreSQL p99 | runs' medians (ms), bbolt / PostgreSQL |\n|---|---|---|---|---|---|---|---|\n")
 	for _, op := range ops {
 		bs, ps := lat[op.name+"bbolt"].summary(), lat[op.name+"PostgreSQL"].summary()
 		r.noted(op.name+" bbolt", bs)
 		r.noted(op.name+" PostgreSQL", ps)
-		fmt.Fprintf(b, "| %s | %s | %s | %.1f× | %s | %s | %s / %s |\n", op.what, ms(bs.median), ms(ps.median),
-			float64(ps.median)/float64(max(1, bs.median)), ms(bs.p99), ms(ps.p99), runMedians(lat[op.name+"bbolt"]), runMedians(lat[op.name+"PostgreSQL"]))
+		fmt.Fprintf(b, "| %s | %s | %s | %.1f× | %.1f | %s | %s | %s / %s |\n", op.what, ms(bs.median), ms(ps.median),
+			float64(ps.median)/float64(max(1, bs.median)), turns[op.name], ms(bs.p99), ms(ps.p99), runMedians(lat[op.name+"bbolt"]), runMedians(lat[op.name+"PostgreSQL"]))
 	}
 	b.WriteString("\n")
+	b.WriteString("Round trips to PostgreSQL are counted, after the timed runs, over 10 more calls of each kind made through a proxy\n")
+	b.WriteString("that counts the times a connection sends after the database answered (the mean a call; statements sent together are one).\n\n")
+	med := func(op, store string) time.Duration { return lat[op+store].summary().median }
+	b.WriteString("### What a write costs on PostgreSQL against bbolt\n\n")
+	fmt.Fprintf(b, "A write of one key commits in %s on bbolt and %s on PostgreSQL: on both, the commit waits for the disk.\n", ms(med("write", "bbolt")), ms(med("write", "PostgreSQL")))
+	b.WriteString("bbolt writes its pages and syncs the file twice (pages, then meta page)")
+	if r.fsync.n > 0 {
+		fmt.Fprintf(b, "; an fsync takes %s here", ms(r.fsync.median))
+	}
+	b.WriteString(".\nPostgreSQL gets BEGIN, the advisory lock, the writes, the NOTIFY and ")
+	fmt.Fprintf(b, "COMMIT in %.0f round trip, and its COMMIT waits for the WAL's flush\n(synchronous_commit=on). What makes a write dearer is what ", turns["write"])
+	fmt.Fprintf(b, "it reads first: on bbolt a read is a look into the mapped file (%s for a `View` of one key), on PostgreSQL a round trip\n", ms(med("read", "bbolt")))
+	fmt.Fprintf(b, "(%s for that `View`: %.0f round trips, the first read and the end of the transaction). A one-line `Edit` of the\n", ms(med("read", "PostgreSQL")), turns["read"])
+	fmt.Fprintf(b, "100 KB document makes %.0f round trips (the document's record and latest text, the keys of the indexes it keeps up\n", turns["edit"])
+	fmt.Fprintf(b, "to date, then the commit): %s against %s. A new note makes %.0f, one for about each distinct word\n", ms(med("edit", "PostgreSQL")), ms(med("edit", "bbolt")), turns["create"])
+	fmt.Fprintf(b, "the search index is told of: %s against %s. All that time the write holds the advisory lock, so no other write of\n", ms(med("create", "PostgreSQL")), ms(med("create", "bbolt")))
+	b.WriteString("any replica runs meanwhile: a store's writes are serial on both backends, and on PostgreSQL each lasts as long as its\n")
+	b.WriteString("round trips. Writes that arrive together share a transaction (`Batch`: one lock, one commit), which is how the HTTP\n")
+	b.WriteString("writes below go faster than one write's time would allow. Reads take no lock and run side by side, but pay a round\n")
+	b.WriteString("trip for each key or page of keys they read (`List(50)` reads 50 document records: 50 round trips).\n\n")
 	return nil
+}
+
+// roundTripCalls is how many calls of each kind countRoundTrips counts over.
+const roundTripCalls = 10
+
+// countRoundTrips makes, after the timed runs, roundTripCalls more calls of each kind on
+// PostgreSQL through a proxy that counts round trips (turnCounter), on a second pool of the
+// same schema, and returns each kind's round trips a call. A call of each kind first
+// warms the pool and the bucket cache.
+func countRoundTrips(ctx context.Context, schemaURL string, post *sideStore, ops []sideOp, run int) (map[string]float64, error) {
+	counter, proxied, err := countTurns(schemaURL)
+	if err != nil {
+		return nil, err
+	}
+	defer counter.close()
+	db, err := pg.Open(ctx, proxied)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	st := *post
+	st.db, st.s = db, docstore.New(db, "personal")
+	turns := map[string]float64{}
+	for _, op := range ops {
+		if err := op.do(&st, run, 0); err != nil {
+			return nil, fmt.Errorf("%s through the counting proxy: %w", op.name, err)
+		}
+		before := counter.turns.Load()
+		for i := 1; i <= roundTripCalls; i++ {
+			if err := op.do(&st, run, i); err != nil {
+				return nil, fmt.Errorf("%s through the counting proxy: %w", op.name, err)
+			}
+		}
+		turns[op.name] = float64(counter.turns.Load()-before) / roundTripCalls
+	}
+	return turns, nil
 }
 
 // sideIntro says how to reproduce the section's figures.
