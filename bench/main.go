@@ -9,6 +9,12 @@
 //	go run ./bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
 //	go run ./bench -quick        # small counts, a few seconds, no npm needed: prints the report
 //	go run ./bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
+//	go run ./bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
+//
+// With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
+// "bbolt and PostgreSQL side by side": the same store calls on both, and HTTP servers on
+// bbolt, on PostgreSQL and two replicas on one PostgreSQL schema. It works in schemas of
+// its own (bench_…), which it drops at the end; without a database the section says so.
 //
 // Every load it makes goes to 127.0.0.1 only, and every loop is bounded in count and time.
 //

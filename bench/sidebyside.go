@@ -146,7 +146,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 		}},
 		{"edit", "`Edit`: one line of the 100 KB document (what `edit_document` calls)", func(st *sideStore, run, i int) error {
 			k := (run*load.n + i) * 7919 % len(st.lines)
-			next := fmt.Sprintf("%d. edited in run %d, call %d", k+1, run, i)
+			next := fmt.Sprintf("%-48s", fmt.Sprintf("%d. edited in run %d, call %d", k+1, run, i)) // as long as the others
 			if _, err := st.s.Edit(st.big, st.lines[k], next, agent); err != nil {
 				return err
 			}
@@ -257,8 +257,8 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	fmt.Fprintf(b, "it reads first: on bbolt a read is a look into the mapped file (%s for a `View` of one key), on PostgreSQL a round trip\n", ms(med("read", "bbolt")))
 	fmt.Fprintf(b, "(%s for that `View`: %.0f round trips, the first read and the end of the transaction). A one-line `Edit` of the\n", ms(med("read", "PostgreSQL")), turns["read"])
 	fmt.Fprintf(b, "100 KB document makes %.0f round trips (the document's record and latest text, the keys of the indexes it keeps up\n", turns["edit"])
-	fmt.Fprintf(b, "to date, then the commit): %s against %s. A new note makes %.0f, one for about each distinct word\n", ms(med("edit", "PostgreSQL")), ms(med("edit", "bbolt")), turns["create"])
-	fmt.Fprintf(b, "the search index is told of: %s against %s. All that time the write holds the advisory lock, so no other write of\n", ms(med("create", "PostgreSQL")), ms(med("create", "bbolt")))
+	fmt.Fprintf(b, "to date, then the commit): %s against %s. A new note of 1 KB makes %.0f, most of them reads of the search\n", ms(med("edit", "PostgreSQL")), ms(med("edit", "bbolt")), turns["create"])
+	fmt.Fprintf(b, "index's entries for its words, one key at a time: %s against %s. All that time the write holds the advisory lock, so no other write of\n", ms(med("create", "PostgreSQL")), ms(med("create", "bbolt")))
 	b.WriteString("any replica runs meanwhile: a store's writes are serial on both backends, and on PostgreSQL each lasts as long as its\n")
 	b.WriteString("round trips. Writes that arrive together share a transaction (`Batch`: one lock, one commit), which is how the HTTP\n")
 	b.WriteString("writes below go faster than one write's time would allow. Reads take no lock and run side by side, but pay a round\n")
