@@ -260,8 +260,8 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	fmt.Fprintf(b, "to date, then the commit): %s against %s. A new note of 1 KB makes %.0f, most of them a cursor's seek into\n", ms(med("edit", "PostgreSQL")), ms(med("edit", "bbolt")), turns["create"])
 	fmt.Fprintf(b, "the search index for each of its words, one after the other: %s against %s. All that time the write holds the advisory lock, so no other write of\n", ms(med("create", "PostgreSQL")), ms(med("create", "bbolt")))
 	b.WriteString("any replica runs meanwhile: a store's writes are serial on both backends, and on PostgreSQL each lasts as long as its\n")
-	b.WriteString("round trips. Writes that arrive together share a transaction (`Batch`: one lock, one commit), which is how the HTTP\n")
-	b.WriteString("writes below go faster than one write's time would allow. Reads take no lock and run side by side, but pay a round\n")
+	b.WriteString("round trips; writes that arrive together share one transaction (`Batch`: one lock, one commit), so that many clients'\n")
+	b.WriteString("writes share the lock's time. Reads take no lock and run side by side, but pay a round\n")
 	b.WriteString("trip for each key or page of keys they read (`List(50)` reads 50 document records: 50 round trips; a search of\n")
 	b.WriteString("two words reads its words' postings, then for each of the up to 50 documents it shows their number's key, record and latest text).\n\n")
 	return nil
