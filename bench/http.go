@@ -76,22 +76,33 @@ func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadlin
 	return phaseResult{calls: calls, elapsed: time.Since(start)}, first
 }
 
-// httpRig is a server serving streamable HTTP, with a document and a session per client.
+// httpRig is one server or more (replicas of one store) serving streamable HTTP, with a
+// document and a session per client; the clients are spread over the servers in turn.
 type httpRig struct {
-	srv      *httpServer
+	srv      *httpServer   // the first server
+	srvs     []*httpServer // all of them
 	hc       *http.Client
 	sessions []*mcp.ClientSession
 	docs     []string // each client's document
 	counters []int    // the number on each document's counter line
 }
 
-func startRig(ctx context.Context, cmd *exec.Cmd) (*httpRig, error) {
-	srv, err := startHTTP(cmd)
-	if err != nil {
-		return nil, err
+// startRig starts a server of each cmd, one after the other (so that replicas don't race
+// at start more than a deployment's would), and connects the clients, client c to server
+// c mod len(cmds).
+func startRig(ctx context.Context, cmds ...*exec.Cmd) (*httpRig, error) {
+	rig := &httpRig{hc: httpClient()}
+	for _, cmd := range cmds {
+		srv, err := startHTTP(cmd)
+		if err != nil {
+			rig.close()
+			return nil, err
+		}
+		rig.srvs = append(rig.srvs, srv)
 	}
-	rig := &httpRig{srv: srv, hc: httpClient()}
+	rig.srv = rig.srvs[0]
 	for c := range clients {
+		srv := rig.srvs[c%len(rig.srvs)]
 		cs, err := connectHTTP(ctx, srv.url, rig.hc)
 		if err != nil {
 			rig.close()
@@ -137,7 +148,22 @@ func (rig *httpRig) close() error {
 	for _, cs := range rig.sessions {
 		cs.Close()
 	}
-	return rig.srv.stop()
+	var first error
+	for _, srv := range rig.srvs {
+		if err := srv.stop(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// stderr is the servers' last words, for an error message.
+func (rig *httpRig) stderr() string {
+	var b strings.Builder
+	for i, srv := range rig.srvs {
+		fmt.Fprintf(&b, "server %d:\n%s", i+1, srv.stderr)
+	}
+	return b.String()
 }
 
 // measureHTTP is items 2 and 6: 16 clients over streamable HTTP reading, then writing, and

@@ -9,6 +9,12 @@
 //	go run ./bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
 //	go run ./bench -quick        # small counts, a few seconds, no npm needed: prints the report
 //	go run ./bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
+//	go run ./bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
+//
+// With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
+// "bbolt and PostgreSQL side by side": the same store calls on both, and HTTP servers on
+// bbolt, on PostgreSQL and two replicas on one PostgreSQL schema. It works in schemas of
+// its own (bench_…), which it drops at the end; without a database the section says so.
 //
 // Every load it makes goes to 127.0.0.1 only, and every loop is bounded in count and time.
 //
@@ -24,6 +30,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,6 +43,8 @@ type options struct {
 	node    string // the node binary
 	fsMain  string // the filesystem server's entry point (dist/index.js)
 	profile string // if set, profile the hot paths into this folder instead of benchmarking
+	pg      string // if set, a PostgreSQL database to measure beside bbolt
+	only    string // if set, the steps to run (their keys, comma-separated)
 	root    string // the module's root folder
 	work    string // a temporary folder for binaries and data files
 }
@@ -62,6 +71,8 @@ func main() {
 	flag.StringVar(&o.node, "node", "node", "the node binary that runs the filesystem server")
 	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
+	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
+	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		log.Fatal(err)
@@ -85,7 +96,7 @@ func run(o *options) error {
 	}
 	if o.out == "" {
 		o.out = filepath.Join(root, "docs", "PERFORMANCE.md")
-		if o.quick {
+		if o.quick || o.only != "" {
 			o.out = "-"
 		}
 	}
@@ -108,21 +119,16 @@ func run(o *options) error {
 
 	r := &report{opts: o, started: time.Now(), machine: readMachine(root)}
 	r.load = append(r.load, loadSample("start"))
-	steps := []struct {
-		name string
-		run  func(context.Context, *options, binaries, *report) error
-	}{
-		{"fsync", measureFsync},
-		{"tools/list size", measureToolsList},
-		{"stdio: compass-mcp and the filesystem server", measureStdio},
-		{"stdio, server side: a raw client", measureRawRead},
-		{"overhead over mcp-go", measureOverhead},
-		{"streamable HTTP, 16 clients", measureHTTP},
-		{"storage", measureStorage},
-		{"worst cases", measureWorst},
-		{"the person's page", measurePage},
-	}
+	var chosen []step
 	for _, s := range steps {
+		if o.only == "" || slices.Contains(strings.Split(o.only, ","), s.key) {
+			chosen = append(chosen, s)
+		}
+	}
+	if len(chosen) == 0 {
+		return fmt.Errorf("-only %q names no step; the steps are %s", o.only, strings.Join(stepKeys(), ","))
+	}
+	for _, s := range chosen {
 		log.Printf("%s ...", s.name)
 		start, before := time.Now(), readCPUCounters()
 		if err := s.run(ctx, o, bins, r); err != nil {
@@ -157,6 +163,34 @@ func run(o *options) error {
 		log.Printf("wrote %s", o.out)
 	}
 	return nil
+}
+
+// step is one measurement of the report.
+type step struct {
+	key, name string
+	run       func(context.Context, *options, binaries, *report) error
+}
+
+var steps = []step{
+	{"fsync", "fsync", measureFsync},
+	{"toolslist", "tools/list size", measureToolsList},
+	{"stdio", "stdio: compass-mcp and the filesystem server", measureStdio},
+	{"raw", "stdio, server side: a raw client", measureRawRead},
+	{"overhead", "overhead over mcp-go", measureOverhead},
+	{"http", "streamable HTTP, 16 clients", measureHTTP},
+	{"storage", "storage", measureStorage},
+	{"worst", "worst cases", measureWorst},
+	{"page", "the person's page", measurePage},
+	{"sidebyside", "bbolt and PostgreSQL side by side: the stores", measureSideBySide},
+	{"replicas", "bbolt and PostgreSQL side by side: HTTP replicas", measureReplicas},
+}
+
+func stepKeys() []string {
+	var keys []string
+	for _, s := range steps {
+		keys = append(keys, s.key)
+	}
+	return keys
 }
 
 // moduleRoot is the folder of the go.mod of the module being measured.

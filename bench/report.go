@@ -23,6 +23,8 @@ type report struct {
 	sections []*section
 	spreads  []spreadNote
 	fsync    summary // a 4 KB write and fsync where the data files are
+
+	pgSettings string // what the PostgreSQL server measured beside bbolt commits with
 }
 
 // target is one line of the summary table.
@@ -46,6 +48,16 @@ func (r *report) target(t target) { r.targets = append(r.targets, t) }
 func (r *report) section(title string) *strings.Builder {
 	r.sections = append(r.sections, &section{title: title})
 	return &r.sections[len(r.sections)-1].body
+}
+
+// sectionNamed is the section of that title, started if there is none yet.
+func (r *report) sectionNamed(title string) *strings.Builder {
+	for _, s := range r.sections {
+		if s.title == title {
+			return &s.body
+		}
+	}
+	return r.section(title)
 }
 
 // noted records a summary's run-to-run spread for the noise paragraph.
