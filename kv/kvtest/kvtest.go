@@ -90,7 +90,8 @@ func OpenData(t testing.TB, data string) kv.DB {
 	return f
 }
 
-// OpenBolt returns a fresh bbolt store in t's temp dir.
+// OpenBolt returns a fresh bbolt store in t's temp dir, whose file is checked for
+// consistency (bbolt's Tx.Check) when t ends.
 func OpenBolt(t testing.TB) kv.DB {
 	t.Helper()
 	// A large first map: a writer that grows the map waits for readers, and the contract's
@@ -99,7 +100,17 @@ func OpenBolt(t testing.TB) kv.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
+	t.Cleanup(func() {
+		if err := b.View(func(tx *bbolt.Tx) error {
+			for err := range tx.Check() {
+				return err
+			}
+			return nil
+		}); err != nil {
+			t.Errorf("the bbolt file is inconsistent: %v", err)
+		}
+		b.Close()
+	})
 	return kv.BoltDB(b)
 }
 
