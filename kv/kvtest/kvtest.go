@@ -73,11 +73,18 @@ func Data(t testing.TB, dir, name string) string {
 	return URL(t)
 }
 
+// Store is a store that a test may close before it ends, to open it again (OpenData) as a
+// restarted server would; closing it twice does no harm.
+type Store interface {
+	kv.DB
+	Close() error
+}
+
 // OpenData opens what Data returned, as a test does after (or while) compass-mcp runs on
 // it: the bbolt file held only while in use (datafile.File, as the server holds it, so
 // that a server still running can have it between transactions), or the PostgreSQL
-// schema. It is closed when t ends.
-func OpenData(t testing.TB, data string) kv.DB {
+// schema. It is closed when t ends, if the test has not closed it.
+func OpenData(t testing.TB, data string) Store {
 	t.Helper()
 	if strings.HasPrefix(data, "postgres://") || strings.HasPrefix(data, "postgresql://") {
 		return OpenURL(t, data)
