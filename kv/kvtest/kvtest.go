@@ -42,12 +42,38 @@ func OnPostgres() bool { return os.Getenv(Env) != "" }
 
 // Open returns a fresh, empty store, closed (and on PostgreSQL dropped) when t ends: a bbolt
 // file in t's temp dir, or a schema of its own in $COMPASS_TEST_DATA.
+//
+// The bbolt file is a datafile.File, as the server holds it (its Batch groups the writers
+// that arrive together and commits at once; bbolt's own waits up to 10 ms for more), kept
+// open for the whole test and checked for consistency (bbolt's Tx.Check) when t ends.
 func Open(t testing.TB) kv.DB {
 	t.Helper()
-	if !OnPostgres() {
-		return OpenBolt(t)
+	if OnPostgres() {
+		return OpenURL(t, URL(t))
 	}
-	return OpenURL(t, URL(t))
+	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		checkBolt(t, f)
+		f.Close()
+	})
+	return f
+}
+
+// checkBolt fails t if the bbolt file of db is inconsistent (bbolt's Tx.Check).
+func checkBolt(t testing.TB, db kv.DB) {
+	t.Helper()
+	if err := db.View(func(tx kv.Tx) error {
+		btx, _ := kv.BoltTx(tx)
+		for err := range btx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("the bbolt file is inconsistent: %v", err)
+	}
 }
 
 // OpenURL opens the PostgreSQL store at url (a URL from URL or Data), closed when t ends.
@@ -107,18 +133,12 @@ func OpenBolt(t testing.TB) kv.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db := kv.BoltDB(b)
 	t.Cleanup(func() {
-		if err := b.View(func(tx *bbolt.Tx) error {
-			for err := range tx.Check() {
-				return err
-			}
-			return nil
-		}); err != nil {
-			t.Errorf("the bbolt file is inconsistent: %v", err)
-		}
+		checkBolt(t, db)
 		b.Close()
 	})
-	return kv.BoltDB(b)
+	return db
 }
 
 // Postgres returns the database of the PostgreSQL tests: $COMPASS_TEST_DATA when the store
