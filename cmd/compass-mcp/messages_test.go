@@ -9,10 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -145,11 +144,7 @@ func TestPostMessages(t *testing.T) {
 // real token rows: none, an unknown one, a read-only one, or one for another space adds
 // nothing.
 func TestPostMessagesPrincipal(t *testing.T) {
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.Open(t)
 	store := access.New(db)
 	for _, space := range []string{"team", "personal"} {
 		if _, err := store.AddMember(space, "ana"); err != nil {
