@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -132,6 +133,12 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 			case errors.Is(err, datafile.ErrBusy):
 				w.Header().Set("Retry-After", "1")
 				g.refuse(w, "The data file is busy: another compass-mcp process holds it. Try again in a moment.", http.StatusServiceUnavailable)
+				return
+			case errors.Is(err, kv.ErrUnavailable):
+				// Not the token's fault: a client told 401 would drop a good token.
+				slog.Error("checking a request's token: the database is unavailable", "err", err)
+				w.Header().Set("Retry-After", "5")
+				g.refuse(w, "The database is unavailable: try again in a moment.", http.StatusServiceUnavailable)
 				return
 			default:
 				slog.Error("checking a request's token", "err", err)

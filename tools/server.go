@@ -23,6 +23,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/charter"
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -157,6 +158,9 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		case errors.Is(err, datafile.ErrDamaged):
 			s.log.Error("tool failed: the data file is damaged", "tool", name, "err", err)
 			return mcp.NewToolResultError("The data file is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one). Nothing was saved."), nil
+		case errors.Is(err, kv.ErrUnavailable):
+			s.log.Error("tool failed: the database is unavailable", "tool", name, "err", err)
+			return mcp.NewToolResultError(unavailable(err, h.readOnly)), nil
 		case err != nil:
 			s.log.Error("tool failed", "tool", name, "err", err)
 			return nil, fmt.Errorf("%s failed inside the server (it was logged there); try again, and tell the person if it keeps failing", name)
@@ -320,3 +324,14 @@ func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
 func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }
+
+// unavailable is the answer to a call that could not reach the database (down, restarting,
+// or slower than the transaction's deadline): what happened, and what to do. A write whose
+// commit got no answer may or may not have been saved, so the model is told to look first.
+func unavailable(err error, readOnly bool) string {
+	msg := "The database is unavailable: try again in a moment; if it stays unavailable, tell the person."
+	if !readOnly {
+		msg += " This change may or may not have been saved: read the document before making it again."
+	}
+	return msg + " (" + err.Error() + ")"
+}

@@ -72,11 +72,13 @@ func fileID(path string) string {
 	if path == "" {
 		return ""
 	}
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
+	if !strings.Contains(path, "://") { // a file's path, not a database's URL
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+		}
 	}
 	return hex.EncodeToString(hashOf(path))[:32]
 }

@@ -58,7 +58,7 @@ func env(name, def string) string {
 func flags(name string, c *config) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
-	fs.StringVar(&c.data, "data", env("COMPASS_DATA", ""), "if set, the bbolt data file (default: $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
+	fs.StringVar(&c.data, "data", env("COMPASS_DATA", ""), "if set, the data: a bbolt file's path, or a PostgreSQL database's postgres:// URL (pool: pool_max_conns in the URL, default max(4, 2×GOMAXPROCS); 30 s per transaction) (default: the bbolt file $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
 	fs.StringVar(&c.space, "space", env("COMPASS_SPACE", "personal"), "the space every call is scoped to [COMPASS_SPACE]")
 	fs.StringVar(&c.me, "for", env("COMPASS_ME", ""), "the person (id) the agent works for, and who the person's commands act as (default: $USER, else $USERNAME, else the system account's name) [COMPASS_ME]")
 	return fs
@@ -119,8 +119,8 @@ func (c *config) check() error {
 	return nil
 }
 
-// open checks c and opens its data file.
-func (c *config) open() (*datafile.File, error) {
+// open checks c and opens its data: a bbolt file, or a PostgreSQL database.
+func (c *config) open() (store, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -131,11 +131,11 @@ func (c *config) open() (*datafile.File, error) {
 		}
 		c.data = p
 	}
-	return datafile.OpenFile(c.data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	return openStore(c.data)
 }
 
-// mcpServer opens the data file and makes the MCP server on it; the caller closes the file.
-func (c *config) mcpServer() (*datafile.File, *server.MCPServer, error) {
+// mcpServer opens the data and makes the MCP server on it; the caller closes the store.
+func (c *config) mcpServer() (store, *server.MCPServer, error) {
 	db, err := c.open()
 	if err != nil {
 		return nil, nil, err
@@ -170,7 +170,9 @@ Usage:
                                               (name=@FILE reads the value from FILE, @- from stdin)
   compass-mcp docs ...                        the person's side: list, show, history, diff, save,
                                               restore, rename, delete, export ("docs help")
-  compass-mcp backup FILE                     a consistent copy of the data file, servers running or not
+  compass-mcp backup FILE                     a consistent copy of the bbolt data file, servers running or not
+  compass-mcp copy --from A --to B           everything in A (a bbolt file or postgres:// URL) into B,
+                                              empty, all or nothing, then checked byte for byte
   compass-mcp import FILE                     conversations in: JSON Lines or a Claude export's
                                               conversations.json (- for stdin)
   compass-mcp import --claude-code [DIR] [--project PATH] [--follow]
@@ -191,6 +193,9 @@ Usage:
   compass-mcp help                            this text
 
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
+--data is a bbolt file's path (the default: one file on this machine) or a PostgreSQL
+database's URL, postgres://USER:PASSWORD@HOST:PORT/DB[?search_path=SCHEMA], which several
+servers can share (README: "Beyond one machine: PostgreSQL").
 Run "compass-mcp COMMAND -h" for a command's flags.
 `
 
@@ -211,6 +216,8 @@ func run(args []string) error {
 		return docsCmd(args, os.Stdin, os.Stdout, os.Stderr)
 	case "backup":
 		return backup(args, os.Stdout)
+	case "copy":
+		return copyCmd(args, os.Stdout)
 	case "import":
 		return importConversations(args, os.Stdin, os.Stdout)
 	case "say":

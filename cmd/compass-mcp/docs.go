@@ -482,6 +482,9 @@ func backup(args []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return usageError{"backup takes FILE: where to write the copy"}
 	}
+	if isPostgres(c.data) {
+		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
+	}
 	file, err := c.open()
 	if err != nil {
 		return err
@@ -499,7 +502,7 @@ func backup(args []string, stdout io.Writer) error {
 	err = file.View(func(tx kv.Tx) (err error) {
 		btx, ok := kv.BoltTx(tx)
 		if !ok {
-			return errors.New("backup copies a bbolt file; for PostgreSQL use pg_dump or `compass-mcp copy`")
+			return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
 		}
 		size, err = btx.WriteTo(local)
 		return err

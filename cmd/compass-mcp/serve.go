@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -65,7 +64,7 @@ func serve(args []string) error {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, c.data)
+		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, db.Path())
 	}
 	return serveStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 }
@@ -74,7 +73,7 @@ func serve(args []string) error {
 // --session-idle says), so that a flood of sessions cannot grow the server without end.
 const sessionIdle = 30 * time.Minute
 
-func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c config, addr, token string, idle time.Duration) error {
+func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -100,7 +99,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db datafile.DB, c con
 	registerMessages(mux, db, gate)
 	mountPage(mux, hs, c, ln)
 	hs.Handler = toPage(c.pageAt, mux)
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", c.data)
+	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", db.Path())
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -56,7 +56,7 @@ type pageLinks struct {
 	refreshing bool
 }
 
-func newPageLinks(linkBase string, db *datafile.File) *pageLinks {
+func newPageLinks(linkBase string, db store) *pageLinks {
 	p := &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path(), found: noPage}
 	if !p.set {
 		p.refresh()
@@ -115,7 +115,7 @@ func announce(db datafile.DB, url string) {
 
 // newSite makes the page of the data file's spaces, c's first; who may see which is the
 // access room's answer (each space's members, --for always among c's space's).
-func (c *config) newSite(db *datafile.File) (*web.Site, error) {
+func (c *config) newSite(db store) (*web.Site, error) {
 	members := access.New(db).WithOwner(c.space, c.me)
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
 		MaySee: members.MaySee, Spaces: members.SpacesOf, Secure: c.pageSecure})
@@ -145,7 +145,7 @@ func webAddress(addr string, guarded bool) (string, error) {
 // not a failure: if the page of this same file is already there (another compass-mcp),
 // it returns no page and links go to that one; if something else holds the port, the page
 // moves to a free one.
-func startPage(ctx context.Context, c *config, db *datafile.File, addr string, busyOK bool) (*page, error) {
+func startPage(ctx context.Context, c *config, db store, addr string, busyOK bool) (*page, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		if !busyOK {
@@ -331,7 +331,7 @@ func openBrowser(link string) {
 // servePage starts the person's page as --web says, before the MCP server serves: on its
 // own address (beside stdio, or beside HTTP when --web names another address), or, when
 // serving HTTP on the same address as /mcp, as c.samePage for serveHTTP to mount.
-func (c *config) servePage(ctx context.Context, db *datafile.File, httpAddr, token string) error {
+func (c *config) servePage(ctx context.Context, db store, httpAddr, token string) error {
 	if c.web == "off" {
 		return nil
 	}

@@ -91,6 +91,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -327,7 +328,23 @@ type unavailable struct {
 }
 
 func (u *unavailable) Error() string {
-	return fmt.Sprintf("the database at %s is unavailable: %v", u.addr, u.err)
+	return fmt.Sprintf("the database at %s is unavailable: %s", u.addr, oneLine(u.err.Error()))
+}
+
+// oneLine joins the lines of a message, dropping repeated ones: pgx says once per attempt
+// (TLS, then plain) why it could not connect, each on its own line, and a log line or a
+// tool's answer should read as one.
+func oneLine(msg string) string {
+	if !strings.Contains(msg, "\n") {
+		return msg
+	}
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(parts, l) {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
 }
 func (u *unavailable) Unwrap() []error { return []error{kv.ErrUnavailable, u.err} }
 
