@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -100,7 +99,7 @@ func TestCrashKeepsEveryAcknowledgedWrite(t *testing.T) {
 	}
 	t.Logf("COMPASS_CRASH_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	data := t.TempDir() + "/compass.db"
+	data := newData(t)
 	l := &ledger{by: map[string]string{}}
 	writers := make([]*crashWriter, crashWriters)
 	for i := range writers {
@@ -173,7 +172,7 @@ func verify(t *testing.T, data string, promises []promise, logLines []string, co
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	s := docstore.New(kv.BoltDB(db), "personal")
+	s := docstore.New(db, "personal")
 	docs := map[string]bool{}
 	for _, p := range promises {
 		docs[p.doc] = true

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +38,7 @@ func rss(t *testing.T, pid int) (now, peak int) {
 // memory stays bounded. (mcp-go sweeps an idle session's state after --session-idle; it
 // keeps accepting the id itself, which is not kept in a registry.)
 func TestSessionFlood(t *testing.T) {
-	s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"), "--session-idle", "1s")
+	s := startHTTP(t, newData(t), "--session-idle", "1s")
 	n := 3000
 	if testing.Short() {
 		n = 500
