@@ -41,20 +41,20 @@ const PostgresEnv = "COMPASS_TEST_POSTGRES"
 func OnPostgres() bool { return os.Getenv(Env) != "" }
 
 // Open returns a fresh, empty store, closed (and on PostgreSQL dropped) when t ends: a bbolt
-// file in t's temp dir (OpenFile), or a schema of its own in $COMPASS_TEST_DATA.
+// file in t's temp dir (openFile), or a schema of its own in $COMPASS_TEST_DATA.
 func Open(t testing.TB) kv.DB {
 	t.Helper()
 	if OnPostgres() {
 		return OpenURL(t, URL(t))
 	}
-	return OpenFile(t)
+	return openFile(t)
 }
 
-// OpenFile returns a fresh bbolt store in t's temp dir whatever the tests' store: a
-// datafile.File, as the server holds it (its Batch groups the writers that arrive together
-// and commits at once; bbolt's own waits up to 10 ms for more), kept open for the whole
-// test and checked for consistency (bbolt's Tx.Check) when t ends.
-func OpenFile(t testing.TB) kv.DB {
+// openFile returns a fresh bbolt store in t's temp dir: a datafile.File, as the server
+// holds it (its Batch groups the writers that arrive together and commits at once;
+// bbolt's own waits up to 10 ms for more), kept open for the whole test and checked for
+// consistency (bbolt's Tx.Check) when t ends.
+func openFile(t testing.TB) kv.DB {
 	t.Helper()
 	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
 	if err != nil {
