@@ -1,8 +1,8 @@
 #!/bin/sh
 # Makes sure a PostgreSQL database for the tests is up, and prints its URL (the value of
-# COMPASS_TEST_DATA). Idempotent: run as root, as often as you like; it installs Debian's
-# postgresql if missing, starts cluster 15/main if down, and creates the role compass
-# (password compass) and the database compass_ci if missing.
+# COMPASS_TEST_POSTGRES or COMPASS_TEST_DATA). Idempotent: run as root, as often as you
+# like; it installs Debian's postgresql if missing, starts cluster 15/main if down, and
+# creates the role compass (password compass) and the database compass_ci if missing.
 set -eu
 
 url=postgres://compass:compass@127.0.0.1:5432/compass_ci

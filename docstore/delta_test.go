@@ -16,6 +16,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -114,28 +115,21 @@ func TestDeltasReadBack(t *testing.T) {
 	for _, every := range []int{1, 5, 64} {
 		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
 			defer docstore.SetSnapshotEvery(every)()
-			path := filepath.Join(t.TempDir(), "compass.db")
-			db, err := datafile.OpenFile(path, time.Second, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
+			data := kvtest.Data(t, t.TempDir(), "compass.db")
+			db := kvtest.OpenData(t, data)
 			s := docstore.New(db, "personal")
 			id, texts := randomHistory(t, s, 300, uint64(every))
 			checkTexts(t, s, id, texts)
 			db.Close()
-			db, err = datafile.OpenFile(path, time.Second, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			checkTexts(t, docstore.New(db, "personal"), id, texts)
+			checkTexts(t, docstore.New(kvtest.OpenData(t, data), "personal"), id, texts)
 		})
 	}
 }
 
 // oldLayout is a copy of the file written by the version before deltas (every version
 // whole, each document's versions in a bucket of their own: testdata/layout), and the
-// texts of its documents' versions by title.
+// texts of its documents' versions by title. It is a bbolt file whatever the tests' store:
+// the old layout was only ever written on bbolt (PostgreSQL came after deltas).
 func oldLayout(t *testing.T) (*datafile.File, *docstore.Store, map[string][]string) {
 	t.Helper()
 	dir := filepath.Join("..", "testdata", "layout")

@@ -12,7 +12,7 @@ import (
 )
 
 // Sixteen writers at once share commits (each a pair of fsyncs): bbolt's txid, which one
-// commit moves on by one, counts them. One writer alone pays a commit a write. No write is
+// commit moves on by one, counts them (on bbolt only: see txid). One writer alone pays a commit a write. No write is
 // lost on the way: every append is in the text, and the versions are 1..n without gaps.
 //
 //	go test -run TestGroupCommit -v ./docstore
@@ -25,7 +25,7 @@ func TestGroupCommit(t *testing.T) {
 			own[i] = mustCreate(t, s, fmt.Sprintf("Own %d", i), "step 0\n")
 		}
 		const each = 40
-		before := txid(t, s)
+		before, counted := txid(t, s)
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range writers {
@@ -46,14 +46,19 @@ func TestGroupCommit(t *testing.T) {
 		}
 		wg.Wait()
 		elapsed := time.Since(start)
-		commits, writes := txid(t, s)-before, 2*each*writers
-		t.Logf("%2d writers: %d writes in %s (%.0f writes/s), %d commits: %.1f writes a commit",
-			writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), commits, float64(writes)/float64(commits))
+		after, _ := txid(t, s)
+		commits, writes := after-before, 2*each*writers
 		switch {
+		case !counted:
+			t.Logf("%2d writers: %d writes in %s (%.0f writes/s); the store doesn't number its commits",
+				writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds())
 		case writers == 1 && commits != writes:
 			t.Errorf("one writer: %d writes took %d commits, want one each", writes, commits)
 		case writers > 1 && commits >= writes:
 			t.Errorf("%d writers: %d writes took %d commits: nothing was grouped", writers, writes, commits)
+		default:
+			t.Logf("%2d writers: %d writes in %s (%.0f writes/s), %d commits: %.1f writes a commit",
+				writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), commits, float64(writes)/float64(commits))
 		}
 
 		d, vs, err := s.History(shared.ID)
@@ -81,12 +86,19 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// txid is the id of the last transaction committed to s's data file.
-func txid(t *testing.T, s *docstore.Store) int {
+// txid is the id of the last transaction committed to s's bbolt file, which one commit
+// moves on by one. On PostgreSQL, counted is false: its transaction ids are the whole
+// database's, which other tests share (the grouping is kv.Batcher's, the same on both;
+// what this test checks there is that grouped writes lose nothing).
+func txid(t *testing.T, s *docstore.Store) (id int, counted bool) {
 	t.Helper()
-	var id int
-	if err := s.DB().View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); id = btx.ID(); return nil }); err != nil {
+	if err := s.DB().View(func(tx kv.Tx) error {
+		if btx, ok := kv.BoltTx(tx); ok {
+			id, counted = btx.ID(), true
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	return id
+	return id, counted
 }

@@ -9,15 +9,12 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // Purging a document leaves none of its version keys behind, and touches no other's.
 func TestPurgeLeavesNoVersions(t *testing.T) {
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.Open(t)
 	s := New(db, "personal")
 	by := Author{By: "person:ana"}
 	var ids []string

@@ -2,41 +2,35 @@ package docstore_test
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // rerun plays the group commit's worst sequence for one write: it runs in a batch that is
 // rolled back because another call failed, that other call commits alone (between), then
 // the write runs again. Nothing of the first run may leak into the second.
 type rerun struct {
-	*datafile.File
+	kv.DB
 	between func()
 }
 
 func (r *rerun) Batch(fn func(kv.Tx) error) error {
 	if b := r.between; b != nil {
 		r.between = nil
-		r.File.Update(func(tx kv.Tx) error { fn(tx); return errors.New("another call failed") })
+		r.DB.Update(func(tx kv.Tx) error { fn(tx); return errors.New("another call failed") })
 		b()
 	}
-	return r.File.Update(fn)
+	return r.DB.Update(fn)
 }
 
 func TestRerunWriteTakesTheTitleAfresh(t *testing.T) {
-	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := kvtest.Open(t)
 	plain := docstore.New(f, "personal")
 	d := mustCreate(t, plain, "Plan", "one\n")
-	s := docstore.New(&rerun{File: f, between: func() {
+	s := docstore.New(&rerun{DB: f, between: func() {
 		if _, err := plain.Write(d.ID, "Roadmap", "one\n", 0, north); err != nil {
 			t.Fatal(err)
 		}

@@ -12,34 +12,15 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 var north = docstore.Author{By: "agent:north", For: "person:ana"}
 
-// open returns a store on a real data file in a temporary folder, checked for consistency
-// when the test ends.
+// open returns a store on a fresh store of whichever store the tests run on (kvtest.Open).
 func open(t testing.TB, space string) *docstore.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "compass.db")
-	db, err := datafile.OpenFile(path, time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		err := db.View(func(tx kv.Tx) error {
-			btx, _ := kv.BoltTx(tx)
-			for err := range btx.Check() {
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			t.Errorf("data file inconsistent: %v", err)
-		}
-		db.Close()
-	})
-	return docstore.New(db, space)
+	return docstore.New(kvtest.Open(t), space)
 }
 
 func mustCreate(t testing.TB, s *docstore.Store, title, text string) docstore.Document {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +39,7 @@ func serverEnv(data string) []string {
 // testbin.Path as a person would.
 func seeded(t *testing.T) string {
 	t.Helper()
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := kvtest.Data(t, t.TempDir(), "compass.db")
 	cmd := exec.Command(testbin.Path, "import", "../testdata/import/pricing.jsonl")
 	cmd.Env = serverEnv(data)
 	if out, err := cmd.CombinedOutput(); err != nil {

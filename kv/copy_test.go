@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 func boltStore(t *testing.T) kv.DB {
@@ -58,8 +59,10 @@ func fill(t *testing.T, db kv.DB) {
 	}
 }
 
+// A copy from a bbolt file into the tests' store (kvtest.Open: PostgreSQL with
+// COMPASS_TEST_DATA) and back into a bbolt file holds the same bytes.
 func TestCopyIsByteForByte(t *testing.T) {
-	from, to, back := boltStore(t), boltStore(t), boltStore(t)
+	from, to, back := boltStore(t), kvtest.Open(t), boltStore(t)
 	fill(t, from)
 	n, err := kv.Copy(from, to)
 	if err != nil {
@@ -93,7 +96,7 @@ func TestCopyIsByteForByte(t *testing.T) {
 }
 
 func TestCopyRefusesAStoreWithData(t *testing.T) {
-	from, to := boltStore(t), boltStore(t)
+	from, to := boltStore(t), kvtest.Open(t)
 	fill(t, from)
 	if err := to.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("x")); return err }); err != nil {
 		t.Fatal(err)
@@ -143,7 +146,7 @@ func (b failingBucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 }
 
 func TestCopyIsAllOrNothing(t *testing.T) {
-	from, to := boltStore(t), boltStore(t)
+	from, to := boltStore(t), kvtest.Open(t)
 	fill(t, from)
 	if _, err := kv.Copy(from, &failing{DB: to, after: 500}); err == nil {
 		t.Fatal("a copy whose writes fail succeeded")

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,8 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // The harness: the authorization server on a real bbolt file, served over loopback HTTP,
@@ -138,21 +136,18 @@ func (c *clock) advance(d time.Duration) {
 
 func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 	t.Helper()
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := kvtest.Open(t)
 	h := &harness{t: t, people: &people{members: map[string][]string{"ana": {"launch", "personal"}, "ben": {"launch"}}},
 		tokens: &tokens{rows: map[string]*row{}}, clock: &clock{}}
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
-	c := Config{Issuer: ts.URL, DB: kv.BoltDB(db), People: h.people, Tokens: h.tokens, Now: h.clock.now}
+	c := Config{Issuer: ts.URL, DB: db, People: h.people, Tokens: h.tokens, Now: h.clock.now}
 	for _, f := range tweak {
 		f(&c)
 	}
+	var err error
 	if h.srv, err = New(c); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -27,7 +25,7 @@ import (
 // testdata/import/pricing.jsonl, through the person's commands.
 func seeded(t *testing.T) (data, planID string) {
 	t.Helper()
-	data = filepath.Join(t.TempDir(), "compass.db")
+	data = newData(t)
 	run(t, data, "", "import", "../testdata/import/pricing.jsonl")
 	out := run(t, data, "", "call", "write_document", "title=Launch plan", "text=Record the trailer.\n")
 	planID = regexp.MustCompile(`/document/([0-9A-Z]{26})`).FindStringSubmatch(out)[1]
@@ -203,14 +201,14 @@ func TestBadToolInput(t *testing.T) {
 				c.Close()
 			}
 			db := openChecked(t, data)
-			d, v, err := docstore.New(kv.BoltDB(db), "personal").Read(planID, 0)
+			d, v, err := docstore.New(db, "personal").Read(planID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Title != "Launch plan" || d.Version != 2 || v.Text != "Record the trailer.\n\nBook the studio.\n" {
 				t.Errorf("after the bad calls, Launch plan is %q at version %d: %q", d.Title, d.Version, v.Text)
 			}
-			if _, total, _ := docstore.New(kv.BoltDB(db), "personal").List(10); total != 1 {
+			if _, total, _ := docstore.New(db, "personal").List(10); total != 1 {
 				t.Errorf("after the bad calls there are %d documents, want 1", total)
 			}
 		})
@@ -220,7 +218,7 @@ func TestBadToolInput(t *testing.T) {
 // A text of exactly 8 MiB is taken, one byte more is not.
 func TestTextLimitIsExact(t *testing.T) {
 	t.Parallel()
-	c := stdioClient(t, filepath.Join(t.TempDir(), "compass.db"))
+	c := stdioClient(t, newData(t))
 	a := mustCall(t, c, "write_document", map[string]any{"title": "Big", "text": strings.Repeat("x", docstore.MaxText)})
 	if _, n, ok := saved(a); !ok || n != 1 {
 		t.Errorf("a text of exactly 8 MiB: %.200q", a.text)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +26,7 @@ func TestSlowCallsDontHoldUpOthers(t *testing.T) {
 	if testing.Short() || testbin.Race {
 		size = 1 << 20
 	}
-	s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"))
+	s := startHTTP(t, newData(t))
 	slow, quick := httpClient(t, s.url, "slow"), httpClient(t, s.url, "quick")
 	mustCall(t, slow, "write_document", map[string]any{"title": "Big", "text": strings.Repeat("a", size)})
 	mustCall(t, quick, "write_document", map[string]any{"title": "Small", "text": "start\n"})
@@ -114,7 +113,7 @@ func postText(t *testing.T, url, session, text string) int {
 func TestBodyMemoryIsBounded(t *testing.T) {
 	text := strings.Repeat("x", 60<<20)
 	for _, n := range []int{1, 8} {
-		s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"))
+		s := startHTTP(t, newData(t))
 		_, base := rss(t, s.cmd.Process.Pid)
 		var wg sync.WaitGroup
 		for range n {
@@ -136,7 +135,7 @@ func TestBodyMemoryIsBounded(t *testing.T) {
 		}
 	}
 	// A body the tools must decode: 8 MiB of text, every byte escaped (48 MiB of JSON).
-	s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"))
+	s := startHTTP(t, newData(t))
 	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")

@@ -100,7 +100,7 @@ func TestCrashKeepsEveryAcknowledgedWrite(t *testing.T) {
 	}
 	t.Logf("COMPASS_CRASH_SEED=%d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	data := t.TempDir() + "/compass.db"
+	data := newData(t)
 	l := &ledger{by: map[string]string{}}
 	writers := make([]*crashWriter, crashWriters)
 	for i := range writers {
@@ -173,7 +173,7 @@ func verify(t *testing.T, data string, promises []promise, logLines []string, co
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	return verifyIn(t, kv.BoltDB(db), promises, logLines, counters)
+	return verifyIn(t, db, promises, logLines, counters)
 }
 
 // verifyIn is verify on a store that is already open (a PostgreSQL database the servers

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,7 +39,7 @@ func rss(t *testing.T, pid int) (now, peak int) {
 // --session-idle; the session's row in the store ends then too, and is swept out as later
 // sessions begin.)
 func TestSessionFlood(t *testing.T) {
-	s := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"), "--session-idle", "1s")
+	s := startHTTP(t, newData(t), "--session-idle", "1s")
 	n := 3000
 	if testing.Short() {
 		n = 500

@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.etcd.io/bbolt"
 )
 
 func TestMain(m *testing.M) { testbin.Main(m) }
@@ -219,26 +219,34 @@ func saved(a answer) (id string, version int, ok bool) {
 	return m[1], version, true
 }
 
-// openChecked opens the data file when no server holds it, and checks bbolt's consistency
-// of it first.
-func openChecked(t testing.TB, data string) *bbolt.DB {
+// newData is the --data of a test's server: a file in the test's temp dir, or, with
+// COMPASS_TEST_DATA=postgres://…, a PostgreSQL schema of its own (kvtest.Data).
+func newData(t testing.TB) string {
 	t.Helper()
-	db, err := datafile.Open(data, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	return kvtest.Data(t, t.TempDir(), "compass.db")
+}
+
+// openChecked opens the data when no server holds it (kvtest.OpenData), and first runs
+// bbolt's consistency check on a bbolt file.
+func openChecked(t testing.TB, data string) kvtest.Store {
+	t.Helper()
+	db := kvtest.OpenData(t, data)
 	if errs := check(db); len(errs) > 0 {
 		t.Fatalf("the data file fails bbolt's consistency check: %v", errs)
 	}
 	return db
 }
 
-// check runs bbolt's consistency check on db, returning what it found.
-func check(db *bbolt.DB) []error {
+// check runs bbolt's consistency check on db, returning what it found; a store that is not
+// a bbolt file has none to run.
+func check(db kv.DB) []error {
 	var errs []error
-	err := db.View(func(tx *bbolt.Tx) error {
-		for err := range tx.Check() {
+	err := db.View(func(tx kv.Tx) error {
+		btx, ok := kv.BoltTx(tx)
+		if !ok {
+			return nil
+		}
+		for err := range btx.Check() {
 			errs = append(errs, err)
 		}
 		return nil

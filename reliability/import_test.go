@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -60,7 +58,7 @@ func nothingImported(t *testing.T, data, what string) {
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	got, err := threads.New(kv.BoltDB(db), "personal").Recent(10, "")
+	got, err := threads.New(db, "personal").Recent(10, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +99,7 @@ func TestImportRefusesWithThePlace(t *testing.T) {
 		{"Claude: more after the array", `[{"uuid":"c1","chat_messages":[{"sender":"human","text":"hi"}]}] {}`, "more after the array"},
 		{"Claude: not conversations", `[1, 2]`, "conversation at index 0"},
 	} {
-		data := filepath.Join(t.TempDir(), "compass.db")
+		data := newData(t)
 		out, _, _, err := importStdin(t, data, strings.NewReader(tc.in+"\n"))
 		if err == nil || !strings.Contains(out, "nothing was imported") || !strings.Contains(out, tc.want) {
 			t.Errorf("%s: %v, said %q; want a refusal with %q", tc.what, err, out, tc.want)
@@ -124,7 +122,7 @@ func TestImportRefusesWhatTheToolsRefuse(t *testing.T) {
 		{"Claude: a lone surrogate in a text", `[{"uuid":"c1","chat_messages":[{"sender":"human","text":"ok"}]},{"uuid":"c2","chat_messages":[{"sender":"human","text":"a\ud800b"}]}]`, "conversation at index 1: an escape of half a character"},
 		{"Claude: a lone surrogate in a name", `[{"uuid":"c1","name":"\ud83d","chat_messages":[]}]`, "conversation at index 0: an escape of half a character"},
 	} {
-		data := filepath.Join(t.TempDir(), "compass.db")
+		data := newData(t)
 		out, _, _, err := importStdin(t, data, strings.NewReader(tc.in+"\n"))
 		if err == nil || !strings.Contains(out, "nothing was imported") || !strings.Contains(out, tc.want) {
 			t.Errorf("%s: %v, said %q; want a refusal with %q", tc.what, err, out, tc.want)
@@ -132,7 +130,7 @@ func TestImportRefusesWhatTheToolsRefuse(t *testing.T) {
 		nothingImported(t, data, tc.what)
 	}
 	// A pair of escapes is one character, and imports.
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	if out, _, _, err := importStdin(t, data, strings.NewReader(`{"conversation":"c","from":"person:ana","text":"\ud83d\ude00"}`+"\n")); err != nil {
 		t.Errorf("a surrogate pair: %v %s", err, out)
 	}
@@ -163,7 +161,7 @@ func (l *lazyLine) Read(p []byte) (int, error) {
 // imported, and the memory the import takes stays far below the line's size.
 func TestImportRefusesAGigabyteLine(t *testing.T) {
 	t.Parallel()
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	in := &lazyLine{head: strings.NewReader(goodLines + `{"conversation":"pricing","from":"person:ana","text":"`), left: 1 << 30}
 	out, took, peak, err := importStdin(t, data, in)
 	t.Logf("a 1 GB line: %s in %s, peak memory %d MiB, %d MiB of the line read", strings.TrimSpace(out), took.Round(time.Millisecond), peak>>20, ((1<<30)-in.left)>>20)
@@ -183,7 +181,7 @@ func TestImportRefusesAGigabyteLine(t *testing.T) {
 // read a conversation at a time, each whole, so one is refused past 64 MiB of JSON (it
 // took 6 GB of memory and half a minute, then was imported, before that bound).
 func TestImportBoundsAGigabyteClaudeConversation(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	in := io.MultiReader(&lazyLine{head: strings.NewReader(`[{"uuid":"c1","name":"`), left: 1 << 30}, strings.NewReader(`","chat_messages":[]}]`))
 	out, took, peak, err := importStdin(t, data, in)
 	t.Logf("a 1 GB Claude conversation: %s in %s, peak memory %d MiB", strings.TrimSpace(out), took.Round(time.Millisecond), peak>>20)

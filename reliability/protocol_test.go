@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,7 +155,7 @@ const initializeLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","para
 // next call.
 func TestRawProtocolOnStdio(t *testing.T) {
 	t.Parallel()
-	r := startRawStdio(t, filepath.Join(t.TempDir(), "compass.db"))
+	r := startRawStdio(t, newData(t))
 
 	// A tools/call before initialize: mcp-go's stdio server answers it (there is one client
 	// on stdio, and nothing to scope by session); it must not crash or hang.
@@ -250,7 +249,7 @@ func post(t *testing.T, url, session string, body io.Reader, chunked bool) (int,
 // library sends.
 func TestRawProtocolOverHTTP(t *testing.T) {
 	t.Parallel()
-	srv := startHTTP(t, filepath.Join(t.TempDir(), "compass.db"))
+	srv := startHTTP(t, newData(t))
 	c := httpClient(t, srv.url, "alive") // a well-behaved session, to check the server still answers
 	alive := func(after string) {
 		t.Helper()

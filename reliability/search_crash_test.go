@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The search index after crashes: writers over HTTP make, write, append to, edit, rename
@@ -28,7 +27,7 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	data := t.TempDir() + "/compass.db"
+	data := newData(t)
 	queries := []string{"trailer", "cafe", "東京", `"course page"`, "email", "e-mail", "plan review", "pricing tuesday"}
 	writes := 0
 	for round := range 3 {
@@ -84,7 +83,7 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 		cancel()
 		// The person deletes one document between rounds, so deletions cross crashes too.
 		db := openChecked(t, data)
-		s := docstore.New(kv.BoltDB(db), "personal")
+		s := docstore.New(db, "personal")
 		if err := s.CheckIndex(); err != nil {
 			t.Fatalf("round %d, after SIGKILL: %v", round+1, err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,7 +52,7 @@ func TestStdioAnswersEveryPipedRequest(t *testing.T) {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Note %d","text":"%s"}}}`+"\n", i, i, strings.Repeat("x", 100<<10))
 	}
 	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"list_documents","arguments":{"limit":500}}}`) // no line break
-	answers, stderr, _ := runStdio(t, filepath.Join(t.TempDir(), "compass.db"), strings.NewReader(in.String()))
+	answers, stderr, _ := runStdio(t, newData(t), strings.NewReader(in.String()))
 	got := map[string]bool{}
 	for _, a := range answers {
 		if text, isError := toolText(a); isError {
@@ -94,7 +93,7 @@ func TestStdioRefusesALineOverTheLimit(t *testing.T) {
 		pw.Write([]byte(`{"jsonrpc":"2.0","id":"after","method":"ping"}` + "\n"))
 		pw.Close()
 	}()
-	answers, stderr, rss := runStdio(t, filepath.Join(t.TempDir(), "compass.db"), pr)
+	answers, stderr, rss := runStdio(t, newData(t), pr)
 	var refused, after bool
 	for _, a := range answers {
 		if e, ok := a["error"].(map[string]any); ok && a["id"] == nil && strings.Contains(fmt.Sprint(e["message"]), "too large") {

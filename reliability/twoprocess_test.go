@@ -26,7 +26,7 @@ func TestTwoProcessLatency(t *testing.T) {
 	if v := os.Getenv("COMPASS_TWO_CALLS"); v != "" {
 		calls, _ = strconv.Atoi(v)
 	}
-	data := t.TempDir() + "/compass.db"
+	data := newData(t)
 	a := stdioClient(t, data, "--agent", "desktop")
 	b := stdioClient(t, data, "--agent", "editor")
 	if r := mustCall(t, a, "write_document", map[string]any{"title": "Shared", "text": "# Shared\n"}); r.isError {

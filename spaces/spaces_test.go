@@ -2,11 +2,10 @@ package spaces
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/kv"
-	"go.etcd.io/bbolt"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 func TestValid(t *testing.T) {
@@ -36,12 +35,7 @@ func TestParseActor(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	raw, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	db := kv.BoltDB(raw)
+	db := kvtest.Open(t)
 	if err := SetName(db, "ana", "  Ana Lima "); err != nil {
 		t.Fatal(err)
 	}
@@ -63,13 +57,8 @@ func TestNames(t *testing.T) {
 
 // A space's buckets are apart from another's: what is made in one isn't in the other.
 func TestBucketsAreApart(t *testing.T) {
-	raw, err := bbolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	db := kv.BoltDB(raw)
-	err = db.Update(func(tx kv.Tx) error {
+	db := kvtest.Open(t)
+	err := db.Update(func(tx kv.Tx) error {
 		b, err := CreateSub(tx, "launch", "docs")
 		if err != nil {
 			return err

@@ -3,40 +3,17 @@ package threads
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
-	"go.etcd.io/bbolt"
 )
 
-// openDB opens a new data file in a temporary folder, checking its consistency at cleanup.
-func openDB(tb testing.TB) kv.DB {
-	tb.Helper()
-	db, err := datafile.Open(filepath.Join(tb.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		err := db.View(func(tx *bbolt.Tx) error {
-			for err := range tx.Check() {
-				tb.Errorf("data file inconsistent: %v", err)
-			}
-			return nil
-		})
-		if err != nil {
-			tb.Error(err)
-		}
-		if err := db.Close(); err != nil {
-			tb.Error(err)
-		}
-	})
-	return kv.BoltDB(db)
-}
+// openDB opens a fresh store on whichever store the tests run on (kvtest.Open).
+func openDB(tb testing.TB) kv.DB { return kvtest.Open(tb) }
 
 // clock gives t0, then each call a second later.
 func clock(t0 time.Time) func() time.Time {

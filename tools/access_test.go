@@ -3,15 +3,12 @@ package tools
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -19,12 +16,7 @@ import (
 // and a writing tool refuses a read-only one; nothing is changed. (Over HTTP the gate and
 // the tool filter refuse first: see cmd/compass-mcp's team tests.)
 func TestToolsAskThePrincipal(t *testing.T) {
-	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := kv.BoltDB(raw)
-	defer raw.Close()
+	db := kvtest.Open(t)
 	docs := docstore.New(db, "launch")
 	if _, err := docs.Create("Plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
 		t.Fatal(err)

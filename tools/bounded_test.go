@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,11 +35,7 @@ func TestNoCallIsUnbounded(t *testing.T) {
 	if testing.Short() || testbin.Race {
 		size = 1 << 20
 	}
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.Open(t)
 	as := docstore.Author{By: "person:ana"}
 	docs := docstore.New(db, "personal")
 	line := "some notes about the launch, and the studio on tuesday\n"

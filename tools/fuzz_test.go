@@ -6,20 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.etcd.io/bbolt"
 )
 
 var fuzzTools = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
@@ -27,19 +24,13 @@ var fuzzTools = []string{"list_documents", "read_document", "write_document", "a
 // fuzzServer is a server on a data file with "Launch plan" (2 versions) and a conversation
 // "pricing", and an in-process client of it.
 type fuzzServer struct {
-	db    *bbolt.DB
 	c     *client.Client
 	calls int
 }
 
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
-	raw, err := datafile.Open(filepath.Join(tb.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	db := kv.BoltDB(raw)
-	raw.NoSync = true // thrown away
+	db := kvtest.Open(tb)
 	ana := docstore.Author{By: "person:ana"}
 	docs := docstore.New(db, "personal")
 	if _, err := docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, ana); err != nil {
@@ -69,12 +60,11 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	if _, err := c.Initialize(ctx, init); err != nil {
 		tb.Fatal(err)
 	}
-	return &fuzzServer{db: raw, c: c}
+	return &fuzzServer{c: c}
 }
 
 func (s *fuzzServer) close() {
 	s.c.Close()
-	s.db.Close()
 }
 
 // FuzzToolArguments calls the tools with any JSON as arguments: never a panic, never a

@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/charter"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
@@ -35,13 +33,7 @@ type isolation struct {
 
 func newIsolation(t *testing.T) *isolation {
 	t.Helper()
-	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := kv.BoltDB(raw)
-	raw.NoSync = true
-	t.Cleanup(func() { raw.Close() })
+	db := kvtest.Open(t)
 	ana := docstore.Author{By: "person:ana"}
 	launch := docstore.New(db, "launch")
 	if _, err := launch.Create("Secret plan", "launch only\n", docstore.KindWrite, ana); err != nil {

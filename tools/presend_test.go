@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -56,11 +54,7 @@ func stdioLines(t *testing.T, srv *server.MCPServer, p *Presender, lines ...stri
 // Over stdio, what the Presender writes is byte for byte what mcp-go writes alone, for large
 // answers (present) and small ones (not), and nothing of a token is left in it.
 func TestPresenderLinesAreMcpGos(t *testing.T) {
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.Open(t)
 	var big strings.Builder
 	for i := range 3000 {
 		fmt.Fprintf(&big, "%d. a line with \"quotes\", <angle brackets> & a tab\there, é and 😀\n", i)

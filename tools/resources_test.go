@@ -3,15 +3,14 @@ package tools
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -29,13 +28,7 @@ type resourceFixture struct {
 
 func newResourceFixture(t *testing.T, extra int) *resourceFixture {
 	t.Helper()
-	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := kv.BoltDB(raw)
-	raw.NoSync = true // many small commits; the file is thrown away
-	t.Cleanup(func() { raw.Close() })
+	db := kvtest.Open(t)
 	at := time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { at = at.Add(time.Minute); return at }
 	f := &resourceFixture{db: db, docs: docstore.New(db, "personal").WithClock(clock)}
@@ -209,12 +202,7 @@ func TestResourcesListPages(t *testing.T) {
 }
 
 func TestResourcesEmptySpace(t *testing.T) {
-	raw, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := kv.BoltDB(raw)
-	defer raw.Close()
+	db := kvtest.Open(t)
 	srv, err := New(db, Config{Space: "personal"})
 	if err != nil {
 		t.Fatal(err)

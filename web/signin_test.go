@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,11 +59,7 @@ func status(t *testing.T, url string, c *http.Cookie) int {
 // send it over http to the same host.
 func TestSessionCookieSecureBehindHTTPS(t *testing.T) {
 	for _, secure := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "compass.db")
-		db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
-		if err != nil {
-			t.Fatal(err)
-		}
+		db, path := openStore(t)
 		site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Secure: secure})
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +76,6 @@ func TestSessionCookieSecureBehindHTTPS(t *testing.T) {
 		}
 		srv.Close()
 		site.Close()
-		db.Close()
 	}
 }
 

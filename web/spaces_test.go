@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -41,12 +39,7 @@ func teamTitle(space string) string { return strings.ToUpper(space[:1]) + space[
 
 func newTeam(t *testing.T) *team {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "compass.db")
-	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, path := openStore(t)
 	members := access.New(db).WithOwner("personal", "ana")
 	for _, m := range [][2]string{{"launch", "ana"}, {"launch", "ben"}, {"design", "ben"}} {
 		if _, err := members.AddMember(m[0], m[1]); err != nil {

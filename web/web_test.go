@@ -8,7 +8,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
@@ -24,7 +24,7 @@ import (
 // fixture is a page on a real data file, served on loopback, with Ana as its person.
 type fixture struct {
 	t    *testing.T
-	db   *datafile.File
+	db   datafile.DB
 	docs *docstore.Store
 	site *Site
 	srv  *httptest.Server
@@ -32,12 +32,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "compass.db")
-	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, path := openStore(t)
 	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +43,18 @@ func newFixture(t *testing.T) *fixture {
 	srv := httptest.NewServer(site)
 	t.Cleanup(func() { site.Close(); srv.Close() })
 	return &fixture{t: t, db: db, docs: docstore.New(db, "personal"), site: site, srv: srv}
+}
+
+// openStore returns a fresh store of whichever store the tests run on (kvtest.Open), and
+// the path of its file for Config.Path: none on PostgreSQL, where the page then reads the
+// documents listened to every Poll.
+func openStore(t *testing.T) (datafile.DB, string) {
+	t.Helper()
+	db := kvtest.Open(t)
+	if f, ok := db.(*datafile.File); ok {
+		return db, f.Path()
+	}
+	return db, ""
 }
 
 var agent = docstore.Author{By: "agent:north", For: "person:ana"}

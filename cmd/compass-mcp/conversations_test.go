@@ -18,7 +18,7 @@ import (
 // conversations of its space (not its own, not another space's), reads one with names in
 // place of ids, never sees an agent's private step, and is refused another space's.
 func TestConversationsScenario(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cli(t, data, "import", filepath.Join("..", "..", "testdata", "import", "pricing.jsonl"))
 	cli(t, data, "say", "now", "What did we settle on pricing?", "--to", "agent:north", "--title", "Today")
@@ -54,7 +54,7 @@ func TestConversationsScenario(t *testing.T) {
 // A 45-message conversation read with the default limit shows the newest 30, oldest first,
 // and the line that says how to read on; following it gives the other 15.
 func TestConversationPaging(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	var lines strings.Builder
 	for i := 1; i <= 45; i++ {
 		fmt.Fprintf(&lines, `{"conversation":"long","at":"2026-11-08T10:%02d:00Z","from":"person:ana","text":"message %d"}`+"\n", i, i)
@@ -91,7 +91,7 @@ func TestConversationPaging(t *testing.T) {
 // Importing: JSON Lines and a Claude export go in, a second import adds nothing, and a file
 // with a bad line imports nothing and names the line.
 func TestImport(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	fixtures := filepath.Join("..", "..", "testdata", "import")
 	for _, f := range []string{"pricing.jsonl", "claude-conversations.json"} {
 		first := cli(t, data, "import", filepath.Join(fixtures, f))
@@ -122,7 +122,7 @@ func TestImport(t *testing.T) {
 // An import reading a pipe that is slow to fill doesn't hold the data file meanwhile: a
 // server (here, another command) sharing it gets in while the import waits for its input.
 func TestImportFromAPipeLetsOthersIn(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cmd := exec.Command(testbin.Path, "import", "-")
 	cmd.Env = append(os.Environ(), testEnv(data)...)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,7 +34,7 @@ func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 // The first things a new user types: help exits 0, call lists the tools it can call, people
 // can be listed, and the docs commands say what they need in words.
 func TestFirstSteps(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	env := testEnv(data)
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"docs", "list", "-h"}} {
 		if code, _, errs := runEnv(t, env, args...); code != 0 || errs == "" || strings.Contains(errs, "help requested") {
@@ -93,7 +92,7 @@ func TestFirstSteps(t *testing.T) {
 // Without $USER (a service, a container) the person is the system account's, and the
 // server says so; never a made-up one.
 func TestForWithoutUser(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	env := []string{"COMPASS_DATA=" + data, "COMPASS_LOG=info", "USER=", "USERNAME="}
 	code, out, errs := runEnv(t, env, "call", "write_document", "title=Plan", "text=one")
 	if code != 0 || !strings.Contains(out, "Saved") {

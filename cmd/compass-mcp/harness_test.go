@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -31,6 +32,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/ w
 func TestMain(m *testing.M) {
 	flag.Parse()
 	testbin.Main(m)
+}
+
+// newData is the --data (COMPASS_DATA) of a test's server: a file in the test's temp dir,
+// or, with COMPASS_TEST_DATA=postgres://…, a PostgreSQL schema of its own (kvtest.Data).
+// Tests that reopen it open it with kvtest.OpenData.
+func newData(t *testing.T) string {
+	t.Helper()
+	return kvtest.Data(t, t.TempDir(), "compass.db")
 }
 
 // env is what every server in these tests runs with, plus extra.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +46,7 @@ const listCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name"
 // form: a made-up id worked without initialize, a deleted one still worked, and a swept
 // one wrote versions as "agent" instead of the client's name.
 func TestUnknownSessionsGet404(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data, "--session-idle", "1s")
 	open := func() string {
 		res, body := post(t, url, strings.NewReader(initBody), nil)
@@ -84,7 +83,7 @@ func TestUnknownSessionsGet404(t *testing.T) {
 // token holder out), and a request whose body never comes is cut off by the read timeout
 // rather than holding the connection, and its memory, for good.
 func TestRefusedConnectionsAreClosed(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data, "--token", "s3cret")
 	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	conn, err := net.Dial("tcp", host)

@@ -12,14 +12,14 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 )
 
 // A document of another space, named by id or by title, is not found by any of the five
 // tools, and is not changed.
 func TestAnotherSpaceIsNotFound(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	out := cli(t, data, "call", "--space", "launch", "write_document", "title=Secret plan", "text=launch only\n")
 	id := ulidRE.FindString(out)
 	if id == "" {
@@ -49,12 +49,8 @@ func TestAnotherSpaceIsNotFound(t *testing.T) {
 		t.Errorf("write_document of the same title in another space: %q", a.text)
 	}
 	c.Close()
-	db, err := datafile.Open(data, datafile.DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	d, v, err := docstore.New(kv.BoltDB(db), "launch").Read(id, 0)
+	db := kvtest.OpenData(t, data)
+	d, v, err := docstore.New(db, "launch").Read(id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +62,7 @@ func TestAnotherSpaceIsNotFound(t *testing.T) {
 // Eight HTTP clients append to one document at once: every append answered "Saved" is in
 // the text, and the versions are exactly one more than the appends.
 func TestConcurrentAppendsOverHTTP(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, stop := httpServer(t, data, "--agent", "north")
 	first := httpClient(t, url, "setup")
 	callTool(t, first, "write_document", map[string]any{"title": "Log", "text": "# Log\n"})
@@ -103,12 +99,8 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 		t.Errorf("after %d appends the header is %q, want %q", n, strings.SplitN(a.text, "\n", 2)[0], want)
 	}
 	stop()
-	db, err := datafile.Open(data, datafile.DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	_, vs, err := docstore.New(kv.BoltDB(db), "personal").History("Log")
+	db := kvtest.OpenData(t, data)
+	_, vs, err := docstore.New(db, "personal").History("Log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +114,7 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 // Two servers on one data file (Claude Desktop and an editor on the default file) both
 // work: each holds the file only while it uses it. Writes in turns and at once all land.
 func TestTwoProcessesShareTheFile(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	a := stdioClient(t, data, "--agent", "desktop")
 	b := stdioClient(t, data, "--agent", "editor")
 	if r := callTool(t, a, "write_document", map[string]any{"title": "Shared", "text": "# Shared\n"}); r.isError {
@@ -171,7 +163,7 @@ func TestTwoProcessesShareTheFile(t *testing.T) {
 // When another process holds the file for longer than the lock timeout, a server says why:
 // at start it stops, and in a session the call is an error result saying to try again.
 func TestBusyFileSaysWhy(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := filepath.Join(t.TempDir(), "compass.db") // a file lock: bbolt only
 	c := stdioClient(t, data)
 	callTool(t, c, "write_document", map[string]any{"title": "Note", "text": "x\n"})
 	time.Sleep(200 * time.Millisecond) // the server lets go of the file when idle
@@ -209,13 +201,13 @@ func TestBusyFileSaysWhy(t *testing.T) {
 
 // Bad input gets a tool error that says what to do, and the server stays up.
 func TestBadInputKeepsServerUp(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
 			c := httpClient(t, url, "bad")
 			if transport == "stdio" {
-				c = stdioClient(t, filepath.Join(t.TempDir(), "stdio.db"), "--agent", "north")
+				c = stdioClient(t, newData(t), "--agent", "north")
 			}
 			huge := strings.Repeat("x", 32<<20)
 			for _, s := range []struct {

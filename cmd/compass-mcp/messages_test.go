@@ -6,13 +6,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 )
@@ -54,7 +52,7 @@ func postJSON(t *testing.T, url, token, contentType, body string) posted {
 // taken, once each however often sent with the same id, and both tools show them over
 // both transports; anything else is refused with the status and the field that say why.
 func TestPostMessages(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, stop := httpServer(t, data, "--token", "s3cret", "--agent", "bridge")
 	base := strings.TrimSuffix(mcpURL, "/mcp")
@@ -145,11 +143,7 @@ func TestPostMessages(t *testing.T) {
 // real token rows: none, an unknown one, a read-only one, or one for another space adds
 // nothing.
 func TestPostMessagesPrincipal(t *testing.T) {
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.Open(t)
 	store := access.New(db)
 	for _, space := range []string{"team", "personal"} {
 		if _, err := store.AddMember(space, "ana"); err != nil {
@@ -199,7 +193,7 @@ func TestPostMessagesPrincipal(t *testing.T) {
 // to 127.0.0.1 (DNS rebinding): its requests carry its own name as Host and Origin, which
 // pass the Origin check. mcp-go refuses them at /mcp; the messages endpoint must too.
 func TestPostMessagesRefusesARebindingPage(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, _ := httpServer(t, data)
 	base := strings.TrimSuffix(mcpURL, "/mcp")

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/oauth"
 	"github.com/compass-mcp/compass-mcp/web"
 )
@@ -40,7 +38,7 @@ func get(t *testing.T, method, url, token string) (int, string, *http.Response) 
 // server's address, every 401 points at the endpoint's own metadata, and the gate accepts
 // the token rows it mints only where they are bound, until they are renewed or revoked.
 func TestOAuthServedAndGated(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "members", "add", "launch", "ana")
 	cli(t, data, "tokens", "add", "--for", "ana") // a token row: the server is no longer open
 	endpoint, _ := httpServer(t, data)
@@ -68,11 +66,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 	}
 
 	// A row as the consent mints it, bound to launch's endpoint.
-	f, err := datafile.OpenFile(data, 5*time.Second, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := kvtest.OpenData(t, data)
 	tokens := oauthTokens{store: access.New(f)}
 	secret, id, err := tokens.Mint(oauth.Grant{Person: "ana", Agent: "claude", Spaces: []string{"launch"},
 		Expires: time.Now().Add(time.Hour), Client: "Claude (claude.ai)", Resource: base + "/spaces/launch/mcp"})
@@ -121,7 +115,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 // --public-url names the server for clients, and closes it even before any token exists:
 // behind a proxy, loopback is the internet.
 func TestOAuthPublicURL(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	endpoint, _ := httpServer(t, data, "--public-url", "https://compass.example.com/", "--web", "")
 	base := strings.TrimSuffix(endpoint, "/mcp")
 	if _, body, _ := get(t, "GET", base+"/.well-known/oauth-authorization-server", ""); !strings.Contains(body, `"issuer":"https://compass.example.com"`) {
@@ -135,11 +129,8 @@ func TestOAuthPublicURL(t *testing.T) {
 	// to it: its session cookie must still be Secure.
 	// (A code made as "compass-mcp open" makes it: open itself would check that the page at
 	// https://compass.example.com answers, which no test can reach.)
-	db, err := datafile.Open(data, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, err := web.NewCode(kv.BoltDB(db), "ana", "personal", "/")
+	db := kvtest.OpenData(t, data)
+	code, err := web.NewCode(db, "ana", "personal", "/")
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

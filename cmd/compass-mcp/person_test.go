@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // The seed's parity list, end to end through the command line and the tools: creates,
@@ -13,7 +15,7 @@ import (
 // list, history, deletes; then an agent's write from a stale version merges, and from a
 // clashing one is refused with the lines shown.
 func TestPersonsSide(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	run := func(stdin string, args ...string) (string, bool) {
 		t.Helper()
 		out, err := cliResult(data, stdin, args...)
@@ -104,7 +106,7 @@ func TestPersonsSide(t *testing.T) {
 // export writes what every version changed, newest first, and with --whole every
 // version's text, byte for byte.
 func TestExportKeepsEveryVersion(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	texts := []string{"one\n", "one\ntwo", "ünïcödé\r\nand CRLF\r\n", "", "last\n\n\n"}
 	cli(t, data, "call", "write_document", "title=Odd: a/b?", "text="+texts[0])
 	for _, text := range texts[1:] {
@@ -167,16 +169,25 @@ func TestExportKeepsEveryVersion(t *testing.T) {
 	}
 }
 
-// backup copies the data file while a server is using it, and the copy reads.
+// backup copies the data file while a server is using it, and the copy reads. On
+// PostgreSQL, backup refuses and names copy, which makes the same bbolt copy of the
+// database while the server goes on.
 func TestBackupWhileServing(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	c := httpClient(t, url, "backup-test")
 	if a := callTool(t, c, "write_document", map[string]any{"title": "Kept", "text": "safe\n"}); a.isError {
 		t.Fatal(a.text)
 	}
 	copyPath := filepath.Join(t.TempDir(), "backup.db")
-	if out := cli(t, data, "backup", copyPath); !strings.Contains(out, "Backed up") {
+	if kvtest.OnPostgres() {
+		if out, err := cliResult(data, "", "backup", copyPath); err == nil || !strings.Contains(out, "compass-mcp copy --from") {
+			t.Errorf("backup of a PostgreSQL database: %v, %q; want it refused, naming copy", err, out)
+		}
+		if out := cli(t, data, "copy", "--from", data, "--to", copyPath); !strings.Contains(out, "Copied") {
+			t.Fatalf("copy said %q", out)
+		}
+	} else if out := cli(t, data, "backup", copyPath); !strings.Contains(out, "Backed up") {
 		t.Fatalf("backup said %q", out)
 	}
 	// The server goes on while the copy is read.

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // Finding things: search documents and conversations, and read part of a long document.
@@ -49,7 +48,7 @@ func longNotes() string {
 }
 
 func TestSearchScenarioOverStdio(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cli(t, data, "import", "../../testdata/import/pricing.jsonl")
 	c := stdioClient(t, data, "--agent", "north")
@@ -58,6 +57,7 @@ func TestSearchScenarioOverStdio(t *testing.T) {
 }
 
 // A file written before search is indexed when the server starts, and answers at once.
+// It is a bbolt file whatever the tests' store: only bbolt files were written before search.
 func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
 	raw, err := os.ReadFile("../../testdata/layout/v1-full-texts.db")
@@ -73,12 +73,8 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 		t.Errorf("a search of the older file: %q", text)
 	}
 	c.Close()
-	db, err := datafile.Open(data, datafile.DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := docstore.New(kv.BoltDB(db), "personal").CheckIndex(); err != nil {
+	db := kvtest.OpenData(t, data)
+	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // The seed's scenario: list nothing, make "Launch plan", be told a second one with that
@@ -55,7 +53,7 @@ var refusalSteps = []step{
 }
 
 func TestSeedScenarioOverStdio(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	c := stdioClient(t, data, "--agent", "north")
 	golden(t, "seed.txtar", runSession(t, c, seedSteps))
@@ -64,7 +62,7 @@ func TestSeedScenarioOverStdio(t *testing.T) {
 }
 
 func TestSeedScenarioOverHTTP(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	url, stop := httpServer(t, data, "--agent", "north")
 	golden(t, "seed.txtar", runSession(t, httpClient(t, url, "test-client"), seedSteps))
@@ -73,12 +71,12 @@ func TestSeedScenarioOverHTTP(t *testing.T) {
 }
 
 func TestRefusalsOverStdio(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	golden(t, "refusals.txtar", runSession(t, stdioClient(t, data, "--agent", "north"), refusalSteps))
 }
 
 func TestRefusalsOverHTTP(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	golden(t, "refusals.txtar", runSession(t, httpClient(t, url, "test-client"), refusalSteps))
 }
@@ -87,12 +85,8 @@ func TestRefusalsOverHTTP(t *testing.T) {
 // document has the given number of versions, every one by agent:north for person:ana.
 func checkAuthors(t *testing.T, data, name string, versions int) {
 	t.Helper()
-	db, err := datafile.Open(data, datafile.DefaultTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	_, vs, err := docstore.New(kv.BoltDB(db), "personal").History(name)
+	db := kvtest.OpenData(t, data)
+	_, vs, err := docstore.New(db, "personal").History(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +102,7 @@ func checkAuthors(t *testing.T, data, name string, versions int) {
 
 // Without --agent, versions say the client's name from initialize.
 func TestAgentIsTheClientsName(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	url, _ := httpServer(t, data)
 	c := httpClient(t, url, "Claude Desktop")
 	callTool(t, c, "write_document", map[string]any{"title": "Hello", "text": "hi\n"})
@@ -135,6 +129,6 @@ var historySteps = []step{
 }
 
 func TestHistoryOverStdio(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	golden(t, "history.txtar", runSession(t, stdioClient(t, data, "--agent", "north"), historySteps))
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -26,7 +25,7 @@ func TestShutdownWithAnOpenStream(t *testing.T) {
 
 func shutdownWithAnOpenStream(t *testing.T, sig os.Signal) {
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), testEnv(filepath.Join(t.TempDir(), "c.db"), "COMPASS_LOG=info")...)
+	cmd.Env = append(os.Environ(), testEnv(newData(t), "COMPASS_LOG=info")...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

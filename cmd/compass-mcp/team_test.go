@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,7 +32,7 @@ func title(space string) string { return strings.ToUpper(space[:1]) + space[1:] 
 
 func newTeam(t *testing.T) *team {
 	t.Helper()
-	tm := &team{data: filepath.Join(t.TempDir(), "compass.db"), docIDs: map[string]string{}, tokens: map[string]string{}}
+	tm := &team{data: newData(t), docIDs: map[string]string{}, tokens: map[string]string{}}
 	cli(t, tm.data, "people", "set", "ana", "Ana")
 	cli(t, tm.data, "people", "set", "ben", "Ben")
 	cli(t, tm.data, "members", "add", "launch", "ana")
@@ -179,11 +178,7 @@ func TestTeamEndpointsTokensTools(t *testing.T) {
 
 	// From the file: each plan gained exactly the appends of the tokens that may write its
 	// space, and each version says whose it was.
-	db, err := datafile.OpenFile(tm.data, datafile.DefaultTimeout, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.OpenData(t, tm.data)
 	for _, sp := range teamSpaces {
 		_, vs, err := docstore.New(db, sp).History(tm.docIDs[sp])
 		if err != nil {
@@ -325,7 +320,7 @@ func (tm *team) toolsIn(t *testing.T, c *client.Client, space string, readOnly b
 // Beyond loopback, a server needs --token or a token row. (Tests bind loopback only, so
 // the address check is asked directly once the refusal is seen end to end.)
 func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "compass.db")
+	data := newData(t)
 	if out, err := cliResult(data, "", "serve", "--http", "0.0.0.0:0"); err == nil || !strings.Contains(out, "tokens add") {
 		t.Fatalf("no token at all, beyond loopback: %v %q; want it refused, naming tokens add", err, out)
 	}
@@ -394,11 +389,7 @@ func TestTeamConcurrentTokens(t *testing.T) {
 		}
 	}
 	stop()
-	db, err := datafile.OpenFile(tm.data, datafile.DefaultTimeout, datafile.DefaultIdle)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := kvtest.OpenData(t, tm.data)
 	for s, space := range twoSpaces {
 		_, vs, err := docstore.New(db, space).History(title(space))
 		if err != nil {

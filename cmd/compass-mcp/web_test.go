@@ -70,7 +70,7 @@ func linkBaseOf(t *testing.T, answer string) string {
 // Beside stdio the page is served, and the tools' links lead to it; a second server on the
 // same data file, finding the page's address taken, links to the first one's page.
 func TestStdioServesThePageAndLinksToIt(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
 	if page == "" {
 		t.Fatalf("no page logged:\n%s", logs)
@@ -100,12 +100,11 @@ func TestStdioServesThePageAndLinksToIt(t *testing.T) {
 // A server on another data file, whose page address is taken by the first file's page,
 // never links to it: it serves its own page on a free port.
 func TestAnotherStoreNeverLinksToTheWrongPage(t *testing.T) {
-	dir := t.TempDir()
-	_, page, logs := stdioWithPage(t, filepath.Join(dir, "a.db"), "127.0.0.1:0")
+	_, page, logs := stdioWithPage(t, newData(t), "127.0.0.1:0")
 	if page == "" {
 		t.Fatalf("no page logged:\n%s", logs)
 	}
-	c2, page2, logs2 := stdioWithPage(t, filepath.Join(dir, "b.db"), strings.TrimPrefix(page, "http://"))
+	c2, page2, logs2 := stdioWithPage(t, newData(t), strings.TrimPrefix(page, "http://"))
 	if page2 == "" || page2 == page || !strings.Contains(logs2.String(), "taken by something else") {
 		t.Fatalf("the other store's server: page %q (the first's is %q)\n%s", page2, page, logs2)
 	}
@@ -117,7 +116,7 @@ func TestAnotherStoreNeverLinksToTheWrongPage(t *testing.T) {
 // With no page anywhere, links are the documents' resource URIs; a port that can't be had
 // at all is a warning, and stdio still serves.
 func TestNoPageLinksAreURIs(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	c, page, _ := stdioWithPage(t, data, "off")
 	if page != "" {
 		t.Fatalf("--web off served a page at %s", page)
@@ -136,7 +135,7 @@ func TestBusyDefaultPortIsNoFailure(t *testing.T) {
 	} else {
 		defer ln.Close()
 	}
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	c, page, logs := stdioWithPage(t, data, "")
 	if got := callTool(t, c, "list_documents", nil).text; got != "No documents in this space yet." {
 		t.Fatalf("stdio beside a busy 7411: %q", got)
@@ -149,7 +148,7 @@ func TestBusyDefaultPortIsNoFailure(t *testing.T) {
 // With --http, the page is on the same address; a browser asking for /mcp is sent to it,
 // and "compass-mcp open" prints a sign-in link that works.
 func TestHTTPPageBesideMCP(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), pageEnv(data)...)
 	stderr, _ := cmd.StderrPipe()
@@ -244,7 +243,7 @@ func TestWebServesOnlyThePage(t *testing.T) {
 }
 
 func pageOnly(t *testing.T, args []string) {
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	cli(t, data, "call", "write_document", "title=Launch plan", "text=Record the trailer.")
 	link := pageOnlyLink(t, data, append(args, "--web", "127.0.0.1:0", "--browser=false")...)
 	jar := &http.Client{Timeout: 5 * time.Second}
@@ -271,7 +270,7 @@ func pageOnly(t *testing.T, args []string) {
 
 // With --web off, a browser opening /mcp is told what it is, at once, not sent nowhere.
 func TestBrowserAtMCPWithoutPage(t *testing.T) {
-	url, _ := httpServer(t, filepath.Join(t.TempDir(), "c.db"), "--web", "off")
+	url, _ := httpServer(t, newData(t), "--web", "off")
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/html")
 	c := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -288,6 +287,7 @@ func TestBrowserAtMCPWithoutPage(t *testing.T) {
 
 // A copy of the data file (a backup) has the same store id, but is another file: a server
 // on the copy doesn't link to the original's page.
+// The copy is backup's, of a bbolt file, whatever the tests' store.
 func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "a.db")
@@ -309,7 +309,7 @@ func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
 // Who may sign in is the space's members (the --for person always): a member's one-time
 // link works, anyone else's is refused.
 func TestMembersMaySignIn(t *testing.T) {
-	data := filepath.Join(t.TempDir(), "c.db")
+	data := newData(t)
 	cli(t, data, "members", "add", "personal", "ben")
 	first := pageOnlyLink(t, data, "web", "--web", "127.0.0.1:0", "--browser=false")
 	page := first[:strings.Index(first, "/signin")]

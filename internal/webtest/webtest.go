@@ -8,7 +8,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -19,23 +18,25 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // Server is compass-mcp serving MCP and the page on one loopback address, on its own data
 // file, for person ana in space personal.
 type Server struct {
 	URL  string // http://127.0.0.1:PORT
-	Data string // the data file
+	Data string // the data: a file, or a PostgreSQL schema's URL (kvtest.Data)
 	env  []string
 }
 
 var urlInLog = regexp.MustCompile(`msg="serving MCP over streamable HTTP" url=(http://[0-9.:]+)/mcp`)
 
-// Start serves on a fresh data file; env (NAME=value) is added to what the server and every
+// Start serves on fresh data (a file, or a schema of its own with
+// COMPASS_TEST_DATA=postgres://…); env (NAME=value) is added to what the server and every
 // Run see. before runs first, on the data file, before the server starts.
 func Start(t *testing.T, env []string, before ...[]string) *Server {
 	t.Helper()
-	s := &Server{Data: filepath.Join(t.TempDir(), "compass.db"), env: env}
+	s := &Server{Data: kvtest.Data(t, t.TempDir(), "compass.db"), env: env}
 	for _, args := range before {
 		s.Run(t, args...)
 	}

@@ -26,7 +26,7 @@ type Cluster struct {
 // NewCluster makes and starts a private cluster on a free port, stopped and removed when t
 // ends. It runs initdb and pg_ctl as the postgres user (initdb refuses root), so it needs
 // root and Debian's postgresql; without them t is skipped, or fails when CI=true. Like
-// every PostgreSQL test, it runs only when COMPASS_TEST_DATA is set.
+// every PostgreSQL test, it runs only when a database is named (Postgres).
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
 	Postgres(t) // skips (or fails in CI) like the other PostgreSQL tests

@@ -1,6 +1,15 @@
 // Package kvtest is the contract every kv backend keeps (Run), and fresh stores for tests
-// (Open, URL): a bbolt file by default, a PostgreSQL schema of its own when
+// (Open, Data, URL): a bbolt file by default, a PostgreSQL schema of its own when
 // COMPASS_TEST_DATA=postgres://… is set.
+//
+// Two variables name databases, for two kinds of test:
+//
+//   - COMPASS_TEST_DATA is the store of every store and end-to-end test (Open, Data): unset,
+//     they run on bbolt; set to a postgres:// URL, on PostgreSQL.
+//   - COMPASS_TEST_POSTGRES is a database for the tests that need PostgreSQL whatever the
+//     store (kv/pg's own, replicas, the copy between stores: Postgres, URL), so that a run
+//     on bbolt still runs them. COMPASS_TEST_DATA, when it is a postgres:// URL, serves
+//     them too.
 package kvtest
 
 import (
@@ -10,26 +19,73 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/jackc/pgx/v5"
 	"go.etcd.io/bbolt"
 )
 
-// Env names the variable that points tests at a PostgreSQL database.
+// Env names the variable that chooses the store of the store and end-to-end tests.
 const Env = "COMPASS_TEST_DATA"
 
+// PostgresEnv names the variable that gives the PostgreSQL-only tests a database when the
+// store is bbolt.
+const PostgresEnv = "COMPASS_TEST_POSTGRES"
+
+// OnPostgres tells whether the store of the tests is PostgreSQL ($COMPASS_TEST_DATA is set).
+func OnPostgres() bool { return os.Getenv(Env) != "" }
+
 // Open returns a fresh, empty store, closed (and on PostgreSQL dropped) when t ends: a bbolt
-// file in t's temp dir, or a schema of its own in $COMPASS_TEST_DATA.
+// file in t's temp dir (openFile), or a schema of its own in $COMPASS_TEST_DATA.
 func Open(t testing.TB) kv.DB {
 	t.Helper()
-	if os.Getenv(Env) == "" {
-		return OpenBolt(t)
+	if OnPostgres() {
+		return OpenURL(t, URL(t))
 	}
-	db, err := pg.Open(context.Background(), URL(t))
+	return openFile(t)
+}
+
+// openFile returns a fresh bbolt store in t's temp dir: a datafile.File, as the server
+// holds it (its Batch groups the writers that arrive together and commits at once;
+// bbolt's own waits up to 10 ms for more), kept open for the whole test and checked for
+// consistency (bbolt's Tx.Check) when t ends.
+func openFile(t testing.TB) kv.DB {
+	t.Helper()
+	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		checkBolt(t, f)
+		f.Close()
+	})
+	return f
+}
+
+// checkBolt fails t if the bbolt file of db is inconsistent (bbolt's Tx.Check).
+func checkBolt(t testing.TB, db kv.DB) {
+	t.Helper()
+	if err := db.View(func(tx kv.Tx) error {
+		btx, _ := kv.BoltTx(tx)
+		for err := range btx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("the bbolt file is inconsistent: %v", err)
+	}
+}
+
+// OpenURL opens the PostgreSQL store at url (a URL from URL or Data), closed when t ends.
+// Opening it again opens the same data, as a restarted server would.
+func OpenURL(t testing.TB, url string) *pg.DB {
+	t.Helper()
+	db, err := pg.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +93,43 @@ func Open(t testing.TB) kv.DB {
 	return db
 }
 
-// OpenBolt returns a fresh bbolt store in t's temp dir.
+// Data returns what a test passes to compass-mcp's --data (or COMPASS_DATA) for a fresh,
+// empty store: a file named name in dir, or, on PostgreSQL, the URL of a new schema of its
+// own (URL). A test that opens the store itself afterwards opens it with OpenData.
+func Data(t testing.TB, dir, name string) string {
+	t.Helper()
+	if !OnPostgres() {
+		return filepath.Join(dir, name)
+	}
+	return URL(t)
+}
+
+// Store is a store that a test may close before it ends, to open it again (OpenData) as a
+// restarted server would; closing it twice does no harm.
+type Store interface {
+	kv.DB
+	Close() error
+}
+
+// OpenData opens what Data returned, as a test does after (or while) compass-mcp runs on
+// it: the bbolt file held only while in use (datafile.File, as the server holds it, so
+// that a server still running can have it between transactions), or the PostgreSQL
+// schema. It is closed when t ends, if the test has not closed it.
+func OpenData(t testing.TB, data string) Store {
+	t.Helper()
+	if strings.HasPrefix(data, "postgres://") || strings.HasPrefix(data, "postgresql://") {
+		return OpenURL(t, data)
+	}
+	f, err := datafile.OpenFile(data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// OpenBolt returns a fresh bbolt store in t's temp dir, whose file is checked for
+// consistency (bbolt's Tx.Check) when t ends.
 func OpenBolt(t testing.TB) kv.DB {
 	t.Helper()
 	// A large first map: a writer that grows the map waits for readers, and the contract's
@@ -46,33 +138,41 @@ func OpenBolt(t testing.TB) kv.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { b.Close() })
-	return kv.BoltDB(b)
+	db := kv.BoltDB(b)
+	t.Cleanup(func() {
+		checkBolt(t, db)
+		b.Close()
+	})
+	return db
 }
 
-// Postgres returns $COMPASS_TEST_DATA, the database of the PostgreSQL tests. Without it, t
-// is skipped, or fails when CI=true: CI must run every PostgreSQL test.
+// Postgres returns the database of the PostgreSQL tests: $COMPASS_TEST_DATA when the store
+// is PostgreSQL, else $COMPASS_TEST_POSTGRES. Without either, t is skipped, or fails when
+// CI=true: CI must run every PostgreSQL test.
 func Postgres(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(Env)
 	if base == "" {
+		base = os.Getenv(PostgresEnv)
+	}
+	if base == "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set: CI runs the PostgreSQL tests (.ci/postgres.sh prints the URL)", Env)
+			t.Fatalf("neither %s nor %s is set: CI runs the PostgreSQL tests (.ci/postgres.sh prints a URL)", Env, PostgresEnv)
 		}
-		t.Skipf("%s=postgres://... is not set", Env)
+		t.Skipf("a PostgreSQL test: set %s=postgres://... (or %s) to run it", PostgresEnv, Env)
 	}
 	return base
 }
 
-// URL returns the URL of a new, empty schema of its own in $COMPASS_TEST_DATA (the URL's
-// search_path names it), dropped when t ends. Without COMPASS_TEST_DATA, t is skipped, or
-// fails when CI=true: CI must run every PostgreSQL test.
+// URL returns the URL of a new, empty schema of its own in the database Postgres returns
+// (the URL's search_path names it), dropped when t ends. Without a database, t is skipped,
+// or fails when CI=true: CI must run every PostgreSQL test.
 func URL(t testing.TB) string {
 	t.Helper()
 	base := Postgres(t)
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		t.Fatalf("%s must be a postgres:// URL: %q", Env, base)
+		t.Fatalf("%s and %s must be postgres:// URLs: %q", Env, PostgresEnv, base)
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
