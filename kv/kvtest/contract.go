@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"CursorDelete", testCursorDelete},
 		{"ReadYourWrites", testReadYourWrites},
 		{"Rollback", testRollback},
+		{"RolledBackBucketOpened", testRolledBackBucketOpened},
 		{"Snapshot", testSnapshot},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"Batch", testBatch},
@@ -544,6 +545,50 @@ func testRollback(t *testing.T, db kv.DB) {
 		}
 		if b.Get([]byte("other")) != nil || tx.Bucket([]byte("new bucket")) != nil {
 			t.Error("a failed Update left something behind")
+		}
+		return nil
+	})
+}
+
+// testRolledBackBucketOpened: a bucket made, written (past any write buffer), opened again
+// and then rolled back is gone for every later transaction, however it looks for it.
+func testRolledBackBucketOpened(t *testing.T, db kv.DB) {
+	failed := errors.New("fn failed")
+	big := bytes.Repeat([]byte("x"), 4096)
+	err := db.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		nb, err := b.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		for i := range 4 {
+			must(t, nb.Put([]byte{byte(i)}, big))
+		}
+		if tx.Bucket(name) == nil || tx.Bucket(name).Bucket([]byte("nested")) == nil {
+			t.Error("a bucket made in the transaction is not there in it")
+		}
+		return failed
+	})
+	if err != failed {
+		t.Fatalf("Update returned %v, want fn's error", err)
+	}
+	view(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name) != nil {
+			t.Error("a rolled-back bucket is there in a later View")
+		}
+		return nil
+	})
+	update(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name) != nil {
+			t.Error("a rolled-back bucket is there in a later Update")
+		}
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		return b.Put([]byte("k"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if b == nil || string(b.Get([]byte("k"))) != "v" || b.Bucket([]byte("nested")) != nil {
+			t.Error("the bucket made again after a rollback does not hold just what was written")
 		}
 		return nil
 	})

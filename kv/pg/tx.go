@@ -363,7 +363,12 @@ func (b *bucket) lookup(k []byte) entry {
 			e.found = true
 			if child != nil {
 				e.child, e.value = *child, nil
-				t.db.buckets.put(b.id, k, e.child)
+				if t.spills == 0 {
+					// Once the transaction's writes were sent, what it reads may be its own,
+					// not committed (and maybe never): only committed buckets go in the
+					// store's cache, which other transactions trust.
+					t.db.buckets.put(b.id, k, e.child)
+				}
 			} else if e.value == nil {
 				e.value = []byte{}
 			}
