@@ -357,3 +357,42 @@ func TestCommitInSeveralStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An Update that gave up at its deadline while waiting for the write lock is not applied
+// later, when the lock comes free: its caller was told it failed, and may well write again.
+func TestTimedOutWriteNotAppliedLater(t *testing.T) {
+	url := kvtest.URL(t)
+	a := open(t, url)
+	b := open(t, url, pg.WithTimeout(300*time.Millisecond))
+	if err := a.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(func(tx kv.Tx) error {
+			tx.Bucket([]byte("b")).Get([]byte("x")) // takes the lock
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	// Only writes: they go to the database with the lock's request, in one round trip.
+	err := b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("late"), []byte("b")) })
+	if !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("an Update behind a writer that doesn't end = %v, want ErrUnavailable", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // time for a write left waiting on the lock to be committed
+	var late []byte
+	if err := a.View(func(tx kv.Tx) error { late = tx.Bucket([]byte("b")).Get([]byte("late")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if late != nil {
+		t.Errorf("an Update that returned %v was committed once the lock came free", err)
+	}
+}
