@@ -396,3 +396,40 @@ func TestTimedOutWriteNotAppliedLater(t *testing.T) {
 		t.Errorf("an Update that returned %v was committed once the lock came free", err)
 	}
 }
+
+// A writer that stops talking to the database while holding the write lock (a replica
+// frozen, or cut off from the network without its connection being closed) does not hold
+// every replica's writes past its own deadline: the database ends its session then.
+func TestStalledWriterLetsGoOfTheLock(t *testing.T) {
+	url := kvtest.URL(t)
+	stalled := open(t, url, pg.WithTimeout(500*time.Millisecond))
+	other := open(t, url, pg.WithTimeout(8*time.Second))
+	if err := other.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- stalled.Update(func(tx kv.Tx) error {
+			b := tx.Bucket([]byte("b"))
+			b.Get([]byte("x")) // takes the lock
+			close(holding)
+			<-release // says nothing more to the database, and keeps its connection
+			return b.Put([]byte("stalled"), []byte("1"))
+		})
+	}()
+	defer func() {
+		close(release)
+		if err := <-done; !errors.Is(err, kv.ErrUnavailable) {
+			t.Errorf("the stalled writer, whose session was ended, returned %v, want ErrUnavailable", err)
+		}
+	}()
+	<-holding
+	start := time.Now()
+	if err := other.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("other"), []byte("1")) }); err != nil {
+		t.Fatalf("a writer behind one that stalled with the lock: %v (after %v)", err, time.Since(start))
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("a writer behind one that stalled with the lock waited %v; the stalled one's deadline is 500 ms", d)
+	}
+}

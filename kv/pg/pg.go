@@ -62,7 +62,10 @@
 // View, Update and Batch return its error; an error reaching the database wraps
 // kv.ErrUnavailable and names the database's host and port. The pool drops connections that
 // died (a restart of the database), and a transaction's first statement tries another
-// connection when its own is dead, so later transactions work again by themselves. A commit
+// connection when its own is dead, so later transactions work again by themselves. A write
+// transaction sets idle_in_transaction_session_timeout to its deadline, so that a writer
+// gone silent with the lock (its replica frozen or cut off) is ended by the database then,
+// not hours later by TCP, and the other replicas' writes go on. A commit
 // whose answer was lost with the connection may or may not have been applied: its Update
 // returns ErrUnavailable either way.
 //

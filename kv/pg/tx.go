@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -136,6 +137,12 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 		default:
 			first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+			// A writer that goes silent holding the lock (its replica frozen, or cut off
+			// without its connection being closed) would hold every replica's writes until
+			// TCP gave up on it, hours later: past its own deadline, the database ends its
+			// session, which lets go of the lock.
+			first.Queue("SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
+				strconv.FormatInt(max(t.db.timeout.Milliseconds(), 1), 10))
 			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 		}
 		begin := first.Len()
