@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"BigValues", testBigValues},
 		{"KeyN", testKeyN},
 		{"DeleteBucket", testDeleteBucket},
+		{"ReplaceValueAndBucket", testReplaceValueAndBucket},
 		{"TopLevelBuckets", testTopLevelBuckets},
 	}
 	for _, tc := range tests {
@@ -856,6 +857,38 @@ func testDeleteBucket(t *testing.T, db kv.DB) {
 	view(t, db, func(tx kv.Tx) error {
 		if v := tx.Bucket(name).Bucket([]byte("again")).Get([]byte("k")); string(v) != "v2" {
 			t.Errorf("a bucket made after deletes holds %q", v)
+		}
+		return nil
+	})
+}
+
+// testReplaceValueAndBucket: in one transaction, a value deleted (unread) can be made a
+// bucket of the same name, and a bucket deleted can be made a value.
+func testReplaceValueAndBucket(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		must(t, b.Put([]byte("was value"), []byte("v")))
+		nb, err := b.CreateBucketIfNotExists([]byte("was bucket"))
+		must(t, err)
+		return nb.Put([]byte("k"), []byte("v"))
+	})
+	update(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		must(t, b.Delete([]byte("was value")))
+		nb, err := b.CreateBucketIfNotExists([]byte("was value"))
+		must(t, err)
+		must(t, nb.Put([]byte("k"), []byte("in the new bucket")))
+		must(t, b.DeleteBucket([]byte("was bucket")))
+		return b.Put([]byte("was bucket"), []byte("now a value"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if nb := b.Bucket([]byte("was value")); nb == nil || string(nb.Get([]byte("k"))) != "in the new bucket" {
+			t.Error("a value deleted and made a bucket in one transaction is not that bucket")
+		}
+		if v := b.Get([]byte("was bucket")); string(v) != "now a value" || b.Bucket([]byte("was bucket")) != nil {
+			t.Errorf("a bucket deleted and made a value in one transaction reads %q", v)
 		}
 		return nil
 	})

@@ -282,14 +282,17 @@ func (t *tx) queueWrites(b *pgx.Batch) {
 	var putB, putC []int64
 	var putK, putV [][]byte
 	size := 0
+	// A put may replace a value (a bucket made where the transaction deleted a value: it
+	// looked the name up first, so a value still there is one it deleted), never a bucket
+	// (one it deleted was deleted above): a Put over a bucket it had not read is refused.
 	flushPuts := func() {
 		if len(putK) == 0 {
 			return
 		}
 		b.Queue(`INSERT INTO kv_entries (bucket, key, value, child)
 			SELECT b, k, v, nullif(c, 0) FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[]) AS t(b, k, v, c)
-			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value
-			WHERE kv_compatible(kv_entries.child IS NULL AND excluded.child IS NULL, kv_entries.key)`,
+			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value, child = excluded.child
+			WHERE kv_compatible(kv_entries.child IS NULL, kv_entries.key)`,
 			putB, putK, putV, putC)
 		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
 	}
