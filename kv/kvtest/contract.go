@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"KeyN", testKeyN},
 		{"DeleteBucket", testDeleteBucket},
 		{"ReplaceValueAndBucket", testReplaceValueAndBucket},
+		{"DeleteBucketThenWriteMuch", testDeleteBucketThenWriteMuch},
 		{"TopLevelBuckets", testTopLevelBuckets},
 	}
 	for _, tc := range tests {
@@ -889,6 +890,44 @@ func testReplaceValueAndBucket(t *testing.T, db kv.DB) {
 		}
 		if v := b.Get([]byte("was bucket")); string(v) != "now a value" || b.Bucket([]byte("was bucket")) != nil {
 			t.Errorf("a bucket deleted and made a value in one transaction reads %q", v)
+		}
+		return nil
+	})
+}
+
+// testDeleteBucketThenWriteMuch: a bucket deleted stays deleted for the rest of its
+// transaction, however much it writes afterwards, and is made again empty.
+func testDeleteBucketThenWriteMuch(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		nb, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		nb, err = nb.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		return nb.Put([]byte("old"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error { tx.Bucket(name).Bucket([]byte("nested")); return nil })
+	update(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		must(t, b.DeleteBucket([]byte("nested")))
+		other, err := tx.CreateBucketIfNotExists([]byte("other"))
+		must(t, err)
+		for i := range 64 {
+			must(t, other.Put([]byte{byte(i)}, bytes.Repeat([]byte("x"), 1024)))
+		}
+		if b.Bucket([]byte("nested")) != nil {
+			t.Error("a deleted bucket is back in its transaction after it wrote more")
+		}
+		nb, err := b.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		if nb.Get([]byte("old")) != nil {
+			t.Error("a bucket deleted then made again in one transaction holds the old one's keys")
+		}
+		return nb.Put([]byte("new"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		nb := tx.Bucket(name).Bucket([]byte("nested"))
+		if nb == nil || nb.Get([]byte("old")) != nil || string(nb.Get([]byte("new"))) != "v" {
+			t.Error("after a bucket was deleted and made again, it does not hold just the new key")
 		}
 		return nil
 	})

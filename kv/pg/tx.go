@@ -259,6 +259,11 @@ func (t *tx) spill() {
 	if err := t.send(b).Close(); err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
+	// The overlay that said these buckets are gone is forgotten below: the store's cache
+	// must not answer for them either (dropping a number from it is always safe).
+	for _, d := range t.dropped {
+		t.db.buckets.drop(d.parent, d.name)
+	}
 	t.sentDrop, t.dropped = append(t.sentDrop, t.dropped...), nil
 	for _, s := range t.buckets {
 		s.over, s.keys, s.tail, s.fresh = nil, nil, nil, false
