@@ -433,3 +433,24 @@ func TestStalledWriterLetsGoOfTheLock(t *testing.T) {
 		t.Errorf("a writer behind one that stalled with the lock waited %v; the stalled one's deadline is 500 ms", d)
 	}
 }
+
+// A commit by another replica right after Changes is called is signalled, even when it
+// lands before the listening connection is up.
+func TestChangesFromTheStart(t *testing.T) {
+	url := kvtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	if err := b.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := a.Changes(ctx)
+	if err := b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(3 * time.Second):
+		t.Error("no signal for a commit made just after Changes was called")
+	}
+}
