@@ -92,6 +92,29 @@ func TestOpenRefusesAMissingSchema(t *testing.T) {
 	}
 }
 
+// A search_path whose first schema is missing is refused even when a later one exists
+// (PostgreSQL would fall back to it, and the store would land in another schema than the
+// URL names: a typo would put a team's data among another's).
+func TestOpenRefusesAMissingFirstSchema(t *testing.T) {
+	url := kvtest.URL(t)
+	i := strings.Index(url, "search_path=") + len("search_path=")
+	for _, first := range []string{"nothere,", "%22Nothere%22,%20"} {
+		_, err := pg.Open(context.Background(), url[:i]+first+url[i:])
+		if err == nil || !strings.Contains(err.Error(), "search_path") {
+			t.Errorf("Open with search_path=%s<a schema that exists> = %v, want an error about the search_path", first, err)
+		}
+	}
+	// Quoted, and the default's "$user" first: as PostgreSQL reads them.
+	for _, sp := range []string{"%22" + url[i:] + "%22", "%22$user%22,%20" + url[i:]} {
+		db, err := pg.Open(context.Background(), url[:i]+sp)
+		if err != nil {
+			t.Errorf("Open with search_path=%s: %v", sp, err)
+			continue
+		}
+		db.Close()
+	}
+}
+
 func TestUnreachableDatabase(t *testing.T) {
 	kvtest.Postgres(t) // a PostgreSQL test: skipped, or failed in CI, like the others
 	l, err := net.Listen("tcp", "127.0.0.1:0")
