@@ -477,3 +477,11 @@ func TestChangesFromTheStart(t *testing.T) {
 		t.Error("no signal for a commit made just after Changes was called")
 	}
 }
+
+// A deadline longer than PostgreSQL's timeouts can say (copy --timeout 720h) still writes.
+func TestLongTimeout(t *testing.T) {
+	db := open(t, kvtest.URL(t), pg.WithTimeout(30*24*time.Hour))
+	if err := db.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Errorf("an Update with a 30-day timeout: %v", err)
+	}
+}

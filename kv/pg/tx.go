@@ -142,7 +142,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			// TCP gave up on it, hours later: past its own deadline, the database ends its
 			// session, which lets go of the lock.
 			first.Queue("SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
-				strconv.FormatInt(max(t.db.timeout.Milliseconds(), 1), 10))
+				strconv.FormatInt(min(max(t.db.timeout.Milliseconds(), 1), math.MaxInt32), 10)) // its most: 24 days
 			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 		}
 		begin := first.Len()
