@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"DeleteBucket", testDeleteBucket},
 		{"ReplaceValueAndBucket", testReplaceValueAndBucket},
 		{"DeleteBucketThenWriteMuch", testDeleteBucketThenWriteMuch},
+		{"DeletedBucketSeenByOlderView", testDeletedBucketSeenByOlderView},
 		{"TopLevelBuckets", testTopLevelBuckets},
 	}
 	for _, tc := range tests {
@@ -928,6 +929,49 @@ func testDeleteBucketThenWriteMuch(t *testing.T, db kv.DB) {
 		nb := tx.Bucket(name).Bucket([]byte("nested"))
 		if nb == nil || nb.Get([]byte("old")) != nil || string(nb.Get([]byte("new"))) != "v" {
 			t.Error("after a bucket was deleted and made again, it does not hold just the new key")
+		}
+		return nil
+	})
+}
+
+// testDeletedBucketSeenByOlderView: a View that began before a bucket was deleted still
+// sees it; the transactions after the delete don't, whatever that View read.
+func testDeletedBucketSeenByOlderView(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		must(t, b.Put([]byte("k"), []byte("v")))
+		nb, err := b.CreateBucketIfNotExists([]byte("doomed"))
+		must(t, err)
+		return nb.Put([]byte("k"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		b.Get([]byte("k")) // the View has its snapshot
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Update(func(tx kv.Tx) error { return tx.Bucket(name).DeleteBucket([]byte("doomed")) })
+		}()
+		select {
+		case err := <-done:
+			must(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("an Update waited for a View to end")
+		}
+		if nb := b.Bucket([]byte("doomed")); nb == nil || string(nb.Get([]byte("k"))) != "v" {
+			t.Error("a View does not see a bucket deleted after it began")
+		}
+		return nil
+	})
+	view(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name).Bucket([]byte("doomed")) != nil {
+			t.Error("a View after the delete sees the deleted bucket")
+		}
+		return nil
+	})
+	update(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name).Bucket([]byte("doomed")) != nil {
+			t.Error("an Update after the delete sees the deleted bucket")
 		}
 		return nil
 	})

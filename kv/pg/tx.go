@@ -382,7 +382,7 @@ func (b *bucket) lookup(k []byte) entry {
 					// Once the transaction's writes were sent, what it reads may be its own,
 					// not committed (and maybe never): only committed buckets go in the
 					// store's cache, which other transactions trust.
-					t.db.buckets.put(b.id, k, e.child)
+					t.db.buckets.seen(b.id, k, e.child, t.beginGen)
 				}
 			} else if e.value == nil {
 				e.value = []byte{}
