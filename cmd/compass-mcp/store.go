@@ -39,12 +39,14 @@ func isPostgres(data string) bool {
 	return strings.HasPrefix(data, "postgres://") || strings.HasPrefix(data, "postgresql://")
 }
 
-// redact is a database URL with its password (in the user part, or the password
-// parameter) removed, for logs and messages.
+// redact is a database URL with its passwords (in the user part, or the password and
+// sslpassword parameters, the client key's passphrase) removed, for logs and messages.
 func redact(data string) string {
 	u, err := url.Parse(data)
 	if err != nil {
-		// Not parsed: show no more than the scheme and what follows the last @.
+		// Not parsed: show no more than the scheme and what follows the last @, without
+		// the parameters.
+		data, _, _ = strings.Cut(data, "?")
 		if i := strings.LastIndex(data, "@"); i >= 0 {
 			scheme, _, _ := strings.Cut(data, "://")
 			return scheme + "://…@" + data[i+1:]
@@ -55,8 +57,9 @@ func redact(data string) string {
 		u.User = url.User(u.User.Username())
 	}
 	q := u.Query()
-	if q.Has("password") {
+	if q.Has("password") || q.Has("sslpassword") {
 		q.Del("password")
+		q.Del("sslpassword")
 		u.RawQuery = q.Encode()
 	}
 	return u.String()

@@ -12,6 +12,11 @@ func TestRedact(t *testing.T) {
 		"postgres://db:5432/c?password=s3cret&search_path=team":        "postgres://db:5432/c?search_path=team",
 		"postgres://ana@db/c":         "postgres://ana@db/c",
 		"postgres://ana:s3%cret@db/c": "postgres://…@db/c", // not a URL Go parses
+		// The client key's passphrase, which pgx reads from the URL too.
+		"postgres://ana@db/c?sslpassword=s3cret&sslmode=verify-full": "postgres://ana@db/c?sslmode=verify-full",
+		// Not parsed, and a password in the query.
+		"postgres://db/c%zz?password=s3cret":          "postgres://db/c%zz",
+		"postgres://ana:x@db/c%zz?sslpassword=s3cret": "postgres://…@db/c%zz",
 	} {
 		got := redact(in)
 		if got != want || strings.Contains(got, "s3") {

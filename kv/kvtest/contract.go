@@ -33,12 +33,16 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"CursorDelete", testCursorDelete},
 		{"ReadYourWrites", testReadYourWrites},
 		{"Rollback", testRollback},
+		{"RolledBackBucketOpened", testRolledBackBucketOpened},
 		{"Snapshot", testSnapshot},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"Batch", testBatch},
 		{"BigValues", testBigValues},
 		{"KeyN", testKeyN},
 		{"DeleteBucket", testDeleteBucket},
+		{"ReplaceValueAndBucket", testReplaceValueAndBucket},
+		{"DeleteBucketThenWriteMuch", testDeleteBucketThenWriteMuch},
+		{"DeletedBucketSeenByOlderView", testDeletedBucketSeenByOlderView},
 		{"TopLevelBuckets", testTopLevelBuckets},
 	}
 	for _, tc := range tests {
@@ -549,6 +553,50 @@ func testRollback(t *testing.T, db kv.DB) {
 	})
 }
 
+// testRolledBackBucketOpened: a bucket made, written (past any write buffer), opened again
+// and then rolled back is gone for every later transaction, however it looks for it.
+func testRolledBackBucketOpened(t *testing.T, db kv.DB) {
+	failed := errors.New("fn failed")
+	big := bytes.Repeat([]byte("x"), 4096)
+	err := db.Update(func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		nb, err := b.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		for i := range 4 {
+			must(t, nb.Put([]byte{byte(i)}, big))
+		}
+		if tx.Bucket(name) == nil || tx.Bucket(name).Bucket([]byte("nested")) == nil {
+			t.Error("a bucket made in the transaction is not there in it")
+		}
+		return failed
+	})
+	if err != failed {
+		t.Fatalf("Update returned %v, want fn's error", err)
+	}
+	view(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name) != nil {
+			t.Error("a rolled-back bucket is there in a later View")
+		}
+		return nil
+	})
+	update(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name) != nil {
+			t.Error("a rolled-back bucket is there in a later Update")
+		}
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		return b.Put([]byte("k"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if b == nil || string(b.Get([]byte("k"))) != "v" || b.Bucket([]byte("nested")) != nil {
+			t.Error("the bucket made again after a rollback does not hold just what was written")
+		}
+		return nil
+	})
+}
+
 func testSnapshot(t *testing.T, db kv.DB) {
 	update(t, db, func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(name)
@@ -811,6 +859,119 @@ func testDeleteBucket(t *testing.T, db kv.DB) {
 	view(t, db, func(tx kv.Tx) error {
 		if v := tx.Bucket(name).Bucket([]byte("again")).Get([]byte("k")); string(v) != "v2" {
 			t.Errorf("a bucket made after deletes holds %q", v)
+		}
+		return nil
+	})
+}
+
+// testReplaceValueAndBucket: in one transaction, a value deleted (unread) can be made a
+// bucket of the same name, and a bucket deleted can be made a value.
+func testReplaceValueAndBucket(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		must(t, b.Put([]byte("was value"), []byte("v")))
+		nb, err := b.CreateBucketIfNotExists([]byte("was bucket"))
+		must(t, err)
+		return nb.Put([]byte("k"), []byte("v"))
+	})
+	update(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		must(t, b.Delete([]byte("was value")))
+		nb, err := b.CreateBucketIfNotExists([]byte("was value"))
+		must(t, err)
+		must(t, nb.Put([]byte("k"), []byte("in the new bucket")))
+		must(t, b.DeleteBucket([]byte("was bucket")))
+		return b.Put([]byte("was bucket"), []byte("now a value"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if nb := b.Bucket([]byte("was value")); nb == nil || string(nb.Get([]byte("k"))) != "in the new bucket" {
+			t.Error("a value deleted and made a bucket in one transaction is not that bucket")
+		}
+		if v := b.Get([]byte("was bucket")); string(v) != "now a value" || b.Bucket([]byte("was bucket")) != nil {
+			t.Errorf("a bucket deleted and made a value in one transaction reads %q", v)
+		}
+		return nil
+	})
+}
+
+// testDeleteBucketThenWriteMuch: a bucket deleted stays deleted for the rest of its
+// transaction, however much it writes afterwards, and is made again empty.
+func testDeleteBucketThenWriteMuch(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		nb, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		nb, err = nb.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		return nb.Put([]byte("old"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error { tx.Bucket(name).Bucket([]byte("nested")); return nil })
+	update(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		must(t, b.DeleteBucket([]byte("nested")))
+		other, err := tx.CreateBucketIfNotExists([]byte("other"))
+		must(t, err)
+		for i := range 64 {
+			must(t, other.Put([]byte{byte(i)}, bytes.Repeat([]byte("x"), 1024)))
+		}
+		if b.Bucket([]byte("nested")) != nil {
+			t.Error("a deleted bucket is back in its transaction after it wrote more")
+		}
+		nb, err := b.CreateBucketIfNotExists([]byte("nested"))
+		must(t, err)
+		if nb.Get([]byte("old")) != nil {
+			t.Error("a bucket deleted then made again in one transaction holds the old one's keys")
+		}
+		return nb.Put([]byte("new"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		nb := tx.Bucket(name).Bucket([]byte("nested"))
+		if nb == nil || nb.Get([]byte("old")) != nil || string(nb.Get([]byte("new"))) != "v" {
+			t.Error("after a bucket was deleted and made again, it does not hold just the new key")
+		}
+		return nil
+	})
+}
+
+// testDeletedBucketSeenByOlderView: a View that began before a bucket was deleted still
+// sees it; the transactions after the delete don't, whatever that View read.
+func testDeletedBucketSeenByOlderView(t *testing.T, db kv.DB) {
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		must(t, b.Put([]byte("k"), []byte("v")))
+		nb, err := b.CreateBucketIfNotExists([]byte("doomed"))
+		must(t, err)
+		return nb.Put([]byte("k"), []byte("v"))
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		b.Get([]byte("k")) // the View has its snapshot
+		done := make(chan error, 1)
+		go func() {
+			done <- db.Update(func(tx kv.Tx) error { return tx.Bucket(name).DeleteBucket([]byte("doomed")) })
+		}()
+		select {
+		case err := <-done:
+			must(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("an Update waited for a View to end")
+		}
+		if nb := b.Bucket([]byte("doomed")); nb == nil || string(nb.Get([]byte("k"))) != "v" {
+			t.Error("a View does not see a bucket deleted after it began")
+		}
+		return nil
+	})
+	view(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name).Bucket([]byte("doomed")) != nil {
+			t.Error("a View after the delete sees the deleted bucket")
+		}
+		return nil
+	})
+	update(t, db, func(tx kv.Tx) error {
+		if tx.Bucket(name).Bucket([]byte("doomed")) != nil {
+			t.Error("an Update after the delete sees the deleted bucket")
 		}
 		return nil
 	})

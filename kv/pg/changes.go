@@ -23,9 +23,9 @@ type changes struct {
 // Changes returns a channel that receives a signal after any write transaction on the
 // store committed, on this replica or another, until ctx ends (then it is closed). Signals
 // are coalesced: one may stand for several commits, and a listener that is slow to read
-// misses none but the duplicates. After the listening connection was lost and made again,
-// a signal is sent too, since commits may have been missed meanwhile. A listener should
-// read what it shows again on every signal.
+// misses none but the duplicates. Whenever the listening connection is made (the first
+// time, and again after it was lost), a signal is sent too, since commits may have been
+// made before it listened. A listener should read what it shows again on every signal.
 func (db *DB) Changes(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	c := &db.changes
@@ -89,8 +89,8 @@ func (c *changes) close() {
 func (c *changes) listen(ctx context.Context) {
 	defer close(c.stopped)
 	wait := 100 * time.Millisecond
-	for first := true; ctx.Err() == nil; first = false {
-		connected, err := c.session(ctx, !first)
+	for ctx.Err() == nil {
+		connected, err := c.session(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -108,7 +108,7 @@ func (c *changes) listen(ctx context.Context) {
 }
 
 // session listens on one connection until it fails.
-func (c *changes) session(ctx context.Context, again bool) (connected bool, err error) {
+func (c *changes) session(ctx context.Context) (connected bool, err error) {
 	cctx, cancel := context.WithTimeout(ctx, c.db.timeout)
 	conn, err := pgx.ConnectConfig(cctx, c.db.pool.Config().ConnConfig)
 	if err == nil {
@@ -121,9 +121,9 @@ func (c *changes) session(ctx context.Context, again bool) (connected bool, err 
 	if err != nil {
 		return false, err
 	}
-	if again {
-		c.committed() // what was committed while nobody listened
-	}
+	// What was committed before this connection listened (while it was made, the first
+	// time: the listeners are already waiting; or since the last one was lost).
+	c.committed()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return true, err

@@ -92,6 +92,29 @@ func TestOpenRefusesAMissingSchema(t *testing.T) {
 	}
 }
 
+// A search_path whose first schema is missing is refused even when a later one exists
+// (PostgreSQL would fall back to it, and the store would land in another schema than the
+// URL names: a typo would put a team's data among another's).
+func TestOpenRefusesAMissingFirstSchema(t *testing.T) {
+	url := kvtest.URL(t)
+	i := strings.Index(url, "search_path=") + len("search_path=")
+	for _, first := range []string{"nothere,", "%22Nothere%22,%20"} {
+		_, err := pg.Open(context.Background(), url[:i]+first+url[i:])
+		if err == nil || !strings.Contains(err.Error(), "search_path") {
+			t.Errorf("Open with search_path=%s<a schema that exists> = %v, want an error about the search_path", first, err)
+		}
+	}
+	// Quoted, and the default's "$user" first: as PostgreSQL reads them.
+	for _, sp := range []string{"%22" + url[i:] + "%22", "%22$user%22,%20" + url[i:]} {
+		db, err := pg.Open(context.Background(), url[:i]+sp)
+		if err != nil {
+			t.Errorf("Open with search_path=%s: %v", sp, err)
+			continue
+		}
+		db.Close()
+	}
+}
+
 func TestUnreachableDatabase(t *testing.T) {
 	kvtest.Postgres(t) // a PostgreSQL test: skipped, or failed in CI, like the others
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -355,5 +378,110 @@ func TestCommitInSeveralStatements(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// An Update that gave up at its deadline while waiting for the write lock is not applied
+// later, when the lock comes free: its caller was told it failed, and may well write again.
+func TestTimedOutWriteNotAppliedLater(t *testing.T) {
+	url := kvtest.URL(t)
+	a := open(t, url)
+	b := open(t, url, pg.WithTimeout(300*time.Millisecond))
+	if err := a.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- a.Update(func(tx kv.Tx) error {
+			tx.Bucket([]byte("b")).Get([]byte("x")) // takes the lock
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	// Only writes: they go to the database with the lock's request, in one round trip.
+	err := b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("late"), []byte("b")) })
+	if !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("an Update behind a writer that doesn't end = %v, want ErrUnavailable", err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // time for a write left waiting on the lock to be committed
+	var late []byte
+	if err := a.View(func(tx kv.Tx) error { late = tx.Bucket([]byte("b")).Get([]byte("late")); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if late != nil {
+		t.Errorf("an Update that returned %v was committed once the lock came free", err)
+	}
+}
+
+// A writer that stops talking to the database while holding the write lock (a replica
+// frozen, or cut off from the network without its connection being closed) does not hold
+// every replica's writes past its own deadline: the database ends its session then.
+func TestStalledWriterLetsGoOfTheLock(t *testing.T) {
+	url := kvtest.URL(t)
+	stalled := open(t, url, pg.WithTimeout(500*time.Millisecond))
+	other := open(t, url, pg.WithTimeout(8*time.Second))
+	if err := other.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	release, holding := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- stalled.Update(func(tx kv.Tx) error {
+			b := tx.Bucket([]byte("b"))
+			b.Get([]byte("x")) // takes the lock
+			close(holding)
+			<-release // says nothing more to the database, and keeps its connection
+			return b.Put([]byte("stalled"), []byte("1"))
+		})
+	}()
+	defer func() {
+		close(release)
+		if err := <-done; !errors.Is(err, kv.ErrUnavailable) {
+			t.Errorf("the stalled writer, whose session was ended, returned %v, want ErrUnavailable", err)
+		}
+	}()
+	<-holding
+	start := time.Now()
+	if err := other.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("other"), []byte("1")) }); err != nil {
+		t.Fatalf("a writer behind one that stalled with the lock: %v (after %v)", err, time.Since(start))
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("a writer behind one that stalled with the lock waited %v; the stalled one's deadline is 500 ms", d)
+	}
+}
+
+// A commit by another replica right after Changes is called is signalled, even when it
+// lands before the listening connection is up.
+func TestChangesFromTheStart(t *testing.T) {
+	url := kvtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	if err := b.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := a.Changes(ctx)
+	if err := b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(3 * time.Second):
+		t.Error("no signal for a commit made just after Changes was called")
+	}
+}
+
+// A deadline longer than PostgreSQL's timeouts can say (copy --timeout 720h) still writes.
+func TestLongTimeout(t *testing.T) {
+	db := open(t, kvtest.URL(t), pg.WithTimeout(30*24*time.Hour))
+	if err := db.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+		t.Errorf("an Update with a 30-day timeout: %v", err)
 	}
 }

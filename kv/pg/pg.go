@@ -10,7 +10,8 @@
 // transaction under an advisory lock, so that replicas starting together don't race; a
 // schema newer than the binary knows is refused. compass_schema records the versions.
 // Everything lives in the first schema of the connection's search_path (a URL may set it:
-// postgres://…/db?search_path=team).
+// postgres://…/db?search_path=team); Open refuses a search_path whose first schema is
+// missing (but for the default's "$user"), which PostgreSQL would skip.
 //
 // # Transactions
 //
@@ -62,7 +63,10 @@
 // View, Update and Batch return its error; an error reaching the database wraps
 // kv.ErrUnavailable and names the database's host and port. The pool drops connections that
 // died (a restart of the database), and a transaction's first statement tries another
-// connection when its own is dead, so later transactions work again by themselves. A commit
+// connection when its own is dead, so later transactions work again by themselves. A write
+// transaction sets idle_in_transaction_session_timeout to its deadline, so that a writer
+// gone silent with the lock (its replica frozen or cut off) is ended by the database then,
+// not hours later by TCP, and the other replicas' writes go on. A commit
 // whose answer was lost with the connection may or may not have been applied: its Update
 // returns ErrUnavailable either way.
 //
@@ -229,11 +233,18 @@ func (db *DB) migrate(ctx context.Context) error {
 	defer conn.Release()
 	return pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		var schema *string
-		if err := tx.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		var path string
+		if err := tx.QueryRow(ctx, "SELECT current_schema(), current_setting('search_path')").Scan(&schema, &path); err != nil {
 			return db.wrap(err)
 		}
 		if schema == nil {
 			return fmt.Errorf("the database at %s has no schema named by the search_path: create it (CREATE SCHEMA) or fix the URL's search_path", db.addr)
+		}
+		// PostgreSQL skips a search_path's schemas that don't exist: a missing first one
+		// (a typo) would put the store in the next, maybe another team's. Only the
+		// default's "$user" may be skipped.
+		if first := firstSchema(path); first != "$user" && first != *schema {
+			return fmt.Errorf("the database at %s has no schema %q, the first of the search_path (%s): create it (CREATE SCHEMA) or fix the URL's search_path", db.addr, first, path)
 		}
 		db.schema = *schema
 		h := fnv.New64a()
@@ -266,6 +277,35 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// firstSchema is the first schema a search_path setting names, as PostgreSQL reads it: a
+// quoted name as it is ("" for "), an unquoted one with its ASCII letters in lower case.
+func firstSchema(path string) string {
+	path = strings.TrimSpace(path)
+	if rest, ok := strings.CutPrefix(path, `"`); ok {
+		var b strings.Builder
+		for i := 0; i < len(rest); i++ {
+			if rest[i] == '"' {
+				if i+1 < len(rest) && rest[i+1] == '"' {
+					b.WriteByte('"')
+					i++
+					continue
+				}
+				break
+			}
+			b.WriteByte(rest[i])
+		}
+		return b.String()
+	}
+	first, _, _ := strings.Cut(path, ",")
+	// PostgreSQL folds only ASCII letters (in UTF-8 databases).
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, strings.TrimSpace(first))
 }
 
 // View runs fn in a REPEATABLE READ READ ONLY transaction.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -136,6 +137,12 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 		default:
 			first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+			// A writer that goes silent holding the lock (its replica frozen, or cut off
+			// without its connection being closed) would hold every replica's writes until
+			// TCP gave up on it, hours later: past its own deadline, the database ends its
+			// session, which lets go of the lock.
+			first.Queue("SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
+				strconv.FormatInt(min(max(t.db.timeout.Milliseconds(), 1), math.MaxInt32), 10)) // its most: 24 days
 			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 		}
 		begin := first.Len()
@@ -252,6 +259,11 @@ func (t *tx) spill() {
 	if err := t.send(b).Close(); err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
+	// The overlay that said these buckets are gone is forgotten below: the store's cache
+	// must not answer for them either (dropping a number from it is always safe).
+	for _, d := range t.dropped {
+		t.db.buckets.drop(d.parent, d.name)
+	}
 	t.sentDrop, t.dropped = append(t.sentDrop, t.dropped...), nil
 	for _, s := range t.buckets {
 		s.over, s.keys, s.tail, s.fresh = nil, nil, nil, false
@@ -275,14 +287,17 @@ func (t *tx) queueWrites(b *pgx.Batch) {
 	var putB, putC []int64
 	var putK, putV [][]byte
 	size := 0
+	// A put may replace a value (a bucket made where the transaction deleted a value: it
+	// looked the name up first, so a value still there is one it deleted), never a bucket
+	// (one it deleted was deleted above): a Put over a bucket it had not read is refused.
 	flushPuts := func() {
 		if len(putK) == 0 {
 			return
 		}
 		b.Queue(`INSERT INTO kv_entries (bucket, key, value, child)
 			SELECT b, k, v, nullif(c, 0) FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[]) AS t(b, k, v, c)
-			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value
-			WHERE kv_compatible(kv_entries.child IS NULL AND excluded.child IS NULL, kv_entries.key)`,
+			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value, child = excluded.child
+			WHERE kv_compatible(kv_entries.child IS NULL, kv_entries.key)`,
 			putB, putK, putV, putC)
 		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
 	}
@@ -363,7 +378,12 @@ func (b *bucket) lookup(k []byte) entry {
 			e.found = true
 			if child != nil {
 				e.child, e.value = *child, nil
-				t.db.buckets.put(b.id, k, e.child)
+				if t.spills == 0 {
+					// Once the transaction's writes were sent, what it reads may be its own,
+					// not committed (and maybe never): only committed buckets go in the
+					// store's cache, which other transactions trust.
+					t.db.buckets.seen(b.id, k, e.child, t.beginGen)
+				}
 			} else if e.value == nil {
 				e.value = []byte{}
 			}
