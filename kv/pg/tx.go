@@ -10,6 +10,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -120,6 +121,12 @@ func (t *tx) state(id int64) *bucketState {
 // round trip (a write transaction: taking the write lock first); a transaction that never
 // reads and never writes never reaches the database. The results of b are read from what
 // send returns, then closed.
+// commits tells whether b ends the transaction with COMMIT.
+func commits(b *pgx.Batch) bool {
+	n := len(b.QueuedQueries)
+	return n > 0 && b.QueuedQueries[n-1].SQL == "COMMIT"
+}
+
 func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	if t.begun {
 		return t.c.SendBatch(t.ctx, b)
@@ -165,11 +172,15 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		}
 		br.Close()
 		// A connection that died while pooled fails here, before anything was done: try
-		// again on another.
+		// again on another. But a batch that ends in COMMIT (a transaction that wrote
+		// without reading) may have been committed before its answer was lost: sent again,
+		// it would write the same values over whatever another writer committed since.
+		// It is tried again only when nothing of it was sent (pgconn.SafeToRetry); a
+		// connection that died while idle is found by the pool's ping first (idle > 1 s).
 		t.c.Conn().Close(t.ctx)
 		t.c.Release()
 		t.c = nil
-		if t.ctx.Err() != nil {
+		if t.ctx.Err() != nil || commits(b) && !pgconn.SafeToRetry(err) {
 			break
 		}
 	}
