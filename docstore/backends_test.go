@@ -17,9 +17,11 @@ import (
 // The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
 // bbolt (which doesn't): a space of documents that tie, were edited (deltas) and deleted,
 // made on bbolt and copied byte for byte into a schema of its own, then searched (words,
-// phrases, titles, limits that cut through ties), listed, paged and read on both.
+// phrases, titles, limits that cut through ties), listed, paged and read (every version,
+// histories, logs, walks) on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
 	url := kvtest.URL(t)
+	defer docstore.SetSnapshotEvery(4)() // chains of deltas that cross whole versions
 	bolt := kvtest.OpenBolt(t)
 	s := docstore.New(bolt, "personal")
 	r := rand.New(rand.NewPCG(17, 17))
@@ -42,7 +44,7 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 	for i, d := range docs {
 		switch {
 		case i%5 == 0:
-			for n := range 3 {
+			for n := range 3 + i%7 {
 				if _, err := s.Append(d.ID, fmt.Sprintf("alpha beta %d\n", n), north); err != nil {
 					t.Fatal(err)
 				}
@@ -109,20 +111,33 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 		})
 	}
 	for i, d := range docs {
-		if i%3 != 0 {
+		if i%3 != 0 && i%5 != 0 {
 			continue
 		}
-		same("Read "+d.ID, func(s *docstore.Store) (any, error) {
-			d, v, err := s.Read(d.ID, 0)
-			return fmt.Sprint(d, v), err
-		})
-		same("Read version 1 of "+d.ID, func(s *docstore.Store) (any, error) {
-			d, v, err := s.Read(d.ID, 1)
-			return fmt.Sprint(d, v), err
-		})
+		for n := range 12 {
+			same(fmt.Sprintf("Read version %d of %s", n, d.ID), func(s *docstore.Store) (any, error) {
+				d, v, err := s.Read(d.ID, n)
+				return fmt.Sprint(d, v), err
+			})
+		}
 		same("History "+d.ID, func(s *docstore.Store) (any, error) {
 			d, vs, err := s.History(d.ID)
 			return fmt.Sprint(d, vs), err
+		})
+		same("Log "+d.ID, func(s *docstore.Store) (any, error) {
+			d, vs, err := s.Log(d.ID)
+			return fmt.Sprint(d, vs), err
+		})
+		for _, text := range []bool{false, true} {
+			same(fmt.Sprintf("Walk %s, text %v", d.ID, text), func(s *docstore.Store) (any, error) {
+				var vs []docstore.Version
+				err := s.Walk(d.ID, text, func(v docstore.Version) error { vs = append(vs, v); return nil })
+				return vs, err
+			})
+		}
+		same("Since 1 "+d.ID, func(s *docstore.Store) (any, error) {
+			d, vs, diff, err := s.Since(d.ID, 1)
+			return fmt.Sprint(d, vs, diff), err
 		})
 	}
 }

@@ -76,3 +76,31 @@ func (b *buckets) prefetchLatest(docs []Document) {
 	}
 	kv.Prefetch(b.versions, ks)
 }
+
+// prefetchVersion reads ahead where document id's versions are and its version n
+// (versionBucket, then record).
+func (b *buckets) prefetchVersion(id string, n int) {
+	if !b.prefetches() {
+		return
+	}
+	vk := versionKeys{prefix: []byte(id)}
+	kv.Prefetch(b.versions, [][]byte{vk.prefix, vk.key(n)})
+}
+
+// prefetchRecords reads ahead versions lo to hi of vb (record).
+func (b *buckets) prefetchRecords(vb versionKeys, lo, hi int) {
+	if !b.prefetches() || lo > hi {
+		return
+	}
+	ks := make([][]byte, 0, hi-lo+1)
+	for n := lo; n <= hi; n++ {
+		ks = append(ks, vb.key(n))
+	}
+	kv.Prefetch(vb.b, ks)
+}
+
+// prefetchChain reads ahead the rest of a chain of deltas from version n on: up to the
+// next version kept whole (putVersion); keys past the latest are simply not found.
+func (b *buckets) prefetchChain(vb versionKeys, n int) {
+	b.prefetchRecords(vb, n, (n+snapshotEvery-1)/snapshotEvery*snapshotEvery)
+}
