@@ -1,7 +1,6 @@
 package docstore_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -9,9 +8,7 @@ import (
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
 // The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
@@ -20,7 +17,7 @@ import (
 // phrases, titles, limits that cut through ties), listed, paged and read (every version,
 // histories, logs, walks) on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
-	url := kvtest.URL(t)
+	kvtest.Postgres(t)                   // skipped without PostgreSQL, before making anything
 	defer docstore.SetSnapshotEvery(4)() // chains of deltas that cross whole versions
 	bolt := kvtest.OpenBolt(t)
 	s := docstore.New(bolt, "personal")
@@ -55,15 +52,7 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 			}
 		}
 	}
-	pdb, err := pg.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdb.Close()
-	if _, err := kv.Copy(bolt, pdb); err != nil {
-		t.Fatal(err)
-	}
-	p := docstore.New(pdb, "personal")
+	p := docstore.New(kvtest.CopyToPostgres(t, bolt), "personal")
 
 	same := func(what string, call func(s *docstore.Store) (any, error)) {
 		t.Helper()

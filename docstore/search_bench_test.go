@@ -1,7 +1,6 @@
 package docstore_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -18,7 +17,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
@@ -177,16 +175,8 @@ func BenchmarkSearchTwoWords(b *testing.B) { searchTwoWords(b, searchCorpus(b)) 
 //
 //	COMPASS_TEST_DATA=postgres://… go test -run '^$' -bench SearchTwoWordsPostgres -benchtime 200x ./docstore
 func BenchmarkSearchTwoWordsPostgres(b *testing.B) {
-	url := kvtest.URL(b)
-	db, err := pg.Open(context.Background(), url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := kv.Copy(searchCorpus(b), db); err != nil {
-		b.Fatal(err)
-	}
-	searchTwoWords(b, db)
+	kvtest.Postgres(b) // skipped without PostgreSQL, before building the corpus
+	searchTwoWords(b, kvtest.CopyToPostgres(b, searchCorpus(b)))
 }
 
 func searchTwoWords(b *testing.B, db kv.DB) {

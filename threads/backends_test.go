@@ -1,23 +1,20 @@
 package threads
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
 // The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
 // bbolt (which doesn't): conversations with private steps and titles, made on bbolt and
 // copied byte for byte into a schema of its own, then searched, listed and read on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
-	url := kvtest.URL(t)
+	kvtest.Postgres(t) // skipped without PostgreSQL, before making anything
 	bolt := openDB(t)
 	s := New(bolt, "personal")
 	s.now = clock(t0)
@@ -41,15 +38,7 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 	if err := s.EnsureIndex(nil); err != nil {
 		t.Fatal(err)
 	}
-	pdb, err := pg.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdb.Close()
-	if _, err := kv.Copy(bolt, pdb); err != nil {
-		t.Fatal(err)
-	}
-	p := New(pdb, "personal")
+	p := New(kvtest.CopyToPostgres(t, bolt), "personal")
 
 	same := func(what string, call func(s *Store) (any, error)) {
 		t.Helper()
