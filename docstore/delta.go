@@ -170,6 +170,7 @@ func (b *buckets) versionBucket(id string) (versionKeys, error) {
 // version reads version n of document id, rebuilding it from the nearest whole version
 // after it.
 func (b *buckets) version(id string, n int) (Version, error) {
+	b.prefetchVersion(id, n)
 	vb, err := b.versionBucket(id)
 	if err != nil {
 		return Version{}, err
@@ -183,6 +184,9 @@ func (b *buckets) version(id string, n int) (Version, error) {
 		chain = append(chain, r)
 		if !r.Delta {
 			break
+		}
+		if k == n {
+			b.prefetchChain(vb, n+1)
 		}
 	}
 	if len(chain) == 1 {
@@ -217,6 +221,7 @@ func (b *buckets) span(id string, lo, hi int, fn func(Version) error) error {
 		return err
 	}
 	next := linediff.Lines(eol(v.Text))
+	b.prefetchRecords(vb, lo, hi-1)
 	for k := hi - 1; k >= lo; k-- {
 		r, err := b.record(vb, id, k)
 		if err != nil {

@@ -198,7 +198,9 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		if err != nil {
 			return err
 		}
-		for _, r := range lead {
+		b.prefetchRanked(x, lead, true)
+		docs := make([]Document, len(lead))
+		for i, r := range lead {
 			d, ok, err := b.doc(x.Key(r.num))
 			if err != nil {
 				return err
@@ -206,6 +208,10 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 			if !ok || d.Deleted != nil {
 				return fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", x.Key(r.num))
 			}
+			docs[i] = d
+		}
+		b.prefetchLatest(docs)
+		for _, d := range docs {
 			v, err := b.version(d.ID, d.Version)
 			if err != nil {
 				return err
@@ -243,6 +249,7 @@ func (b *buckets) rank(x search.Index, q search.Query, nums []uint32, rows [][]s
 		return top, nil
 	}
 	var top []ranked
+	b.prefetchItems(x, nums, false)
 	for _, num := range nums {
 		title, text, err := b.latest(x.Key(num))
 		if err != nil {
@@ -264,6 +271,7 @@ func (b *buckets) lead(x search.Index, q search.Query, top []ranked, limit int) 
 		return lead, nil
 	}
 	if !lead[0].spanKnown {
+		b.prefetchRanked(x, lead, false)
 		for i := range lead {
 			title, text, err := b.latest(x.Key(lead[i].num))
 			if err != nil {
@@ -275,6 +283,7 @@ func (b *buckets) lead(x search.Index, q search.Query, top []ranked, limit int) 
 			return lead, nil
 		}
 	}
+	b.prefetchRanked(x, lead, true)
 	for i := range lead {
 		id := x.Key(lead[i].num)
 		d, _, err := b.doc(id)

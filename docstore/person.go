@@ -358,6 +358,7 @@ func (b *buckets) headers(id string, lo, hi int, fn func(Version) error) error {
 	if err != nil {
 		return err
 	}
+	b.prefetchRecords(vb, lo, hi)
 	for k := hi; k >= lo; k-- {
 		r, err := b.recordOf(vb, id, k, false)
 		if err != nil {

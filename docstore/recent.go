@@ -32,13 +32,18 @@ func (s *Store) Recent(after string, limit int) (docs []Document, next string, t
 		} else {
 			k, _ = c.Prev() // Seek found the cursor's key, or the first after it
 		}
-		for ; k != nil && len(docs) < limit; k, _ = c.Prev() {
-			d, ok, err := b.doc(string(k[8:]))
+		var ids []string
+		for ; k != nil && len(ids) < limit; k, _ = c.Prev() {
+			ids = append(ids, string(k[8:]))
+		}
+		b.prefetchDocs(ids)
+		for _, id := range ids {
+			d, ok, err := b.doc(id)
 			if err != nil {
 				return err
 			}
 			if !ok {
-				return fmt.Errorf("listing index names document %s, which has no record", k[8:])
+				return fmt.Errorf("listing index names document %s, which has no record", id)
 			}
 			docs = append(docs, d)
 		}

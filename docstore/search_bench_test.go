@@ -16,6 +16,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
 )
@@ -166,8 +167,20 @@ func percentiles(b *testing.B, wall, cpu []time.Duration) {
 
 // BenchmarkSearchTwoWords is a query of two words, each drawn log-uniformly from the
 // vocabulary's ranks 20 to 20,000: from words in most documents to words in a few.
-func BenchmarkSearchTwoWords(b *testing.B) {
-	s := docstore.New(searchCorpus(b), "personal")
+func BenchmarkSearchTwoWords(b *testing.B) { searchTwoWords(b, searchCorpus(b)) }
+
+// BenchmarkSearchTwoWordsPostgres is BenchmarkSearchTwoWords on the corpus copied into a
+// PostgreSQL schema of its own ($COMPASS_TEST_DATA; skipped without it), where every round
+// trip counts:
+//
+//	COMPASS_TEST_DATA=postgres://… go test -run '^$' -bench SearchTwoWordsPostgres -benchtime 200x ./docstore
+func BenchmarkSearchTwoWordsPostgres(b *testing.B) {
+	kvtest.Postgres(b) // skipped without PostgreSQL, before building the corpus
+	searchTwoWords(b, kvtest.CopyToPostgres(b, searchCorpus(b)))
+}
+
+func searchTwoWords(b *testing.B, db kv.DB) {
+	s := docstore.New(db, "personal")
 	r := rand.New(rand.NewPCG(3, 4))
 	rank := func() int { return int(20 * math.Pow(1000, r.Float64())) }
 	var wall, cpu []time.Duration

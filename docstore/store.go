@@ -253,8 +253,12 @@ func (s *Store) List(limit int) ([]Document, int, error) {
 		}
 		total = b.count()
 		c := b.recent.Cursor()
-		for k, _ := c.Last(); k != nil && len(docs) < limit; k, _ = c.Prev() {
-			id := string(k[8:])
+		var ids []string
+		for k, _ := c.Last(); k != nil && len(ids) < limit; k, _ = c.Prev() {
+			ids = append(ids, string(k[8:]))
+		}
+		b.prefetchDocs(ids)
+		for _, id := range ids {
 			d, ok, err := b.doc(id)
 			if err != nil {
 				return err

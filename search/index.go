@@ -516,6 +516,19 @@ func (x Index) Key(num uint32) string {
 	return string(x.keys.Get(binary.BigEndian.AppendUint32(nil, num)))
 }
 
+// PrefetchKeys tells the store that the keys of the items numbered nums are about to be
+// read (Key), so that it may read them all at once (kv.Prefetch).
+func (x Index) PrefetchKeys(nums []uint32) {
+	if x.keys == nil {
+		return
+	}
+	ks := make([][]byte, len(nums))
+	for i, num := range nums {
+		ks[i] = binary.BigEndian.AppendUint32(nil, num)
+	}
+	kv.Prefetch(x.keys, ks)
+}
+
 // Dump gives every posting, token → key → value, for comparing an index with a rebuilt one.
 func (x Index) Dump() (map[string]map[string]Posting, error) {
 	out := map[string]map[string]Posting{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
 )
@@ -99,6 +100,23 @@ func readView(tx kv.Tx, space string) view {
 		private:   root.Bucket(privateName),
 		external:  root.Bucket(externalName),
 	}
+}
+
+// prefetchItems reads ahead, on a store where every key read is a round trip (kv.Prefetch:
+// PostgreSQL), the keys of the index x's items nums (x.Key), then the summaries of those
+// conversations and where their messages are (conversation, match), so that a loop over
+// them costs a round trip a key less; on bbolt it does nothing.
+func (v view) prefetchItems(x search.Index, nums []uint32) {
+	if _, ok := v.summaries.(kv.Prefetcher); !ok {
+		return
+	}
+	x.PrefetchKeys(nums)
+	ks := make([][]byte, len(nums))
+	for i, num := range nums {
+		ks[i] = []byte(x.Key(num))
+	}
+	kv.Prefetch(v.summaries, ks)
+	kv.Prefetch(v.messages, ks)
 }
 
 // conversation reads the summary of conversation id and its first and latest messages.

@@ -171,6 +171,7 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 		if err != nil {
 			return err
 		}
+		v.prefetchItems(x, nums)
 		for _, num := range nums {
 			id := x.Key(num)
 			if id == except {

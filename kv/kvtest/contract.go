@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"DeleteBucketThenWriteMuch", testDeleteBucketThenWriteMuch},
 		{"DeletedBucketSeenByOlderView", testDeletedBucketSeenByOlderView},
 		{"TopLevelBuckets", testTopLevelBuckets},
+		{"Prefetch", testPrefetch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -995,3 +996,112 @@ func testTopLevelBuckets(t *testing.T, db kv.DB) {
 		t.Errorf("top-level buckets %q, want %q", got, want)
 	}
 }
+
+// probe tells what Get and Bucket answer for each of keys in b: a value (nil and empty told
+// apart), a nested bucket (and what its key "x" holds), or nothing.
+func probe(b kv.Bucket, keys [][]byte) string {
+	var out strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&out, "%q:", k)
+		switch v := b.Get(k); {
+		case v == nil:
+			out.WriteString("nil")
+		default:
+			fmt.Fprintf(&out, "%q", v)
+		}
+		if sub := b.Bucket(k); sub != nil {
+			fmt.Fprintf(&out, " bucket(x=%q)", sub.Get([]byte("x")))
+		}
+		out.WriteString("; ")
+	}
+	return out.String()
+}
+
+// Prefetch changes no answer: keys committed, written or deleted in the transaction,
+// nested buckets and their keys, missing keys, keys asked twice, in View and in Update,
+// prefetched before or after the transaction's writes.
+func testPrefetch(t *testing.T, db kv.DB) {
+	kv.Prefetch(nil, [][]byte{[]byte("a")}) // no bucket: nothing to do
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		for _, k := range []string{"a", "b", "gone"} {
+			must(t, b.Put([]byte(k), []byte("v-"+k)))
+		}
+		must(t, b.Put([]byte("empty"), []byte{}))
+		sub, err := b.CreateBucketIfNotExists([]byte("sub"))
+		must(t, err)
+		must(t, sub.Put([]byte("x"), []byte("nested")))
+		return nil
+	})
+	const committed = `"a":"v-a"; "b":"v-b"; "empty":""; "sub":nil bucket(x="nested"); "missing":nil; "a":"v-a"; "new":nil; "gone":"v-gone"; `
+	view(t, db, func(tx kv.Tx) error {
+		if got := probe(tx.Bucket(name), keys); got != committed {
+			t.Errorf("without Prefetch: %s\nwant %s", got, committed)
+		}
+		return nil
+	})
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		kv.Prefetch(b, keys)
+		kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x"), []byte("y")})
+		if got := probe(b, keys); got != committed {
+			t.Errorf("View after Prefetch: %s\nwant %s", got, committed)
+		}
+		if got := b.Bucket([]byte("sub")).Get([]byte("y")); got != nil {
+			t.Errorf("a missing nested key prefetched reads %q", got)
+		}
+		return nil
+	})
+	const written = `"a":"mine"; "b":nil; "empty":""; "sub":nil bucket(x="changed"); "missing":nil; "a":"mine"; "new":"v-new"; "gone":nil; `
+	write := func(b kv.Bucket) {
+		must(t, b.Put([]byte("a"), []byte("mine")))
+		must(t, b.Put([]byte("new"), []byte("v-new")))
+		must(t, b.Delete([]byte("b")))
+		must(t, b.Delete([]byte("gone")))
+		must(t, b.Bucket([]byte("sub")).Put([]byte("x"), []byte("changed")))
+	}
+	for _, when := range []string{"none", "before", "after", "both"} {
+		err := db.Update(func(tx kv.Tx) error {
+			b := tx.Bucket(name)
+			if when == "before" || when == "both" {
+				kv.Prefetch(b, keys)
+				kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
+			}
+			write(b)
+			if when == "after" || when == "both" {
+				kv.Prefetch(b, keys)
+				kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
+			}
+			if got := probe(b, keys); got != written {
+				t.Errorf("Update, Prefetch %s the writes: %s\nwant %s", when, got, written)
+			}
+			if err := b.Put([]byte("sub"), []byte("v")); !errors.Is(err, kv.ErrIncompatibleValue) {
+				t.Errorf("Update, Prefetch %s the writes: Put on a nested bucket's key: %v", when, err)
+			}
+			fresh, err := b.CreateBucketIfNotExists([]byte("fresh"))
+			must(t, err)
+			must(t, fresh.Put([]byte("k"), []byte("v")))
+			kv.Prefetch(fresh, [][]byte{[]byte("k"), []byte("missing")})
+			if got := probe(fresh, [][]byte{[]byte("k"), []byte("missing")}); got != `"k":"v"; "missing":nil; ` {
+				t.Errorf("a bucket made in the transaction, prefetched: %s", got)
+			}
+			return errRollback
+		})
+		if !errors.Is(err, errRollback) {
+			t.Fatal(err)
+		}
+	}
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		kv.Prefetch(b, keys)
+		if got := probe(b, keys); got != committed {
+			t.Errorf("after the rolled back writes: %s\nwant %s", got, committed)
+		}
+		return nil
+	})
+}
+
+// errRollback ends a test transaction without committing it.
+var errRollback = errors.New("rolled back")

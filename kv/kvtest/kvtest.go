@@ -205,3 +205,19 @@ func URL(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// CopyToPostgres returns a store in a new PostgreSQL schema of its own (URL), holding a copy
+// of from byte for byte (kv.Copy), closed and dropped when t ends: the same data on both
+// backends, to compare their answers. Without COMPASS_TEST_DATA, t is skipped (CI: fails).
+func CopyToPostgres(t testing.TB, from kv.DB) kv.DB {
+	t.Helper()
+	db, err := pg.Open(context.Background(), URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := kv.Copy(from, db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}

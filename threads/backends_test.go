@@ -1,0 +1,69 @@
+package threads
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+)
+
+// The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
+// bbolt (which doesn't): conversations with private steps and titles, made on bbolt and
+// copied byte for byte into a schema of its own, then searched, listed and read on both.
+func TestSameAnswersOnPostgres(t *testing.T) {
+	kvtest.Postgres(t) // skipped without PostgreSQL, before making anything
+	bolt := openDB(t)
+	s := New(bolt, "personal")
+	s.now = clock(t0)
+	r := rand.New(rand.NewPCG(3, 4))
+	words := []string{"alpha", "beta", "gamma", "delta", "launch", "price"}
+	text := func() string {
+		var b strings.Builder
+		for range 2 + r.IntN(5) {
+			b.WriteString(words[r.IntN(len(words))] + " ")
+		}
+		return b.String()
+	}
+	for i := range 150 {
+		conv := fmt.Sprintf("c%d", r.IntN(40))
+		title := ""
+		if i%9 == 0 {
+			title = text()
+		}
+		say(t, s, conv, title, Message{From: "agent:north", Text: text(), Private: r.IntN(4) == 0})
+	}
+	if err := s.EnsureIndex(nil); err != nil {
+		t.Fatal(err)
+	}
+	p := New(kvtest.CopyToPostgres(t, bolt), "personal")
+
+	same := func(what string, call func(s *Store) (any, error)) {
+		t.Helper()
+		want, werr := call(s)
+		got, gerr := call(p)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
+			t.Errorf("%s: PostgreSQL answers\n%+v (%v)\nbbolt answers\n%+v (%v)", what, got, gerr, want, werr)
+		}
+	}
+	for _, q := range []string{"alpha", "alpha beta", `"launch price"`, "gamma delta launch", "nothing"} {
+		for _, limit := range []int{0, 1, 5} {
+			for _, except := range []string{"", "c3"} {
+				same(fmt.Sprintf("Search(%q, %d, %q)", q, limit, except), func(s *Store) (any, error) { return s.Search(q, limit, except) })
+			}
+		}
+	}
+	for _, limit := range []int{1, 10, 100} {
+		same(fmt.Sprintf("Recent(%d)", limit), func(s *Store) (any, error) { return s.Recent(limit, "c5") })
+	}
+	for i := range 41 {
+		id := fmt.Sprintf("c%d", i)
+		same("Get "+id, func(s *Store) (any, error) { return s.Get(id) })
+		same("Page "+id, func(s *Store) (any, error) {
+			msgs, more, err := s.Page(id, 3, "")
+			return fmt.Sprint(msgs, more), err
+		})
+	}
+}
