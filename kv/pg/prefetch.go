@@ -50,7 +50,7 @@ func (b *bucket) Prefetch(keys [][]byte) {
 		e.found = true
 		if child != nil {
 			e.child, e.value = *child, nil
-			t.db.buckets.put(b.id, k, e.child)
+			t.learnt(b.id, k, e.child)
 		} else if e.value == nil {
 			e.value = []byte{}
 		}

@@ -389,12 +389,7 @@ func (b *bucket) lookup(k []byte) entry {
 			e.found = true
 			if child != nil {
 				e.child, e.value = *child, nil
-				if t.spills == 0 {
-					// Once the transaction's writes were sent, what it reads may be its own,
-					// not committed (and maybe never): only committed buckets go in the
-					// store's cache, which other transactions trust.
-					t.db.buckets.seen(b.id, k, e.child, t.beginGen)
-				}
+				t.learnt(b.id, k, e.child)
 			} else if e.value == nil {
 				e.value = []byte{}
 			}
@@ -402,6 +397,16 @@ func (b *bucket) lookup(k []byte) entry {
 	}
 	s.read[string(k)] = e
 	return e
+}
+
+// learnt records in the store's cache a nested bucket the transaction read. Once the
+// transaction's writes were sent (a spill), what it reads may be its own, not committed (and
+// maybe never): only committed buckets go in the store's cache, which other transactions
+// trust; and the cache takes it only if no bucket was dropped since the transaction began.
+func (t *tx) learnt(parent int64, name []byte, child int64) {
+	if t.spills == 0 {
+		t.db.buckets.seen(parent, name, child, t.beginGen)
+	}
 }
 
 func (b *bucket) Get(key []byte) []byte {
