@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,6 +73,26 @@ func (s *fuzzServer) close() {
 // answer or an error result with words in it.
 //
 // go test -fuzz=FuzzToolArguments ./tools
+// lasting is a fuzz iteration's t for a store that outlives the iteration making it (the
+// server made afresh every 2,000 calls serves the iterations after): its cleanups (closing
+// the store, removing its folder or schema) run when the fuzz run ends, not when the
+// iteration does, which would leave the next calls a closed store.
+type lasting struct {
+	testing.TB
+	cleanups *[]func()
+}
+
+func (l lasting) Cleanup(fn func()) { *l.cleanups = append(*l.cleanups, fn) }
+
+func (l lasting) TempDir() string {
+	dir, err := os.MkdirTemp("", "compass-fuzz-")
+	if err != nil {
+		l.Fatal(err)
+	}
+	l.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 func FuzzToolArguments(f *testing.F) {
 	for _, seed := range []struct {
 		tool int
@@ -94,6 +115,12 @@ func FuzzToolArguments(f *testing.F) {
 	}
 	s := newFuzzServer(f)
 	defer func() { s.close() }()
+	var cleanups []func()
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
 		if !json.Valid(args) {
 			t.Skip("not JSON: a client can't send it as arguments")
@@ -101,7 +128,7 @@ func FuzzToolArguments(f *testing.F) {
 		// A fresh data file now and then, so that the documents made don't slow every call.
 		if s.calls++; s.calls%2000 == 0 {
 			s.close()
-			s = newFuzzServer(t)
+			s = newFuzzServer(lasting{t, &cleanups})
 		}
 		tool := fuzzTools[int(which)%len(fuzzTools)]
 		req := mcp.CallToolRequest{}
