@@ -1,6 +1,8 @@
 package docstore
 
 import (
+	"fmt"
+
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/search"
 )
@@ -103,4 +105,22 @@ func (b *buckets) prefetchRecords(vb versionKeys, lo, hi int) {
 // next version kept whole (putVersion); keys past the latest are simply not found.
 func (b *buckets) prefetchChain(vb versionKeys, n int) {
 	b.prefetchRecords(vb, n, (n+snapshotEvery-1)/snapshotEvery*snapshotEvery)
+}
+
+// listed reads the records of the documents a listing index names (in one round trip on
+// PostgreSQL), in their order; a name without a record is an error.
+func (b *buckets) listed(ids []string) ([]Document, error) {
+	b.prefetchDocs(ids)
+	docs := make([]Document, 0, len(ids))
+	for _, id := range ids {
+		d, ok, err := b.doc(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("listing index names document %s, which has no record", id)
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
 }

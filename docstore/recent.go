@@ -36,17 +36,11 @@ func (s *Store) Recent(after string, limit int) (docs []Document, next string, t
 		for ; k != nil && len(ids) < limit; k, _ = c.Prev() {
 			ids = append(ids, string(k[8:]))
 		}
-		b.prefetchDocs(ids)
-		for _, id := range ids {
-			d, ok, err := b.doc(id)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("listing index names document %s, which has no record", id)
-			}
-			docs = append(docs, d)
+		listed, err := b.listed(ids)
+		if err != nil {
+			return err
 		}
+		docs = append(docs, listed...)
 		if k != nil && len(docs) > 0 {
 			next = hex.EncodeToString(recentKey(docs[len(docs)-1]))
 		}

@@ -257,17 +257,11 @@ func (s *Store) List(limit int) ([]Document, int, error) {
 		for k, _ := c.Last(); k != nil && len(ids) < limit; k, _ = c.Prev() {
 			ids = append(ids, string(k[8:]))
 		}
-		b.prefetchDocs(ids)
-		for _, id := range ids {
-			d, ok, err := b.doc(id)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return fmt.Errorf("listing index names document %s, which has no record", id)
-			}
-			docs = append(docs, d)
+		listed, err := b.listed(ids)
+		if err != nil {
+			return err
 		}
+		docs = append(docs, listed...)
 		return nil
 	})
 	return docs, total, err
