@@ -94,18 +94,8 @@ func TestCrashKeepsEveryAcknowledgedWrite(t *testing.T) {
 		}
 		rounds, window = n, 1500
 	}
-	seed := uint64(time.Now().UnixNano())
-	if v := os.Getenv("COMPASS_CRASH_SEED"); v != "" {
-		seed, _ = strconv.ParseUint(v, 10, 64)
-	}
-	t.Logf("COMPASS_CRASH_SEED=%d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	rng, l, writers := crashSetup(t)
 	data := newData(t)
-	l := &ledger{by: map[string]string{}}
-	writers := make([]*crashWriter, crashWriters)
-	for i := range writers {
-		writers[i] = &crashWriter{i: i, l: l, rng: rand.New(rand.NewPCG(seed, uint64(i+1)))}
-	}
 	var logID string
 	inFlight, start := 0, time.Now()
 	for round := range rounds {
@@ -162,6 +152,24 @@ func TestCrashKeepsEveryAcknowledgedWrite(t *testing.T) {
 	docs := verify(t, data, l.promises, l.logLines, counters)
 	t.Logf("%d rounds, %d acknowledged writes to %d documents verified after SIGKILL and restart (%d calls in flight at the kills, outcome unknown to their clients): 0 lost, bbolt's check clean, in %s",
 		rounds, len(l.promises), docs, inFlight, time.Since(start).Round(time.Millisecond))
+}
+
+// crashSetup gives a crash test its random source (seeded from COMPASS_CRASH_SEED, else
+// the clock, and logged so that a failing run can be run again), its ledger of
+// acknowledged writes, and its writers.
+func crashSetup(t *testing.T) (*rand.Rand, *ledger, []*crashWriter) {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("COMPASS_CRASH_SEED"); v != "" {
+		seed, _ = strconv.ParseUint(v, 10, 64)
+	}
+	t.Logf("COMPASS_CRASH_SEED=%d", seed)
+	l := &ledger{by: map[string]string{}}
+	writers := make([]*crashWriter, crashWriters)
+	for i := range writers {
+		writers[i] = &crashWriter{i: i, l: l, rng: rand.New(rand.NewPCG(seed, uint64(i+1)))}
+	}
+	return rand.New(rand.NewPCG(seed, 0)), l, writers
 }
 
 // verify opens the data file (no server holds it), runs bbolt's consistency check, and

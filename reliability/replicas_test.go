@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -295,15 +294,8 @@ func TestReplicasSixteenClients(t *testing.T) {
 //	COMPASS_TEST_DATA=postgres://... go test -run TestReplicaKilled -v ./reliability
 func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 	const rounds = 10
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
+	rng, l, writers := crashSetup(t)
 	tm := newTeam(t)
-	l := &ledger{by: map[string]string{}}
-	writers := make([]*crashWriter, crashWriters)
-	for i := range writers {
-		writers[i] = &crashWriter{i: i, l: l, rng: rand.New(rand.NewPCG(seed, uint64(i+1)))}
-	}
 	started := 0
 	start := func() *server { // each replica with a name of its own in pg_stat_activity
 		started++
