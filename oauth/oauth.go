@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // People is what the authorization server needs of the person's page: who is signed in on
@@ -79,7 +79,7 @@ type Config struct {
 	// Issuer is the server's public base URL, as clients reach it: https://compass.example.com
 	// behind a reverse proxy, http://127.0.0.1:7410 locally. No path, query or fragment.
 	Issuer string
-	DB     datafile.DB
+	DB     kv.DB
 	People People
 	Tokens Tokens
 
@@ -112,7 +112,7 @@ type FetchOptions struct {
 type Server struct {
 	issuer                                     string // without a trailing slash
 	base                                       *url.URL
-	db                                         datafile.DB
+	db                                         kv.DB
 	people                                     People
 	tokens                                     Tokens
 	codeTTL, accessTTL, refreshTTL, consentTTL time.Duration

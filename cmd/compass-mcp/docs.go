@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -158,7 +158,7 @@ var docsArgs = map[string]struct {
 // person is the person's side of one space's documents.
 type person struct {
 	store     *docstore.Store
-	db        datafile.DB
+	db        kv.DB
 	me        docstore.Author
 	out, errs io.Writer
 }
@@ -500,7 +500,7 @@ func backup(args []string, stdout io.Writer) error {
 	defer os.Remove(local.Name())
 	var size int64
 	err = file.View(func(tx kv.Tx) (err error) {
-		btx, ok := kv.BoltTx(tx)
+		btx, ok := bolt.TxOf(tx)
 		if !ok {
 			return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
 		}
