@@ -155,8 +155,8 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		case errors.Is(err, kv.ErrBusy):
 			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
 		case errors.Is(err, kv.ErrDamaged):
-			s.log.Error("tool failed: the data file is damaged", "tool", name, "err", err)
-			return mcp.NewToolResultError("The data file is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one). Nothing was saved."), nil
+			s.log.Error("tool failed: the store is damaged", "tool", name, "err", err)
+			return mcp.NewToolResultError("The data is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one of a data file, pg_dump of a PostgreSQL database). Nothing was saved."), nil
 		case errors.Is(err, kv.ErrUnavailable):
 			s.log.Error("tool failed: the database is unavailable", "tool", name, "err", err)
 			return mcp.NewToolResultError(unavailable(err, h.readOnly)), nil
