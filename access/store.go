@@ -50,7 +50,7 @@ var (
 // that a busy token doesn't make every request a write.
 const usedEvery = time.Minute
 
-// Store keeps members and tokens in a data file.
+// Store keeps members and tokens in a store (package kv).
 type Store struct {
 	db    kv.DB
 	owner Member // the server's configured person and space: a member without a row

@@ -40,7 +40,7 @@ func newID(at time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(at), ids.entropy).String()
 }
 
-// Store is one space's documents in a data file.
+// Store is one space's documents in a store (package kv).
 type Store struct {
 	db    kv.DB
 	space string
@@ -62,7 +62,7 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // Space is the space s is scoped to.
 func (s *Store) Space() string { return s.space }
 
-// DB is the data file s works on.
+// DB is the store s works on.
 func (s *Store) DB() kv.DB { return s.db }
 
 // View runs fn in a read transaction on the space's documents.

@@ -16,7 +16,8 @@
 // # Caveats
 //
 // People and Tokens are called outside this package's transactions: both may use the same
-// bbolt file, whose single writer would otherwise wait on itself. So an exchange is two
+// store, whose single writer (kv runs one write transaction at a time, on either backend)
+// would otherwise wait on itself. So an exchange is two
 // transactions around the minting of a row, and each checks again what the other might have
 // changed in between (a code burned, a chain revoked).
 package oauth
