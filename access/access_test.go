@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"go.etcd.io/bbolt"
 )
@@ -25,7 +25,7 @@ func openDB(t testing.TB) kv.DB { return kvtest.Open(t) }
 // openBolt is a bbolt file held open, for the benchmarks, which measure bbolt.
 func openBolt(t testing.TB) *bbolt.DB {
 	t.Helper()
-	db, err := datafile.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "compass.db"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
 			raw := openBolt(b)
 			raw.NoSync = true
-			s := access.New(kv.BoltDB(raw)).WithOwner("personal", "ana")
+			s := access.New(bolt.Wrap(raw)).WithOwner("personal", "ana")
 			s.AddMember("launch", "ana")
 			var secret string
 			for i := range n {
@@ -289,12 +289,12 @@ func BenchmarkGateRequest(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "compass.db")
-			fast, err := datafile.Open(path, time.Second)
+			fast, err := bolt.Open(path, time.Second)
 			if err != nil {
 				b.Fatal(err)
 			}
 			fast.NoSync = true // making the rows is not what is measured
-			s := access.New(kv.BoltDB(fast)).WithOwner("launch", "ana")
+			s := access.New(bolt.Wrap(fast)).WithOwner("launch", "ana")
 			var secret string
 			for i := range n {
 				sec, _, err := s.AddToken(access.NewToken{Person: "ana", Spaces: []string{"launch"}})
@@ -306,7 +306,7 @@ func BenchmarkGateRequest(b *testing.B) {
 				}
 			}
 			fast.Close()
-			db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
+			db, err := bolt.OpenFile(path, bolt.DefaultTimeout, bolt.DefaultIdle)
 			if err != nil {
 				b.Fatal(err)
 			}

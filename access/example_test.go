@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 )
 
 // A route of a front door other than MCP (here, one that adds a message) sits behind the
@@ -20,7 +20,7 @@ func ExampleGate_RequireSpace() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := datafile.OpenFile(filepath.Join(dir, "compass.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(filepath.Join(dir, "compass.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		panic(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -130,7 +129,7 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 				why = "the token was revoked"
 			case errors.Is(err, ErrUnknownToken):
 				why = "the token is not known here"
-			case errors.Is(err, datafile.ErrBusy):
+			case errors.Is(err, kv.ErrBusy):
 				w.Header().Set("Retry-After", "1")
 				g.refuse(w, "The data file is busy: another compass-mcp process holds it. Try again in a moment.", http.StatusServiceUnavailable)
 				return

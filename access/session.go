@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -36,7 +35,7 @@ var bucketSessions = []byte("mcp_sessions")
 // (less for short idle times), not on every request, so that a busy session is not a
 // write a request. Ended sessions' rows are swept out as new sessions begin.
 type Sessions struct {
-	db   datafile.DB
+	db   kv.DB
 	idle time.Duration
 	now  func() time.Time
 
@@ -59,7 +58,7 @@ const sweepScan = 1000
 
 // NewSessions returns the sessions kept in db, each ending after idle unused (never, for
 // an idle time of 0).
-func NewSessions(db datafile.DB, idle time.Duration) *Sessions {
+func NewSessions(db kv.DB, idle time.Duration) *Sessions {
 	if idle <= 0 {
 		idle = math.MaxInt64
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -157,7 +157,7 @@ func rows(t *testing.T, db kv.DB) int {
 	return n
 }
 
-// What a session costs a request, on the data file as the server has it (datafile.File),
+// What a session costs a request, on the data file as the server has it (bolt.File),
 // or on PostgreSQL with COMPASS_TEST_DATA set: Check is every request naming a session (one
 // read); Begin is every initialize (one write, durable).
 // go test -run '^$' -bench Session -benchmem ./access
@@ -189,7 +189,7 @@ func benchDB(b *testing.B) kv.DB {
 	if os.Getenv(kvtest.Env) != "" {
 		return kvtest.Open(b)
 	}
-	f, err := datafile.OpenFile(filepath.Join(b.TempDir(), "compass.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	f, err := bolt.OpenFile(filepath.Join(b.TempDir(), "compass.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
@@ -51,9 +50,9 @@ var (
 // that a busy token doesn't make every request a write.
 const usedEvery = time.Minute
 
-// Store keeps members and tokens in a data file.
+// Store keeps members and tokens in a store (package kv).
 type Store struct {
-	db    datafile.DB
+	db    kv.DB
 	owner Member // the server's configured person and space: a member without a row
 	now   func() time.Time
 	used  *usedTimes
@@ -65,7 +64,7 @@ type usedTimes struct {
 }
 
 // New returns the members and tokens kept in db.
-func New(db datafile.DB) *Store {
+func New(db kv.DB) *Store {
 	return &Store{db: db, now: time.Now, used: &usedTimes{at: map[string]time.Time{}}}
 }
 

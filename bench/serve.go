@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -37,7 +37,7 @@ func serveChild(args []string) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	db, err := datafile.OpenFile(*data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(*data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
@@ -49,7 +49,7 @@ type sideOp struct {
 }
 
 // measureSideBySide is the store half of "bbolt and PostgreSQL side by side": the same
-// docstore calls, in this process, on a bbolt file opened as serve opens it (datafile.File:
+// docstore calls, in this process, on a bbolt file opened as serve opens it (bolt.File:
 // fsync on every commit) and on a schema of its own in the -pg database, each filled with
 // the same documents; the two stores take turns, call kind by call kind, so that the
 // machine's other load falls on both alike.
@@ -68,7 +68,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	}
 	r.pgSettings = settings
 
-	file, err := datafile.OpenFile(filepath.Join(o.work, "side.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	file, err := bolt.OpenFile(filepath.Join(o.work, "side.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	sideIntro(b)
 	b.WriteString("### The stores, in-process\n\n")
 	fmt.Fprintf(b, "The same calls, through `docstore` (what the tools call) in the bench process, on both stores: %d of each kind a run,\n", load.n)
-	fmt.Fprintf(b, "%d runs; the stores take turns kind by kind. bbolt: the data file opened as `serve` opens it (`datafile.OpenFile`:\n", o.runs)
+	fmt.Fprintf(b, "%d runs; the stores take turns kind by kind. bbolt: the data file opened as `serve` opens it (`bolt.OpenFile`:\n", o.runs)
 	b.WriteString("every commit fsynced). PostgreSQL: a schema of its own, opened as `serve --data postgres://…` opens it (`pg.Open`:\n")
 	fmt.Fprintf(b, "the advisory lock, READ COMMITTED). %s.\n", r.pgSettings)
 	fmt.Fprintf(b, "Each store holds the same %d notes of 20 lines (words drawn from a Zipf distribution over a vocabulary of 5,000) and\n", load.docs)

@@ -398,7 +398,7 @@ func measureOverhead(ctx context.Context, o *options, bins binaries, r *report) 
 			}
 		}
 	}
-	// After an idle spell the server has let go of the data file (datafile.DefaultIdle) and
+	// After an idle spell the server has let go of the data file (bolt.DefaultIdle) and
 	// opens it again for the call.
 	coldRead := newSeries(o.runs)
 	for run := range o.runs {

@@ -15,9 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
@@ -49,14 +48,14 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	if o.quick {
 		edits, docs = 50, 200
 	}
-	db, err := datafile.Open(filepath.Join(o.work, "edits.db"), time.Second)
+	db, err := bolt.Open(filepath.Join(o.work, "edits.db"), time.Second)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	db.NoSync = true    // the size is the same with or without fsync, and this is faster
 	db.MaxBatchSize = 1 // commit each write at once: bbolt's Batch would wait 10 ms for company
-	s := docstore.New(kv.BoltDB(db), "personal")
+	s := docstore.New(bolt.Wrap(db), "personal")
 	text := lines(2000, 1)
 	saved, err := s.Create("Big plan", join(text), docstore.KindWrite, agent)
 	if err != nil {
@@ -91,13 +90,13 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 		return fmt.Errorf("version 1 read back differs from what was written")
 	}
 
-	many, err := datafile.Open(filepath.Join(o.work, "many.db"), time.Second)
+	many, err := bolt.Open(filepath.Join(o.work, "many.db"), time.Second)
 	if err != nil {
 		return err
 	}
 	defer many.Close()
 	many.NoSync, many.MaxBatchSize = true, 1
-	notes := docstore.New(kv.BoltDB(many), "personal")
+	notes := docstore.New(bolt.Wrap(many), "personal")
 	textBytes := 0
 	start = time.Now()
 	for i := range docs {
@@ -160,8 +159,8 @@ func worstChild(args []string) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	// As the server and the CLI hold it: datafile.File commits a lone write at once.
-	db, err := datafile.OpenFile(*data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	// As the server and the CLI hold it: bolt.File commits a lone write at once.
+	db, err := bolt.OpenFile(*data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		return err
 	}
@@ -215,12 +214,12 @@ func measureWorst(_ context.Context, o *options, bins binaries, r *report) error
 	prepared := map[string]string{}
 	for _, what := range []string{"rewrite", "merge"} {
 		path := filepath.Join(o.work, "worst-"+what+".db")
-		db, err := datafile.Open(path, time.Second)
+		db, err := bolt.Open(path, time.Second)
 		if err != nil {
 			return err
 		}
 		db.MaxBatchSize = 1
-		s := docstore.New(kv.BoltDB(db), "personal")
+		s := docstore.New(bolt.Wrap(db), "personal")
 		_, err = s.Create("Huge", join(base), docstore.KindWrite, agent)
 		if err == nil && what == "merge" {
 			_, err = s.Write("Huge", "", join(theirs), 0, agent) // version 2: theirs, since the base
@@ -312,7 +311,7 @@ func copyFile(from, to string) error {
 func versionsLayout(db *bbolt.DB, space string) (string, error) {
 	var out string
 	err := db.View(func(tx *bbolt.Tx) error {
-		vb, _ := kv.BoltBucket(spaces.Sub(kv.Bolt(tx), space, "doc_versions"))
+		vb, _ := bolt.BucketOf(spaces.Sub(bolt.WrapTx(tx), space, "doc_versions"))
 		if vb == nil {
 			return fmt.Errorf("the file has no doc_versions bucket in space %s", space)
 		}

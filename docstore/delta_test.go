@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -130,7 +130,7 @@ func TestDeltasReadBack(t *testing.T) {
 // whole, each document's versions in a bucket of their own: testdata/layout), and the
 // texts of its documents' versions by title. It is a bbolt file whatever the tests' store:
 // the old layout was only ever written on bbolt (PostgreSQL came after deltas).
-func oldLayout(t *testing.T) (*datafile.File, *docstore.Store, map[string][]string) {
+func oldLayout(t *testing.T) (*bolt.File, *docstore.Store, map[string][]string) {
 	t.Helper()
 	dir := filepath.Join("..", "testdata", "layout")
 	raw, err := os.ReadFile(filepath.Join(dir, "v1-texts.json"))
@@ -143,7 +143,7 @@ func oldLayout(t *testing.T) (*datafile.File, *docstore.Store, map[string][]stri
 	}
 	path := filepath.Join(t.TempDir(), "old.db")
 	copyFile(t, filepath.Join(dir, "v1-full-texts.db"), path)
-	db, err := datafile.OpenFile(path, time.Second, time.Hour)
+	db, err := bolt.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestOldLayoutPurge(t *testing.T) {
 	}
 	checkTexts(t, s, other.ID, want[kept])
 	err = db.View(func(tx kv.Tx) error {
-		btx, _ := kv.BoltTx(tx)
+		btx, _ := bolt.TxOf(tx)
 		for err := range btx.Check() {
 			return err
 		}
@@ -250,7 +250,7 @@ func copyFile(t *testing.T, from, to string) {
 // edits: the longest chain of deltas there is (target ≤ 10 ms).
 func BenchmarkReadVersion1Of1000(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "compass.db")
-	db, err := datafile.OpenFile(path, time.Second, time.Hour)
+	db, err := bolt.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -275,6 +275,6 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
 	var used int64
-	db.View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); used = btx.Size(); return nil })
+	db.View(func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
 	b.ReportMetric(float64(used)/(1<<20), "used-MB")
 }

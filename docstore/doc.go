@@ -1,13 +1,15 @@
-// Package docstore keeps a space's Markdown documents and every version of them in bbolt.
+// Package docstore keeps a space's Markdown documents and every version of them in the store
+// (package kv: a bbolt file or a PostgreSQL database, the same on both).
 //
-// A Store is one space's view of the data file: every lookup, by id or by title, goes
+// A Store is one space's view of the store: every lookup, by id or by title, goes
 // through that space's bucket (see package spaces), so another space's document is not
 // found, exactly as if it did not exist.
 //
 // # Caveats
 //
 // Every change (Create, Write, Append, Edit) reads the document and writes its new version
-// in one bbolt write transaction: nothing can come between, so a change is never made
+// in one write transaction, and a store runs one at a time (a PostgreSQL database across
+// every server on it): nothing can come between, so a change is never made
 // from an old version. A change that leaves both text and title as they are makes no
 // version and says so (Saved.Unchanged).
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 )
 
 // Sixteen writers at once share commits (each a pair of fsyncs): bbolt's txid, which one
@@ -93,7 +94,7 @@ func TestGroupCommit(t *testing.T) {
 func txid(t *testing.T, s *docstore.Store) (id int, counted bool) {
 	t.Helper()
 	if err := s.DB().View(func(tx kv.Tx) error {
-		if btx, ok := kv.BoltTx(tx); ok {
+		if btx, ok := bolt.TxOf(tx); ok {
 			id, counted = btx.ID(), true
 		}
 		return nil

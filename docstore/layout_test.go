@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -59,7 +59,7 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 	}
 	for range b.N {
 		path := filepath.Join(b.TempDir(), "c.db")
-		db, err := datafile.OpenFile(path, time.Second, time.Hour)
+		db, err := bolt.OpenFile(path, time.Second, time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 			b.Fatal(total, err)
 		}
 		var used int64
-		db.View(func(tx kv.Tx) error { btx, _ := kv.BoltTx(tx); used = btx.Size(); return nil })
+		db.View(func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
 		b.ReportMetric(float64(used)/(1<<20), "used-MB")
 		db.Close()
 	}

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"go.etcd.io/bbolt"
@@ -105,7 +105,7 @@ func searchCorpus(b *testing.B) kv.DB {
 	corpus.once.Do(func() {
 		start := time.Now()
 		n, size := corpusSize()
-		db, err := datafile.Open(filepath.Join(tmp, "search-corpus.db"), time.Second)
+		db, err := bolt.Open(filepath.Join(tmp, "search-corpus.db"), time.Second)
 		if err != nil {
 			corpus.err = err
 			return
@@ -114,7 +114,7 @@ func searchCorpus(b *testing.B) kv.DB {
 		r := rand.New(rand.NewPCG(1, 2))
 		corpus.words = vocabulary(30_000, r)
 		z := rand.NewZipf(r, 1.07, 1, uint64(len(corpus.words)-1))
-		s := docstore.New(kv.BoltDB(db), "personal")
+		s := docstore.New(bolt.Wrap(db), "personal")
 		for i := range n {
 			title := fmt.Sprintf("%s %s %d", corpus.words[z.Uint64()], corpus.words[z.Uint64()], i)
 			text := markdown(title, size/2+r.IntN(size), corpus.words, r, z)
@@ -139,7 +139,7 @@ func searchCorpus(b *testing.B) kv.DB {
 	if corpus.err != nil {
 		b.Fatal(corpus.err)
 	}
-	return kv.BoltDB(corpus.db)
+	return bolt.Wrap(corpus.db)
 }
 
 // timed runs fn, adding its wall time to wall and the CPU time of its thread to cpu.
@@ -240,7 +240,7 @@ func BenchmarkSearchIndexSize(b *testing.B) {
 	db := searchCorpus(b)
 	for b.Loop() {
 		err := db.View(func(tx kv.Tx) error {
-			index, _ := kv.BoltBucket(spaces.Sub(tx, "personal", "doc_search"))
+			index, _ := bolt.BucketOf(spaces.Sub(tx, "personal", "doc_search"))
 			st := index.Stats()
 			b.ReportMetric(float64(st.BranchAlloc+st.LeafAlloc)/float64(corpus.text)*100, "alloc-%-of-text")
 			b.ReportMetric(float64(st.BranchInuse+st.LeafInuse)/float64(corpus.text)*100, "inuse-%-of-text")

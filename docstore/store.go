@@ -13,7 +13,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/oklog/ulid/v2"
@@ -41,15 +40,15 @@ func newID(at time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(at), ids.entropy).String()
 }
 
-// Store is one space's documents in a data file.
+// Store is one space's documents in a store (package kv).
 type Store struct {
-	db    datafile.DB
+	db    kv.DB
 	space string
 	now   func() time.Time
 }
 
 // New returns the documents of space in db.
-func New(db datafile.DB, space string) *Store {
+func New(db kv.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
 }
 
@@ -63,8 +62,8 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // Space is the space s is scoped to.
 func (s *Store) Space() string { return s.space }
 
-// DB is the data file s works on.
-func (s *Store) DB() datafile.DB { return s.db }
+// DB is the store s works on.
+func (s *Store) DB() kv.DB { return s.db }
 
 // View runs fn in a read transaction on the space's documents.
 func (s *Store) view(fn func(b *buckets) error) error {
@@ -74,7 +73,7 @@ func (s *Store) view(fn func(b *buckets) error) error {
 }
 
 // update runs fn in one write transaction on the space's documents, which may be
-// committed with other writers' (datafile.DB's Batch): fn may run more than once and must
+// committed with other writers' (kv.DB's Batch): fn may run more than once and must
 // set its results afresh each time.
 func (s *Store) update(fn func(b *buckets) error) error {
 	return s.db.Batch(func(tx kv.Tx) error {
@@ -367,7 +366,7 @@ type Next struct {
 // title, when it changes, must be free.
 //
 // how, and the diff of its text against the latest, run in a read transaction before the
-// write: the shared commit (see datafile.DB's Batch) only checks that the document is still
+// write: the shared commit (see kv.DB's Batch) only checks that the document is still
 // at the version how saw and puts the new one, so an edit's search or a merge doesn't hold
 // up other writers, and a refusal seen then never enters the commit. When another write
 // got there first (two appends to one document in one batch, say), how runs again inside

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -255,7 +255,7 @@ func TestConcurrentChanges(t *testing.T) {
 }
 
 func ExampleStore_Edit() {
-	db, _ := datafile.OpenFile(filepath.Join(exampleDir(), "compass.db"), time.Second, time.Second)
+	db, _ := bolt.OpenFile(filepath.Join(exampleDir(), "compass.db"), time.Second, time.Second)
 	defer db.Close()
 	s := docstore.New(db, "personal")
 	north := docstore.Author{By: "agent:north", For: "person:ana"}

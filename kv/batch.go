@@ -38,11 +38,6 @@ func (b *Batcher) Do(update func(func(Tx) error) error, fn func(Tx) error) error
 	return <-c.done
 }
 
-// ErrPanicked is returned (wrapped, with the panic's value) by a write whose function, or
-// whose commit, panicked: the panic is logged with its stack, that write is answered, and
-// the writes after it are not held up.
-var ErrPanicked = errors.New("the write failed inside the server (a bug, logged)")
-
 // run calls fn, turning a panic into an error wrapping ErrPanicked.
 func run(fn func(Tx) error, tx Tx) (err error) {
 	defer func() {

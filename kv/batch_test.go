@@ -1,4 +1,4 @@
-package kv
+package kv_test
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 )
 
 // A panic in the commit itself (bbolt's, not the caller's function: a data file whose
@@ -20,10 +23,10 @@ func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var b Batcher
+	var b kv.Batcher
 	var panicking sync.Mutex // held: the commit panics
-	update := func(fn func(Tx) error) error {
-		return BoltDB(db).Update(func(tx Tx) error {
+	update := func(fn func(kv.Tx) error) error {
+		return bolt.Wrap(db).Update(func(tx kv.Tx) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
@@ -38,18 +41,18 @@ func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Go(func() { errs <- b.Do(update, func(Tx) error { return nil }) })
+		wg.Go(func() { errs <- b.Do(update, func(kv.Tx) error { return nil }) })
 	}
 	wait(t, &wg, "writes during a panicking commit")
 	close(errs)
 	for err := range errs {
-		if !errors.Is(err, ErrPanicked) {
+		if !errors.Is(err, kv.ErrPanicked) {
 			t.Errorf("a write whose commit panicked = %v, want ErrPanicked", err)
 		}
 	}
 	panicking.Unlock()
 	wg.Go(func() {
-		if err := b.Do(update, func(Tx) error { return nil }); err != nil {
+		if err := b.Do(update, func(kv.Tx) error { return nil }); err != nil {
 			t.Errorf("the write after: %v", err)
 		}
 	})

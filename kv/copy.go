@@ -16,9 +16,6 @@ type Counts struct {
 	Bytes   int64 // bytes of keys and values
 }
 
-// ErrNotEmpty is returned by Copy when the store to copy into already holds something.
-var ErrNotEmpty = errors.New("the store to copy into is not empty")
-
 // Copy writes every bucket, key and value of from into to, byte for byte, reading from one
 // read transaction of from and writing in one write transaction of to: all or nothing (a
 // copy that fails leaves to as empty as it was, and is simply run again). to must be empty,

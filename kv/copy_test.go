@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -20,7 +21,7 @@ func boltStore(t *testing.T) kv.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return kv.BoltDB(db)
+	return bolt.Wrap(db)
 }
 
 // fill writes nested buckets with keys of every byte, empty values and a large one.

@@ -3,17 +3,29 @@
 // conversations, people, members, tokens, sign-in sessions, OAuth grants, the search index)
 // is written above it, once; below it are two backends that know nothing of MCP:
 //
-//   - bbolt (Bolt), one file on one machine, the default;
+//   - bbolt (package kv/bolt), one file on one machine, the default;
 //   - PostgreSQL (package kv/pg), one database shared by several servers.
 //
-// The shape is bbolt's, because the stores were written on bbolt and keep its guarantees:
+// Nothing above kv links either backend: the stores take a DB and tell failures apart by
+// the errors below, whichever backend answers (internal/style checks it with go list -deps).
+//
+// # Caveats
+//
+// The shape is bbolt's, because the stores were written on bbolt, and both backends keep
+// its guarantees:
 //
 //   - a write transaction sees, and is seen by, nothing but whole committed transactions,
 //     and no two write transactions of one store run at once (on PostgreSQL: across every
-//     server on the database);
-//   - a read transaction sees one snapshot for its whole life;
+//     server on the database), so a write should be short: every other writer waits for it;
+//   - a read transaction sees one snapshot for its whole life, and so holds the store back
+//     until it ends (on bbolt a writer that must grow the file's map waits for it, and the
+//     file stays held by this process; on PostgreSQL it keeps a connection of the pool);
 //   - keys sort bytewise; a bucket's entry is either a value or a nested bucket (whose
-//     value, seen through a cursor or ForEach, is nil).
+//     value, seen through a cursor or ForEach, is nil);
+//   - values returned by Get and cursors are valid only until the transaction ends, and
+//     must not be changed;
+//   - Batch's function may run more than once (when a write grouped with it fails), so it
+//     must set its results afresh on every run.
 //
 // A backend that cannot reach its data (a database that went away) panics with *Failure
 // from the method that needed it; the DB's View, Update and Batch recover it and return
@@ -86,7 +98,9 @@ type Cursor interface {
 	Delete() error
 }
 
-// Errors the backends share, so that callers can tell them apart whatever the store.
+// Errors the backends share, so that callers can tell them apart whatever the store. A
+// backend's error wraps one of these (and its own cause) and says in its message which
+// store and what to do.
 var (
 	// ErrTxNotWritable is returned by writes in a read-only transaction.
 	ErrTxNotWritable = errors.New("kv: write in a read-only transaction")
@@ -98,9 +112,24 @@ var (
 	ErrKeyTooLarge = errors.New("kv: key too large")
 	// ErrBucketNotFound is returned by DeleteBucket when there is no such bucket.
 	ErrBucketNotFound = errors.New("kv: bucket not found")
+	// ErrBusy is returned by a transaction (or by opening the store) when the store admits
+	// one process at a time and another has held it for longer than this one waits: a
+	// bbolt file another compass-mcp process has open. Trying again later may succeed.
+	ErrBusy = errors.New("kv: the store is busy")
+	// ErrDamaged is returned by a transaction that found the store's data damaged: a bbolt
+	// file whose pages fault when read, a PostgreSQL database that reports corrupted data.
+	// Only a backup brings back what was there; trying again doesn't help.
+	ErrDamaged = errors.New("kv: the store is damaged")
 	// ErrUnavailable wraps every failure to reach a store that is not local (a database
-	// that is down or restarting, or did not answer in time).
+	// that is down or restarting, or did not answer in time). Trying again later may
+	// succeed; a write that returned it may or may not have been committed.
 	ErrUnavailable = errors.New("the database is unavailable")
+	// ErrPanicked is returned (wrapped, with the panic's value) by a write whose function,
+	// or whose commit, panicked: the panic is logged with its stack, that write is
+	// answered, and the writes after it are not held up.
+	ErrPanicked = errors.New("the write failed inside the server (a bug, logged)")
+	// ErrNotEmpty is returned by Copy when the store to copy into already holds something.
+	ErrNotEmpty = errors.New("the store to copy into is not empty")
 )
 
 // MaxKeySize is the longest key either backend takes (bbolt's limit).

@@ -16,7 +16,8 @@
 // # Caveats
 //
 // People and Tokens are called outside this package's transactions: both may use the same
-// bbolt file, whose single writer would otherwise wait on itself. So an exchange is two
+// store, whose single writer (kv runs one write transaction at a time, on either backend)
+// would otherwise wait on itself. So an exchange is two
 // transactions around the minting of a row, and each checks again what the other might have
 // changed in between (a code burned, a chain revoked).
 package oauth
@@ -30,7 +31,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // People is what the authorization server needs of the person's page: who is signed in on
@@ -79,7 +80,7 @@ type Config struct {
 	// Issuer is the server's public base URL, as clients reach it: https://compass.example.com
 	// behind a reverse proxy, http://127.0.0.1:7410 locally. No path, query or fragment.
 	Issuer string
-	DB     datafile.DB
+	DB     kv.DB
 	People People
 	Tokens Tokens
 
@@ -112,7 +113,7 @@ type FetchOptions struct {
 type Server struct {
 	issuer                                     string // without a trailing slash
 	base                                       *url.URL
-	db                                         datafile.DB
+	db                                         kv.DB
 	people                                     People
 	tokens                                     Tokens
 	codeTTL, accessTTL, refreshTTL, consentTTL time.Duration

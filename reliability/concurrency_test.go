@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"go.etcd.io/bbolt"
@@ -183,7 +183,7 @@ func txid(t *testing.T, data string) (id int, counted bool) {
 	if kvtest.OnPostgres() {
 		return 0, false
 	}
-	db, err := datafile.Open(data, 5*time.Second)
+	db, err := bolt.Open(data, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

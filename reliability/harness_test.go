@@ -18,6 +18,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -242,7 +243,7 @@ func openChecked(t testing.TB, data string) kvtest.Store {
 func check(db kv.DB) []error {
 	var errs []error
 	err := db.View(func(tx kv.Tx) error {
-		btx, ok := kv.BoltTx(tx)
+		btx, ok := bolt.TxOf(tx)
 		if !ok {
 			return nil
 		}

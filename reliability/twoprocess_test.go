@@ -16,7 +16,7 @@ import (
 // What sharing the data file between two processes costs a tool call, end to end over stdio
 // (Claude Desktop and an editor, each starting compass-mcp on the default file): one server
 // alone, two taking turns call by call, and two calling at once. Each process holds the
-// file only while it uses it and lets go after datafile.DefaultIdle (25 ms) idle, so the
+// file only while it uses it and lets go after bolt.DefaultIdle (25 ms) idle, so the
 // other process waits for that to open it.
 //
 //	go test -run TestTwoProcessLatency -v ./reliability

@@ -1,11 +1,12 @@
 // Package search finds words and "quoted phrases" in text: the query's parsing, the
 // matching, the matching lines and the ranking, as plain functions over text, and the
-// inverted index in bbolt that the stores use to find candidates quickly.
+// inverted index, in the store's buckets (package kv), that the stores use to find
+// candidates quickly.
 //
 // The functions over text (Parse, Tokens, Match, Better) define what a search answers; an
 // index only narrows down which texts they are run on. Any store that finds every text
-// holding all of a query's tokens (bbolt's Index here; a PostgreSQL store with its own
-// full-text index later) and then runs Match gives the same answers.
+// holding all of a query's tokens (Index here, the same on a bbolt file and on PostgreSQL)
+// and then runs Match gives the same answers.
 //
 // # Words
 //

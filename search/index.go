@@ -11,9 +11,10 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// Index is an inverted index kept in bbolt: for each token, the items (documents,
-// conversations) whose text or title has it, how often in the text, and whether in the
-// title. It finds candidates only: which of them match, and how well, is Match's to say.
+// Index is an inverted index kept in kv buckets (on either store): for each token, the
+// items (documents, conversations) whose text or title has it, how often in the text, and
+// whether in the title. It finds candidates only: which of them match, and how well, is
+// Match's to say.
 //
 // # Layout
 //
@@ -37,8 +38,8 @@ const Format = 1
 
 // MaxKey is the longest token the index keeps whole, in bytes: a longer one (a blob of
 // base64, a text of one 8 MiB word) is kept by its first MaxKey bytes, so that no key
-// passes bbolt's limit. Two such tokens that begin alike share postings: a query with a
-// token that long must have its candidates read (Query.Exact).
+// passes the stores' limit (kv.MaxKeySize). Two such tokens that begin alike share
+// postings: a query with a token that long must have its candidates read (Query.Exact).
 const MaxKey = 64
 
 // key is the key tok is kept under.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"go.etcd.io/bbolt"
 )
 
@@ -63,7 +63,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 		}
 		bench.dir, bench.stores = dir, map[int]*benchStore{}
 	}
-	db, err := datafile.Open(filepath.Join(bench.dir, fmt.Sprintf("%d.db", n)), time.Second)
+	db, err := bolt.Open(filepath.Join(bench.dir, fmt.Sprintf("%d.db", n)), time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	added := 0
 	for len(plans) > 0 {
-		err := kv.BoltDB(db).Update(func(tx kv.Tx) error {
+		err := bolt.Wrap(db).Update(func(tx kv.Tx) error {
 			w, err := newWriter(tx, "bench")
 			if err != nil {
 				return err
@@ -137,7 +137,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 func BenchmarkRecent(b *testing.B) {
 	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
-			s := New(kv.BoltDB(storeOf(b, n).db), "bench")
+			s := New(bolt.Wrap(storeOf(b, n).db), "bench")
 			for b.Loop() {
 				got, err := s.Recent(20, "big")
 				if err != nil || len(got) != 20 {
@@ -152,7 +152,7 @@ func BenchmarkPage(b *testing.B) {
 	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			bs := storeOf(b, n)
-			s := New(kv.BoltDB(bs.db), "bench")
+			s := New(bolt.Wrap(bs.db), "bench")
 			for _, from := range []struct{ name, before string }{{"end", ""}, {"middle", bs.middle}} {
 				b.Run(from.name, func(b *testing.B) {
 					for b.Loop() {

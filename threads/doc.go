@@ -1,6 +1,7 @@
-// Package threads keeps a space's conversations and their messages in bbolt: import, append, recent, page.
+// Package threads keeps a space's conversations and their messages in the store (package kv):
+// import, append, recent, page.
 //
-// A Store is one space's view of the data file. Everything it keeps sits under that space's
+// A Store is one space's view of the store. Everything it keeps sits under that space's
 // bucket (spaces.CreateSub), so a conversation of another space is not found by any method,
 // by id or in a listing: the scoping is the layout.
 //
@@ -30,13 +31,13 @@
 //
 // # Caveats
 //
-// Each method is one bbolt transaction: Recent, Get and Page are read transactions and see
+// Each method is one transaction: Recent, Get and Page are read transactions and see
 // one consistent state; Say is one write transaction; Import reads and checks the whole
 // input first (so reading a slow pipe never holds the file), then writes it in one write
 // transaction, so a bad line leaves nothing of the input behind. Its parsed messages are
-// held in memory meanwhile, about the input's size. bbolt admits one writer at a time for
-// the whole file: while an Import writes, every other write to the file (documents too)
-// waits for it.
+// held in memory meanwhile, about the input's size. A store admits one writer at a time (a
+// bbolt file for the whole file, a PostgreSQL database across every server on it): while an
+// Import writes, every other write (documents too) waits for it.
 //
 // ClaudeCode is the exception to one transaction an import: it reads and parses transcripts
 // outside any transaction and writes what they give in transactions of at most 50,000

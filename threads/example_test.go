@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -17,7 +17,7 @@ func ExampleStore_Page() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	db, err := datafile.OpenFile(filepath.Join(dir, "compass.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(filepath.Join(dir, "compass.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -37,14 +36,14 @@ const (
 
 // Store keeps the conversations of one space. It is safe for concurrent use.
 type Store struct {
-	db    datafile.DB
+	db    kv.DB
 	space string
 	now   func() time.Time
 }
 
 // New returns the store of space's conversations in db. The space's name is checked on the
 // first write (spaces.ErrBadSpace); a read in a space that was never written finds nothing.
-func New(db datafile.DB, space string) *Store {
+func New(db kv.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
 }
 

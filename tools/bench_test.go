@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -73,7 +73,7 @@ func storeFor(b *testing.B, key string, build func(db kv.DB) (string, error)) *b
 	db := openBenchDB(b, filepath.Join(benchStores.dir, key+".db"))
 	db.NoSync = true // built once and thrown away; Sync below makes it whole before use
 	start := time.Now()
-	id, err := build(kv.BoltDB(db))
+	id, err := build(bolt.Wrap(db))
 	if err != nil {
 		b.Fatalf("building %s: %v", key, err)
 	}
@@ -84,17 +84,17 @@ func storeFor(b *testing.B, key string, build func(db kv.DB) (string, error)) *b
 	if d := time.Since(start); d > time.Second {
 		b.Logf("built %s in %s", key, d.Round(time.Millisecond))
 	}
-	s := &benchStore{raw: db, db: kv.BoltDB(db), id: id}
+	s := &benchStore{raw: db, db: bolt.Wrap(db), id: id}
 	benchStores.built[key] = s
 	return s
 }
 
 // openBenchDB opens a data file as the stores' tests do. bbolt's own Batch waits up to 10 ms
-// for other writers before committing (datafile.File, the server's, doesn't): a batch of
+// for other writers before committing (bolt.File, the server's, doesn't): a batch of
 // one commits at once here too.
 func openBenchDB(b *testing.B, path string) *bbolt.DB {
 	b.Helper()
-	db, err := datafile.Open(path, time.Second)
+	db, err := bolt.Open(path, time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func openBenchDB(b *testing.B, path string) *bbolt.DB {
 }
 
 // benchClient is an initialized in-process MCP client of the tools on db.
-func benchClient(b *testing.B, db datafile.DB, thread string) *client.Client {
+func benchClient(b *testing.B, db kv.DB, thread string) *client.Client {
 	b.Helper()
 	srv, err := New(db, Config{Space: "personal", Agent: "north", For: "ana", Thread: thread, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -243,10 +243,10 @@ func BenchmarkReadDocument(b *testing.B) {
 }
 
 // BenchmarkEditDocument100KB is one edit_document of one line of a 100 KB document,
-// committed with fsync, as the server commits it: on a datafile.File opened as serve opens
+// committed with fsync, as the server commits it: on a bolt.File opened as serve opens
 // it, whose group commit (File.Batch) the store's writes go through.
 func BenchmarkEditDocument100KB(b *testing.B) {
-	db, err := datafile.OpenFile(filepath.Join(b.TempDir(), "edit.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(filepath.Join(b.TempDir(), "edit.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		b.Fatal(err)
 	}

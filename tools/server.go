@@ -21,7 +21,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/charter"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -50,7 +49,7 @@ type Config struct {
 // Server holds what the tools work on.
 type Server struct {
 	cfg     Config
-	db      datafile.DB
+	db      kv.DB
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
@@ -59,7 +58,7 @@ type Server struct {
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
 // space cfg names in db.
-func New(db datafile.DB, cfg Config) (*server.MCPServer, error) {
+func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 	if err := spaces.Valid(cfg.Space); err != nil {
 		return nil, err
 	}
@@ -153,11 +152,11 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		switch {
 		case errors.As(err, &r):
 			return mcp.NewToolResultError(string(r)), nil
-		case errors.Is(err, datafile.ErrBusy):
+		case errors.Is(err, kv.ErrBusy):
 			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
-		case errors.Is(err, datafile.ErrDamaged):
-			s.log.Error("tool failed: the data file is damaged", "tool", name, "err", err)
-			return mcp.NewToolResultError("The data file is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one). Nothing was saved."), nil
+		case errors.Is(err, kv.ErrDamaged):
+			s.log.Error("tool failed: the store is damaged", "tool", name, "err", err)
+			return mcp.NewToolResultError("The data is damaged (the server's log says where): tell the person to restore it from a backup (compass-mcp backup makes one of a data file, pg_dump of a PostgreSQL database). Nothing was saved."), nil
 		case errors.Is(err, kv.ErrUnavailable):
 			s.log.Error("tool failed: the database is unavailable", "tool", name, "err", err)
 			return mcp.NewToolResultError(unavailable(err, h.readOnly)), nil

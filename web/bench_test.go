@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"go.etcd.io/bbolt"
 )
 
@@ -40,16 +39,16 @@ func markdownOf(size int) string {
 
 // benchSite is a page on a fresh data file filled by fill (through a bbolt handle that
 // doesn't sync, to be quick), with a signed-in cookie.
-func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *datafile.File) {
+func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *bolt.File) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "compass.db")
 	raw, err := bbolt.Open(path, 0o600, &bbolt.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	fill(docstore.New(kv.BoltDB(raw), "personal"))
+	fill(docstore.New(bolt.Wrap(raw), "personal"))
 	raw.Close()
-	db, err := datafile.OpenFile(path, datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(path, bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -20,7 +19,7 @@ const storePath = "/.well-known/compass-store"
 
 // StoreID returns the data file's random id, made on first use. A copy of the file (a
 // backup) has the same id; fileID tells the two apart.
-func StoreID(db datafile.DB) (string, error) {
+func StoreID(db kv.DB) (string, error) {
 	var id string
 	err := db.View(func(tx kv.Tx) error {
 		if w := tx.Bucket(webBucket); w != nil {
@@ -52,7 +51,7 @@ type announced struct {
 
 // Announce records in the data file that the page is served at url (like
 // http://127.0.0.1:7411), so that other compass-mcp processes on the file link to it.
-func Announce(db datafile.DB, url string) error {
+func Announce(db kv.DB, url string) error {
 	if _, err := StoreID(db); err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ func fileID(path string) string {
 // Served returns the address of the page last announced on the data file at path (open
 // as db), if it is still served and answers with this store's id and this file: a page
 // of another store, or of a copy of this one, or none, is not linked to.
-func Served(ctx context.Context, db datafile.DB, path string) (string, bool) {
+func Served(ctx context.Context, db kv.DB, path string) (string, bool) {
 	var (
 		a     announced
 		store string

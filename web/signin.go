@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
@@ -65,7 +64,7 @@ func hashOf(s string) []byte {
 // NewCode makes a one-time sign-in code for person on space that leads to next (a path
 // of the page, "/" when empty or not a path), usable once within CodeLife. The link to
 // give is <page>/signin?code=<code>.
-func NewCode(db datafile.DB, person, space, next string) (string, error) {
+func NewCode(db kv.DB, person, space, next string) (string, error) {
 	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
 		next = "/"
 	}
@@ -111,7 +110,7 @@ func sweep(b kv.Bucket) {
 
 // redeem uses up a code and makes a session for its person: it returns the cookie's value
 // and the grant.
-func redeem(db datafile.DB, code string) (string, grant, error) {
+func redeem(db kv.DB, code string) (string, grant, error) {
 	var g grant
 	cookie := secret()
 	err := db.Update(func(tx kv.Tx) error {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -17,7 +16,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 
 // sessionCookie signs in with a fresh code (sending the cookies given) and returns the
 // session cookie set, and its raw Set-Cookie header.
-func sessionCookie(t *testing.T, site *Site, url string, db datafile.DB, send ...*http.Cookie) (*http.Cookie, string) {
+func sessionCookie(t *testing.T, site *Site, url string, db kv.DB, send ...*http.Cookie) (*http.Cookie, string) {
 	t.Helper()
 	code, err := NewCode(db, "ana", "personal", "/")
 	if err != nil {

@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -60,7 +59,7 @@ type Config struct {
 // Site is the person's page on the spaces of one data file.
 type Site struct {
 	cfg     Config
-	db      datafile.DB
+	db      kv.DB
 	pages   *pages
 	live    *hub
 	log     *slog.Logger
@@ -70,7 +69,7 @@ type Site struct {
 }
 
 // New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
-func New(db datafile.DB, cfg Config) (*Site, error) {
+func New(db kv.DB, cfg Config) (*Site, error) {
 	if err := spaces.Valid(cfg.Space); err != nil {
 		return nil, err
 	}

@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -24,7 +25,7 @@ import (
 // fixture is a page on a real data file, served on loopback, with Ana as its person.
 type fixture struct {
 	t    *testing.T
-	db   datafile.DB
+	db   kv.DB
 	docs *docstore.Store
 	site *Site
 	srv  *httptest.Server
@@ -48,10 +49,10 @@ func newFixture(t *testing.T) *fixture {
 // openStore returns a fresh store of whichever store the tests run on (kvtest.Open), and
 // the path of its file for Config.Path: none on PostgreSQL, where the page then reads the
 // documents listened to every Poll.
-func openStore(t *testing.T) (datafile.DB, string) {
+func openStore(t *testing.T) (kv.DB, string) {
 	t.Helper()
 	db := kvtest.Open(t)
-	if f, ok := db.(*datafile.File); ok {
+	if f, ok := db.(*bolt.File); ok {
 		return db, f.Path()
 	}
 	return db, ""

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
@@ -111,7 +111,7 @@ func importClaudeCode(args []string, stdout io.Writer) error {
 	return cc.Follow(ctx, *poll)
 }
 
-func claudeCodeImporter(db datafile.DB, c config, dir, project string) (*threads.ClaudeCode, error) {
+func claudeCodeImporter(db kv.DB, c config, dir, project string) (*threads.ClaudeCode, error) {
 	return threads.New(db, c.space).ClaudeCode(threads.ClaudeCodeOptions{
 		Dir: dir, Project: project, Me: spaces.Person(c.me).String(), Log: slog.Default(),
 	})
@@ -121,7 +121,7 @@ func claudeCodeImporter(db datafile.DB, c config, dir, project string) (*threads
 // until ctx ends or the func it returns is called, which waits for the follower to end (so
 // the data file is closed after it). A missing folder is said once and the server goes on
 // without it.
-func followClaudeCode(ctx context.Context, db datafile.DB, c config) (stop func()) {
+func followClaudeCode(ctx context.Context, db kv.DB, c config) (stop func()) {
 	dir, err := claudeCodeDir()
 	if err == nil {
 		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {

@@ -133,7 +133,7 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 			if time.Since(start) > time.Second {
 				t.Fatalf("%q not read within 1 s:\n%s", text, a.text)
 			}
-			// Not faster: each call holds the data file for a moment after it (datafile.DefaultIdle),
+			// Not faster: each call holds the data file for a moment after it (bolt.DefaultIdle),
 			// and a server asked without a pause would keep the follower waiting for it.
 			time.Sleep(50 * time.Millisecond)
 		}

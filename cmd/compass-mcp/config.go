@@ -9,7 +9,7 @@ import (
 	"os/user"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/web"
@@ -125,7 +125,7 @@ func (c *config) open() (store, error) {
 		return nil, err
 	}
 	if c.data == "" {
-		p, err := datafile.DefaultPath()
+		p, err := bolt.DefaultPath()
 		if err != nil {
 			return nil, err
 		}

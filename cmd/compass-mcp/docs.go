@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -158,7 +158,7 @@ var docsArgs = map[string]struct {
 // person is the person's side of one space's documents.
 type person struct {
 	store     *docstore.Store
-	db        datafile.DB
+	db        kv.DB
 	me        docstore.Author
 	out, errs io.Writer
 }
@@ -485,63 +485,19 @@ func backup(args []string, stdout io.Writer) error {
 	if isPostgres(c.data) {
 		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
 	}
-	file, err := c.open()
+	db, err := c.open()
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	// The consistent copy is written next to the data file (a local disk, as fast as the
-	// file itself) inside the read transaction, which holds the file; the copy to FILE,
-	// which may be on a slow disk or share, comes after, with the file let go.
-	local, err := os.CreateTemp(filepath.Dir(c.data), ".compass-backup-*")
-	if err != nil {
-		return fmt.Errorf("backing up to %s: %w", pos[0], err)
+	defer db.Close()
+	file, ok := db.(*bolt.File)
+	if !ok {
+		return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
 	}
-	defer os.Remove(local.Name())
-	var size int64
-	err = file.View(func(tx kv.Tx) (err error) {
-		btx, ok := kv.BoltTx(tx)
-		if !ok {
-			return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
-		}
-		size, err = btx.WriteTo(local)
+	size, err := file.Backup(pos[0])
+	if err != nil {
 		return err
-	})
-	if err == nil {
-		err = copyFile(local, pos[0])
-	}
-	local.Close()
-	if err != nil {
-		return fmt.Errorf("backing up to %s: %w", pos[0], err)
 	}
 	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
 	return nil
-}
-
-// copyFile copies from, from its start, to path, through path.partial, synced, so that
-// path is never a half-written copy.
-func copyFile(from *os.File, path string) error {
-	if _, err := from.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	tmp := path + ".partial"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, from); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, path)
 }

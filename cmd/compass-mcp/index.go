@@ -5,15 +5,15 @@ import (
 	"os"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // ensureIndexes builds the search indexes of the space's documents and conversations if
 // the file has none yet (it was written before search), before serving, so the first
 // search doesn't pay for it. Past a second, progress is shown on stderr.
-func ensureIndexes(db datafile.DB, space string) error {
+func ensureIndexes(db kv.DB, space string) error {
 	start := time.Now()
 	shown := start // the last line shown; the first comes a second in
 	progress := func(what string) func(done, total int) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 )
@@ -167,7 +167,7 @@ func TestBusyFileSaysWhy(t *testing.T) {
 	c := stdioClient(t, data)
 	callTool(t, c, "write_document", map[string]any{"title": "Note", "text": "x\n"})
 	time.Sleep(200 * time.Millisecond) // the server lets go of the file when idle
-	holder, err := datafile.Open(data, time.Second)
+	holder, err := bolt.Open(data, time.Second)
 	if err != nil {
 		t.Fatalf("the idle server still holds the file: %v", err)
 	}

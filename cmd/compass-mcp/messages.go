@@ -17,7 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
@@ -35,7 +35,7 @@ import (
 //
 // The gate turns the request into its principal (401 without a good token, 403 for a
 // space it does not allow) before the body is read.
-func registerMessages(mux *http.ServeMux, db datafile.DB, gate *access.Gate) {
+func registerMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate) {
 	jsonGate := *gate
 	jsonGate.JSON = true
 	gate = &jsonGate
@@ -61,7 +61,7 @@ func notRebound(next http.Handler) http.Handler {
 }
 
 type messages struct {
-	db   datafile.DB
+	db   kv.DB
 	gate *access.Gate // for the challenge of the refusals it makes itself
 }
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/oauth"
 	"github.com/compass-mcp/compass-mcp/web"
 )
@@ -34,7 +34,7 @@ type signIns interface {
 // the others. The tokens it mints are the gate's token rows; the consent's sign-in is the
 // person's page's (site; nil when the page is not served beside /mcp, and then nobody can
 // sign in to allow an app).
-func registerOAuth(mux *http.ServeMux, db datafile.DB, c config, addr net.Addr, gate *access.Gate, site *web.Site) error {
+func registerOAuth(mux *http.ServeMux, db kv.DB, c config, addr net.Addr, gate *access.Gate, site *web.Site) error {
 	var page signIns = noSignIn{}
 	if site != nil {
 		page = site

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/roundrobin"
-	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -90,13 +89,13 @@ func TestSessionsAreTheStores(t *testing.T) {
 	}
 	stopA()
 	stopB()
-	db, err := datafile.Open(data, datafile.DefaultTimeout)
+	db, err := bolt.Open(data, bolt.DefaultTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	for _, title := range titles {
-		_, vs, err := docstore.New(kv.BoltDB(db), "personal").History(title)
+		_, vs, err := docstore.New(bolt.Wrap(db), "personal").History(title)
 		if err != nil {
 			t.Fatal(err)
 		}

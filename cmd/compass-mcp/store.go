@@ -6,13 +6,13 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
 // store is the data a command works on, whichever backend --data chose: a bbolt file
-// (*datafile.File) or a PostgreSQL database (pgStore).
+// (*bolt.File) or a PostgreSQL database (pgStore).
 type store interface {
 	kv.DB
 	Close() error
@@ -22,7 +22,7 @@ type store interface {
 }
 
 var (
-	_ store = (*datafile.File)(nil)
+	_ store = (*bolt.File)(nil)
 	_ store = pgStore{}
 )
 
@@ -69,7 +69,7 @@ func redact(data string) string {
 // apply to a database only.
 func openStore(data string, opts ...pg.Option) (store, error) {
 	if !isPostgres(data) {
-		return datafile.OpenFile(data, datafile.DefaultTimeout, datafile.DefaultIdle)
+		return bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	}
 	db, err := pg.Open(context.Background(), data, opts...)
 	if err != nil {

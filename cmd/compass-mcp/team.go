@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // registerTeam serves MCP on mux at /mcp (the configured space, as always) and at
@@ -13,7 +13,7 @@ import (
 // configured ones for --token and an open loopback server; a session stays with the token
 // that began it (mcpHTTP is behind mcpSessions.check). It returns the gate, for other
 // routes that must know who is asking (gate.Require, then gate.RequireSpace).
-func registerTeam(mux *http.ServeMux, db datafile.DB, c config, token string, mcpHTTP http.Handler) *access.Gate {
+func registerTeam(mux *http.ServeMux, db kv.DB, c config, token string, mcpHTTP http.Handler) *access.Gate {
 	gate := &access.Gate{Store: access.New(db).WithOwner(c.space, c.me), Static: token, Agent: c.agent}
 	configured := func(*http.Request) string { return c.space }
 	// The gate goes first, so that a request without a good token is refused before its

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/web"
 )
 
@@ -46,7 +46,7 @@ func webFlag(fs interface {
 type pageLinks struct {
 	given string // --link-base, trimmed; used when set is true
 	set   bool
-	db    datafile.DB
+	db    kv.DB
 	path  string // the data file's
 
 	mu         sync.Mutex
@@ -106,7 +106,7 @@ type page struct {
 
 // announce records the page's address in the data file for other processes, and says
 // where it is.
-func announce(db datafile.DB, url string) {
+func announce(db kv.DB, url string) {
 	if err := web.Announce(db, url); err != nil {
 		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
 	}
@@ -123,7 +123,7 @@ func (c *config) newSite(db store) (*web.Site, error) {
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
 // serving beyond loopback needs, for the page as for /mcp.
-func guardedBy(token string, db datafile.DB) bool {
+func guardedBy(token string, db kv.DB) bool {
 	if token != "" {
 		return true
 	}

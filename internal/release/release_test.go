@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/internal/mcpb"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
@@ -239,7 +239,7 @@ func mapsEqual(a, b map[string]string) bool {
 
 // The manifest lists the tools the server offers, no more, no fewer.
 func TestManifestListsTheServersTools(t *testing.T) {
-	db, err := datafile.OpenFile(filepath.Join(t.TempDir(), "c.db"), datafile.DefaultTimeout, datafile.DefaultIdle)
+	db, err := bolt.OpenFile(filepath.Join(t.TempDir(), "c.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		t.Fatal(err)
 	}

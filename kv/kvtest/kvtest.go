@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/jackc/pgx/v5"
 	"go.etcd.io/bbolt"
@@ -50,13 +50,13 @@ func Open(t testing.TB) kv.DB {
 	return openFile(t)
 }
 
-// openFile returns a fresh bbolt store in t's temp dir: a datafile.File, as the server
+// openFile returns a fresh bbolt store in t's temp dir: a bolt.File, as the server
 // holds it (its Batch groups the writers that arrive together and commits at once;
 // bbolt's own waits up to 10 ms for more), kept open for the whole test and checked for
 // consistency (bbolt's Tx.Check) when t ends.
 func openFile(t testing.TB) kv.DB {
 	t.Helper()
-	f, err := datafile.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
+	f, err := bolt.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func openFile(t testing.TB) kv.DB {
 func checkBolt(t testing.TB, db kv.DB) {
 	t.Helper()
 	if err := db.View(func(tx kv.Tx) error {
-		btx, _ := kv.BoltTx(tx)
+		btx, _ := bolt.TxOf(tx)
 		for err := range btx.Check() {
 			return err
 		}
@@ -112,7 +112,7 @@ type Store interface {
 }
 
 // OpenData opens what Data returned, as a test does after (or while) compass-mcp runs on
-// it: the bbolt file held only while in use (datafile.File, as the server holds it, so
+// it: the bbolt file held only while in use (bolt.File, as the server holds it, so
 // that a server still running can have it between transactions), or the PostgreSQL
 // schema. It is closed when t ends, if the test has not closed it.
 func OpenData(t testing.TB, data string) Store {
@@ -120,7 +120,7 @@ func OpenData(t testing.TB, data string) Store {
 	if strings.HasPrefix(data, "postgres://") || strings.HasPrefix(data, "postgresql://") {
 		return OpenURL(t, data)
 	}
-	f, err := datafile.OpenFile(data, datafile.DefaultTimeout, datafile.DefaultIdle)
+	f, err := bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func OpenBolt(t testing.TB) kv.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := kv.BoltDB(b)
+	db := bolt.Wrap(b)
 	t.Cleanup(func() {
 		checkBolt(t, db)
 		b.Close()

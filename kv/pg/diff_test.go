@@ -12,6 +12,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
@@ -53,7 +54,7 @@ func uncheckedBolt(t *testing.T) kv.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return kv.BoltDB(b)
+	return bolt.Wrap(b)
 }
 
 var errRollback = errors.New("rolled back on purpose")

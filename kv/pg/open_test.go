@@ -485,3 +485,44 @@ func TestLongTimeout(t *testing.T) {
 		t.Errorf("an Update with a 30-day timeout: %v", err)
 	}
 }
+
+// Data the database reports corrupted is kv.ErrDamaged, as a bbolt file whose pages fault
+// is: the stores above tell the person to restore a backup, whichever the store. The
+// database raises it here from a trigger on the entries' table (data_corrupted, XX001),
+// as it would on reading a damaged page; a read that doesn't touch the table still works.
+func TestCorruptedDataIsDamaged(t *testing.T) {
+	url := kvtest.URL(t)
+	db := open(t, url)
+	put := func(k string) error {
+		return db.Update(func(tx kv.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("docs"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte(k), []byte("v"))
+		})
+	}
+	if err := put("before"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, url, `CREATE FUNCTION corrupted() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'invalid page in block 7 of relation base/1/2' USING ERRCODE = 'data_corrupted'; END $$`)
+	exec(t, url, `CREATE TRIGGER corrupted BEFORE INSERT OR UPDATE ON kv_entries FOR EACH ROW EXECUTE FUNCTION corrupted()`)
+	err := put("after")
+	t.Logf("a write on corrupted data: %v", err)
+	if !errors.Is(err, kv.ErrDamaged) || errors.Is(err, kv.ErrUnavailable) || !strings.Contains(err.Error(), "backup") {
+		t.Errorf("a write on corrupted data = %v, want kv.ErrDamaged saying to restore a backup", err)
+	}
+	var pe interface{ SQLState() string }
+	if !errors.As(err, &pe) || pe.SQLState() != "XX001" {
+		t.Errorf("the error doesn't keep the database's own (XX001): %v", err)
+	}
+	if err := db.View(func(tx kv.Tx) error {
+		if tx.Bucket([]byte("docs")).Get([]byte("before")) == nil {
+			t.Error("the value written before is gone")
+		}
+		return nil
+	}); err != nil {
+		t.Errorf("a read after: %v", err)
+	}
+}

@@ -68,7 +68,8 @@
 // gone silent with the lock (its replica frozen or cut off) is ended by the database then,
 // not hours later by TCP, and the other replicas' writes go on. A commit
 // whose answer was lost with the connection may or may not have been applied: its Update
-// returns ErrUnavailable either way.
+// returns ErrUnavailable either way. Data the database reports corrupted (SQLSTATE XX001,
+// XX002) is answered with an error wrapping kv.ErrDamaged.
 //
 // # Pool
 //
@@ -400,7 +401,8 @@ func oneLine(msg string) string {
 func (u *unavailable) Unwrap() []error { return []error{kv.ErrUnavailable, u.err} }
 
 // wrap tells an error of the database (returned as it is, a *pgconn.PgError) from a failure
-// to reach it (wrapped as kv.ErrUnavailable).
+// to reach it (wrapped as kv.ErrUnavailable) and from damaged data (wrapped as
+// kv.ErrDamaged).
 func (db *DB) wrap(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -409,6 +411,8 @@ func (db *DB) wrap(err error) error {
 			return fmt.Errorf("%w: %s", kv.ErrIncompatibleValue, pe.Message)
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"), pe.Code == "53300":
 			return &unavailable{db.addr, err} // connection, shutdown, too many connections
+		case pe.Code == "XX001", pe.Code == "XX002": // data_corrupted, index_corrupted
+			return fmt.Errorf("%w: the database at %s reports corrupted data (its log says where); restore it from a backup: %w", kv.ErrDamaged, db.addr, err)
 		}
 		return err
 	}

@@ -1,4 +1,4 @@
-package datafile
+package bolt
 
 import (
 	"encoding/binary"
@@ -15,7 +15,8 @@ import (
 
 // One flipped byte, a value's size in a leaf page, made the next write die with "fatal
 // error: fault" (SIGSEGV) on every start, while bbolt's Check called the file clean. Now
-// the write is answered with ErrDamaged naming the file, and the process goes on.
+// the write is answered with an error wrapping kv.ErrDamaged, naming the file, and the
+// process goes on.
 func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
 	f, err := OpenFile(path, time.Second, time.Hour)
@@ -58,7 +59,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 	got = append(got, err)
 	damaged := 0
 	for _, err := range got {
-		if errors.Is(err, ErrDamaged) {
+		if errors.Is(err, kv.ErrDamaged) {
 			damaged++
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "backup") {
 				t.Errorf("the error doesn't name the file and say to restore a backup: %v", err)

@@ -1,4 +1,4 @@
-package datafile
+package bolt
 
 import (
 	"errors"
@@ -22,8 +22,8 @@ func TestOpenWaitsThenSaysBusy(t *testing.T) {
 	defer held.Close()
 	start := time.Now()
 	_, err = Open(path, 300*time.Millisecond)
-	if !errors.Is(err, ErrBusy) {
-		t.Fatalf("a second open = %v, want ErrBusy", err)
+	if !errors.Is(err, kv.ErrBusy) {
+		t.Fatalf("a second open = %v, want kv.ErrBusy", err)
 	}
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Errorf("waited %s for a 300 ms timeout", waited)
@@ -56,8 +56,8 @@ func TestFileLetsGoWhenIdle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another holder after the idle time: %v", err)
 	}
-	if err := put("two"); !errors.Is(err, ErrBusy) {
-		t.Errorf("a write while another holds the file = %v, want ErrBusy", err)
+	if err := put("two"); !errors.Is(err, kv.ErrBusy) {
+		t.Errorf("a write while another holds the file = %v, want kv.ErrBusy", err)
 	}
 	other.Close()
 	if err := put("three"); err != nil {
@@ -89,7 +89,7 @@ func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
 			defer wg.Done()
 			errs[i] = f.Batch(func(tx kv.Tx) error {
 				runs.Add(1)
-				btx, _ := kv.BoltTx(tx)
+				btx, _ := TxOf(tx)
 				txOf[i].Store(int64(btx.ID()))
 				if first.CompareAndSwap(false, true) {
 					time.Sleep(50 * time.Millisecond) // the others arrive while this commit is under way
@@ -158,7 +158,7 @@ func BenchmarkViewOpeningEachTime(b *testing.B) {
 	}
 }
 
-// A write that panics is answered with an error wrapping ErrPanicked; the batcher goes on
+// A write that panics is answered with an error wrapping kv.ErrPanicked; the batcher goes on
 // serving the others.
 func TestBatchSurvivesAPanic(t *testing.T) {
 	f, err := OpenFile(filepath.Join(t.TempDir(), "c.db"), time.Second, time.Hour)
@@ -166,8 +166,8 @@ func TestBatchSurvivesAPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := f.Batch(func(kv.Tx) error { panic("boom") }); !errors.Is(err, ErrPanicked) || !strings.Contains(err.Error(), "boom") {
-		t.Errorf("a panicking write = %v, want ErrPanicked with its value", err)
+	if err := f.Batch(func(kv.Tx) error { panic("boom") }); !errors.Is(err, kv.ErrPanicked) || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("a panicking write = %v, want kv.ErrPanicked with its value", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- f.Batch(func(kv.Tx) error { return nil }) }()

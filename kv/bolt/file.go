@@ -1,7 +1,6 @@
-package datafile
+package bolt
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -13,14 +12,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// DB is what the stores need of the data: transactions (the store boundary, package kv).
-// *File (a bbolt file held only while in use), kv.BoltDB (one held for the life of the
-// process) and a PostgreSQL database (package kv/pg) are each one.
-type DB = kv.DB
-
-// ErrPanicked is returned (wrapped) by a write that panicked; see kv.ErrPanicked.
-var ErrPanicked = kv.ErrPanicked
-
 // File is a data file that this process holds only while it uses it: it is opened (waiting
 // at most the lock timeout for another process) when a transaction starts, and closed once
 // no transaction has run for the idle time. Two processes (Claude Desktop and an editor,
@@ -30,7 +21,8 @@ var ErrPanicked = kv.ErrPanicked
 // # Caveats
 //
 // A process that keeps the file busy without a pause longer than the idle time holds it
-// for as long as that lasts; another process waits at most its timeout, then gets ErrBusy.
+// for as long as that lasts; another process waits at most its timeout, then gets an error
+// wrapping kv.ErrBusy.
 type File struct {
 	path    string
 	timeout time.Duration
@@ -126,9 +118,10 @@ func (f *File) closeLocked() {
 
 // with runs run on the open file. A fault while it touches the file's pages, or any
 // panic (a damaged file can make bbolt index out of range as well as read outside its
-// map), is returned as an error: an *ErrDamaged naming the file for a fault, an error
-// wrapping ErrPanicked otherwise. The file is then closed once no transaction uses it, so
-// that the next one maps it afresh rather than trusting bbolt's state after a panic.
+// map), is returned as an error: one wrapping kv.ErrDamaged and naming the file for a
+// fault, one wrapping kv.ErrPanicked otherwise. The file is then closed once no transaction
+// uses it, so that the next one maps it afresh rather than trusting bbolt's state after a
+// panic.
 //
 // Why this and not a check at open: bbolt's Check reads every page (seconds on a large
 // file, and a File opens the file again after every idle spell), and it calls a file with
@@ -156,12 +149,12 @@ func (f *File) with(run func(*bbolt.DB) error) (err error) {
 
 // View runs fn in a read-only transaction, opening the file if this process doesn't hold it.
 func (f *File) View(fn func(kv.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.View(func(tx *bbolt.Tx) error { return fn(kv.Bolt(tx)) }) })
+	return f.with(func(db *bbolt.DB) error { return db.View(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // Update runs fn in a read-write transaction, opening the file if need be.
 func (f *File) Update(fn func(kv.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.Update(func(tx *bbolt.Tx) error { return fn(kv.Bolt(tx)) }) })
+	return f.with(func(db *bbolt.DB) error { return db.Update(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // Batch runs fn in a read-write transaction that may be committed with others' that arrive
@@ -189,15 +182,23 @@ func (f *File) Close() error {
 	return err
 }
 
-// ErrDamaged is returned (wrapped, naming the file and the fault) when reading the data
-// file's pages faulted: the file is damaged, and only a backup brings back what was there.
-var ErrDamaged = errors.New("the data file is damaged")
+// damagedError is kv.ErrDamaged, said of the data file: reading its pages faulted.
+type damagedError struct {
+	path  string
+	fault any
+}
+
+func (e *damagedError) Error() string {
+	return fmt.Sprintf("the data file is damaged: %s (reading it faulted: %v): restore it from a backup (compass-mcp backup makes one) or move it aside", e.path, e.fault)
+}
+
+func (e *damagedError) Unwrap() error { return kv.ErrDamaged }
 
 // damaged turns a recovered panic of a transaction into the error it answers.
 func damaged(path string, p any) error {
 	if kv.IsFault(p) {
 		slog.Error("the data file is damaged", "path", path, "fault", p)
-		return fmt.Errorf("%w: %s (reading it faulted: %v): restore it from a backup (compass-mcp backup makes one) or move it aside", ErrDamaged, path, p)
+		return &damagedError{path, p}
 	}
 	return kv.PanicError(p)
 }

@@ -1,11 +1,4 @@
-// Package datafile opens the one bbolt file that documents, conversations and people are kept in.
-//
-// # Caveats
-//
-// bbolt lets one process hold a file at a time. Open waits at most the given timeout for
-// another process's lock and then returns ErrBusy, rather than bbolt's default of waiting
-// forever, so a second server started on the same file says why instead of hanging.
-package datafile
+package bolt
 
 import (
 	"errors"
@@ -18,11 +11,22 @@ import (
 
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// ErrBusy is returned by Open when another process holds the data file for longer than the
-// timeout allows.
-var ErrBusy = errors.New("another compass-mcp process is using the data file")
+// busyError is kv.ErrBusy, said of the data file: another process has held it for longer
+// than this one waited.
+type busyError struct {
+	path   string
+	waited time.Duration
+}
+
+func (e *busyError) Error() string {
+	return fmt.Sprintf("another compass-mcp process is using the data file (%s): waited %s for its lock; stop the other process or give this one another --data file", e.path, e.waited)
+}
+
+func (e *busyError) Unwrap() error { return kv.ErrBusy }
 
 // DefaultTimeout is how long Open waits for another process's lock unless told otherwise.
 const DefaultTimeout = 2 * time.Second
@@ -58,8 +62,8 @@ var initialMmap = func() int {
 const growStep = 1 << 20
 
 // Open opens (creating it, and its folder, on first use) the bbolt file at path, waiting at
-// most timeout for another process's lock. It returns ErrBusy, wrapped with the path, when
-// the lock could not be had in time.
+// most timeout for another process's lock. It returns an error wrapping kv.ErrBusy, naming
+// the path, when the lock could not be had in time.
 func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating the folder of the data file %s: %w", path, err)
@@ -82,7 +86,7 @@ func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 			return nil, fmt.Errorf("opening the data file %s: %w", path, err)
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%w (%s): waited %s for its lock; stop the other process or give this one another --data file", ErrBusy, path, timeout)
+			return nil, &busyError{path, timeout}
 		}
 		time.Sleep(wait)
 	}

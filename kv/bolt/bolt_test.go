@@ -1,4 +1,4 @@
-package kv
+package bolt
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
 )
 
 // The adapter answers a missing bucket with a nil Bucket (not an interface holding a nil
@@ -16,8 +18,8 @@ func TestBoltMissingBucketsAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	db := BoltDB(raw)
-	err = db.Update(func(tx Tx) error {
+	db := Wrap(raw)
+	err = db.Update(func(tx kv.Tx) error {
 		if b := tx.Bucket([]byte("none")); b != nil {
 			t.Errorf("tx.Bucket of a missing bucket = %#v, want nil", b)
 		}
@@ -28,20 +30,20 @@ func TestBoltMissingBucketsAndErrors(t *testing.T) {
 		if b := top.Bucket([]byte("none")); b != nil {
 			t.Errorf("Bucket of a missing nested bucket = %#v, want nil", b)
 		}
-		if err := top.DeleteBucket([]byte("none")); !errors.Is(err, ErrBucketNotFound) {
+		if err := top.DeleteBucket([]byte("none")); !errors.Is(err, kv.ErrBucketNotFound) {
 			t.Errorf("DeleteBucket of a missing bucket = %v, want ErrBucketNotFound", err)
 		}
 		if err := top.Put([]byte("k"), []byte("v")); err != nil {
 			return err
 		}
-		if _, err := top.CreateBucketIfNotExists([]byte("k")); !errors.Is(err, ErrIncompatibleValue) {
+		if _, err := top.CreateBucketIfNotExists([]byte("k")); !errors.Is(err, kv.ErrIncompatibleValue) {
 			t.Errorf("a bucket where a value is = %v, want ErrIncompatibleValue", err)
 		}
-		if err := top.Put(nil, []byte("v")); !errors.Is(err, ErrKeyRequired) {
+		if err := top.Put(nil, []byte("v")); !errors.Is(err, kv.ErrKeyRequired) {
 			t.Errorf("an empty key = %v, want ErrKeyRequired", err)
 		}
-		if err := top.Put(make([]byte, MaxKeySize+1), []byte("v")); !errors.Is(err, ErrKeyTooLarge) {
-			t.Errorf("a key of %d bytes = %v, want ErrKeyTooLarge", MaxKeySize+1, err)
+		if err := top.Put(make([]byte, kv.MaxKeySize+1), []byte("v")); !errors.Is(err, kv.ErrKeyTooLarge) {
+			t.Errorf("a key of %d bytes = %v, want ErrKeyTooLarge", kv.MaxKeySize+1, err)
 		}
 		nested, err := top.CreateBucketIfNotExists([]byte("nested"))
 		if err != nil {
@@ -61,10 +63,10 @@ func TestBoltMissingBucketsAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.View(func(tx Tx) error {
+	err = db.View(func(tx kv.Tx) error {
 		return tx.Bucket([]byte("top")).Put([]byte("k2"), []byte("v"))
 	})
-	if !errors.Is(err, ErrTxNotWritable) {
+	if !errors.Is(err, kv.ErrTxNotWritable) {
 		t.Errorf("a write in a read transaction = %v, want ErrTxNotWritable", err)
 	}
 }
