@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -12,6 +14,19 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/datafile"
 	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+// The page keeps two things of its own in the data file:
+//
+//	web/store  this store's random id (see StoreID)
+//	web/page   the page last served on this store (see Announce)
+//
+// The sign-in codes and signed-in browsers beside them, under web/codes and web/sessions,
+// are package access's (see its Layout).
+var (
+	webBucket = []byte("web")
+	storeKey  = []byte("store")
+	pageKey   = []byte("page")
 )
 
 // storePath answers with the store's id, so that another compass-mcp on the same data
@@ -37,7 +52,9 @@ func StoreID(db datafile.DB) (string, error) {
 			return err
 		}
 		if id = string(w.Get(storeKey)); id == "" {
-			id = secret()[:32]
+			var b [16]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
 			return w.Put(storeKey, []byte(id))
 		}
 		return nil
@@ -80,7 +97,8 @@ func fileID(path string) string {
 			path = real
 		}
 	}
-	return hex.EncodeToString(hashOf(path))[:32]
+	h := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(h[:16])
 }
 
 // Served returns the address of the page last announced on the data file at path (open

@@ -12,7 +12,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/oauth"
-	"github.com/compass-mcp/compass-mcp/web"
 )
 
 // get fetches url with an optional bearer token and returns the status, body and response.
@@ -130,7 +129,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	// (A code made as "compass-mcp open" makes it: open itself would check that the page at
 	// https://compass.example.com answers, which no test can reach.)
 	db := kvtest.OpenData(t, data)
-	code, err := web.NewCode(db, "ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
