@@ -20,6 +20,10 @@
 // The sign-in rows stay under web/, where the person's page kept them before they moved
 // here, so that files written before, and older replicas during an upgrade, read them as
 // they are; package web keeps only its own keys there (the store's id, the page's address).
+//
+// The OAuth authorization server (package oauth) keeps its own state beside this one, and
+// the access tokens it hands out are this package's token rows: Store has the methods its
+// Access interface asks for (SpacesOf, AddToken, Rotate, Revoke).
 package access
 
 import (
