@@ -1,5 +1,6 @@
 // Package access says who may do what on a server shared by a team: the members of each
-// space, the tokens people give their agents, and the principal a request acts as.
+// space, the tokens people give their agents, the MCP sessions they begin, the browsers
+// signed in to the person's page, and the principal a request acts as.
 //
 // A request is turned into a Principal once, at the edge (RequireBearer, then RequireSpace
 // or InSpace), and carried in its context; every front door (the MCP tools, the person's
@@ -13,6 +14,16 @@
 //	access/tokens/<sha256 of secret>   a token row (JSON); the secret itself is never stored
 //	access/token_ids/<id>              the sha256 of that id's token, for list and revoke
 //	access/mcp_sessions/<sha256 of id> an MCP session (JSON: who began it, client, when, last used)
+//	web/codes/<sha256 of code>         a one-time sign-in code (JSON SignIn: person, space, next, expires)
+//	web/sessions/<sha256 of cookie>    a browser signed in to the page (JSON SignIn: person, space, expires)
+//
+// The sign-in rows stay under web/, where the person's page kept them before they moved
+// here, so that files written before, and older replicas during an upgrade, read them as
+// they are; package web keeps only its own keys there (the store's id, the page's address).
+//
+// The OAuth authorization server (package oauth) keeps its own state beside this one, and
+// the access tokens it hands out are this package's token rows: Store has the methods its
+// Access interface asks for (SpacesOf, AddToken, Rotate, Revoke).
 package access
 
 import (

@@ -3,6 +3,7 @@ package access
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"hash/crc32"
 	"math/big"
 	"strings"
@@ -62,5 +63,16 @@ func encode62(n *big.Int, width int) string {
 	return string(out)
 }
 
-// hashOf is the key a token's row is kept under: only this is stored, never the secret.
+// hashOf is the key the row of a secret (a token, an MCP session's id, a sign-in code, a
+// signed-in browser's cookie) is kept under: only this is stored, never the secret.
 func hashOf(secret string) [sha256.Size]byte { return sha256.Sum256([]byte(secret)) }
+
+// randomHex returns n random bytes in hex: the secrets that, unlike tokens, no person
+// copies by hand (MCP session ids, sign-in codes, cookies), so need no prefix or checksum.
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}

@@ -2,9 +2,6 @@ package access
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,21 +83,21 @@ func (p Principal) sessionOwner() string {
 
 // sessionKey is the key a session's row is kept under: the store holds no usable id.
 func sessionKey(id string) []byte {
-	h := sha256.Sum256([]byte(id))
+	h := hashOf(id)
 	return h[:]
 }
 
 // Begin starts a session for p (whose client says it is client) and returns its id.
 func (s *Sessions) Begin(p Principal, client string) (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
+	random, err := randomHex(16)
+	if err != nil {
 		return "", err
 	}
-	id := "mcp-session-" + hex.EncodeToString(b)
+	id := "mcp-session-" + random
 	now := s.now().UTC()
 	row, _ := json.Marshal(Session{Who: p.sessionOwner(), Client: client, Created: now, Seen: now})
 	sweep := s.sweepDue(now)
-	err := s.db.Batch(func(tx kv.Tx) error {
+	err = s.db.Batch(func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)
 		if err != nil {
 			return err

@@ -219,18 +219,6 @@ func (s *Store) SpacesOf(person string) ([]string, error) {
 	return out, nil
 }
 
-// MaySee reports whether person is a member of space (the owner of their own): what the
-// person's page asks of a signed-in person. A store it can't read says no, and logs why.
-func (s *Store) MaySee(person, space string) bool {
-	mine, err := s.SpacesOf(person)
-	if err != nil {
-		slog.Error("reading a person's spaces", "person", person, "err", err)
-		return false
-	}
-	_, found := slices.BinarySearch(mine, space)
-	return found
-}
-
 func (s *Store) spacesOf(tx kv.Tx, person string) []string {
 	var out []string
 	if root := tx.Bucket(bucketAccess); root != nil {

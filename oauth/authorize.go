@@ -57,8 +57,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if isClientIDURL(clientID) {
 		// Fetching a client's document is done for a signed-in person only: otherwise anyone
 		// who reaches the server could make it fetch URLs of their choosing.
-		if _, ok := s.people.SignedIn(r); !ok {
-			s.people.AskSignIn(w, r)
+		if _, ok := s.page.SignedIn(r); !ok {
+			s.page.AskSignIn(w, r)
 			return
 		}
 	}
@@ -102,9 +102,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	person, ok := s.people.SignedIn(r)
+	person, ok := s.page.SignedIn(r)
 	if !ok {
-		s.people.AskSignIn(w, r)
+		s.page.AskSignIn(w, r)
 		return
 	}
 	req.Person = person
@@ -179,7 +179,7 @@ func validVerifier(c string) bool {
 
 // view is the consent page for req, kept under id.
 func (s *Server) view(req request, id string) (consentView, error) {
-	mine, err := s.people.Spaces(req.Person)
+	mine, err := s.access.SpacesOf(req.Person)
 	if err != nil {
 		return consentView{}, err
 	}
@@ -280,7 +280,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, http.StatusBadRequest, "The answer could not be read.")
 		return
 	}
-	person, ok := s.people.SignedIn(r)
+	person, ok := s.page.SignedIn(r)
 	if !ok {
 		s.problem(w, http.StatusForbidden, "You are no longer signed in on this browser. Sign in, then start again from the app.")
 		return
@@ -357,7 +357,7 @@ var errAnswered = fmt.Errorf("consent already answered")
 
 // checkAnswer returns what is wrong with the person's choices ("" when nothing is).
 func (s *Server) checkAnswer(c *code) (string, error) {
-	mine, err := s.people.Spaces(c.Person)
+	mine, err := s.access.SpacesOf(c.Person)
 	if err != nil {
 		return "", err
 	}

@@ -72,9 +72,9 @@ func TestFlow(t *testing.T) {
 	if status, body, _ := h.call("/spaces/launch/mcp", str(tok, "access_token")); status != 200 || body != "ana as north" {
 		t.Fatalf("call: %d %s", status, body)
 	}
-	_, r := h.tokens.find(str(tok, "access_token"))
+	r, _ := h.find(str(tok, "access_token"))
 	if r.Client != "Test Client (127.0.0.1:41000)" || r.Resource != h.url+"/spaces/launch/mcp" || len(r.Spaces) != 1 || r.ReadOnly {
-		t.Errorf("row: %+v", r.Grant)
+		t.Errorf("row: %+v", r)
 	}
 
 	status, tok2 := h.refresh(a.client, str(tok, "refresh_token"))
@@ -92,7 +92,7 @@ func TestFlow(t *testing.T) {
 		t.Fatalf("second refresh: %d %v", status, tok3)
 	}
 	// One consent, one row: the person's list shows the connector once, however often it refreshes.
-	if n := len(h.tokens.rows); n != 1 {
+	if n := h.rows(); n != 1 {
 		t.Errorf("%d token rows after two refreshes, want 1", n)
 	}
 }
@@ -328,7 +328,7 @@ func TestResourceBinding(t *testing.T) {
 		wantError(t, status, m, 400, "invalid_target")
 	})
 	t.Run("a token for this server is refused by another on the same file", func(t *testing.T) {
-		other, err := New(Config{Issuer: "https://other.example.com", DB: h.srv.db, People: h.people, Tokens: h.tokens})
+		other, err := New(Config{Issuer: "https://other.example.com", DB: h.srv.db, Page: h.page, Access: h.access})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +349,7 @@ func TestResourceBinding(t *testing.T) {
 		b := a
 		b.resource = strings.Replace(h.url, "http://", "HTTP://", 1) // and no trailing slash
 		_, tok := h.exchange(b, h.code(b, "launch"), verifier)
-		if _, r := h.tokens.find(str(tok, "access_token")); r == nil || r.Resource != h.url+"/" {
+		if r, ok := h.find(str(tok, "access_token")); !ok || r.Resource != h.url+"/" {
 			t.Errorf("row %+v, want resource %s/", r, h.url)
 		}
 	})
@@ -383,8 +383,10 @@ func TestRefreshReuseEndsTheChain(t *testing.T) {
 	})
 	t.Run("revoked row", func(t *testing.T) {
 		_, tok := h.exchange(a, h.code(a, "launch"), verifier)
-		id, _ := h.tokens.find(str(tok, "access_token"))
-		h.tokens.Revoke(id) // the person: tokens revoke ID
+		r, _ := h.find(str(tok, "access_token"))
+		if _, err := h.access.Revoke(r.TokenID); err != nil { // the person: tokens revoke ID
+			t.Fatal(err)
+		}
 		status, m := h.refresh(a.client, str(tok, "refresh_token"))
 		wantError(t, status, m, 400, "invalid_grant")
 	})
@@ -496,8 +498,8 @@ func TestConsent(t *testing.T) {
 			t.Errorf("iss %q, want %s", loc.Query().Get("iss"), h.url)
 		}
 		_, tok := h.exchange(a, loc.Query().Get("code"), verifier)
-		_, r := h.tokens.find(str(tok, "access_token"))
-		if r == nil || !r.ReadOnly || r.Agent != "claude" || r.Person != "ana" || strings.Join(r.Spaces, ",") != "launch,personal" {
+		r, ok := h.find(str(tok, "access_token"))
+		if !ok || !r.ReadOnly || r.Agent != "claude" || r.Person != "ana" || strings.Join(r.Spaces, ",") != "launch,personal" {
 			t.Errorf("row %+v", r)
 		}
 	})
@@ -533,5 +535,22 @@ func BenchmarkRefresh(b *testing.B) {
 			b.Fatalf("%d %v", status, m)
 		}
 		rt = str(m, "refresh_token")
+	}
+}
+
+// Without a person's page beside the server, nobody can sign in to allow an app: the
+// authorization request says so, rather than ask for a sign-in no one can give.
+func TestNoPageNoConsent(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Page = nil })
+	a, _ := h.loopbackClient()
+	status, body, id, _ := h.authorize("ana", a)
+	if status != http.StatusServiceUnavailable || id != "" || !strings.Contains(body, "does not serve beside /mcp") {
+		t.Errorf("authorizing with no page: %d %q", status, body)
+	}
+	if status, _, _ := h.answer("ana", url.Values{"consent": {"anything"}, "space": {"launch"}, "agent": {"x"}, "allow": {"1"}}); status != http.StatusForbidden {
+		t.Errorf("consenting with no page: %d, want 403", status)
+	}
+	if h.rows() != 0 {
+		t.Error("a token row was minted with no page to sign in on")
 	}
 }

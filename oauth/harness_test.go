@@ -11,30 +11,28 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
-// The harness: the authorization server on a real bbolt file, served over loopback HTTP,
-// with the two things it asks of the rest of the server played by small honest stand-ins
-// (the person's page and the team server's token rows are other packages; cmd's tests drive
-// the real ones). A protected endpoint at /mcp and /spaces/{space}/mcp checks tokens the way
-// the bearer middleware must: the row, then the resource binding, with the challenge.
+// The harness: the authorization server on a real store, served over loopback HTTP, its
+// members and token rows a real access.Store on the same store (as the served binary has
+// them), and the person's page played by a small honest stand-in (the page is package web's;
+// cmd's tests drive the real one). A protected endpoint at /mcp and /spaces/{space}/mcp
+// checks tokens the way the bearer middleware must: the row, then the resource binding,
+// with the challenge.
 
 // signIn is the stand-in's cookie; the person's page has its own.
 const signInCookie = "test-person"
 
-type people struct {
-	mu      sync.Mutex
-	members map[string][]string
-}
+type page struct{}
 
-func (p *people) SignedIn(r *http.Request) (string, bool) {
+func (page) SignedIn(r *http.Request) (string, bool) {
 	c, err := r.Cookie(signInCookie)
 	if err != nil || c.Value == "" {
 		return "", false
@@ -42,77 +40,17 @@ func (p *people) SignedIn(r *http.Request) (string, bool) {
 	return c.Value, true
 }
 
-func (p *people) AskSignIn(w http.ResponseWriter, r *http.Request) {
+func (page) AskSignIn(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusUnauthorized)
 	fmt.Fprintf(w, "sign in, then go back to %s", r.URL.RequestURI())
-}
-
-func (p *people) Spaces(person string) ([]string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.members[person]), nil
-}
-
-type row struct {
-	Grant
-	secret  string
-	revoked bool
-}
-
-type tokens struct {
-	mu   sync.Mutex
-	rows map[string]*row
-	n    int
-}
-
-func (t *tokens) Mint(g Grant) (string, string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.n++
-	id := fmt.Sprintf("row%d", t.n)
-	s := "cmp_" + rand.Text()
-	t.rows[id] = &row{Grant: g, secret: s}
-	return s, id, nil
-}
-
-func (t *tokens) Revoke(id string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if r := t.rows[id]; r != nil {
-		r.revoked = true
-	}
-	return nil
-}
-
-func (t *tokens) Rotate(id string, expires time.Time) (string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r := t.rows[id]
-	if r == nil || r.revoked {
-		return "", ErrEnded
-	}
-	r.secret, r.Expires = "cmp_"+rand.Text(), expires
-	return r.secret, nil
-}
-
-func (t *tokens) find(secret string) (string, *row) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for id, r := range t.rows {
-		if r.secret == secret {
-			c := *r
-			return id, &c
-		}
-	}
-	return "", nil
 }
 
 type harness struct {
 	t      testing.TB
 	srv    *Server
 	url    string
-	people *people
-	tokens *tokens
+	page   page
+	access *access.Store // the members and the token rows
 	clock  *clock
 	http   *http.Client
 }
@@ -137,13 +75,18 @@ func (c *clock) advance(d time.Duration) {
 func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 	t.Helper()
 	db := kvtest.Open(t)
-	h := &harness{t: t, people: &people{members: map[string][]string{"ana": {"launch", "personal"}, "ben": {"launch"}}},
-		tokens: &tokens{rows: map[string]*row{}}, clock: &clock{}}
+	h := &harness{t: t, clock: &clock{}}
+	h.access = access.New(db).WithClock(h.clock.now)
+	for _, m := range [][2]string{{"launch", "ana"}, {"personal", "ana"}, {"launch", "ben"}} {
+		if _, err := h.access.AddMember(m[0], m[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mux := http.NewServeMux()
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	h.url = ts.URL
-	c := Config{Issuer: ts.URL, DB: db, People: h.people, Tokens: h.tokens, Now: h.clock.now}
+	c := Config{Issuer: ts.URL, DB: db, Page: h.page, Access: h.access, Now: h.clock.now}
 	for _, f := range tweak {
 		f(&c)
 	}
@@ -167,18 +110,34 @@ func (h *harness) protected(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no token", http.StatusUnauthorized)
 		return
 	}
-	_, row := h.tokens.find(secret)
-	if row == nil || row.revoked || row.Expires.Before(h.clock.now()) || !h.srv.Allows(row.Resource, r.URL.Path) {
+	p, ok := h.find(secret)
+	if !ok || !h.srv.Allows(p.Resource, r.URL.Path) {
 		h.srv.Challenge(w, r.URL.Path, "invalid_token")
 		http.Error(w, "bad token", http.StatusUnauthorized)
 		return
 	}
-	if sp := r.PathValue("space"); sp != "" && !slices.Contains(row.Spaces, sp) {
+	if sp := r.PathValue("space"); sp != "" && !p.MaySee(sp) {
 		h.srv.Challenge(w, r.URL.Path, "insufficient_scope")
 		http.Error(w, "not that space", http.StatusForbidden)
 		return
 	}
-	fmt.Fprintf(w, "%s as %s", row.Person, row.Agent)
+	fmt.Fprintf(w, "%s as %s", p.Person, p.Agent)
+}
+
+// find is what the token secret may do: its row's, if the row is not revoked or expired.
+func (h *harness) find(secret string) (access.Principal, bool) {
+	p, err := h.access.Verify(secret)
+	return p, err == nil
+}
+
+// rows counts the token rows, revoked and expired ones too.
+func (h *harness) rows() int {
+	h.t.Helper()
+	all, err := h.access.Tokens("")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return len(all)
 }
 
 // do sends a request and returns the status, the body and the response.

@@ -10,12 +10,13 @@
 //
 // It keeps its own state (registered clients, consents being asked, codes, refresh chains)
 // in its own buckets of the data file, and asks the rest of the server, through small
-// interfaces, for what is not its own: who is signed in (People) and the token rows that the
-// access tokens it hands out are (Tokens).
+// interfaces, for what is not its own: who is signed in on a browser (Page: the person's
+// page), and which spaces a person may give and the token rows its access tokens are
+// (Access: package access's Store).
 //
 // # Caveats
 //
-// People and Tokens are called outside this package's transactions: both may use the same
+// Page and Access are called outside this package's transactions: both may use the same
 // store, whose single writer (kv runs one write transaction at a time, on either backend)
 // would otherwise wait on itself. So an exchange is two
 // transactions around the minting of a row, and each checks again what the other might have
@@ -31,49 +32,38 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// People is what the authorization server needs of the person's page: who is signed in on
-// the browser, how to ask them to sign in, and which spaces they may give an agent.
-type People interface {
+// Page is what the authorization server needs of the person's page (web.Site): who is
+// signed in on the browser, and how to ask them to sign in.
+type Page interface {
 	// SignedIn returns the id of the person signed in on the browser that sent r.
 	SignedIn(r *http.Request) (person string, ok bool)
 	// AskSignIn answers r, sent by a browser nobody is signed in on, with what the person
 	// needs to sign in and then come back to r's URL.
 	AskSignIn(w http.ResponseWriter, r *http.Request)
-	// Spaces lists the spaces person may see, and so may allow an agent into.
-	Spaces(person string) ([]string, error)
 }
 
-// Grant is what a person allowed a client, and so what an access token minted for it may do.
-type Grant struct {
-	Person   string
-	Agent    string    // the agent's name, as versions and messages record it
-	Spaces   []string  // the spaces the token reaches
-	ReadOnly bool      // no writing tools
-	Expires  time.Time // when the access token stops working
-	Client   string    // the client's name and where it sends the person back, for the person's lists
-	Resource string    // the RFC 8707 resource the token is bound to (see Server.Allows)
-}
-
-// Tokens mints and revokes the token rows that access tokens are: the same rows as the
-// team server's tokens, listed and revoked by the same commands. One consent is one row:
-// a refresh gives the row a new secret and expiry, so the person's list shows one row for
-// a connector however often it refreshes, and revoking that row ends the connector.
-type Tokens interface {
-	// Mint makes a row for g and returns its secret (the access token) and its id.
-	Mint(g Grant) (secret, id string, err error)
+// Access is what the authorization server needs of who may do what (access.Store): the
+// spaces a person may allow an agent into, and the token rows that access tokens are, the
+// same rows as the team server's tokens, listed and revoked by the same commands. One
+// consent is one row: a refresh gives the row a new secret and expiry (Rotate), so the
+// person's list shows one row for a connector however often it refreshes, and revoking
+// that row ends the connector.
+type Access interface {
+	// SpacesOf lists the spaces person may see, and so may allow an agent into.
+	SpacesOf(person string) ([]string, error)
+	// AddToken makes a row and returns its secret (the access token).
+	AddToken(n access.NewToken) (secret string, t access.Token, err error)
 	// Rotate gives row id a new secret, working until expires; the old secret stops
-	// working. It returns ErrEnded (wrapped) when the row was revoked or is gone.
+	// working. It returns access.ErrRevokedToken or access.ErrNoToken for a row that was
+	// revoked or is gone: the refresh is refused and its chain ends.
 	Rotate(id string, expires time.Time) (secret string, err error)
-	// Revoke ends row id; revoking one already revoked or gone is not an error.
-	Revoke(id string) error
+	// Revoke ends row id; it returns access.ErrNoToken for a row that is gone.
+	Revoke(id string) (access.Token, error)
 }
-
-// ErrEnded is returned by Tokens.Rotate for a row that was revoked (tokens revoke) or is
-// gone: the refresh is refused and its chain ends.
-var ErrEnded = errors.New("the token row was revoked")
 
 // Config is what New needs.
 type Config struct {
@@ -81,8 +71,11 @@ type Config struct {
 	// behind a reverse proxy, http://127.0.0.1:7410 locally. No path, query or fragment.
 	Issuer string
 	DB     kv.DB
-	People People
-	Tokens Tokens
+	// Page is the person's page, where people sign in; nil when none is served beside the
+	// server, and then nobody can sign in to allow an app (the consent says so).
+	Page Page
+	// Access is who may do what (access.Store, with the server's owner): required.
+	Access Access
 
 	// Lifetimes; zero means the default.
 	CodeTTL    time.Duration // authorization codes: 1 minute
@@ -114,8 +107,8 @@ type Server struct {
 	issuer                                     string // without a trailing slash
 	base                                       *url.URL
 	db                                         kv.DB
-	people                                     People
-	tokens                                     Tokens
+	page                                       Page
+	access                                     Access
 	codeTTL, accessTTL, refreshTTL, consentTTL time.Duration
 	fetch                                      FetchOptions
 	now                                        func() time.Time
@@ -129,14 +122,17 @@ func New(c Config) (*Server, error) {
 		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("the issuer is the server's public base URL, like https://compass.example.com (no path); got %q", c.Issuer)
 	}
-	if c.DB == nil || c.People == nil || c.Tokens == nil {
-		return nil, errors.New("oauth.New needs a data file, People and Tokens")
+	if c.DB == nil || c.Access == nil {
+		return nil, errors.New("oauth.New needs a data file and Access")
+	}
+	if c.Page == nil {
+		c.Page = noPage{}
 	}
 	s := &Server{
 		issuer:     u.Scheme + "://" + strings.ToLower(u.Host),
 		db:         c.DB,
-		people:     c.People,
-		tokens:     c.Tokens,
+		page:       c.Page,
+		access:     c.Access,
 		codeTTL:    or(c.CodeTTL, time.Minute),
 		accessTTL:  or(c.AccessTTL, time.Hour),
 		refreshTTL: or(c.RefreshTTL, 30*24*time.Hour),
@@ -157,6 +153,16 @@ func New(c Config) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// noPage is the sign-in when no person's page is served beside the server: nobody is
+// signed in, and asking to sign in says why.
+type noPage struct{}
+
+func (noPage) SignedIn(*http.Request) (string, bool) { return "", false }
+
+func (noPage) AskSignIn(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, "Allowing an app needs you signed in to the person's page, which this server does not serve beside /mcp (--web). Serve it there (the default) to connect apps with OAuth.", http.StatusServiceUnavailable)
 }
 
 func or(d, def time.Duration) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -86,10 +87,28 @@ type code struct {
 	Reused bool   `json:"reused,omitempty"`
 }
 
+// grant is what a person allowed a client, and so what an access token minted for it may
+// do. Its fields have no tags: their names are the keys of the chains already stored.
+type grant struct {
+	Person   string
+	Agent    string    // the agent's name, as versions and messages record it
+	Spaces   []string  // the spaces the token reaches
+	ReadOnly bool      // no writing tools
+	Expires  time.Time // when the access token stops working
+	Client   string    // the client's name and where it sends the person back, for the person's lists
+	Resource string    // the RFC 8707 resource the token is bound to (see Server.Allows)
+}
+
+// token is the token row that g's access token is.
+func (g grant) token() access.NewToken {
+	return access.NewToken{Person: g.Person, Agent: g.Agent, Spaces: g.Spaces, ReadOnly: g.ReadOnly,
+		Expires: g.Expires, Client: g.Client, Resource: g.Resource}
+}
+
 // chain is what one consent gave a client, across its refreshes.
 type chain struct {
 	ClientID string    `json:"client_id"`
-	Grant    Grant     `json:"grant"` // Expires is the current access token's
+	Grant    grant     `json:"grant"` // Expires is the current access token's
 	Row      string    `json:"row"`   // the current token row
 	Expires  time.Time `json:"expires"`
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -125,7 +126,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	if refusal != nil {
 		return nil, refusal
 	}
-	g := Grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly,
+	g := grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly,
 		Client: clientLabel(c.ClientName, c.RedirectURI), Resource: c.Resource}
 	return s.issue(clientID, g, func(tx kv.Tx, chainID string) error {
 		// The code may have been presented again while the row was minted.
@@ -215,8 +216,8 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 		return nil, refusal
 	}
 	now = s.now()
-	access, err := s.tokens.Rotate(ch.Row, now.Add(s.accessTTL))
-	if errors.Is(err, ErrEnded) {
+	accessToken, err := s.access.Rotate(ch.Row, now.Add(s.accessTTL))
+	if errors.Is(err, access.ErrRevokedToken) || errors.Is(err, access.ErrNoToken) {
 		// The person revoked the connector's token (tokens revoke): the chain ends with it.
 		err := s.db.Update(func(tx kv.Tx) error {
 			_, err := endChain(tx, rt.Chain)
@@ -230,31 +231,31 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	if err != nil {
 		return nil, fmt.Errorf("renewing token row %s: %w", ch.Row, err)
 	}
-	return s.keep(rt.Chain, ch, access, now, false)
+	return s.keep(rt.Chain, ch, accessToken, now, false)
 }
 
 // issue mints a token row for g, starts a chain for it, and keeps its first refresh token.
 // also runs in the same transaction, to check what may have changed since the request was
 // checked.
-func (s *Server) issue(clientID string, g Grant, also func(kv.Tx, string) error) (map[string]any, error) {
+func (s *Server) issue(clientID string, g grant, also func(kv.Tx, string) error) (map[string]any, error) {
 	now := s.now()
 	g.Expires = now.Add(s.accessTTL)
-	access, row, err := s.tokens.Mint(g)
+	accessToken, row, err := s.access.AddToken(g.token())
 	if err != nil {
 		return nil, fmt.Errorf("minting a token row: %w", err)
 	}
 	id := secret("")
-	ch := chain{ClientID: clientID, Grant: g, Row: row}
+	ch := chain{ClientID: clientID, Grant: g, Row: row.ID}
 	var resp map[string]any
 	err = s.db.Update(func(tx kv.Tx) error {
 		if err := also(tx, id); err != nil {
 			return err
 		}
-		resp, err = s.keepTx(tx, id, ch, access, now, true)
+		resp, err = s.keepTx(tx, id, ch, accessToken, now, true)
 		return err
 	})
 	if err != nil {
-		s.revokeRows([]string{row})
+		s.revokeRows([]string{row.ID})
 		return nil, err
 	}
 	return resp, nil
@@ -262,17 +263,17 @@ func (s *Server) issue(clientID string, g Grant, also func(kv.Tx, string) error)
 
 // keep stores chain id (still there, unless fresh) with a new refresh token, and returns
 // the token answer.
-func (s *Server) keep(id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
+func (s *Server) keep(id string, ch chain, accessToken string, now time.Time, fresh bool) (map[string]any, error) {
 	var resp map[string]any
 	err := s.db.Update(func(tx kv.Tx) error {
 		var err error
-		resp, err = s.keepTx(tx, id, ch, access, now, fresh)
+		resp, err = s.keepTx(tx, id, ch, accessToken, now, fresh)
 		return err
 	})
 	return resp, err
 }
 
-func (s *Server) keepTx(tx kv.Tx, id string, ch chain, access string, now time.Time, fresh bool) (map[string]any, error) {
+func (s *Server) keepTx(tx kv.Tx, id string, ch chain, accessToken string, now time.Time, fresh bool) (map[string]any, error) {
 	chains := bucket(tx, chainsBucket)
 	if !fresh && chains.Get([]byte(id)) == nil {
 		// Ended while the row was renewed (a used refresh token came back): whoever ended
@@ -292,7 +293,7 @@ func (s *Server) keepTx(tx kv.Tx, id string, ch chain, access string, now time.T
 		return nil, err
 	}
 	return map[string]any{
-		"access_token":  access,
+		"access_token":  accessToken,
 		"token_type":    "Bearer",
 		"expires_in":    int(s.accessTTL / time.Second),
 		"refresh_token": rtoken,
@@ -313,7 +314,7 @@ func endChain(tx kv.Tx, id string) ([]string, error) {
 
 func (s *Server) revokeRows(ids []string) {
 	for _, id := range ids {
-		if err := s.tokens.Revoke(id); err != nil {
+		if _, err := s.access.Revoke(id); err != nil && !errors.Is(err, access.ErrNoToken) {
 			slog.Error("oauth: revoking a token row", "row", id, "err", err)
 		}
 	}

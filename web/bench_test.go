@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"go.etcd.io/bbolt"
@@ -58,7 +59,7 @@ func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *
 		b.Fatal(err)
 	}
 	b.Cleanup(site.Close)
-	code, err := NewCode(db, "ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
@@ -54,7 +55,7 @@ func replicas(tb testing.TB) (a, b replica, id string) {
 	}
 	b = open()
 	for _, r := range []*replica{&a, &b} {
-		code, err := NewCode(r.db, "ana", "personal", "/")
+		code, err := access.New(r.db).NewSignInCode("ana", "personal", "/")
 		if err != nil {
 			tb.Fatal(err)
 		}

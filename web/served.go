@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -11,6 +13,19 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+// The page keeps two things of its own in the data file:
+//
+//	web/store  this store's random id (see StoreID)
+//	web/page   the page last served on this store (see Announce)
+//
+// The sign-in codes and signed-in browsers beside them, under web/codes and web/sessions,
+// are package access's (see its Layout).
+var (
+	webBucket = []byte("web")
+	storeKey  = []byte("store")
+	pageKey   = []byte("page")
 )
 
 // storePath answers with the store's id, so that another compass-mcp on the same data
@@ -36,7 +51,9 @@ func StoreID(db kv.DB) (string, error) {
 			return err
 		}
 		if id = string(w.Get(storeKey)); id == "" {
-			id = secret()[:32]
+			var b [16]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
 			return w.Put(storeKey, []byte(id))
 		}
 		return nil
@@ -79,7 +96,8 @@ func fileID(path string) string {
 			path = real
 		}
 	}
-	return hex.EncodeToString(hashOf(path))[:32]
+	h := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(h[:16])
 }
 
 // Served returns the address of the page last announced on the data file at path (open

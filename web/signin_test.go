@@ -1,13 +1,14 @@
 package web
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -18,7 +19,7 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 // session cookie set, and its raw Set-Cookie header.
 func sessionCookie(t *testing.T, site *Site, url string, db kv.DB, send ...*http.Cookie) (*http.Cookie, string) {
 	t.Helper()
-	code, err := NewCode(db, "ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,39 +98,28 @@ func TestSignInEndsTheOldSession(t *testing.T) {
 	}
 }
 
-// A code older than CodeLife signs nobody in; nor does a code's hash (what the file keeps).
-func TestSignInCodeExpiresAndIsKeptHashed(t *testing.T) {
-	f := newFixture(t)
-	code, err := NewCode(f.db, "ana", "personal", "/")
+// A code older than access.CodeLife signs nobody in: the page asks the access room, whose
+// clock it is (access's own tests check the rows are kept hashed).
+func TestSignInCodeExpires(t *testing.T) {
+	db, path := openStore(t)
+	var passed atomic.Int64 // the clock's lead on the wall's
+	clock := func() time.Time { return time.Now().Add(time.Duration(passed.Load())) }
+	members := access.New(db).WithOwner("personal", "ana").WithClock(clock)
+	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Access: members})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var keys []string
-	err = f.db.Update(func(tx kv.Tx) error {
-		b := tx.Bucket(webBucket).Bucket(codesBucket)
-		return b.ForEach(func(k, v []byte) error {
-			keys = append(keys, string(k))
-			var g grant
-			if err := json.Unmarshal(v, &g); err != nil {
-				return err
-			}
-			g.Expires = time.Now().Add(-time.Second) // CodeLife has passed
-			raw, _ := json.Marshal(g)
-			return b.Put(k, raw)
-		})
-	})
+	srv := httptest.NewServer(site)
+	t.Cleanup(func() { site.Close(); srv.Close() })
+	code, err := members.NewSignInCode("ana", "personal", "/")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range keys {
-		if strings.Contains(k, code) {
-			t.Error("the file keeps the code itself")
-		}
+	passed.Store(int64(access.CodeLife + time.Second))
+	resp, err := noRedirects.Get(srv.URL + "/signin?code=" + code)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(code) < 64 {
-		t.Errorf("a sign-in code of %d characters", len(code))
-	}
-	resp := f.get(noRedirects, "/signin?code="+code)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
 		t.Errorf("an expired code: %d %v, want 403 and no cookie", resp.StatusCode, resp.Cookies())

@@ -11,7 +11,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// A signed-in person sees every space they may (Config.Spaces), and nothing of any other.
+// A signed-in person sees every space they may (Config.Access), and nothing of any other.
 // Addresses stay as they are: a document's (/document/{id}...) is found in whichever of the
 // person's spaces holds it, ids being unique across spaces; a document of a space they may
 // not see is not found, in the same words and with the same status as one that does not
@@ -21,13 +21,7 @@ import (
 // spacesOf returns the spaces person may see, sorted. A store that can't be read gives
 // none (the person is asked to sign in again), and is logged.
 func (s *Site) spacesOf(person string) []string {
-	if s.cfg.Spaces == nil {
-		if s.cfg.MaySee(person, s.cfg.Space) {
-			return []string{s.cfg.Space}
-		}
-		return nil
-	}
-	mine, err := s.cfg.Spaces(person)
+	mine, err := s.cfg.Access.SpacesOf(person)
 	if err != nil {
 		s.log.Error("reading a person's spaces", "person", person, "err", err)
 		return nil

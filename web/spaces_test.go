@@ -83,7 +83,7 @@ func newTeam(t *testing.T) *team {
 			}
 		}
 	}
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond, MaySee: members.MaySee, Spaces: members.SpacesOf})
+	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond, Access: members})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func newTeam(t *testing.T) *team {
 func (tm *team) as(person string) *http.Client {
 	tm.t.Helper()
 	c := tm.client()
-	code, err := NewCode(tm.db, person, teamMay[person][0], "/")
+	code, err := access.New(tm.db).NewSignInCode(person, teamMay[person][0], "/")
 	if err != nil {
 		tm.t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -36,12 +37,11 @@ var files embed.FS
 type Config struct {
 	Space string // the configured space: shown first to those who may see it
 	Me    string // the person (id) who may sign in: --for
-	// MaySee says whether a signed-in person may see a space. Nil: only Me, only Space.
-	// The team server answers it from the space's members (access.Store.MaySee).
-	MaySee func(person, space string) bool
-	// Spaces lists, sorted, the spaces a person may see: the page shows each of them
-	// (access.Store.SpacesOf). Nil: Space alone, to those MaySee lets see it.
-	Spaces func(person string) ([]string, error)
+	// Access is who may do what: the spaces each person may see (the page shows each of
+	// them), the sign-in codes and the signed-in browsers. Nil: access.New(db) with Me the
+	// owner of Space (see access.Store.WithOwner), so Me sees Space and the members of a
+	// space see it.
+	Access *access.Store
 	// Path is the data file's path: the page watches it for saves made by other
 	// processes. Empty: it reads the store on every tick instead. A store that tells of
 	// its commits (Changes, as PostgreSQL does) needs neither.
@@ -79,9 +79,8 @@ func New(db kv.DB, cfg Config) (*Site, error) {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 50 * time.Millisecond
 	}
-	if cfg.MaySee == nil {
-		me, space := cfg.Me, cfg.Space
-		cfg.MaySee = func(person, sp string) bool { return person == me && sp == space }
+	if cfg.Access == nil {
+		cfg.Access = access.New(db).WithOwner(cfg.Space, cfg.Me)
 	}
 	p, err := parsePages()
 	if err != nil {

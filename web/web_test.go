@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
@@ -69,7 +70,7 @@ func (f *fixture) client() *http.Client {
 // signIn makes a one-time code as "compass-mcp open" does and follows its link.
 func (f *fixture) signIn(c *http.Client, next string) *http.Response {
 	f.t.Helper()
-	code, err := NewCode(f.db, "ana", "personal", next)
+	code, err := access.New(f.db).NewSignInCode("ana", "personal", next)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 	if got := body(t, resp); resp.StatusCode != http.StatusUnauthorized || strings.Contains(got, "Record the trailer") || strings.Contains(got, "Launch plan") || strings.Contains(got, "personal") || !strings.Contains(got, "compass-mcp open "+id) {
 		t.Fatalf("not signed in: got %d\n%s", resp.StatusCode, got)
 	}
-	code, err := NewCode(f.db, "ana", "personal", "/document/"+id)
+	code, err := access.New(f.db).NewSignInCode("ana", "personal", "/document/"+id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 
 func TestCookieAttributes(t *testing.T) {
 	f := newFixture(t)
-	code, _ := NewCode(f.db, "ana", "personal", "/")
+	code, _ := access.New(f.db).NewSignInCode("ana", "personal", "/")
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp := f.get(c, "/signin?code="+code)
 	raw := resp.Header.Get("Set-Cookie")

@@ -11,8 +11,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
-	"github.com/compass-mcp/compass-mcp/oauth"
-	"github.com/compass-mcp/compass-mcp/web"
 )
 
 // get fetches url with an optional bearer token and returns the status, body and response.
@@ -67,12 +65,13 @@ func TestOAuthServedAndGated(t *testing.T) {
 
 	// A row as the consent mints it, bound to launch's endpoint.
 	f := kvtest.OpenData(t, data)
-	tokens := oauthTokens{store: access.New(f)}
-	secret, id, err := tokens.Mint(oauth.Grant{Person: "ana", Agent: "claude", Spaces: []string{"launch"},
+	tokens := access.New(f)
+	secret, row, err := tokens.AddToken(access.NewToken{Person: "ana", Agent: "claude", Spaces: []string{"launch"},
 		Expires: time.Now().Add(time.Hour), Client: "Claude (claude.ai)", Resource: base + "/spaces/launch/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := row.ID
 	if status, body, _ := get(t, "POST", base+"/spaces/launch/mcp", secret); status != 200 {
 		t.Fatalf("its own resource: %d %s", status, body)
 	}
@@ -107,8 +106,8 @@ func TestOAuthServedAndGated(t *testing.T) {
 	if status, _, _ := get(t, "POST", base+"/spaces/launch/mcp", renewed); status != 401 {
 		t.Errorf("a revoked row: %d, want 401", status)
 	}
-	if _, err := tokens.Rotate(id, time.Now().Add(time.Hour)); !errors.Is(err, oauth.ErrEnded) {
-		t.Errorf("renewing a revoked row: %v, want ErrEnded", err)
+	if _, err := tokens.Rotate(id, time.Now().Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
+		t.Errorf("renewing a revoked row: %v, want ErrRevokedToken", err)
 	}
 }
 
@@ -130,7 +129,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	// (A code made as "compass-mcp open" makes it: open itself would check that the page at
 	// https://compass.example.com answers, which no test can reach.)
 	db := kvtest.OpenData(t, data)
-	code, err := web.NewCode(db, "ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

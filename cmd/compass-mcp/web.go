@@ -116,9 +116,8 @@ func announce(db kv.DB, url string) {
 // newSite makes the page of the data file's spaces, c's first; who may see which is the
 // access room's answer (each space's members, --for always among c's space's).
 func (c *config) newSite(db store) (*web.Site, error) {
-	members := access.New(db).WithOwner(c.space, c.me)
 	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		MaySee: members.MaySee, Spaces: members.SpacesOf, Secure: c.pageSecure})
+		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure})
 }
 
 // guardedBy reports whether the server has tokens (--token, or token rows in db): what
@@ -261,7 +260,7 @@ func signInLink(c config, url, next string, browser bool) error {
 	if err != nil {
 		return err
 	}
-	code, err := web.NewCode(db, c.me, c.space, next)
+	code, err := access.New(db).NewSignInCode(c.me, c.space, next)
 	db.Close()
 	if err != nil {
 		return err

@@ -1,0 +1,203 @@
+package access
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+// A person signs a browser in to their page with a one-time code ("compass-mcp open"
+// prints the link that carries it); the page then keeps the browser signed in with a
+// cookie. Both are kept by hash, as tokens are: a copy of the file signs nobody in. Their
+// rows stay where the page kept them before they moved here (see the package's Layout).
+var (
+	bucketWeb         = []byte("web")
+	bucketSignInCodes = []byte("codes")
+	bucketSignedIn    = []byte("sessions")
+)
+
+const (
+	// CodeLife is how long a sign-in code can be used (once).
+	CodeLife = 15 * time.Minute
+	// SignedInLife is how long a browser stays signed in.
+	SignedInLife = 30 * 24 * time.Hour
+	// signInChars is the length of a sign-in code and of a signed-in browser's cookie: 32
+	// random bytes in hex.
+	signInChars = 64
+	// sweepSignIns bounds how many expired rows one write forgets.
+	sweepSignIns = 100
+)
+
+// ErrBadCode is returned by RedeemCode for a code that is unknown, used or expired, or
+// whose person is no longer a member of its space.
+var ErrBadCode = errors.New("the sign-in link is unknown, used, or expired")
+
+// SignIn is who a sign-in code, or a browser it signed in, is for.
+type SignIn struct {
+	Person  string    `json:"person"`
+	Space   string    `json:"space"`          // the space the code was made in
+	Next    string    `json:"next,omitempty"` // a code's: the path of the page it leads to
+	Expires time.Time `json:"expires"`
+}
+
+// NewSignInCode makes a one-time sign-in code for person in space that leads to next (a
+// path of the page; "/" when empty or not a path), usable once within CodeLife.
+func (s *Store) NewSignInCode(person, space, next string) (string, error) {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		next = "/"
+	}
+	code, err := randomHex(signInChars / 2)
+	if err != nil {
+		return "", fmt.Errorf("making a sign-in code: %w", err)
+	}
+	now := s.now()
+	row, _ := json.Marshal(SignIn{Person: person, Space: space, Next: next, Expires: now.Add(CodeLife)})
+	err = s.db.Update(func(tx kv.Tx) error {
+		codes, err := signIns(tx, bucketSignInCodes)
+		if err != nil {
+			return err
+		}
+		sweepExpired(codes, now)
+		key := hashOf(code)
+		return codes.Put(key[:], row)
+	})
+	if err != nil {
+		return "", fmt.Errorf("keeping a sign-in code: %w", err)
+	}
+	return code, nil
+}
+
+// RedeemCode uses up code and signs a browser in for its person: it returns the cookie's
+// value, good for SignedInLife, and what the code was for. It returns ErrBadCode for a
+// code that is unknown, used or expired, or whose person may no longer see its space.
+func (s *Store) RedeemCode(code string) (cookie string, g SignIn, err error) {
+	if len(code) != signInChars {
+		return "", SignIn{}, ErrBadCode // no code has that shape: no need to lock the store
+	}
+	if cookie, err = randomHex(signInChars / 2); err != nil {
+		return "", SignIn{}, fmt.Errorf("making a browser's cookie: %w", err)
+	}
+	now := s.now()
+	refused := false
+	err = s.db.Update(func(tx kv.Tx) error {
+		codes, err := signIns(tx, bucketSignInCodes)
+		if err != nil {
+			return err
+		}
+		key := hashOf(code)
+		raw := codes.Get(key[:])
+		if raw == nil {
+			return ErrBadCode
+		}
+		if err := codes.Delete(key[:]); err != nil {
+			return err
+		}
+		// A refused code is used up all the same: the deletion commits, the refusal follows.
+		if json.Unmarshal(raw, &g) != nil || now.After(g.Expires) || !slices.Contains(s.spacesOf(tx, g.Person), g.Space) {
+			refused = true
+			return nil
+		}
+		browsers, err := signIns(tx, bucketSignedIn)
+		if err != nil {
+			return err
+		}
+		sweepExpired(browsers, now)
+		row, _ := json.Marshal(SignIn{Person: g.Person, Space: g.Space, Expires: now.Add(SignedInLife)})
+		key = hashOf(cookie)
+		return browsers.Put(key[:], row)
+	})
+	if err == nil && refused {
+		err = ErrBadCode
+	}
+	if err != nil {
+		return "", SignIn{}, err
+	}
+	return cookie, g, nil
+}
+
+// SignedIn returns who the browser with cookie was signed in for, if it still is.
+func (s *Store) SignedIn(cookie string) (SignIn, bool, error) {
+	if len(cookie) != signInChars {
+		return SignIn{}, false, nil
+	}
+	var (
+		g     SignIn
+		found bool
+	)
+	err := s.db.View(func(tx kv.Tx) error {
+		browsers := signInsIn(tx, bucketSignedIn)
+		if browsers == nil {
+			return nil
+		}
+		key := hashOf(cookie)
+		raw := browsers.Get(key[:])
+		found = raw != nil && json.Unmarshal(raw, &g) == nil
+		return nil
+	})
+	if err != nil {
+		return SignIn{}, false, fmt.Errorf("reading a signed-in browser: %w", err)
+	}
+	if !found || s.now().After(g.Expires) {
+		return SignIn{}, false, nil
+	}
+	return g, true, nil
+}
+
+// SignOut ends the signed-in browser with cookie, if there is one.
+func (s *Store) SignOut(cookie string) error {
+	if len(cookie) != signInChars {
+		return nil
+	}
+	err := s.db.Update(func(tx kv.Tx) error {
+		browsers, err := signIns(tx, bucketSignedIn)
+		if err != nil {
+			return err
+		}
+		key := hashOf(cookie)
+		return browsers.Delete(key[:])
+	})
+	if err != nil {
+		return fmt.Errorf("signing a browser out: %w", err)
+	}
+	return nil
+}
+
+// signIns returns web/<name>, creating both; tx must be writable.
+func signIns(tx kv.Tx, name []byte) (kv.Bucket, error) {
+	w, err := tx.CreateBucketIfNotExists(bucketWeb)
+	if err != nil {
+		return nil, err
+	}
+	return w.CreateBucketIfNotExists(name)
+}
+
+// signInsIn returns web/<name>, or nil when there is none yet.
+func signInsIn(tx kv.Tx, name []byte) kv.Bucket {
+	w := tx.Bucket(bucketWeb)
+	if w == nil {
+		return nil
+	}
+	return w.Bucket(name)
+}
+
+// sweepExpired forgets up to sweepSignIns expired (or unreadable) rows of b: each write
+// forgets a few, so the bucket holds what is alive.
+func sweepExpired(b kv.Bucket, now time.Time) {
+	var old [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil && len(old) < sweepSignIns; k, v = c.Next() {
+		var g SignIn
+		if json.Unmarshal(v, &g) != nil || now.After(g.Expires) {
+			old = append(old, bytes.Clone(k))
+		}
+	}
+	for _, k := range old {
+		_ = b.Delete(k) // a failed delete is swept again by the next write
+	}
+}

@@ -1,0 +1,223 @@
+package access_test
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+// A code signs one browser in, once; the browser stays signed in until it signs out.
+func TestSignInCodeIsUsedOnce(t *testing.T) {
+	s := access.New(openDB(t)).WithOwner("personal", "ana")
+	code, err := s.NewSignInCode("ana", "personal", "/document/01J")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, g, err := s.RedeemCode(code)
+	if err != nil || g.Person != "ana" || g.Space != "personal" || g.Next != "/document/01J" {
+		t.Fatalf("redeeming: %+v, %v", g, err)
+	}
+	if _, _, err := s.RedeemCode(code); !errors.Is(err, access.ErrBadCode) {
+		t.Errorf("the same code again: %v, want ErrBadCode", err)
+	}
+	if in, ok, err := s.SignedIn(cookie); err != nil || !ok || in.Person != "ana" || in.Space != "personal" {
+		t.Fatalf("the browser: %+v %v %v", in, ok, err)
+	}
+	if err := s.SignOut(cookie); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.SignedIn(cookie); ok || err != nil {
+		t.Errorf("after signing out: %v %v, want not signed in", ok, err)
+	}
+}
+
+// The clock ends codes after CodeLife and browsers after SignedInLife; the next write
+// forgets their rows.
+func TestSignInsExpire(t *testing.T) {
+	db := openDB(t)
+	c := &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := access.New(db).WithOwner("personal", "ana").WithClock(c.Now)
+	stale, err := s.NewSignInCode("ana", "personal", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := s.NewSignInCode("ana", "personal", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, _, err := s.RedeemCode(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Add(access.CodeLife + time.Second)
+	if _, _, err := s.RedeemCode(stale); !errors.Is(err, access.ErrBadCode) {
+		t.Errorf("a code past CodeLife: %v, want ErrBadCode", err)
+	}
+	if _, ok, _ := s.SignedIn(cookie); !ok {
+		t.Error("a browser signed in a quarter of an hour ago is signed out")
+	}
+	c.Add(access.SignedInLife)
+	if _, ok, _ := s.SignedIn(cookie); ok {
+		t.Error("a browser past SignedInLife is still signed in")
+	}
+	if n := signInRows(t, db, "codes"); n != 0 {
+		t.Errorf("%d code rows after the stale one was tried, want 0", n)
+	}
+	// A new sign-in sweeps the expired browser.
+	again, _ := s.NewSignInCode("ana", "personal", "/")
+	if _, _, err := s.RedeemCode(again); err != nil {
+		t.Fatal(err)
+	}
+	if n := signInRows(t, db, "sessions"); n != 1 {
+		t.Errorf("%d signed-in browsers after the sweep, want the new one", n)
+	}
+}
+
+// A code made for a space its person is no longer a member of signs nobody in, and is
+// used up.
+func TestSignInCodeNeedsMembership(t *testing.T) {
+	s := access.New(openDB(t)).WithOwner("personal", "ana")
+	if _, err := s.AddMember("launch", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	code, err := s.NewSignInCode("ben", "launch", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RemoveMember("launch", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.RedeemCode(code); !errors.Is(err, access.ErrBadCode) {
+		t.Errorf("a code of a space ben left: %v, want ErrBadCode", err)
+	}
+	if _, err := s.AddMember("launch", "ben"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.RedeemCode(code); !errors.Is(err, access.ErrBadCode) {
+		t.Errorf("the refused code, tried again: %v, want ErrBadCode (used up)", err)
+	}
+}
+
+// A code leads only to a path of the page: not to another site (//host, /\host), and not
+// to a URL.
+func TestSignInCodeLeadsToAPath(t *testing.T) {
+	s := access.New(openDB(t)).WithOwner("personal", "ana")
+	for _, next := range []string{"", "https://evil.example/", "//evil.example/", `/\evil.example`, "document/x"} {
+		code, err := s.NewSignInCode("ana", "personal", next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, g, err := s.RedeemCode(code); err != nil || g.Next != "/" {
+			t.Errorf("next %q: %q, %v, want /", next, g.Next, err)
+		}
+	}
+}
+
+// Codes and cookies are kept by hash, in the rows an older compass-mcp's page wrote
+// (web/codes, web/sessions: {person, space, next, expires}); a row it wrote works here.
+func TestSignInRowsKeepTheirLayout(t *testing.T) {
+	db := openDB(t)
+	s := access.New(db).WithOwner("personal", "ana")
+	code, err := s.NewSignInCode("ana", "personal", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(code) != 64 {
+		t.Errorf("a code of %d characters, want 64", len(code))
+	}
+	var keys, values []string
+	db.View(func(tx kv.Tx) error {
+		return tx.Bucket([]byte("web")).Bucket([]byte("codes")).ForEach(func(k, v []byte) error {
+			keys, values = append(keys, string(k)), append(values, string(v))
+			return nil
+		})
+	})
+	if h := sha256.Sum256([]byte(code)); len(keys) != 1 || keys[0] != string(h[:]) || strings.Contains(values[0], code) {
+		t.Fatalf("the code's row: keys %q, values %q; want one, under the code's SHA-256", keys, values)
+	}
+
+	// As an older page kept them: a code, and a browser it signed in.
+	const oldCode, oldCookie = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
+	later := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	err = db.Update(func(tx kv.Tx) error {
+		web, err := tx.CreateBucketIfNotExists([]byte("web"))
+		if err != nil {
+			return err
+		}
+		for bucket, row := range map[string][2]string{
+			"codes":    {oldCode, `{"person":"ana","space":"personal","next":"/new","expires":"` + later + `"}`},
+			"sessions": {oldCookie, `{"person":"ana","space":"personal","expires":"` + later + `"}`},
+		} {
+			b, err := web.CreateBucketIfNotExists([]byte(bucket))
+			if err != nil {
+				return err
+			}
+			h := sha256.Sum256([]byte(row[0]))
+			if err := b.Put(h[:], []byte(row[1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, ok, err := s.SignedIn(oldCookie); !ok || err != nil || in.Person != "ana" {
+		t.Errorf("a browser an older page signed in: %+v %v %v", in, ok, err)
+	}
+	cookie, g, err := s.RedeemCode(oldCode)
+	if err != nil || g.Next != "/new" {
+		t.Fatalf("an older page's code: %+v %v", g, err)
+	}
+	// And the row this one writes is the older page's shape, for an older replica.
+	db.View(func(tx kv.Tx) error {
+		h := sha256.Sum256([]byte(cookie))
+		raw := tx.Bucket([]byte("web")).Bucket([]byte("sessions")).Get(h[:])
+		var row map[string]any
+		if err := json.Unmarshal(raw, &row); err != nil || row["person"] != "ana" || row["space"] != "personal" || row["expires"] == nil {
+			t.Errorf("the browser's row: %s (%v)", raw, err)
+		}
+		return nil
+	})
+}
+
+// What a browser or a link sends is the stranger's: a huge or malformed code or cookie is
+// refused without harm.
+func TestSignInRefusesStrangeInput(t *testing.T) {
+	s := access.New(openDB(t)).WithOwner("personal", "ana")
+	for _, code := range []string{"", "nope", strings.Repeat("a", 64), strings.Repeat("\x00", 1<<20)} {
+		if _, _, err := s.RedeemCode(code); !errors.Is(err, access.ErrBadCode) {
+			t.Errorf("code %.20q: %v, want ErrBadCode", code, err)
+		}
+	}
+	for _, cookie := range []string{"", strings.Repeat("a", 64), strings.Repeat("\xff", 1<<20)} {
+		if _, ok, err := s.SignedIn(cookie); ok || err != nil {
+			t.Errorf("cookie %.20q: %v %v, want not signed in", cookie, ok, err)
+		}
+		if err := s.SignOut(cookie); err != nil {
+			t.Errorf("signing out %.20q: %v", cookie, err)
+		}
+	}
+}
+
+// signInRows counts the rows of web/<bucket>.
+func signInRows(t *testing.T, db kv.DB, bucket string) int {
+	t.Helper()
+	n := 0
+	err := db.View(func(tx kv.Tx) error {
+		if w := tx.Bucket([]byte("web")); w != nil && w.Bucket([]byte(bucket)) != nil {
+			return w.Bucket([]byte(bucket)).ForEach(func(_, _ []byte) error { n++; return nil })
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
