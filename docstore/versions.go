@@ -73,54 +73,52 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 	return d, vs, diff, err
 }
 
-// Walk calls fn with every version of document id, newest first: with its text when text
-// is true, else with Text empty (and then without rebuilding any text at all). It reads
-// them in read transactions of one snapshot's worth of versions (starting a chunk afresh
-// costs at most one chain of deltas), so that memory holds about two
-// versions' texts whatever the history's length (History holds all of them), and the file
-// is never held for the whole walk: another process gets its turn between chunks. fn runs
-// inside a transaction; it should not wait on anything slow.
-func (s *Store) Walk(id string, text bool, fn func(Version) error) error {
-	var d Document
-	err := s.view(func(b *buckets) error {
-		var ok bool
-		var err error
-		if d, ok, err = b.doc(id); err == nil && !ok {
-			err = ErrNotFound
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	chunk := snapshotEvery
-	for hi := d.Version; hi >= 1; hi -= chunk {
-		lo := max(1, hi-chunk+1)
-		err := s.view(func(b *buckets) error {
-			if !text {
-				return b.headers(d.ID, lo, hi, fn)
-			}
-			return b.span(d.ID, lo, hi, fn)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Log returns a named document and every version of it, newest first, without texts.
+// Log returns a named document and every version of it, newest first, without their texts:
+// what a history lists. No text is rebuilt, so its cost is the headers' whatever the texts'
+// sizes. It reads them in read transactions of a snapshot's worth of versions each (see
+// chunks), so the file is never held for the whole of a long history. For the texts, Walk.
 func (s *Store) Log(name string) (Document, []Version, error) {
 	d, err := s.Find(name)
 	if err != nil {
 		return Document{}, nil, err
 	}
 	vs := make([]Version, 0, d.Version)
-	err = s.Walk(d.ID, false, func(v Version) error {
-		vs = append(vs, v)
-		return nil
+	err = s.chunks(d, func(b *buckets, lo, hi int) error {
+		return b.headers(d.ID, lo, hi, func(v Version) error {
+			vs = append(vs, v)
+			return nil
+		})
 	})
 	return d, vs, err
+}
+
+// Walk calls fn with every version of document id (deleted or not), newest first, its text
+// included: each text is rebuilt from the one after it and handed to fn, never kept, so
+// memory holds about two versions' texts whatever the history's length. It reads in the
+// read transactions chunks makes, so another process gets its turn with the file between
+// them; fn runs inside one and should not wait on anything slow. It returns ErrNotFound
+// when the space has no document id, and fn's error as it is. For the headers alone
+// (a history to list), Log reads no text at all.
+func (s *Store) Walk(id string, fn func(Version) error) error {
+	d, err := s.ByID(id)
+	if err != nil {
+		return err
+	}
+	return s.chunks(d, func(b *buckets, lo, hi int) error { return b.span(d.ID, lo, hi, fn) })
+}
+
+// chunks calls read with d's versions as ranges lo..hi, newest first, a snapshot's worth
+// (snapshotEvery) each and each in a read transaction of its own: starting a range afresh
+// costs at most one chain of deltas.
+func (s *Store) chunks(d Document, read func(b *buckets, lo, hi int) error) error {
+	chunk := snapshotEvery
+	for hi := d.Version; hi >= 1; hi -= chunk {
+		lo := max(1, hi-chunk+1)
+		if err := s.view(func(b *buckets) error { return read(b, lo, hi) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // headers calls fn with versions hi down to lo of document id, their texts left out.

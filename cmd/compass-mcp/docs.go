@@ -435,7 +435,7 @@ func (p person) exportOne(dir string, d docstore.Document, whole bool) (err erro
 		return err
 	}
 	var newer *docstore.Version
-	err = p.store.Walk(d.ID, true, func(v docstore.Version) error {
+	err = p.store.Walk(d.ID, func(v docstore.Version) error {
 		if newer == nil {
 			if err := os.WriteFile(base+".md", []byte(v.Text), 0o644); err != nil {
 				return err

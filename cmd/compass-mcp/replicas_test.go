@@ -96,7 +96,7 @@ func TestSessionsAreTheStores(t *testing.T) {
 	}
 	defer db.Close()
 	for _, title := range titles {
-		_, vs, err := docstore.New(kv.BoltDB(db), "personal").History(title)
+		_, vs, err := docstore.New(kv.BoltDB(db), "personal").Log(title)
 		if err != nil {
 			t.Fatal(err)
 		}
