@@ -1,4 +1,4 @@
-package threads
+package claudecode
 
 import (
 	"bytes"
@@ -18,16 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// sourcesName is the bucket, in a space's conversations, of how far each followed file was
-// read: its key is "claude-code:" and the file's absolute path.
-var sourcesName = []byte("sources")
-
-// ClaudeCodeOptions says what ClaudeCode imports.
-type ClaudeCodeOptions struct {
+// Options says what an Importer imports.
+type Options struct {
 	Dir     string // the folder of projects, like ~/.claude/projects
 	Project string // if set, only the sessions of the project at this path (or of this folder of Dir)
 	Me      string // the person whose prompts these are: an id, or person:<id>
@@ -37,8 +33,8 @@ type ClaudeCodeOptions struct {
 	NoNotify bool
 }
 
-// ClaudeCodeSummary says what one pass of a ClaudeCode did.
-type ClaudeCodeSummary struct {
+// Summary says what one pass of an Importer did.
+type Summary struct {
 	Files         int // transcripts read (the new part of each)
 	Conversations int // conversations created or changed
 	Messages      int // messages added
@@ -46,9 +42,10 @@ type ClaudeCodeSummary struct {
 	Unreadable    int // lines that are not JSON, skipped
 }
 
-// ClaudeCode imports Claude Code's session transcripts into a space, from where it last
+// Importer imports Claude Code's session transcripts into a space, from where it last
 // stopped: how far each file was read is kept in the store with the messages read from it,
-// in the same transaction, so a restart (or another process) reads only what is new.
+// in the same transaction (threads.Store.ImportParts), so a restart (or another process)
+// reads only what is new.
 //
 // # Caveats
 //
@@ -56,9 +53,9 @@ type ClaudeCodeSummary struct {
 // transactions (at most writeBatch messages each), so another process sharing the data file
 // is never kept waiting for long. Two followers of the same folder share the work: each
 // reads the offsets the other wrote, and a message read twice is added once (by its uuid).
-type ClaudeCode struct {
-	s    *Store
-	opt  ClaudeCodeOptions
+type Importer struct {
+	s    *threads.Store
+	opt  Options
 	me   string
 	seen map[string]fileStamp // what each file looked like when last read, to skip it unchanged
 }
@@ -93,8 +90,8 @@ const (
 	maxCCLine  = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
 )
 
-// ClaudeCode returns an importer of the transcripts that opt names, into s's space.
-func (s *Store) ClaudeCode(opt ClaudeCodeOptions) (*ClaudeCode, error) {
+// New returns an importer of the transcripts that opt names, into s's space.
+func New(s *threads.Store, opt Options) (*Importer, error) {
 	me, err := spaces.ParseActor(opt.Me)
 	if err != nil || me.Agent {
 		return nil, fmt.Errorf("importing Claude Code sessions needs the person whose prompts they are (person:<id>), got %q", opt.Me)
@@ -105,17 +102,17 @@ func (s *Store) ClaudeCode(opt ClaudeCodeOptions) (*ClaudeCode, error) {
 	if opt.Dir, err = filepath.Abs(opt.Dir); err != nil {
 		return nil, err
 	}
-	return &ClaudeCode{s: s, opt: opt, me: me.String(), seen: map[string]fileStamp{}}, nil
+	return &Importer{s: s, opt: opt, me: me.String(), seen: map[string]fileStamp{}}, nil
 }
 
 // Files lists the transcripts under the folder (those of the project, if one is set), sorted.
-func (c *ClaudeCode) Files() ([]string, error) {
+func (c *Importer) Files() ([]string, error) {
 	files, _, err := c.walk()
 	return files, err
 }
 
 // walk lists the transcripts under the folder, and the folders that hold them or may.
-func (c *ClaudeCode) walk() (files, dirs []string, err error) {
+func (c *Importer) walk() (files, dirs []string, err error) {
 	projects, err := os.ReadDir(c.opt.Dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading Claude Code's projects: %w", err)
@@ -145,7 +142,7 @@ func (c *ClaudeCode) walk() (files, dirs []string, err error) {
 // wanted reports whether the project folder name is one to import. Claude Code names a
 // project's folder after its path, each character other than a letter or digit a '-'
 // (older versions replaced only '/'): both are matched, and so is the folder's own name.
-func (c *ClaudeCode) wanted(name string) bool {
+func (c *Importer) wanted(name string) bool {
 	p := c.opt.Project
 	if p == "" {
 		return true
@@ -166,17 +163,18 @@ func (c *ClaudeCode) wanted(name string) bool {
 	return name == all || name == strings.ReplaceAll(p, "/", "-")
 }
 
-func sourceKey(path string) []byte { return []byte("claude-code:" + path) }
+// sourceKey is where the store keeps how far the file at path was read.
+func sourceKey(path string) string { return "claude-code:" + path }
 
 // Pass imports what is new in every transcript, and returns what it did.
-func (c *ClaudeCode) Pass() (ClaudeCodeSummary, error) { return c.pass(context.Background(), nil) }
+func (c *Importer) Pass() (Summary, error) { return c.pass(context.Background(), nil) }
 
 // pass is Pass, reading no further file once ctx ends (what was read is written), and
 // watching, if w is not nil, the folders it finds.
-func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, error) {
+func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	files, dirs, err := c.walk()
 	if err != nil {
-		return ClaudeCodeSummary{}, err
+		return Summary{}, err
 	}
 	if w != nil {
 		w.watch(c.opt.Dir, dirs)
@@ -195,11 +193,11 @@ func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, e
 		changed = append(changed, f)
 		stamps[f] = st
 	}
-	var sum ClaudeCodeSummary
+	var sum Summary
 	if len(changed) == 0 {
 		return sum, nil
 	}
-	stored, err := c.s.sources(changed)
+	stored, err := c.sources(changed)
 	if err != nil {
 		return sum, err
 	}
@@ -273,11 +271,11 @@ func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, e
 
 // ccBatch is what was read and not yet written: items, and where each file was read up to.
 type ccBatch struct {
-	c      *ClaudeCode
+	c      *Importer
 	items  []ccItem
 	states map[string]ccSource
 	n      int
-	sum    ClaudeCodeSummary
+	sum    Summary
 }
 
 // merge moves what o holds into b.
@@ -292,7 +290,7 @@ func (b *ccBatch) merge(o *ccBatch) {
 
 // read reads file from where src says it was read up to, adding what it says to b, and
 // reports whether there was anything new to read.
-func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
+func (c *Importer) read(file string, src ccSource, b *ccBatch) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return false, err
@@ -328,12 +326,12 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		}
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
-	if validID(src.stem) != nil {
+	if threads.CheckID(src.stem) != nil {
 		src.stem = "claude-code:" + headHash([]byte(file))
 	}
 	src.mod = fi.ModTime()
-	if checkMessage(Message{Text: "-", At: src.mod}) != nil {
-		src.mod = c.s.now()
+	if threads.CheckTime(src.mod) != nil {
+		src.mod = time.Now()
 	}
 	if src.Offset == fi.Size() {
 		return false, nil
@@ -424,62 +422,23 @@ func headHash(b []byte) string {
 }
 
 // write stores what b holds in one transaction and empties it.
-func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
+func (b *ccBatch) write(sum *Summary) error {
 	if len(b.items) == 0 && len(b.states) == 0 {
 		return nil
 	}
-	var got ClaudeCodeSummary
-	err := b.c.s.db.Update(func(tx kv.Tx) error {
-		got = ClaudeCodeSummary{}
-		w, err := newWriter(tx, b.c.s.space)
+	parts := make([]threads.Part, len(b.items))
+	for i, it := range b.items {
+		parts[i] = threads.Part{Conversation: it.conv, Title: it.title, DefaultTitle: it.firstPrompt, Messages: it.msgs}
+	}
+	sources := make(map[string][]byte, len(b.states))
+	for file, st := range b.states {
+		val, err := json.Marshal(st)
 		if err != nil {
 			return err
 		}
-		for _, it := range b.items {
-			if len(it.msgs) == 0 && w.threads[it.conv] == nil && w.v.summaries.Get([]byte(it.conv)) == nil {
-				continue // a title for a conversation not yet made
-			}
-			t, err := w.thread(it.conv)
-			if err != nil {
-				return err
-			}
-			if it.title != "" {
-				t.setTitle(it.title)
-			} else if it.firstPrompt != "" && t.sum.Title == "" {
-				t.setTitle(it.firstPrompt)
-			}
-			for _, m := range it.msgs {
-				_, added, err := w.add(t, m)
-				if err != nil {
-					return fmt.Errorf("importing into conversation %q: %w", t.id, err)
-				}
-				if added {
-					got.Messages++
-				} else {
-					got.Skipped++
-				}
-			}
-		}
-		root, err := spaces.CreateSub(tx, b.c.s.space, rootName)
-		if err != nil {
-			return err
-		}
-		src, err := root.CreateBucketIfNotExists(sourcesName)
-		if err != nil {
-			return err
-		}
-		for file, st := range b.states {
-			val, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			if err := src.Put(sourceKey(file), val); err != nil {
-				return fmt.Errorf("storing how far %s was read: %w", file, err)
-			}
-		}
-		got.Conversations, err = w.flush()
-		return err
-	})
+		sources[sourceKey(file)] = val
+	}
+	got, err := b.c.s.ImportParts(parts, sources)
 	if err != nil {
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
 	}
@@ -487,44 +446,41 @@ func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
 	sum.Messages += got.Messages
 	sum.Skipped += got.Skipped
 	sum.Unreadable += b.sum.Unreadable
-	b.items, b.states, b.n, b.sum = nil, map[string]ccSource{}, 0, ClaudeCodeSummary{}
+	b.items, b.states, b.n, b.sum = nil, map[string]ccSource{}, 0, Summary{}
 	return nil
 }
 
 // sources reads how far each of files was read.
-func (s *Store) sources(files []string) (map[string]ccSource, error) {
+func (c *Importer) sources(files []string) (map[string]ccSource, error) {
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = sourceKey(f)
+	}
+	raw, err := c.s.Sources(keys)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]ccSource{}
-	err := s.db.View(func(tx kv.Tx) error {
-		root := spaces.Sub(tx, s.space, rootName)
-		if root == nil {
-			return nil
+	for _, f := range files {
+		val, ok := raw[sourceKey(f)]
+		if !ok {
+			continue
 		}
-		b := root.Bucket(sourcesName)
-		if b == nil {
-			return nil
+		var src ccSource
+		if err := json.Unmarshal(val, &src); err != nil {
+			// Read again from the start: the messages' ids keep it from adding twice.
+			continue
 		}
-		for _, f := range files {
-			raw := b.Get(sourceKey(f))
-			if raw == nil {
-				continue
-			}
-			var src ccSource
-			if err := json.Unmarshal(raw, &src); err != nil {
-				// Read again from the start: the messages' ids keep it from adding twice.
-				continue
-			}
-			out[f] = src
-		}
-		return nil
-	})
-	return out, err
+		out[f] = src
+	}
+	return out, nil
 }
 
 // Follow imports what is new whenever a transcript grows or a new one appears, until ctx
 // ends. It waits on the system's file notifications where there are (Linux), looking again
 // at least every rescan; elsewhere it looks every poll. A pass that fails is logged and
 // tried again at the next change.
-func (c *ClaudeCode) Follow(ctx context.Context, poll time.Duration) error {
+func (c *Importer) Follow(ctx context.Context, poll time.Duration) error {
 	w := newWatcher(c.opt.Log, !c.opt.NoNotify)
 	defer w.close()
 	for {

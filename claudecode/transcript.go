@@ -1,4 +1,4 @@
-package threads
+package claudecode
 
 import (
 	"bytes"
@@ -9,19 +9,19 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// Claude Code keeps each session as JSON Lines under ~/.claude/projects/<project>/<session>.jsonl
-// (and its sub-agents' under <session>/subagents/agent-<id>.jsonl, their records naming the
-// parent session). Its maker does not document the format and it changes between versions,
-// so everything here is liberal: a record of a type or shape it doesn't know is skipped, a
-// line that isn't JSON is counted and skipped, and nothing in a transcript fails an import.
-
-// ClaudeCodeAgent is who the assistant's messages of a Claude Code session are from.
-const ClaudeCodeAgent = "agent:claude-code"
+// Agent is who the assistant's messages of a Claude Code session are from.
+const Agent = "agent:claude-code"
 
 // maxTitle is the length to which a first prompt is cut to title its conversation.
 const maxTitle = 80
+
+// maxStep is the length to which a step's rendering (thinking, a tool call or its result) is
+// cut, as package threads cuts a Claude export's.
+const maxStep = 4 << 10
 
 // ccRecord is the part of a transcript line that the import reads; the rest is ignored.
 type ccRecord struct {
@@ -56,7 +56,7 @@ type ccItem struct {
 	conv string
 	// title replaces the conversation's (a summary); firstPrompt titles it only while it has none.
 	title, firstPrompt string
-	msgs               []Message
+	msgs               []threads.Message
 }
 
 // ccFile is what the parser keeps of one transcript between lines (and between reads).
@@ -92,11 +92,11 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 		}
 		r = looseRecord(loose)
 	}
-	if r.SessionID != "" && validID(r.SessionID) == nil && f.Session == "" {
+	if r.SessionID != "" && threads.CheckID(r.SessionID) == nil && f.Session == "" {
 		f.Session = r.SessionID
 	}
 	conv := r.SessionID
-	if conv == "" || validID(conv) != nil {
+	if conv == "" || threads.CheckID(conv) != nil {
 		conv = f.own()
 	}
 	it.conv = conv
@@ -104,12 +104,12 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	if at.IsZero() {
 		at = f.mod
 	}
-	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil && checkMessage(Message{Text: "-", At: t}) == nil {
+	if t, err := time.Parse(time.RFC3339Nano, r.Timestamp); err == nil && threads.CheckTime(t) == nil {
 		at, f.Last = t, t
 	}
 	switch r.Type {
 	case "summary", "custom-title":
-		if t := cleanTitle(r.Summary + r.CustomTitle); t != "" {
+		if t := threads.CleanTitle(r.Summary + r.CustomTitle); t != "" {
 			f.Title, f.Pending = t, true
 		}
 		return it, true
@@ -122,13 +122,13 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	}
 	content := bytes.TrimSpace(r.Message.Content)
 	ext := r.UUID
-	if validExternal(ext) != nil || len(ext) > maxID-8 { // room for a step's "#<block>"
+	if threads.CheckExternal(ext) != nil || len(ext) > threads.MaxID-8 { // room for a step's "#<block>"
 		sum := sha256.Sum256(raw)
 		ext = "sha256:" + hex.EncodeToString(sum[:16])
 	}
-	base := Message{At: at, From: ClaudeCodeAgent, Private: r.IsSidechain}
+	base := threads.Message{At: at, From: Agent, Private: r.IsSidechain}
 	if r.Type == "user" {
-		base.From, base.To = me, ClaudeCodeAgent
+		base.From, base.To = me, Agent
 		// Not typed by the person: notes Claude Code adds (isMeta), the summary it writes when
 		// it compacts a session, and the wrappers of slash commands and their output.
 		base.Private = base.Private || r.IsMeta || r.IsCompactSummary
@@ -176,7 +176,7 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 		return it, true
 	}
 	pub := base
-	pub.Text = cleanText(joined, maxText)
+	pub.Text = cleanText(joined, threads.MaxText)
 	pub.External = ext
 	if r.Type == "user" && !pub.Private && isCommandText(joined) {
 		pub.Private = true
@@ -263,7 +263,7 @@ func cleanText(s string, n int) string {
 		s = strings.ReplaceAll(s, "\x00", "\u2400")
 	}
 	if len(s) > n {
-		s = truncate(s, n-len("…"))
+		s = cut(s, n-len("…"))
 	}
 	return s
 }
@@ -273,7 +273,7 @@ func cleanText(s string, n int) string {
 func promptTitle(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if l = strings.Join(strings.Fields(l), " "); l != "" {
-			return cleanTitle(truncate(l, maxTitle))
+			return threads.CleanTitle(cut(l, maxTitle))
 		}
 	}
 	return ""
@@ -299,4 +299,24 @@ func splitLines(buf []byte, base int64, fn func(line []byte, end int64)) int64 {
 		done += i + 1
 	}
 	return base + int64(done)
+}
+
+// cut cuts s to at most n bytes, on a rune boundary, marking the cut with "…".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// compactJSON is raw without its white space, or as it is when it isn't JSON.
+func compactJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
 }
