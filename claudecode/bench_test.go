@@ -177,10 +177,10 @@ func BenchmarkClaudeCodeParse(b *testing.B) {
 	before := cpuTime(b)
 	msgs := 0
 	for range b.N {
-		var f ccFile
+		var f transcript
 		for _, l := range lines {
 			it, _ := f.parseLine(l, "person:ana")
-			msgs += len(it.msgs)
+			msgs += len(it.Messages)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")

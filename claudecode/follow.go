@@ -72,22 +72,22 @@ func (a fileStamp) same(b fileStamp) bool {
 	return a.size == b.size && a.mod.Equal(b.mod) && a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi)
 }
 
-// ccSource is a followed file's state as stored.
-type ccSource struct {
+// source is a followed file's state as stored.
+type source struct {
 	Offset int64  `json:"offset"` // read up to here
 	Head   string `json:"head"`   // hash of the file's first min(Offset, headSize) bytes: another file in its place has other ones
 	// Tail is the hash of the headSize bytes (or fewer) that end at Offset: a file cut back
 	// and grown again past Offset between two looks has other ones there, unless it was
 	// rewritten as it was. "" (offsets stored before it was kept) checks nothing.
 	Tail string `json:"tail,omitempty"`
-	ccFile
+	transcript
 }
 
 const (
 	headSize   = 1024
 	writeBatch = 50_000 // messages a transaction
 	readChunk  = 8 << 20
-	maxCCLine  = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
+	maxLine    = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
 )
 
 // New returns an importer of the transcripts that opt names, into s's space.
@@ -179,20 +179,7 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	if w != nil {
 		w.watch(c.opt.Dir, dirs)
 	}
-	var changed []string
-	stamps := map[string]fileStamp{}
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		if err != nil {
-			continue // gone since it was listed
-		}
-		st := fileStamp{fi.Size(), fi.ModTime(), fi}
-		if old, ok := c.seen[f]; ok && old.same(st) {
-			continue
-		}
-		changed = append(changed, f)
-		stamps[f] = st
-	}
+	changed, stamps := c.changed(files)
 	var sum Summary
 	if len(changed) == 0 {
 		return sum, nil
@@ -201,46 +188,10 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	// Files are read and parsed by as many workers as there are processors, outside any
-	// transaction; what they give is written here, a batch a transaction.
-	type result struct {
-		file string
-		b    *ccBatch
-		read bool
-		err  error
-	}
-	todo := make(chan string)
-	results := make(chan result, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(changed)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range todo {
-				r := result{file: f, b: &ccBatch{c: c, states: map[string]ccSource{}}}
-				r.read, r.err = c.read(f, stored[f], r.b)
-				results <- r
-			}
-		}()
-	}
-	go func() {
-		defer close(todo)
-		for _, f := range changed {
-			select {
-			case todo <- f:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
-	b := &ccBatch{c: c, states: map[string]ccSource{}}
+	b := &batch{c: c, states: map[string]source{}}
 	var done []string // read without fault: not read again until they change
 	var werr error
-	for r := range results {
+	for r := range c.readAll(ctx, changed, stored) {
 		if werr != nil {
 			continue // drain: the workers finish the files they were given
 		}
@@ -269,18 +220,83 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	return sum, nil
 }
 
-// ccBatch is what was read and not yet written: items, and where each file was read up to.
-type ccBatch struct {
+// changed is those of files that are new or changed since they were last read, and what a
+// stat said of each.
+func (c *Importer) changed(files []string) ([]string, map[string]fileStamp) {
+	var changed []string
+	stamps := map[string]fileStamp{}
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		st := fileStamp{fi.Size(), fi.ModTime(), fi}
+		if old, ok := c.seen[f]; ok && old.same(st) {
+			continue
+		}
+		changed = append(changed, f)
+		stamps[f] = st
+	}
+	return changed, stamps
+}
+
+// readResult is what reading one file gave.
+type readResult struct {
+	file string
+	b    *batch
+	read bool // there was something new to read
+	err  error
+}
+
+// readAll reads files, each from where stored says it was read to, by as many workers as
+// there are processors, outside any transaction (the caller writes what they give), and
+// gives no further file to a worker once ctx ends. The channel is closed when every file
+// given out was read.
+func (c *Importer) readAll(ctx context.Context, files []string, stored map[string]source) <-chan readResult {
+	todo := make(chan string)
+	results := make(chan readResult, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range todo {
+				r := readResult{file: f, b: &batch{c: c, states: map[string]source{}}}
+				r.read, r.err = c.read(f, stored[f], r.b)
+				results <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, f := range files {
+			select {
+			case todo <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	return results
+}
+
+// batch is what was read and not yet written: parts of conversations, and where each file
+// was read up to.
+type batch struct {
 	c      *Importer
-	items  []ccItem
-	states map[string]ccSource
-	n      int
+	parts  []threads.Part
+	states map[string]source
+	n      int // messages in parts
 	sum    Summary
 }
 
 // merge moves what o holds into b.
-func (b *ccBatch) merge(o *ccBatch) {
-	b.items = append(b.items, o.items...)
+func (b *batch) merge(o *batch) {
+	b.parts = append(b.parts, o.parts...)
 	for f, st := range o.states {
 		b.states[f] = st
 	}
@@ -290,7 +306,7 @@ func (b *ccBatch) merge(o *ccBatch) {
 
 // read reads file from where src says it was read up to, adding what it says to b, and
 // reports whether there was anything new to read.
-func (c *Importer) read(file string, src ccSource, b *ccBatch) (bool, error) {
+func (c *Importer) read(file string, src source, b *batch) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return false, err
@@ -306,24 +322,8 @@ func (c *Importer) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		return false, err
 	}
 	head = head[:n]
-	if src.Offset > 0 {
-		switch {
-		case fi.Size() < src.Offset:
-			c.opt.Log.Info("a Claude Code transcript is shorter than what was read of it: reading it again", "file", file)
-			src = ccSource{}
-		case headHash(head[:min(int64(n), src.Offset)]) != src.Head:
-			c.opt.Log.Info("a Claude Code transcript was replaced: reading it again", "file", file)
-			src = ccSource{}
-		case src.Tail != "":
-			tail, err := tailHash(f, src.Offset)
-			if err != nil {
-				return false, err
-			}
-			if tail != src.Tail {
-				c.opt.Log.Info("a Claude Code transcript was rewritten before where it was read to: reading it again", "file", file)
-				src = ccSource{}
-			}
-		}
+	if src, err = c.resume(f, file, fi.Size(), head, src); err != nil {
+		return false, err
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
 	if threads.CheckID(src.stem) != nil {
@@ -337,14 +337,67 @@ func (c *Importer) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		return false, nil
 	}
 	from := src.Offset
-	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
+	if err := c.readLines(f, fi.Size(), &src, b); err != nil {
 		return false, err
 	}
-	buf := make([]byte, 0, min(readChunk, fi.Size()-src.Offset+1))
-	skipping := false // within a line over maxCCLine
+	if src.Pending {
+		// A summary whose conversation has no message yet: it titles it if it exists, and
+		// stays pending to title it with its first message otherwise.
+		b.parts = append(b.parts, threads.Part{Conversation: src.own(), Title: src.Title})
+	}
+	if src.Offset == from {
+		return false, nil // only the start of a line still being written
+	}
+	src.Head = headHash(head[:min(int64(n), src.Offset)])
+	if src.Tail, err = tailHash(f, src.Offset); err != nil {
+		return false, err
+	}
+	b.states[file] = src
+	return true, nil
+}
+
+// resume is src when f (of size bytes, starting with head) is still the file that was read
+// up to src.Offset; else, a file cut back, replaced, or rewritten before that offset, it is
+// a source that reads it again from its start.
+func (c *Importer) resume(f *os.File, file string, size int64, head []byte, src source) (source, error) {
+	if src.Offset == 0 {
+		return src, nil
+	}
+	why := ""
+	switch {
+	case size < src.Offset:
+		why = "a Claude Code transcript is shorter than what was read of it: reading it again"
+	case headHash(head[:min(int64(len(head)), src.Offset)]) != src.Head:
+		why = "a Claude Code transcript was replaced: reading it again"
+	case src.Tail != "":
+		tail, err := tailHash(f, src.Offset)
+		if err != nil {
+			return src, err
+		}
+		if tail != src.Tail {
+			why = "a Claude Code transcript was rewritten before where it was read to: reading it again"
+		}
+	}
+	if why == "" {
+		return src, nil
+	}
+	c.opt.Log.Info(why, "file", file)
+	return source{}, nil
+}
+
+// readLines reads f (of size bytes) from src.Offset to its end, a chunk at a time, adding
+// what each whole line says to b and moving src.Offset past it. A line over maxLine is
+// skipped and counted unreadable; the start of a line still being written is left for the
+// next read.
+func (c *Importer) readLines(f *os.File, size int64, src *source, b *batch) error {
+	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, min(readChunk, size-src.Offset+1))
+	skipping := false // within a line over maxLine
 	for {
 		if len(buf) == cap(buf) {
-			if len(buf) >= maxCCLine {
+			if len(buf) >= maxLine {
 				src.Offset += int64(len(buf))
 				buf, skipping = buf[:0], true
 			} else {
@@ -366,44 +419,33 @@ func (c *Importer) read(file string, src ccSource, b *ccBatch) (bool, error) {
 			}
 		}
 		if !skipping {
-			end := splitLines(buf, src.Offset, func(line []byte, _ int64) {
-				if len(bytes.TrimSpace(line)) == 0 {
-					return
-				}
-				it, ok := src.ccFile.parseLine(line, c.me)
-				if !ok {
-					b.sum.Unreadable++
-					return
-				}
-				if it = src.ccFile.titled(it); len(it.msgs) > 0 || it.title != "" {
-					b.items = append(b.items, it)
-					b.n += len(it.msgs)
-				}
-			})
+			end := splitLines(buf, src.Offset, func(line []byte, _ int64) { c.take(line, src, b) })
 			buf = buf[:copy(buf, buf[end-src.Offset:])]
 			src.Offset = end
 		}
 		if rerr == io.EOF || m == 0 && rerr == nil {
-			break
+			return nil
 		}
 		if rerr != nil {
-			return false, rerr
+			return rerr
 		}
 	}
-	if src.Pending {
-		// A summary whose conversation has no message yet: it titles it if it exists, and
-		// stays pending to title it with its first message otherwise.
-		b.items = append(b.items, ccItem{conv: src.own(), title: src.Title})
+}
+
+// take adds what one line of a transcript says to b.
+func (c *Importer) take(line []byte, src *source, b *batch) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
 	}
-	if src.Offset == from {
-		return false, nil // only the start of a line still being written
+	p, ok := src.parseLine(line, c.me)
+	if !ok {
+		b.sum.Unreadable++
+		return
 	}
-	src.Head = headHash(head[:min(int64(n), src.Offset)])
-	if src.Tail, err = tailHash(f, src.Offset); err != nil {
-		return false, err
+	if p = src.titled(p); len(p.Messages) > 0 || p.Title != "" {
+		b.parts = append(b.parts, p)
+		b.n += len(p.Messages)
 	}
-	b.states[file] = src
-	return true, nil
 }
 
 // tailHash is the hash of the headSize bytes (or fewer, from the start) of f that end at offset.
@@ -422,13 +464,9 @@ func headHash(b []byte) string {
 }
 
 // write stores what b holds in one transaction and empties it.
-func (b *ccBatch) write(sum *Summary) error {
-	if len(b.items) == 0 && len(b.states) == 0 {
+func (b *batch) write(sum *Summary) error {
+	if len(b.parts) == 0 && len(b.states) == 0 {
 		return nil
-	}
-	parts := make([]threads.Part, len(b.items))
-	for i, it := range b.items {
-		parts[i] = threads.Part{Conversation: it.conv, Title: it.title, DefaultTitle: it.firstPrompt, Messages: it.msgs}
 	}
 	sources := make(map[string][]byte, len(b.states))
 	for file, st := range b.states {
@@ -438,7 +476,7 @@ func (b *ccBatch) write(sum *Summary) error {
 		}
 		sources[sourceKey(file)] = val
 	}
-	got, err := b.c.s.ImportParts(parts, sources)
+	got, err := b.c.s.ImportParts(b.parts, sources)
 	if err != nil {
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
 	}
@@ -446,12 +484,12 @@ func (b *ccBatch) write(sum *Summary) error {
 	sum.Messages += got.Messages
 	sum.Skipped += got.Skipped
 	sum.Unreadable += b.sum.Unreadable
-	b.items, b.states, b.n, b.sum = nil, map[string]ccSource{}, 0, Summary{}
+	b.parts, b.states, b.n, b.sum = nil, map[string]source{}, 0, Summary{}
 	return nil
 }
 
 // sources reads how far each of files was read.
-func (c *Importer) sources(files []string) (map[string]ccSource, error) {
+func (c *Importer) sources(files []string) (map[string]source, error) {
 	keys := make([]string, len(files))
 	for i, f := range files {
 		keys[i] = sourceKey(f)
@@ -460,13 +498,13 @@ func (c *Importer) sources(files []string) (map[string]ccSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]ccSource{}
+	out := map[string]source{}
 	for _, f := range files {
 		val, ok := raw[sourceKey(f)]
 		if !ok {
 			continue
 		}
-		var src ccSource
+		var src source
 		if err := json.Unmarshal(val, &src); err != nil {
 			// Read again from the start: the messages' ids keep it from adding twice.
 			continue

@@ -29,15 +29,15 @@ func FuzzClaudeCodeLine(f *testing.F) {
 	f.Add([]byte(`{"type":"assistant","timestamp":"0001-01-01T00:00:00Z","message":{"content":[{"type":"tool_use","input":null}]}}`))
 	f.Add([]byte(`{"type":"user","sessionId":"","uuid":"\n","message":{"content":[{"type":"text","text":"  "}]}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		cf := &ccFile{stem: "stem", mod: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		cf := &transcript{stem: "stem", mod: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		it, ok := cf.parseLine(line, "person:ana")
 		if !ok {
 			return
 		}
-		if len(it.msgs) > 0 && threads.CheckID(it.conv) != nil {
-			t.Fatalf("conversation %q can't be named", it.conv)
+		if len(it.Messages) > 0 && threads.CheckID(it.Conversation) != nil {
+			t.Fatalf("conversation %q can't be named", it.Conversation)
 		}
-		for _, m := range it.msgs {
+		for _, m := range it.Messages {
 			if err := threads.CheckMessage(m); err != nil {
 				t.Fatalf("message %+v: %v", m, err)
 			}

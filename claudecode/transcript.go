@@ -23,26 +23,26 @@ const maxTitle = 80
 // cut, as package threads cuts a Claude export's.
 const maxStep = 4 << 10
 
-// ccRecord is the part of a transcript line that the import reads; the rest is ignored.
-type ccRecord struct {
-	Type             string     `json:"type"`
-	UUID             string     `json:"uuid"`
-	SessionID        string     `json:"sessionId"`
-	Timestamp        string     `json:"timestamp"`
-	IsSidechain      bool       `json:"isSidechain"`
-	IsMeta           bool       `json:"isMeta"`
-	IsCompactSummary bool       `json:"isCompactSummary"`
-	Summary          string     `json:"summary"`     // type "summary"
-	CustomTitle      string     `json:"customTitle"` // type "custom-title"
-	Message          *ccMessage `json:"message"`
+// record is the part of a transcript line that the import reads; the rest is ignored.
+type record struct {
+	Type             string   `json:"type"`
+	UUID             string   `json:"uuid"`
+	SessionID        string   `json:"sessionId"`
+	Timestamp        string   `json:"timestamp"`
+	IsSidechain      bool     `json:"isSidechain"`
+	IsMeta           bool     `json:"isMeta"`
+	IsCompactSummary bool     `json:"isCompactSummary"`
+	Summary          string   `json:"summary"`     // type "summary"
+	CustomTitle      string   `json:"customTitle"` // type "custom-title"
+	Message          *message `json:"message"`
 }
 
-// ccMessage is a record's message: content is a string or an array of blocks.
-type ccMessage struct {
+// message is a record's message: content is a string or an array of blocks.
+type message struct {
 	Content json.RawMessage `json:"content"`
 }
 
-type ccBlock struct {
+type block struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text"`
 	Thinking string          `json:"thinking"` // thinking
@@ -51,16 +51,8 @@ type ccBlock struct {
 	Content  json.RawMessage `json:"content"`  // tool_result: a string, or blocks of text and images
 }
 
-// ccItem is what one transcript line gives: messages for a conversation, maybe a title.
-type ccItem struct {
-	conv string
-	// title replaces the conversation's (a summary); firstPrompt titles it only while it has none.
-	title, firstPrompt string
-	msgs               []threads.Message
-}
-
-// ccFile is what the parser keeps of one transcript between lines (and between reads).
-type ccFile struct {
+// transcript is what the parser keeps of one transcript between lines (and between reads).
+type transcript struct {
 	Session string    `json:"session,omitempty"` // the conversation that summaries title: the first sessionId seen, else the file's name
 	Last    time.Time `json:"last,omitzero"`     // the time of the latest line that had one: lines without take it
 	// Title is the latest summary's; Pending while it may not have reached its conversation
@@ -72,34 +64,28 @@ type ccFile struct {
 }
 
 // own is the file's own conversation: the session its lines name, else its name.
-func (f *ccFile) own() string {
+func (f *transcript) own() string {
 	if f.Session != "" {
 		return f.Session
 	}
 	return f.stem
 }
 
-// parseLine turns one transcript line into an item; ok is false for a line that isn't a
-// JSON object (the caller counts it). me is the person ("person:ana") whose prompts these are.
-func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
-	var r ccRecord
-	if err := json.Unmarshal(raw, &r); err != nil {
-		// A record whose known fields have unexpected types is still a record: retry with
-		// only the fields that decode.
-		var loose map[string]json.RawMessage
-		if json.Unmarshal(raw, &loose) != nil {
-			return ccItem{}, false
-		}
-		r = looseRecord(loose)
+// parseLine turns one transcript line into the part of a conversation it gives (messages, a
+// title), or none; ok is false for a line that isn't a JSON object (the caller counts it).
+// me is the person ("person:ana") whose prompts these are.
+func (f *transcript) parseLine(raw []byte, me string) (p threads.Part, ok bool) {
+	r, ok := decodeRecord(raw)
+	if !ok {
+		return p, false
 	}
 	if r.SessionID != "" && threads.CheckID(r.SessionID) == nil && f.Session == "" {
 		f.Session = r.SessionID
 	}
-	conv := r.SessionID
-	if conv == "" || threads.CheckID(conv) != nil {
-		conv = f.own()
+	p.Conversation = r.SessionID
+	if p.Conversation == "" || threads.CheckID(p.Conversation) != nil {
+		p.Conversation = f.own()
 	}
-	it.conv = conv
 	at := f.Last
 	if at.IsZero() {
 		at = f.mod
@@ -112,15 +98,34 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 		if t := threads.CleanTitle(r.Summary + r.CustomTitle); t != "" {
 			f.Title, f.Pending = t, true
 		}
-		return it, true
 	case "user", "assistant":
+		if r.Message != nil {
+			p.Messages, p.DefaultTitle = messages(r, raw, at, me)
+		}
 	default: // system, progress, file-history-snapshot, queue-operation, and what comes next
-		return it, true
 	}
-	if r.Message == nil {
-		return it, true
+	return p, true
+}
+
+// decodeRecord reads a transcript line's record; ok is false for a line that isn't a JSON
+// object.
+func decodeRecord(raw []byte) (r record, ok bool) {
+	if err := json.Unmarshal(raw, &r); err == nil {
+		return r, true
 	}
-	content := bytes.TrimSpace(r.Message.Content)
+	// A record whose known fields have unexpected types is still a record: retry with
+	// only the fields that decode.
+	var loose map[string]json.RawMessage
+	if json.Unmarshal(raw, &loose) != nil {
+		return record{}, false
+	}
+	return looseRecord(loose), true
+}
+
+// messages is what a user or assistant record (raw, as read) says, at at: its steps as
+// private messages, then its text; and, when the text is a prompt the person typed, the title
+// it gives a conversation that has none.
+func messages(r record, raw []byte, at time.Time, me string) ([]threads.Message, string) {
 	ext := r.UUID
 	if threads.CheckExternal(ext) != nil || len(ext) > threads.MaxID-8 { // room for a step's "#<block>"
 		sum := sha256.Sum256(raw)
@@ -133,47 +138,10 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 		// it compacts a session, and the wrappers of slash commands and their output.
 		base.Private = base.Private || r.IsMeta || r.IsCompactSummary
 	}
-	var texts []string
-	var text string
-	if len(content) > 0 && content[0] == '"' && json.Unmarshal(content, &text) == nil {
-		texts = append(texts, text)
-	} else {
-		var blocks []ccBlock
-		if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &blocks) != nil {
-			return it, true
-		}
-		for i, b := range blocks {
-			var step string
-			switch b.Type {
-			case "text":
-				texts = append(texts, b.Text)
-				continue
-			case "image":
-				if r.Type == "user" {
-					texts = append(texts, "[image]")
-				}
-				continue
-			case "thinking":
-				step = "thinking " + b.Thinking
-			case "redacted_thinking":
-				step = "thinking (redacted)"
-			case "tool_use":
-				step = "tool_use " + b.Name + " " + compactJSON(b.Input)
-			case "tool_result":
-				step = "tool_result " + ccResultText(b.Content)
-			default:
-				continue
-			}
-			s := base
-			s.Private = true
-			s.Text = cleanText(strings.TrimSpace(step), maxStep)
-			s.External = ext + "#" + strconv.Itoa(i)
-			it.msgs = append(it.msgs, s)
-		}
-	}
+	texts, msgs := content(r, base, ext)
 	joined := strings.TrimSpace(strings.Join(texts, "\n\n"))
 	if joined == "" {
-		return it, true
+		return msgs, ""
 	}
 	pub := base
 	pub.Text = cleanText(joined, threads.MaxText)
@@ -181,19 +149,64 @@ func (f *ccFile) parseLine(raw []byte, me string) (it ccItem, ok bool) {
 	if r.Type == "user" && !pub.Private && isCommandText(joined) {
 		pub.Private = true
 	}
-	it.msgs = append(it.msgs, pub)
+	msgs = append(msgs, pub)
 	if r.Type == "user" && !pub.Private {
-		it.firstPrompt = promptTitle(joined)
+		return msgs, promptTitle(joined)
 	}
-	return it, true
+	return msgs, ""
 }
 
-// titled gives it the pending summary title when it adds to the file's own conversation.
-func (f *ccFile) titled(it ccItem) ccItem {
-	if f.Pending && len(it.msgs) > 0 && it.conv == f.own() {
-		it.title, f.Pending = f.Title, false
+// content reads a record's message: a string is its one text; an array of blocks gives the
+// texts of its text blocks (and [image] for an image in a prompt), and each step (thinking,
+// a tool call or its result) as a private message like base, its external id ext#<block>.
+// Content of any other shape gives nothing.
+func content(r record, base threads.Message, ext string) (texts []string, steps []threads.Message) {
+	raw := bytes.TrimSpace(r.Message.Content)
+	var text string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &text) == nil {
+		return []string{text}, nil
 	}
-	return it
+	var blocks []block
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &blocks) != nil {
+		return nil, nil
+	}
+	for i, b := range blocks {
+		var step string
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+			continue
+		case "image":
+			if r.Type == "user" {
+				texts = append(texts, "[image]")
+			}
+			continue
+		case "thinking":
+			step = "thinking " + b.Thinking
+		case "redacted_thinking":
+			step = "thinking (redacted)"
+		case "tool_use":
+			step = "tool_use " + b.Name + " " + compactJSON(b.Input)
+		case "tool_result":
+			step = "tool_result " + resultText(b.Content)
+		default:
+			continue
+		}
+		s := base
+		s.Private = true
+		s.Text = cleanText(strings.TrimSpace(step), maxStep)
+		s.External = ext + "#" + strconv.Itoa(i)
+		steps = append(steps, s)
+	}
+	return texts, steps
+}
+
+// titled gives p the pending summary title when it adds to the file's own conversation.
+func (f *transcript) titled(p threads.Part) threads.Part {
+	if f.Pending && len(p.Messages) > 0 && p.Conversation == f.own() {
+		p.Title, f.Pending = f.Title, false
+	}
+	return p
 }
 
 // isCommandText reports whether a user record's text is Claude Code's wrapping of a slash
@@ -208,8 +221,8 @@ func isCommandText(s string) bool {
 }
 
 // looseRecord reads the fields of a record that decode, leaving the others zero.
-func looseRecord(fields map[string]json.RawMessage) ccRecord {
-	var r ccRecord
+func looseRecord(fields map[string]json.RawMessage) record {
+	var r record
 	str := func(name string, to *string) { _ = json.Unmarshal(fields[name], to) }
 	flag := func(name string, to *bool) { _ = json.Unmarshal(fields[name], to) }
 	str("type", &r.Type)
@@ -221,21 +234,21 @@ func looseRecord(fields map[string]json.RawMessage) ccRecord {
 	flag("isSidechain", &r.IsSidechain)
 	flag("isMeta", &r.IsMeta)
 	flag("isCompactSummary", &r.IsCompactSummary)
-	var m ccMessage
+	var m message
 	if json.Unmarshal(fields["message"], &m) == nil {
 		r.Message = &m
 	}
 	return r
 }
 
-// ccResultText renders a tool result's content: a string as it is, text blocks joined, an
+// resultText renders a tool result's content: a string as it is, text blocks joined, an
 // image as [image], anything else as compact JSON.
-func ccResultText(raw json.RawMessage) string {
+func resultText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var blocks []ccBlock
+	var blocks []block
 	if json.Unmarshal(raw, &blocks) != nil {
 		return compactJSON(raw)
 	}
