@@ -84,17 +84,23 @@ func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
 			t.Fatalf("version %d reads %q, want %q", i+1, v.Text, want)
 		}
 	}
-	_, vs, err := s.History(id)
+	_, vs, err := s.Log(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range vs {
-		if v.Text != texts[v.Number-1] {
-			t.Fatalf("History's version %d is %q, want %q", v.Number, v.Text, texts[v.Number-1])
+	if len(vs) != len(texts) {
+		t.Fatalf("Log gave %d versions, want %d", len(vs), len(texts))
+	}
+	for i, v := range vs {
+		if v.Number != len(texts)-i || v.Text != "" {
+			t.Fatalf("Log's header %d is version %d with %d bytes of text; want version %d without", i, v.Number, len(v.Text), len(texts)-i)
 		}
 	}
 	n := 0
-	err = s.Walk(id, true, func(v docstore.Version) error {
+	err = s.Walk(id, func(v docstore.Version) error {
+		if v.Number != len(texts)-n {
+			t.Fatalf("Walk gave version %d after %d others, want version %d", v.Number, n, len(texts)-n)
+		}
 		if v.Text != texts[v.Number-1] {
 			t.Fatalf("Walk's version %d is %q", v.Number, v.Text)
 		}

@@ -62,7 +62,11 @@ func TestGroupCommit(t *testing.T) {
 				writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), commits, float64(writes)/float64(commits))
 		}
 
-		d, vs, err := s.History(shared.ID)
+		d, vs, err := s.Log(shared.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, latest, err := s.Read(shared.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +80,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		for i := range writers {
 			for j := range each {
-				if line := fmt.Sprintf("writer %d, line %d\n", i, j); !strings.Contains(vs[0].Text, line) {
+				if line := fmt.Sprintf("writer %d, line %d\n", i, j); !strings.Contains(latest.Text, line) {
 					t.Errorf("%q was appended but is not in the text", line)
 				}
 			}

@@ -240,6 +240,22 @@ func (s *Store) Find(name string) (Document, error) {
 	return d, err
 }
 
+// ByID returns the record of document id, deleted or not, without reading a version.
+// Unlike Find it matches no title: it returns ErrNotFound unless the space has a document
+// with exactly that id.
+func (s *Store) ByID(id string) (Document, error) {
+	var d Document
+	err := s.view(func(b *buckets) error {
+		var ok bool
+		var err error
+		if d, ok, err = b.doc(id); err == nil && !ok {
+			err = ErrNotFound
+		}
+		return err
+	})
+	return d, err
+}
+
 // List returns at most limit documents, latest saved first, and how many there are in all.
 func (s *Store) List(limit int) ([]Document, int, error) {
 	var (
@@ -297,24 +313,6 @@ func (s *Store) Read(name string, version int) (Document, Version, error) {
 		return err
 	})
 	return d, v, err
-}
-
-// History returns every version of a named document, newest first, texts included.
-func (s *Store) History(name string) (Document, []Version, error) {
-	var (
-		d  Document
-		vs []Version
-	)
-	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		return b.span(d.ID, 1, d.Version, func(v Version) error {
-			vs = append(vs, v)
-			return nil
-		})
-	})
-	return d, vs, err
 }
 
 // Create makes a new document whose version 1 has title and text. It returns a

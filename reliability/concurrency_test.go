@@ -163,7 +163,7 @@ func (w *concurrentWriter) write(t *testing.T, n int) {
 // gapless checks a document's versions are 1..n without gaps.
 func gapless(t *testing.T, s *docstore.Store, id string) {
 	t.Helper()
-	d, vs, err := s.History(id)
+	d, vs, err := s.Log(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, cou
 		return len(docs)
 	}
 	for id := range docs {
-		d, vs, err := s.History(id)
+		d, vs, err := s.Log(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,13 +216,17 @@ func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, cou
 			}
 		}
 		if d.Title == "Log" {
+			_, latest, err := s.Read(id, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, line := range logLines {
-				if !strings.Contains(vs[0].Text, "\n"+line+"\n") {
+				if !strings.Contains(latest.Text, "\n"+line+"\n") {
 					t.Errorf("%q was appended to Log and acknowledged, but is not in its latest text", line)
 				}
 			}
 			for prefix, n := range counters {
-				if !strings.Contains(vs[0].Text, fmt.Sprintf("\n%s%d\n", prefix, n)) && !strings.Contains(vs[0].Text, fmt.Sprintf("\n%s%d\n", prefix, n+1)) {
+				if !strings.Contains(latest.Text, fmt.Sprintf("\n%s%d\n", prefix, n)) && !strings.Contains(latest.Text, fmt.Sprintf("\n%s%d\n", prefix, n+1)) {
 					t.Errorf("Log's latest text has not %s%d, the value its last acknowledged edit made", prefix, n)
 				}
 			}

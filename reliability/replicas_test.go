@@ -245,7 +245,11 @@ func TestReplicasSixteenClients(t *testing.T) {
 	s := docstore.New(openStore(t, tm.data), "personal")
 	writes := 0
 	for _, doc := range tm.sharedDocs {
-		d, vs, err := s.History(doc)
+		d, vs, err := s.Log(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, v, err := s.Read(doc, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +272,7 @@ func TestReplicasSixteenClients(t *testing.T) {
 				t.Errorf("version %d of %s is by %s for %s, but was answered to %s (%s), whose versions are by %s for %s", v.Number, d.Title, v.Author.By, v.Author.For, w.call, w.client, w.author.By, w.author.For)
 			}
 		}
-		latest := vs[0].Text
+		latest := v.Text
 		for _, w := range writers {
 			for _, line := range w.lines[doc] {
 				if !strings.Contains(latest, "\n"+line+"\n") {

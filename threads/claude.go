@@ -111,10 +111,10 @@ type parsedConversation struct {
 // parseClaude checks conversation c and turns its messages into ours: each tool_use and
 // tool_result block a private message, then the text blocks together as one message.
 func (im *importer) parseClaude(c claudeConversation, person string) (parsedConversation, error) {
-	if err := validID(c.UUID); err != nil {
+	if err := CheckID(c.UUID); err != nil {
 		return parsedConversation{}, fmt.Errorf("uuid: %w", err)
 	}
-	p := parsedConversation{title: cleanTitle(c.Name), created: im.now}
+	p := parsedConversation{title: CleanTitle(c.Name), created: im.now}
 	convAt := ""
 	if c.CreatedAt != "" {
 		t, err := parseTime(c.CreatedAt)
@@ -152,11 +152,11 @@ func (im *importer) parseClaudeMessage(conv, convAt string, cm claudeMessage, pe
 		}
 		base.At, at = t, cm.CreatedAt
 	}
-	if err := checkMessage(Message{Text: "-", At: base.At}); err != nil {
+	if err := CheckMessage(Message{Text: "-", At: base.At}); err != nil {
 		return nil, fmt.Errorf("created_at: %w", err)
 	}
 	if cm.UUID != "" {
-		if err := validExternal(cm.UUID); err != nil {
+		if err := CheckExternal(cm.UUID); err != nil {
 			return nil, fmt.Errorf("uuid: %w", err)
 		}
 	}
@@ -195,12 +195,12 @@ func (im *importer) parseClaudeMessage(conv, convAt string, cm claudeMessage, pe
 	if strings.TrimSpace(text) == "" {
 		return msgs, nil
 	}
-	if len(text) > maxText {
+	if len(text) > MaxText {
 		return nil, fmt.Errorf("text: %w, got %d bytes", ErrBadText, len(text))
 	}
 	m := base
 	m.Text = text
-	if err := checkMessage(m); err != nil {
+	if err := CheckMessage(m); err != nil {
 		return nil, fmt.Errorf("text: %w", err)
 	}
 	if cm.UUID != "" {

@@ -15,7 +15,8 @@
 //	  messages/<conversation id>/<ULID>     a message that people may read, under its 16-byte ULID
 //	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)
 //	  external/<conversation id>/<ext id>   the 16-byte ULID of the message imported under that external id
-//	  sources/claude-code:<path>            how far a Claude Code transcript was read (offset, a hash of its head, its parser's state)
+//	  sources/<key>                         how far an importer that follows files read one: its own record
+//	                                        (ImportParts; package claudecode's key is claude-code:<path>)
 //	  search/...                            the search index of titles and messages people may read (search.Index)
 //
 // A message's ULID is made from its time, so a conversation's bucket is in time order and a
@@ -39,10 +40,10 @@
 // bbolt file for the whole file, a PostgreSQL database across every server on it): while an
 // Import writes, every other write (documents too) waits for it.
 //
-// ClaudeCode is the exception to one transaction an import: it reads and parses transcripts
-// outside any transaction and writes what they give in transactions of at most 50,000
-// messages, each with the offsets of the files it comes from, so that it never holds the data
-// file while reading (a follower runs for as long as the server beside it).
+// ImportParts is one write transaction for what an importer read elsewhere and how far it
+// read: package claudecode reads and parses transcripts outside any transaction and calls
+// it with at most 50,000 messages at a time, so that it never holds the data file while
+// reading (a follower runs for as long as the server beside it).
 //
 // Import's progress function is called while the input is read, outside any transaction.
 //

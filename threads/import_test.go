@@ -168,7 +168,7 @@ func TestImportErrors(t *testing.T) {
 		{"not an object", ok + "\n" + `"just a string"`, []string{"line 3", "one JSON object"}},
 		{"not JSON", ok + `{"conversation":`, []string{"line 2", "not valid JSON"}},
 		{"long line", ok + `{"conversation":"c","from":"person:ana","text":"` + strings.Repeat("x", maxLine) + `"}`, []string{"line 2", "16 MiB"}},
-		{"long text", ok + `{"conversation":"c","from":"person:ana","text":"` + strings.Repeat("x", maxText+1) + `"}`, []string{"line 2", `"text"`, "8 MiB"}},
+		{"long text", ok + `{"conversation":"c","from":"person:ana","text":"` + strings.Repeat("x", MaxText+1) + `"}`, []string{"line 2", `"text"`, "8 MiB"}},
 		{"claude sender", `[{"uuid":"u1","chat_messages":[]},{"uuid":"u2","chat_messages":[{"sender":"bot","text":"x"}]}]`, []string{"conversation at index 1", "message at index 0", `"bot"`}},
 		{"claude type", `[{"uuid":"u1","chat_messages":[{"sender":"human","text":7}]}]`, []string{"conversation at index 0", "chat_messages.text"}},
 		{"claude uuid", `[{"uuid":"u1"},{"name":"no uuid"}]`, []string{"conversation at index 1", "uuid"}},

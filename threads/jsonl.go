@@ -129,10 +129,10 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		}
 	}
 
-	if err := validID(l.conv); err != nil {
+	if err := CheckID(l.conv); err != nil {
 		return line{}, fmt.Errorf("field \"conversation\": %w", err)
 	}
-	l.title = cleanTitle(l.title)
+	l.title = CleanTitle(l.title)
 	if l.m.From, err = prefixedActor(from); err != nil {
 		return line{}, fmt.Errorf("field \"from\": %w", err)
 	}
@@ -141,7 +141,7 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 			return line{}, fmt.Errorf("field \"to\": %w", err)
 		}
 	}
-	if l.m.Text == "" || len(l.m.Text) > maxText {
+	if l.m.Text == "" || len(l.m.Text) > MaxText {
 		return line{}, fmt.Errorf("field \"text\": %w, got %d bytes", ErrBadText, len(l.m.Text))
 	}
 	l.m.At = im.now
@@ -153,7 +153,7 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		l.m.At = t
 		at = t.UTC().Format(time.RFC3339Nano)
 	}
-	if err := checkMessage(l.m); err != nil {
+	if err := CheckMessage(l.m); err != nil {
 		field := "text"
 		if errors.Is(err, ErrBadTime) {
 			field = "at"
@@ -161,7 +161,7 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		return line{}, fmt.Errorf("field %q: %w", field, err)
 	}
 	if id != "" {
-		if err := validExternal(id); err != nil {
+		if err := CheckExternal(id); err != nil {
 			return line{}, fmt.Errorf("field \"id\": %w", err)
 		}
 		l.m.External = id

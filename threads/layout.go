@@ -209,7 +209,7 @@ func (w *writer) thread(id string) (*thread, error) {
 	if t := w.threads[id]; t != nil {
 		return t, nil
 	}
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return nil, err
 	}
 	t := &thread{id: id}

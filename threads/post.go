@@ -41,7 +41,7 @@ func (s *Store) Add(conv string, p Post) (Message, bool, error) {
 
 // checkPost turns p into the message to add, or says which field is at fault.
 func (s *Store) checkPost(conv string, p Post) (Message, error) {
-	if err := validID(conv); err != nil {
+	if err := CheckID(conv); err != nil {
 		return Message{}, &FieldError{"conversation", err}
 	}
 	var m Message
@@ -64,7 +64,7 @@ func (s *Store) checkPost(conv string, p Post) (Message, error) {
 			return Message{}, &FieldError{"at", fmt.Errorf("want an RFC 3339 time like 2026-11-08T10:42:00Z, got %q", truncate(p.At, 40))}
 		}
 	}
-	if err := checkMessage(m); err != nil {
+	if err := CheckMessage(m); err != nil {
 		field := "text"
 		if errors.Is(err, ErrBadTime) {
 			field = "at"
@@ -72,7 +72,7 @@ func (s *Store) checkPost(conv string, p Post) (Message, error) {
 		return Message{}, &FieldError{field, err}
 	}
 	if p.ID != "" {
-		if err := validExternal(p.ID); err != nil {
+		if err := CheckExternal(p.ID); err != nil {
 			return Message{}, &FieldError{"id", err}
 		}
 		m.External = p.ID

@@ -29,9 +29,12 @@ var (
 	ErrBadTime = errors.New("a message's time is between 1970 and the year 10889")
 )
 
+// Limits on what a conversation holds.
 const (
-	maxID   = 200
-	maxText = 8 << 20
+	// MaxID is the longest id of a conversation, or external id of a message, in bytes.
+	MaxID = 200
+	// MaxText is the largest text of a message, in bytes.
+	MaxText = 8 << 20
 )
 
 // Store keeps the conversations of one space. It is safe for concurrent use.
@@ -186,7 +189,7 @@ func (s *Store) Page(id string, limit int, before string) (msgs []Message, more 
 // already has, nothing is added and that message is returned. It returns the message as kept,
 // or ErrBadID, ErrBadText, ErrBadTime, spaces.ErrBadActor or spaces.ErrBadSpace.
 func (s *Store) Say(id, title string, m Message) (Message, error) {
-	if err := validID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return Message{}, err
 	}
 	from, err := spaces.ParseActor(m.From)
@@ -205,11 +208,11 @@ func (s *Store) Say(id, title string, m Message) (Message, error) {
 		m.At = s.now()
 	}
 	if m.External != "" {
-		if err := validExternal(m.External); err != nil {
+		if err := CheckExternal(m.External); err != nil {
 			return Message{}, err
 		}
 	}
-	if err := checkMessage(m); err != nil {
+	if err := CheckMessage(m); err != nil {
 		return Message{}, err
 	}
 	kept, _, err := s.append(id, title, m)
@@ -227,7 +230,7 @@ func (s *Store) append(id, title string, m Message) (kept Message, added bool, e
 		if err != nil {
 			return err
 		}
-		t.setTitle(cleanTitle(title))
+		t.setTitle(CleanTitle(title))
 		if kept, added, err = w.add(t, m); err != nil {
 			return err
 		}
@@ -240,9 +243,9 @@ func (s *Store) append(id, title string, m Message) (kept Message, added bool, e
 	return kept, added, nil
 }
 
-// checkMessage refuses a text or a time that the store cannot keep.
-func checkMessage(m Message) error {
-	if m.Text == "" || len(m.Text) > maxText {
+// CheckMessage refuses a text or a time that the store cannot keep: ErrBadText, ErrBadTime.
+func CheckMessage(m Message) error {
+	if m.Text == "" || len(m.Text) > MaxText {
 		return fmt.Errorf("%w, got %d bytes", ErrBadText, len(m.Text))
 	}
 	// Refused rather than repaired, as the tools refuse them: no text is kept with
@@ -253,22 +256,27 @@ func checkMessage(m Message) error {
 	if strings.IndexByte(m.Text, 0) >= 0 {
 		return fmt.Errorf("%w: it has a NUL byte", ErrBadText)
 	}
-	if m.At.Before(time.Unix(0, 0)) || m.At.After(maxTime) {
-		return fmt.Errorf("%w, got %s", ErrBadTime, m.At.Format(time.RFC3339))
+	return CheckTime(m.At)
+}
+
+// CheckTime returns ErrBadTime for a time that a message's id (a ULID) cannot hold.
+func CheckTime(at time.Time) error {
+	if at.Before(time.Unix(0, 0)) || at.After(maxTime) {
+		return fmt.Errorf("%w, got %s", ErrBadTime, at.Format(time.RFC3339))
 	}
 	return nil
 }
 
-// validID reports whether id can name a conversation, returning ErrBadID when it can't.
-func validID(id string) error {
+// CheckID returns ErrBadID when id cannot name a conversation.
+func CheckID(id string) error {
 	if !validName(id) {
 		return fmt.Errorf("%w, got %q", ErrBadID, truncate(id, 80))
 	}
 	return nil
 }
 
-// validExternal is validID for a message's external id.
-func validExternal(ext string) error {
+// CheckExternal is CheckID for a message's external id (an error that says so, not ErrBadID).
+func CheckExternal(ext string) error {
 	if !validName(ext) {
 		return fmt.Errorf("an external id is 1 to 200 bytes of UTF-8 with no control characters, got %q", truncate(ext, 80))
 	}
@@ -276,11 +284,12 @@ func validExternal(ext string) error {
 }
 
 func validName(s string) bool {
-	return s != "" && len(s) <= maxID && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
+	return s != "" && len(s) <= MaxID && utf8.ValidString(s) && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
-// cleanTitle keeps a title on one line: control characters become spaces, the ends are trimmed.
-func cleanTitle(title string) string {
+// CleanTitle makes title one the store keeps as it is, never refusing it: on one line
+// (control characters become spaces), UTF-8, the ends trimmed, past 400 bytes cut.
+func CleanTitle(title string) string {
 	title = strings.ToValidUTF8(title, "\uFFFD")
 	title = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {

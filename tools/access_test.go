@@ -47,14 +47,14 @@ func TestToolsAskThePrincipal(t *testing.T) {
 	if text, isErr := call(outsider, "list_documents", nil); !isErr || strings.Contains(text, "Plan") {
 		t.Errorf("a principal without launch listing it: %v %q", isErr, text)
 	}
-	if _, vs, _ := docs.History("Plan"); len(vs) != 1 {
+	if _, vs, _ := docs.Log("Plan"); len(vs) != 1 {
 		t.Errorf("Plan has %d versions, want 1", len(vs))
 	}
 	writer := access.WithPrincipal(inLaunch, access.Principal{Person: "ben", Agent: "scribe", Spaces: []string{"launch"}})
 	if text, isErr := call(writer, "append_document", map[string]any{"document": "Plan", "text": "two"}); isErr {
 		t.Errorf("a principal that may write: %q", text)
 	}
-	if _, vs, _ := docs.History("Plan"); len(vs) != 2 || vs[0].Author != (docstore.Author{By: "agent:scribe", For: "person:ben"}) {
+	if _, vs, _ := docs.Log("Plan"); len(vs) != 2 || vs[0].Author != (docstore.Author{By: "agent:scribe", For: "person:ben"}) {
 		t.Errorf("after ben's scribe appended: %+v", vs)
 	}
 }

@@ -68,9 +68,6 @@ func (s *Site) space(w http.ResponseWriter, r *http.Request, p who) (string, boo
 	return name, true
 }
 
-// errFound stops a Walk at its first version: the document is there.
-var errFound = errors.New("found")
-
 // docsOf returns the documents of the space, among p's, that holds document id (deleted or
 // not). It returns docstore.ErrNotFound when none does: a document of a space p may not see
 // is not found, as if it did not exist. Only an id names a document in an address, never
@@ -81,14 +78,13 @@ func (s *Site) docsOf(r *http.Request, p who, id string) (*docstore.Store, error
 	}
 	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
 		docs := docstore.New(s.db, sp)
-		// Walk looks the id up in the space's records (deleted ones too) before it reads
-		// a version: stopped at the first, it says whether the space holds the document,
-		// at the cost of a lookup, where Find would go on to match title words.
-		err := docs.Walk(id, false, func(docstore.Version) error { return errFound })
+		// ByID looks the id up in the space's records, deleted ones too, where Find
+		// would go on to match title words.
+		_, err := docs.ByID(id)
 		switch {
-		case errors.Is(err, errFound):
+		case err == nil:
 			return docs, nil
-		case err != nil && !errors.Is(err, docstore.ErrNotFound):
+		case !errors.Is(err, docstore.ErrNotFound):
 			return nil, err
 		}
 	}

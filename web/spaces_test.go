@@ -284,14 +284,14 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 					id = tm.gone[sp]
 				}
 				docs := docstore.New(tm.db, sp)
-				before, _, _ := docs.History(id)
+				before, _, _ := docs.Log(id)
 				resp := tm.post(c, p.path(id), p.form)
 				got := body(t, resp)
 				if !slices.Contains(teamMay[person], sp) {
 					if resp.StatusCode != lost.StatusCode || got != lostBody {
 						t.Errorf("%s POST %s in %s: %d, not the answer for a missing document (%d):\n%s", person, p.name, sp, resp.StatusCode, lost.StatusCode, got)
 					}
-					if after, _, _ := docs.History(id); after.Version != before.Version || (after.Deleted == nil) != (before.Deleted == nil) || after.Title != before.Title {
+					if after, _, _ := docs.Log(id); after.Version != before.Version || (after.Deleted == nil) != (before.Deleted == nil) || after.Title != before.Title {
 						t.Errorf("%s POST %s changed %s's document: %+v → %+v", person, p.name, sp, before, after)
 					}
 					continue

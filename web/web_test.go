@@ -304,9 +304,10 @@ func TestRenameRestoreDeleteUndelete(t *testing.T) {
 	f.signIn(c, "/").Body.Close()
 	f.post(c, "/document/"+id+"/rename", url.Values{"title": {"Launch plan"}}).Body.Close()
 	f.post(c, "/document/"+id+"/restore", url.Values{"n": {"1"}}).Body.Close()
-	_, vs, _ := f.docs.History(id)
+	_, vs, _ := f.docs.Log(id)
+	_, latest, _ := f.docs.Read(id, 0)
 	// Newest first.
-	if len(vs) != 4 || vs[1].Kind != docstore.KindRename || vs[0].Kind != docstore.KindRestore || vs[0].Text != "one\n" || vs[0].Title != "Launch plan" || vs[0].Author.By != "person:ana" {
+	if len(vs) != 4 || vs[1].Kind != docstore.KindRename || vs[0].Kind != docstore.KindRestore || latest.Text != "one\n" || vs[0].Title != "Launch plan" || vs[0].Author.By != "person:ana" {
 		t.Fatalf("after rename and restore: %+v", vs)
 	}
 	f.post(c, "/document/"+id+"/delete", nil).Body.Close()

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -111,8 +112,8 @@ func importClaudeCode(args []string, stdout io.Writer) error {
 	return cc.Follow(ctx, *poll)
 }
 
-func claudeCodeImporter(db kv.DB, c config, dir, project string) (*threads.ClaudeCode, error) {
-	return threads.New(db, c.space).ClaudeCode(threads.ClaudeCodeOptions{
+func claudeCodeImporter(db kv.DB, c config, dir, project string) (*claudecode.Importer, error) {
+	return claudecode.New(threads.New(db, c.space), claudecode.Options{
 		Dir: dir, Project: project, Me: spaces.Person(c.me).String(), Log: slog.Default(),
 	})
 }
@@ -128,7 +129,7 @@ func followClaudeCode(ctx context.Context, db kv.DB, c config) (stop func()) {
 			err = fmt.Errorf("no folder %s", dir)
 		}
 	}
-	var cc *threads.ClaudeCode
+	var cc *claudecode.Importer
 	if err == nil {
 		cc, err = claudeCodeImporter(db, c, dir, "")
 	}

@@ -139,7 +139,7 @@ func contents(t *testing.T, data string) string {
 		put(space+" documents", docs, err)
 		for _, d := range docs {
 			var vs []docstore.Version
-			err := ds.Walk(d.ID, true, func(v docstore.Version) error {
+			err := ds.Walk(d.ID, func(v docstore.Version) error {
 				vs = append(vs, v)
 				return nil
 			})

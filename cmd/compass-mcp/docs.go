@@ -79,7 +79,7 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer file.Close()
-	p := person{store: docstore.New(file, c.space), db: file, me: docstore.Author{By: spaces.Person(c.me).String()}, out: stdout, errs: stderr}
+	p := docsSession{store: docstore.New(file, c.space), db: file, me: docstore.Author{By: spaces.Person(c.me).String()}, out: stdout, errs: stderr}
 	switch sub {
 	case "list":
 		return p.list(*deleted)
@@ -155,8 +155,9 @@ var docsArgs = map[string]struct {
 	"export":   {1, 1, "a folder", "export DIR"},
 }
 
-// person is the person's side of one space's documents.
-type person struct {
+// docsSession is one run of compass-mcp docs: a space's documents, who acts on them (the
+// person the command runs for), and where its answers and notices go.
+type docsSession struct {
 	store     *docstore.Store
 	db        kv.DB
 	me        docstore.Author
@@ -184,7 +185,7 @@ func versions(n int, one, many string) string {
 }
 
 // explain says what went wrong with a named document as a person reads it.
-func (p person) explain(err error, name string) error {
+func (p docsSession) explain(err error, name string) error {
 	var (
 		amb   *docstore.AmbiguousError
 		taken *docstore.TitleTakenError
@@ -207,7 +208,7 @@ func (p person) explain(err error, name string) error {
 	return err
 }
 
-func (p person) list(deleted bool) error {
+func (p docsSession) list(deleted bool) error {
 	if deleted {
 		docs, err := p.store.Deleted()
 		if err != nil {
@@ -236,7 +237,7 @@ func (p person) list(deleted bool) error {
 	})
 }
 
-func (p person) show(name string, version int) error {
+func (p docsSession) show(name string, version int) error {
 	d, v, err := p.store.Read(name, version)
 	if err != nil {
 		return p.explain(err, name)
@@ -251,7 +252,7 @@ func (p person) show(name string, version int) error {
 	return err
 }
 
-func (p person) history(name string) error {
+func (p docsSession) history(name string) error {
 	d, vs, err := p.store.Log(name)
 	if err != nil {
 		return p.explain(err, name)
@@ -268,7 +269,7 @@ func (p person) history(name string) error {
 	})
 }
 
-func (p person) diff(name string, versions []string) error {
+func (p docsSession) diff(name string, versions []string) error {
 	a, err := versionArg(versions[0])
 	if err != nil {
 		return err
@@ -290,7 +291,7 @@ func (p person) diff(name string, versions []string) error {
 	return err
 }
 
-func (p person) save(name string, base int, isNew bool, prefer linediff.Prefer, stdin io.Reader) error {
+func (p docsSession) save(name string, base int, isNew bool, prefer linediff.Prefer, stdin io.Reader) error {
 	text, err := io.ReadAll(io.LimitReader(stdin, docstore.MaxText+1))
 	if err != nil {
 		return fmt.Errorf("reading the text to save from stdin: %w", err)
@@ -311,7 +312,7 @@ func (p person) save(name string, base int, isNew bool, prefer linediff.Prefer, 
 	return p.saved(saved, err)
 }
 
-func (p person) saved(saved docstore.Saved, err error) error {
+func (p docsSession) saved(saved docstore.Saved, err error) error {
 	if err != nil {
 		var e error = err
 		if errors.Is(err, docstore.ErrBadTitle) || errors.Is(err, docstore.ErrBadText) {
@@ -332,7 +333,7 @@ func (p person) saved(saved docstore.Saved, err error) error {
 	return nil
 }
 
-func (p person) showClash(c *docstore.ClashError, name string) {
+func (p docsSession) showClash(c *docstore.ClashError, name string) {
 	w := p.errs
 	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since your version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, c.Base)
 	for i, k := range c.Conflicts {
@@ -354,7 +355,7 @@ func (p person) showClash(c *docstore.ClashError, name string) {
 // DIR/deleted. Versions are streamed to the file a snapshot's worth at a time (see
 // docstore's Walk): memory holds two versions' texts, and 1,000 versions of a 4 MiB text
 // are not written as 1,000 whole copies unless asked.
-func (p person) export(dir string, whole bool) error {
+func (p docsSession) export(dir string, whole bool) error {
 	docs, err := p.store.Documents()
 	if err != nil {
 		return fmt.Errorf("exporting to %s: %w", dir, err)
@@ -381,7 +382,7 @@ type exported struct {
 	Text    *string         `json:"text,omitempty"` // with --whole
 }
 
-func (p person) exportOne(dir string, d docstore.Document, whole bool) (err error) {
+func (p docsSession) exportOne(dir string, d docstore.Document, whole bool) (err error) {
 	folder := dir
 	if d.Deleted != nil {
 		folder = filepath.Join(dir, "deleted")
@@ -435,7 +436,7 @@ func (p person) exportOne(dir string, d docstore.Document, whole bool) (err erro
 		return err
 	}
 	var newer *docstore.Version
-	err = p.store.Walk(d.ID, true, func(v docstore.Version) error {
+	err = p.store.Walk(d.ID, func(v docstore.Version) error {
 		if newer == nil {
 			if err := os.WriteFile(base+".md", []byte(v.Text), 0o644); err != nil {
 				return err

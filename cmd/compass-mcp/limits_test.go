@@ -100,7 +100,7 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 	}
 	stop()
 	db := kvtest.OpenData(t, data)
-	_, vs, err := docstore.New(db, "personal").History("Log")
+	_, vs, err := docstore.New(db, "personal").Log("Log")
 	if err != nil {
 		t.Fatal(err)
 	}

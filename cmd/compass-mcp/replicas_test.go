@@ -95,7 +95,7 @@ func TestSessionsAreTheStores(t *testing.T) {
 	}
 	defer db.Close()
 	for _, title := range titles {
-		_, vs, err := docstore.New(bolt.Wrap(db), "personal").History(title)
+		_, vs, err := docstore.New(bolt.Wrap(db), "personal").Log(title)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,7 +86,7 @@ func TestRefusalsOverHTTP(t *testing.T) {
 func checkAuthors(t *testing.T, data, name string, versions int) {
 	t.Helper()
 	db := kvtest.OpenData(t, data)
-	_, vs, err := docstore.New(db, "personal").History(name)
+	_, vs, err := docstore.New(db, "personal").Log(name)
 	if err != nil {
 		t.Fatal(err)
 	}

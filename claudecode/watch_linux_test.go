@@ -1,4 +1,4 @@
-package threads
+package claudecode
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // inotifyFDs counts this process's open inotify descriptors.
@@ -27,7 +29,7 @@ func inotifyFDs(t *testing.T) int {
 // following starts a follower of dir into s that looks at every file only once an hour
 // (so what it reads later comes by a notification), and returns a func that stops it and
 // returns what Follow did.
-func following(t *testing.T, s *Store, dir string) (stop func() error) {
+func following(t *testing.T, s *threads.Store, dir string) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, time.Hour) }()
@@ -45,7 +47,7 @@ func following(t *testing.T, s *Store, dir string) (stop func() error) {
 }
 
 // waitLatest waits, at most within, for conv's latest message to be text.
-func waitLatest(t *testing.T, s *Store, conv, text string, within time.Duration) {
+func waitLatest(t *testing.T, s *threads.Store, conv, text string, within time.Duration) {
 	t.Helper()
 	start := time.Now()
 	for {
@@ -64,7 +66,7 @@ func waitLatest(t *testing.T, s *Store, conv, text string, within time.Duration)
 // past Close (os.File.Fd makes one blocking; NewFile of a non-blocking one doesn't).
 func TestFollowStopsItsWatcher(t *testing.T) {
 	before := inotifyFDs(t)
-	s := New(openDB(t), "personal")
+	s := threads.New(openDB(t), "personal")
 	dir := ccFixtures(t)
 	stop := following(t, s, dir)
 	// The first pass has read the folder (and watches it); the line written after it
@@ -89,7 +91,7 @@ func TestFollowStopsItsWatcher(t *testing.T) {
 // again: a line appended to a transcript in it comes within a second, not at the next
 // rescan.
 func TestFollowWatchesAFolderMadeAgain(t *testing.T) {
-	s := New(openDB(t), "personal")
+	s := threads.New(openDB(t), "personal")
 	dir := ccFixtures(t)
 	following(t, s, dir)
 	waitLatest(t, s, ccNotes, "which three?", 5*time.Second)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package threads
+package claudecode
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package threads
+package claudecode
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // ccCorpus writes sessions transcripts of lines lines each into a new folder of 10
@@ -64,7 +66,7 @@ func ccCorpus(b *testing.B, sessions, lines int) string {
 // BenchmarkClaudeCodeImport imports 1,000 sessions of 1,000 lines each (the goal:
 // within 10 s) into a new data file.
 //
-//	go test -run XXX -bench ClaudeCodeImport -benchtime 1x ./threads
+//	go test -run XXX -bench ClaudeCodeImport -benchtime 1x ./claudecode
 func BenchmarkClaudeCodeImport(b *testing.B) {
 	sessions, lines := 1000, 1000
 	if testing.Short() {
@@ -74,7 +76,7 @@ func BenchmarkClaudeCodeImport(b *testing.B) {
 	var cpu time.Duration
 	for range b.N {
 		b.StopTimer()
-		s := New(openDB(b), "bench")
+		s := threads.New(openDB(b), "bench")
 		cc := ccImporter(b, s, dir, "")
 		before := cpuTime(b)
 		b.StartTimer()
@@ -97,7 +99,7 @@ func BenchmarkClaudeCodeImport(b *testing.B) {
 // most 1% of a core), reported as "%core": woken by inotify, and looking every second (as
 // where there are no file notifications).
 //
-//	go test -run XXX -bench ClaudeCodeFollowAtRest -benchtime 1x ./threads
+//	go test -run XXX -bench ClaudeCodeFollowAtRest -benchtime 1x ./claudecode
 func BenchmarkClaudeCodeFollowAtRest(b *testing.B) {
 	sessions, lines, rest := 1000, 1000, 10*time.Second
 	if testing.Short() {
@@ -114,8 +116,8 @@ func BenchmarkClaudeCodeFollowAtRest(b *testing.B) {
 }
 
 func followAtRest(b *testing.B, dir string, sessions int, rest time.Duration, poll bool) {
-	s := New(openDB(b), "bench")
-	cc, err := s.ClaudeCode(ClaudeCodeOptions{Dir: dir, Me: "ana", NoNotify: poll})
+	s := threads.New(openDB(b), "bench")
+	cc, err := New(s, Options{Dir: dir, Me: "ana", NoNotify: poll})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,7 +160,7 @@ func cpuTime(b *testing.B) time.Duration {
 // BenchmarkClaudeCodeParse parses the lines of the import benchmark's transcripts, one
 // goroutine, no store: the part of the import that the readers share, per line.
 //
-//	go test -run XXX -bench ClaudeCodeParse ./threads
+//	go test -run XXX -bench ClaudeCodeParse ./claudecode
 func BenchmarkClaudeCodeParse(b *testing.B) {
 	dir := ccCorpus(b, 1, 1000)
 	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
@@ -175,10 +177,10 @@ func BenchmarkClaudeCodeParse(b *testing.B) {
 	before := cpuTime(b)
 	msgs := 0
 	for range b.N {
-		var f ccFile
+		var f transcript
 		for _, l := range lines {
 			it, _ := f.parseLine(l, "person:ana")
-			msgs += len(it.msgs)
+			msgs += len(it.Messages)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")

@@ -1,7 +1,8 @@
-package threads
+package claudecode
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 const (
@@ -44,16 +48,18 @@ func ccFixtures(t testing.TB) string {
 	return dir
 }
 
-func ccImporter(t testing.TB, s *Store, dir, project string) *ClaudeCode {
+func openDB(tb testing.TB) kv.DB { return kvtest.Open(tb) }
+
+func ccImporter(t testing.TB, s *threads.Store, dir, project string) *Importer {
 	t.Helper()
-	cc, err := s.ClaudeCode(ClaudeCodeOptions{Dir: dir, Project: project, Me: "ana"})
+	cc, err := New(s, Options{Dir: dir, Project: project, Me: "ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cc
 }
 
-func pass(t testing.TB, cc *ClaudeCode) ClaudeCodeSummary {
+func pass(t testing.TB, cc *Importer) Summary {
 	t.Helper()
 	sum, err := cc.Pass()
 	if err != nil {
@@ -63,7 +69,7 @@ func pass(t testing.TB, cc *ClaudeCode) ClaudeCodeSummary {
 }
 
 // pageOf is what Page shows of a conversation, one "from: text" a message.
-func pageOf(t testing.TB, s *Store, conv string) []string {
+func pageOf(t testing.TB, s *threads.Store, conv string) []string {
 	t.Helper()
 	msgs, _, err := s.Page(conv, 500, "")
 	if err != nil {
@@ -76,18 +82,27 @@ func pageOf(t testing.TB, s *Store, conv string) []string {
 	return out
 }
 
-// privateTexts is every private step of conv, in order.
+// privateTexts is every private step of conv, in order. No method of threads.Store returns
+// one (none that reads for people may), so this reads them where threads keeps them (see
+// its Layout: conversations/private/<conversation id>/<ULID>, a JSON record each).
 func privateTexts(t testing.TB, db kv.DB, space, conv string) []string {
 	t.Helper()
 	var out []string
 	err := db.View(func(tx kv.Tx) error {
-		v := readView(tx, space)
-		b := v.private.Bucket([]byte(conv))
+		root := spaces.Sub(tx, space, "conversations")
+		if root == nil {
+			return nil
+		}
+		var b kv.Bucket
+		if priv := root.Bucket([]byte("private")); priv != nil {
+			b = priv.Bucket([]byte(conv))
+		}
 		if b == nil {
 			return nil
 		}
-		return b.ForEach(func(k, val []byte) error {
-			m, err := decodeMessage(k, val)
+		return b.ForEach(func(_, val []byte) error {
+			var m struct{ From, Text string }
+			err := json.Unmarshal(val, &m)
 			out = append(out, m.From+": "+m.Text)
 			return err
 		})
@@ -104,10 +119,10 @@ func privateTexts(t testing.TB, db kv.DB, space, conv string) []string {
 // skipped; the half-written last line waits. A second pass adds nothing.
 func TestClaudeCodeImport(t *testing.T) {
 	db := openDB(t)
-	s := New(db, "personal")
+	s := threads.New(db, "personal")
 	dir := ccFixtures(t)
 	sum := pass(t, ccImporter(t, s, dir, ""))
-	if want := (ClaudeCodeSummary{Files: 4, Conversations: 3, Messages: 27, Unreadable: 1}); sum != want {
+	if want := (Summary{Files: 4, Conversations: 3, Messages: 27, Unreadable: 1}); sum != want {
 		t.Errorf("first pass: %+v, want %+v", sum, want)
 	}
 	want := map[string][]string{
@@ -166,7 +181,7 @@ func TestClaudeCodeImport(t *testing.T) {
 	}
 
 	again := pass(t, ccImporter(t, s, dir, ""))
-	if again != (ClaudeCodeSummary{}) {
+	if again != (Summary{}) {
 		t.Errorf("a second importer read again what was read: %+v", again)
 	}
 }
@@ -175,14 +190,14 @@ func TestClaudeCodeImport(t *testing.T) {
 func TestClaudeCodeProject(t *testing.T) {
 	dir := ccFixtures(t)
 	for _, project := range []string{"/home/ana/notes", "-home-ana-notes"} {
-		s := New(openDB(t), "personal")
+		s := threads.New(openDB(t), "personal")
 		pass(t, ccImporter(t, s, dir, project))
 		recent, err := s.Recent(10, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(recent); !slices.Equal(got, []string{ccNotes}) {
-			t.Errorf("--project %s imported %v", project, got)
+		if len(recent) != 1 || recent[0].ID != ccNotes {
+			t.Errorf("--project %s imported %v", project, recent)
 		}
 	}
 }
@@ -191,7 +206,7 @@ func TestClaudeCodeProject(t *testing.T) {
 // read again from its start, and nothing is added twice.
 func TestClaudeCodeGrowTruncateReplace(t *testing.T) {
 	db := openDB(t)
-	s := New(db, "personal")
+	s := threads.New(db, "personal")
 	dir := ccFixtures(t)
 	cc := ccImporter(t, s, dir, "")
 	pass(t, cc)
@@ -265,7 +280,7 @@ func ccLine(session, typ, uuid, at, text string) string {
 // a second; a follower started again reads nothing twice.
 func TestClaudeCodeFollow(t *testing.T) {
 	db := openDB(t)
-	s := New(db, "personal")
+	s := threads.New(db, "personal")
 	dir := ccFixtures(t)
 	follow := func() (stop func()) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -310,7 +325,7 @@ func TestClaudeCodeFollow(t *testing.T) {
 	// Started again, with a line written while it was stopped: that line only is read.
 	appendTo(t, file, ccLine(ccNotes, "user", "f0000000-0000-4000-8000-000000000010", "2026-11-09T07:50:00Z", "While it was stopped.")+"\n")
 	sum := pass(t, ccImporter(t, s, dir, ""))
-	if want := (ClaudeCodeSummary{Files: 1, Conversations: 1, Messages: 1}); sum != want {
+	if want := (Summary{Files: 1, Conversations: 1, Messages: 1}); sum != want {
 		t.Errorf("after a restart: %+v, want %+v", sum, want)
 	}
 }
@@ -321,7 +336,7 @@ func TestClaudeCodeFollow(t *testing.T) {
 // twice. Cut back without growing past, the next line is read too.
 func TestClaudeCodeTruncatedPastTheHead(t *testing.T) {
 	db := openDB(t)
-	s := New(db, "personal")
+	s := threads.New(db, "personal")
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "-home-ana-long")
 	if err := os.Mkdir(proj, 0o755); err != nil {

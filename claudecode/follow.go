@@ -1,4 +1,4 @@
-package threads
+package claudecode
 
 import (
 	"bytes"
@@ -18,16 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// sourcesName is the bucket, in a space's conversations, of how far each followed file was
-// read: its key is "claude-code:" and the file's absolute path.
-var sourcesName = []byte("sources")
-
-// ClaudeCodeOptions says what ClaudeCode imports.
-type ClaudeCodeOptions struct {
+// Options says what an Importer imports.
+type Options struct {
 	Dir     string // the folder of projects, like ~/.claude/projects
 	Project string // if set, only the sessions of the project at this path (or of this folder of Dir)
 	Me      string // the person whose prompts these are: an id, or person:<id>
@@ -37,8 +33,8 @@ type ClaudeCodeOptions struct {
 	NoNotify bool
 }
 
-// ClaudeCodeSummary says what one pass of a ClaudeCode did.
-type ClaudeCodeSummary struct {
+// Summary says what one pass of an Importer did.
+type Summary struct {
 	Files         int // transcripts read (the new part of each)
 	Conversations int // conversations created or changed
 	Messages      int // messages added
@@ -46,9 +42,10 @@ type ClaudeCodeSummary struct {
 	Unreadable    int // lines that are not JSON, skipped
 }
 
-// ClaudeCode imports Claude Code's session transcripts into a space, from where it last
+// Importer imports Claude Code's session transcripts into a space, from where it last
 // stopped: how far each file was read is kept in the store with the messages read from it,
-// in the same transaction, so a restart (or another process) reads only what is new.
+// in the same transaction (threads.Store.ImportParts), so a restart (or another process)
+// reads only what is new.
 //
 // # Caveats
 //
@@ -56,9 +53,9 @@ type ClaudeCodeSummary struct {
 // transactions (at most writeBatch messages each), so another process sharing the data file
 // is never kept waiting for long. Two followers of the same folder share the work: each
 // reads the offsets the other wrote, and a message read twice is added once (by its uuid).
-type ClaudeCode struct {
-	s    *Store
-	opt  ClaudeCodeOptions
+type Importer struct {
+	s    *threads.Store
+	opt  Options
 	me   string
 	seen map[string]fileStamp // what each file looked like when last read, to skip it unchanged
 }
@@ -75,26 +72,26 @@ func (a fileStamp) same(b fileStamp) bool {
 	return a.size == b.size && a.mod.Equal(b.mod) && a.fi != nil && b.fi != nil && os.SameFile(a.fi, b.fi)
 }
 
-// ccSource is a followed file's state as stored.
-type ccSource struct {
+// source is a followed file's state as stored.
+type source struct {
 	Offset int64  `json:"offset"` // read up to here
 	Head   string `json:"head"`   // hash of the file's first min(Offset, headSize) bytes: another file in its place has other ones
 	// Tail is the hash of the headSize bytes (or fewer) that end at Offset: a file cut back
 	// and grown again past Offset between two looks has other ones there, unless it was
 	// rewritten as it was. "" (offsets stored before it was kept) checks nothing.
 	Tail string `json:"tail,omitempty"`
-	ccFile
+	transcript
 }
 
 const (
 	headSize   = 1024
 	writeBatch = 50_000 // messages a transaction
 	readChunk  = 8 << 20
-	maxCCLine  = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
+	maxLine    = 64 << 20 // a longer line is skipped: a transcript line holding a huge tool output
 )
 
-// ClaudeCode returns an importer of the transcripts that opt names, into s's space.
-func (s *Store) ClaudeCode(opt ClaudeCodeOptions) (*ClaudeCode, error) {
+// New returns an importer of the transcripts that opt names, into s's space.
+func New(s *threads.Store, opt Options) (*Importer, error) {
 	me, err := spaces.ParseActor(opt.Me)
 	if err != nil || me.Agent {
 		return nil, fmt.Errorf("importing Claude Code sessions needs the person whose prompts they are (person:<id>), got %q", opt.Me)
@@ -105,17 +102,17 @@ func (s *Store) ClaudeCode(opt ClaudeCodeOptions) (*ClaudeCode, error) {
 	if opt.Dir, err = filepath.Abs(opt.Dir); err != nil {
 		return nil, err
 	}
-	return &ClaudeCode{s: s, opt: opt, me: me.String(), seen: map[string]fileStamp{}}, nil
+	return &Importer{s: s, opt: opt, me: me.String(), seen: map[string]fileStamp{}}, nil
 }
 
 // Files lists the transcripts under the folder (those of the project, if one is set), sorted.
-func (c *ClaudeCode) Files() ([]string, error) {
+func (c *Importer) Files() ([]string, error) {
 	files, _, err := c.walk()
 	return files, err
 }
 
 // walk lists the transcripts under the folder, and the folders that hold them or may.
-func (c *ClaudeCode) walk() (files, dirs []string, err error) {
+func (c *Importer) walk() (files, dirs []string, err error) {
 	projects, err := os.ReadDir(c.opt.Dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading Claude Code's projects: %w", err)
@@ -145,7 +142,7 @@ func (c *ClaudeCode) walk() (files, dirs []string, err error) {
 // wanted reports whether the project folder name is one to import. Claude Code names a
 // project's folder after its path, each character other than a letter or digit a '-'
 // (older versions replaced only '/'): both are matched, and so is the folder's own name.
-func (c *ClaudeCode) wanted(name string) bool {
+func (c *Importer) wanted(name string) bool {
 	p := c.opt.Project
 	if p == "" {
 		return true
@@ -166,83 +163,35 @@ func (c *ClaudeCode) wanted(name string) bool {
 	return name == all || name == strings.ReplaceAll(p, "/", "-")
 }
 
-func sourceKey(path string) []byte { return []byte("claude-code:" + path) }
+// sourceKey is where the store keeps how far the file at path was read.
+func sourceKey(path string) string { return "claude-code:" + path }
 
 // Pass imports what is new in every transcript, and returns what it did.
-func (c *ClaudeCode) Pass() (ClaudeCodeSummary, error) { return c.pass(context.Background(), nil) }
+func (c *Importer) Pass() (Summary, error) { return c.pass(context.Background(), nil) }
 
 // pass is Pass, reading no further file once ctx ends (what was read is written), and
 // watching, if w is not nil, the folders it finds.
-func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, error) {
+func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	files, dirs, err := c.walk()
 	if err != nil {
-		return ClaudeCodeSummary{}, err
+		return Summary{}, err
 	}
 	if w != nil {
 		w.watch(c.opt.Dir, dirs)
 	}
-	var changed []string
-	stamps := map[string]fileStamp{}
-	for _, f := range files {
-		fi, err := os.Stat(f)
-		if err != nil {
-			continue // gone since it was listed
-		}
-		st := fileStamp{fi.Size(), fi.ModTime(), fi}
-		if old, ok := c.seen[f]; ok && old.same(st) {
-			continue
-		}
-		changed = append(changed, f)
-		stamps[f] = st
-	}
-	var sum ClaudeCodeSummary
+	changed, stamps := c.changed(files)
+	var sum Summary
 	if len(changed) == 0 {
 		return sum, nil
 	}
-	stored, err := c.s.sources(changed)
+	stored, err := c.sources(changed)
 	if err != nil {
 		return sum, err
 	}
-	// Files are read and parsed by as many workers as there are processors, outside any
-	// transaction; what they give is written here, a batch a transaction.
-	type result struct {
-		file string
-		b    *ccBatch
-		read bool
-		err  error
-	}
-	todo := make(chan string)
-	results := make(chan result, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(changed)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range todo {
-				r := result{file: f, b: &ccBatch{c: c, states: map[string]ccSource{}}}
-				r.read, r.err = c.read(f, stored[f], r.b)
-				results <- r
-			}
-		}()
-	}
-	go func() {
-		defer close(todo)
-		for _, f := range changed {
-			select {
-			case todo <- f:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
-	b := &ccBatch{c: c, states: map[string]ccSource{}}
+	b := &batch{c: c, states: map[string]source{}}
 	var done []string // read without fault: not read again until they change
 	var werr error
-	for r := range results {
+	for r := range c.readAll(ctx, changed, stored) {
 		if werr != nil {
 			continue // drain: the workers finish the files they were given
 		}
@@ -271,18 +220,83 @@ func (c *ClaudeCode) pass(ctx context.Context, w *watcher) (ClaudeCodeSummary, e
 	return sum, nil
 }
 
-// ccBatch is what was read and not yet written: items, and where each file was read up to.
-type ccBatch struct {
-	c      *ClaudeCode
-	items  []ccItem
-	states map[string]ccSource
-	n      int
-	sum    ClaudeCodeSummary
+// changed is those of files that are new or changed since they were last read, and what a
+// stat said of each.
+func (c *Importer) changed(files []string) ([]string, map[string]fileStamp) {
+	var changed []string
+	stamps := map[string]fileStamp{}
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		st := fileStamp{fi.Size(), fi.ModTime(), fi}
+		if old, ok := c.seen[f]; ok && old.same(st) {
+			continue
+		}
+		changed = append(changed, f)
+		stamps[f] = st
+	}
+	return changed, stamps
+}
+
+// readResult is what reading one file gave.
+type readResult struct {
+	file string
+	b    *batch
+	read bool // there was something new to read
+	err  error
+}
+
+// readAll reads files, each from where stored says it was read to, by as many workers as
+// there are processors, outside any transaction (the caller writes what they give), and
+// gives no further file to a worker once ctx ends. The channel is closed when every file
+// given out was read.
+func (c *Importer) readAll(ctx context.Context, files []string, stored map[string]source) <-chan readResult {
+	todo := make(chan string)
+	results := make(chan readResult, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range todo {
+				r := readResult{file: f, b: &batch{c: c, states: map[string]source{}}}
+				r.read, r.err = c.read(f, stored[f], r.b)
+				results <- r
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for _, f := range files {
+			select {
+			case todo <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	return results
+}
+
+// batch is what was read and not yet written: parts of conversations, and where each file
+// was read up to.
+type batch struct {
+	c      *Importer
+	parts  []threads.Part
+	states map[string]source
+	n      int // messages in parts
+	sum    Summary
 }
 
 // merge moves what o holds into b.
-func (b *ccBatch) merge(o *ccBatch) {
-	b.items = append(b.items, o.items...)
+func (b *batch) merge(o *batch) {
+	b.parts = append(b.parts, o.parts...)
 	for f, st := range o.states {
 		b.states[f] = st
 	}
@@ -292,7 +306,7 @@ func (b *ccBatch) merge(o *ccBatch) {
 
 // read reads file from where src says it was read up to, adding what it says to b, and
 // reports whether there was anything new to read.
-func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
+func (c *Importer) read(file string, src source, b *batch) (bool, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return false, err
@@ -308,45 +322,82 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 		return false, err
 	}
 	head = head[:n]
-	if src.Offset > 0 {
-		switch {
-		case fi.Size() < src.Offset:
-			c.opt.Log.Info("a Claude Code transcript is shorter than what was read of it: reading it again", "file", file)
-			src = ccSource{}
-		case headHash(head[:min(int64(n), src.Offset)]) != src.Head:
-			c.opt.Log.Info("a Claude Code transcript was replaced: reading it again", "file", file)
-			src = ccSource{}
-		case src.Tail != "":
-			tail, err := tailHash(f, src.Offset)
-			if err != nil {
-				return false, err
-			}
-			if tail != src.Tail {
-				c.opt.Log.Info("a Claude Code transcript was rewritten before where it was read to: reading it again", "file", file)
-				src = ccSource{}
-			}
-		}
+	if src, err = c.resume(f, file, fi.Size(), head, src); err != nil {
+		return false, err
 	}
 	src.stem = strings.TrimSuffix(filepath.Base(file), ".jsonl")
-	if validID(src.stem) != nil {
+	if threads.CheckID(src.stem) != nil {
 		src.stem = "claude-code:" + headHash([]byte(file))
 	}
 	src.mod = fi.ModTime()
-	if checkMessage(Message{Text: "-", At: src.mod}) != nil {
-		src.mod = c.s.now()
+	if threads.CheckTime(src.mod) != nil {
+		src.mod = time.Now()
 	}
 	if src.Offset == fi.Size() {
 		return false, nil
 	}
 	from := src.Offset
-	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
+	if err := c.readLines(f, fi.Size(), &src, b); err != nil {
 		return false, err
 	}
-	buf := make([]byte, 0, min(readChunk, fi.Size()-src.Offset+1))
-	skipping := false // within a line over maxCCLine
+	if src.Pending {
+		// A summary whose conversation has no message yet: it titles it if it exists, and
+		// stays pending to title it with its first message otherwise.
+		b.parts = append(b.parts, threads.Part{Conversation: src.own(), Title: src.Title})
+	}
+	if src.Offset == from {
+		return false, nil // only the start of a line still being written
+	}
+	src.Head = headHash(head[:min(int64(n), src.Offset)])
+	if src.Tail, err = tailHash(f, src.Offset); err != nil {
+		return false, err
+	}
+	b.states[file] = src
+	return true, nil
+}
+
+// resume is src when f (of size bytes, starting with head) is still the file that was read
+// up to src.Offset; else, a file cut back, replaced, or rewritten before that offset, it is
+// a source that reads it again from its start.
+func (c *Importer) resume(f *os.File, file string, size int64, head []byte, src source) (source, error) {
+	if src.Offset == 0 {
+		return src, nil
+	}
+	why := ""
+	switch {
+	case size < src.Offset:
+		why = "a Claude Code transcript is shorter than what was read of it: reading it again"
+	case headHash(head[:min(int64(len(head)), src.Offset)]) != src.Head:
+		why = "a Claude Code transcript was replaced: reading it again"
+	case src.Tail != "":
+		tail, err := tailHash(f, src.Offset)
+		if err != nil {
+			return src, err
+		}
+		if tail != src.Tail {
+			why = "a Claude Code transcript was rewritten before where it was read to: reading it again"
+		}
+	}
+	if why == "" {
+		return src, nil
+	}
+	c.opt.Log.Info(why, "file", file)
+	return source{}, nil
+}
+
+// readLines reads f (of size bytes) from src.Offset to its end, a chunk at a time, adding
+// what each whole line says to b and moving src.Offset past it. A line over maxLine is
+// skipped and counted unreadable; the start of a line still being written is left for the
+// next read.
+func (c *Importer) readLines(f *os.File, size int64, src *source, b *batch) error {
+	if _, err := f.Seek(src.Offset, io.SeekStart); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, min(readChunk, size-src.Offset+1))
+	skipping := false // within a line over maxLine
 	for {
 		if len(buf) == cap(buf) {
-			if len(buf) >= maxCCLine {
+			if len(buf) >= maxLine {
 				src.Offset += int64(len(buf))
 				buf, skipping = buf[:0], true
 			} else {
@@ -368,44 +419,33 @@ func (c *ClaudeCode) read(file string, src ccSource, b *ccBatch) (bool, error) {
 			}
 		}
 		if !skipping {
-			end := splitLines(buf, src.Offset, func(line []byte, _ int64) {
-				if len(bytes.TrimSpace(line)) == 0 {
-					return
-				}
-				it, ok := src.ccFile.parseLine(line, c.me)
-				if !ok {
-					b.sum.Unreadable++
-					return
-				}
-				if it = src.ccFile.titled(it); len(it.msgs) > 0 || it.title != "" {
-					b.items = append(b.items, it)
-					b.n += len(it.msgs)
-				}
-			})
+			end := splitLines(buf, src.Offset, func(line []byte, _ int64) { c.take(line, src, b) })
 			buf = buf[:copy(buf, buf[end-src.Offset:])]
 			src.Offset = end
 		}
 		if rerr == io.EOF || m == 0 && rerr == nil {
-			break
+			return nil
 		}
 		if rerr != nil {
-			return false, rerr
+			return rerr
 		}
 	}
-	if src.Pending {
-		// A summary whose conversation has no message yet: it titles it if it exists, and
-		// stays pending to title it with its first message otherwise.
-		b.items = append(b.items, ccItem{conv: src.own(), title: src.Title})
+}
+
+// take adds what one line of a transcript says to b.
+func (c *Importer) take(line []byte, src *source, b *batch) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
 	}
-	if src.Offset == from {
-		return false, nil // only the start of a line still being written
+	p, ok := src.parseLine(line, c.me)
+	if !ok {
+		b.sum.Unreadable++
+		return
 	}
-	src.Head = headHash(head[:min(int64(n), src.Offset)])
-	if src.Tail, err = tailHash(f, src.Offset); err != nil {
-		return false, err
+	if p = src.titled(p); len(p.Messages) > 0 || p.Title != "" {
+		b.parts = append(b.parts, p)
+		b.n += len(p.Messages)
 	}
-	b.states[file] = src
-	return true, nil
 }
 
 // tailHash is the hash of the headSize bytes (or fewer, from the start) of f that end at offset.
@@ -424,62 +464,19 @@ func headHash(b []byte) string {
 }
 
 // write stores what b holds in one transaction and empties it.
-func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
-	if len(b.items) == 0 && len(b.states) == 0 {
+func (b *batch) write(sum *Summary) error {
+	if len(b.parts) == 0 && len(b.states) == 0 {
 		return nil
 	}
-	var got ClaudeCodeSummary
-	err := b.c.s.db.Update(func(tx kv.Tx) error {
-		got = ClaudeCodeSummary{}
-		w, err := newWriter(tx, b.c.s.space)
+	sources := make(map[string][]byte, len(b.states))
+	for file, st := range b.states {
+		val, err := json.Marshal(st)
 		if err != nil {
 			return err
 		}
-		for _, it := range b.items {
-			if len(it.msgs) == 0 && w.threads[it.conv] == nil && w.v.summaries.Get([]byte(it.conv)) == nil {
-				continue // a title for a conversation not yet made
-			}
-			t, err := w.thread(it.conv)
-			if err != nil {
-				return err
-			}
-			if it.title != "" {
-				t.setTitle(it.title)
-			} else if it.firstPrompt != "" && t.sum.Title == "" {
-				t.setTitle(it.firstPrompt)
-			}
-			for _, m := range it.msgs {
-				_, added, err := w.add(t, m)
-				if err != nil {
-					return fmt.Errorf("importing into conversation %q: %w", t.id, err)
-				}
-				if added {
-					got.Messages++
-				} else {
-					got.Skipped++
-				}
-			}
-		}
-		root, err := spaces.CreateSub(tx, b.c.s.space, rootName)
-		if err != nil {
-			return err
-		}
-		src, err := root.CreateBucketIfNotExists(sourcesName)
-		if err != nil {
-			return err
-		}
-		for file, st := range b.states {
-			val, err := json.Marshal(st)
-			if err != nil {
-				return err
-			}
-			if err := src.Put(sourceKey(file), val); err != nil {
-				return fmt.Errorf("storing how far %s was read: %w", file, err)
-			}
-		}
-		got.Conversations, err = w.flush()
-		return err
-	})
+		sources[sourceKey(file)] = val
+	}
+	got, err := b.c.s.ImportParts(b.parts, sources)
 	if err != nil {
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
 	}
@@ -487,44 +484,41 @@ func (b *ccBatch) write(sum *ClaudeCodeSummary) error {
 	sum.Messages += got.Messages
 	sum.Skipped += got.Skipped
 	sum.Unreadable += b.sum.Unreadable
-	b.items, b.states, b.n, b.sum = nil, map[string]ccSource{}, 0, ClaudeCodeSummary{}
+	b.parts, b.states, b.n, b.sum = nil, map[string]source{}, 0, Summary{}
 	return nil
 }
 
 // sources reads how far each of files was read.
-func (s *Store) sources(files []string) (map[string]ccSource, error) {
-	out := map[string]ccSource{}
-	err := s.db.View(func(tx kv.Tx) error {
-		root := spaces.Sub(tx, s.space, rootName)
-		if root == nil {
-			return nil
+func (c *Importer) sources(files []string) (map[string]source, error) {
+	keys := make([]string, len(files))
+	for i, f := range files {
+		keys[i] = sourceKey(f)
+	}
+	raw, err := c.s.Sources(keys)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]source{}
+	for _, f := range files {
+		val, ok := raw[sourceKey(f)]
+		if !ok {
+			continue
 		}
-		b := root.Bucket(sourcesName)
-		if b == nil {
-			return nil
+		var src source
+		if err := json.Unmarshal(val, &src); err != nil {
+			// Read again from the start: the messages' ids keep it from adding twice.
+			continue
 		}
-		for _, f := range files {
-			raw := b.Get(sourceKey(f))
-			if raw == nil {
-				continue
-			}
-			var src ccSource
-			if err := json.Unmarshal(raw, &src); err != nil {
-				// Read again from the start: the messages' ids keep it from adding twice.
-				continue
-			}
-			out[f] = src
-		}
-		return nil
-	})
-	return out, err
+		out[f] = src
+	}
+	return out, nil
 }
 
 // Follow imports what is new whenever a transcript grows or a new one appears, until ctx
 // ends. It waits on the system's file notifications where there are (Linux), looking again
 // at least every rescan; elsewhere it looks every poll. A pass that fails is logged and
 // tried again at the next change.
-func (c *ClaudeCode) Follow(ctx context.Context, poll time.Duration) error {
+func (c *Importer) Follow(ctx context.Context, poll time.Duration) error {
 	w := newWatcher(c.opt.Log, !c.opt.NoNotify)
 	defer w.close()
 	for {

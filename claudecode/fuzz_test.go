@@ -1,4 +1,4 @@
-package threads
+package claudecode
 
 import (
 	"bytes"
@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // FuzzClaudeCodeLine reads any transcript line: it never panics, and every message it gives
 // is one the store keeps (so no line can fail an import), in a conversation it can name.
 //
-//	go test -fuzz=FuzzClaudeCodeLine ./threads
+//	go test -fuzz=FuzzClaudeCodeLine ./claudecode
 func FuzzClaudeCodeLine(f *testing.F) {
 	_ = filepath.WalkDir(filepath.Join("..", "testdata", "import", "claude-code"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -27,19 +29,19 @@ func FuzzClaudeCodeLine(f *testing.F) {
 	f.Add([]byte(`{"type":"assistant","timestamp":"0001-01-01T00:00:00Z","message":{"content":[{"type":"tool_use","input":null}]}}`))
 	f.Add([]byte(`{"type":"user","sessionId":"","uuid":"\n","message":{"content":[{"type":"text","text":"  "}]}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		cf := &ccFile{stem: "stem", mod: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		cf := &transcript{stem: "stem", mod: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		it, ok := cf.parseLine(line, "person:ana")
 		if !ok {
 			return
 		}
-		if len(it.msgs) > 0 && validID(it.conv) != nil {
-			t.Fatalf("conversation %q can't be named", it.conv)
+		if len(it.Messages) > 0 && threads.CheckID(it.Conversation) != nil {
+			t.Fatalf("conversation %q can't be named", it.Conversation)
 		}
-		for _, m := range it.msgs {
-			if err := checkMessage(m); err != nil {
+		for _, m := range it.Messages {
+			if err := threads.CheckMessage(m); err != nil {
 				t.Fatalf("message %+v: %v", m, err)
 			}
-			if err := validExternal(m.External); err != nil {
+			if err := threads.CheckExternal(m.External); err != nil {
 				t.Fatalf("external id of %+v: %v", m, err)
 			}
 		}

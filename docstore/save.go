@@ -1,0 +1,73 @@
+package docstore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// ClashError is returned when a text made from an older version changed lines that were
+// changed differently since (or next to them). Nothing was saved.
+type ClashError struct {
+	Document  Document // as it is now: Document.Version is the latest
+	Base      int      // the version the text was made from
+	Conflicts []linediff.Conflict
+}
+
+func (e *ClashError) Error() string {
+	return fmt.Sprintf("%d clashing regions between version %d of %s and a text made from version %d", len(e.Conflicts), e.Document.Version, e.Document.ID, e.Base)
+}
+
+// Save is a person's save of a named document's whole text, made from version base (0: the
+// latest). From the latest it is a new version of kind save; from an older one, text is
+// merged line by line with the versions since (kind merge). Where both changed the same
+// lines, prefer chooses whose lines stay; with linediff.Clash nothing is saved and a
+// *ClashError says where.
+func (s *Store) Save(name string, base int, text string, by Author, prefer linediff.Prefer) (Saved, error) {
+	return s.fromBase(name, KindSave, "", text, base, by, prefer)
+}
+
+func (s *Store) fromBase(name string, kind Kind, title, text string, base int, by Author, prefer linediff.Prefer) (Saved, error) {
+	return s.Change(name, kind, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+		// A local, not the captured title: this may run again after a rolled-back batch.
+		title := title
+		if strings.TrimSpace(title) == "" {
+			title = latest.Title
+		}
+		if base == 0 || base == latest.Number {
+			return Next{Title: title, Text: text}, nil
+		}
+		from, err := at(base)
+		if err != nil {
+			return Next{}, err
+		}
+		if prefer != linediff.Clash {
+			return Next{Title: title, Text: linediff.MergePrefer(from.Text, latest.Text, text, prefer), Kind: KindMerge}, nil
+		}
+		merged, conflicts := linediff.Merge3(from.Text, latest.Text, text)
+		if len(conflicts) > 0 {
+			return Next{}, &ClashError{Document: d, Base: base, Conflicts: conflicts}
+		}
+		return Next{Title: title, Text: merged, Kind: KindMerge}, nil
+	})
+}
+
+// Restore makes a new version (kind restore) whose text is that of version n.
+func (s *Store) Restore(name string, n int, by Author) (Saved, error) {
+	return s.Change(name, KindRestore, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+		old, err := at(n)
+		if err != nil {
+			return Next{}, err
+		}
+		return Next{Title: latest.Title, Text: old.Text}, nil
+	})
+}
+
+// Rename makes a new version (kind rename) with the same text and a new title, which must
+// not be another document's in the space (*TitleTakenError).
+func (s *Store) Rename(name, title string, by Author) (Saved, error) {
+	return s.Change(name, KindRename, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
+		return Next{Title: title, Text: latest.Text}, nil
+	})
+}

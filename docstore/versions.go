@@ -1,0 +1,142 @@
+package docstore
+
+import (
+	"fmt"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// Diff renders the unified diff from version a to version b of a named document (b 0: the
+// latest), or "" when their texts are the same.
+func (s *Store) Diff(name string, a, b int) (Document, string, error) {
+	var (
+		d    Document
+		diff string
+	)
+	err := s.view(func(bk *buckets) (err error) {
+		if d, err = bk.named(name); err != nil {
+			return err
+		}
+		if b == 0 {
+			b = d.Version
+		}
+		va, vb, err := bk.pair(d, a, b)
+		if err != nil {
+			return err
+		}
+		diff = linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, b), va.Text, vb.Text, 3)
+		return nil
+	})
+	return d, diff, err
+}
+
+func (b *buckets) pair(d Document, x, y int) (Version, Version, error) {
+	for _, n := range []int{x, y} {
+		if n < 1 || n > d.Version {
+			return Version{}, Version{}, &NoVersionError{Document: d, Asked: n}
+		}
+	}
+	vx, err := b.version(d.ID, x)
+	if err != nil {
+		return Version{}, Version{}, err
+	}
+	vy, err := b.version(d.ID, y)
+	return vx, vy, err
+}
+
+// Since returns what changed in a named document after version n: the versions since,
+// newest first (texts left out), and the unified diff from version n to the latest.
+func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
+	var (
+		d    Document
+		vs   []Version
+		diff string
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		from, latest, err := b.pair(d, n, d.Version)
+		if err != nil {
+			return err
+		}
+		err = b.headers(d.ID, n+1, d.Version, func(v Version) error {
+			vs = append(vs, v)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		diff = linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3)
+		return nil
+	})
+	return d, vs, diff, err
+}
+
+// Log returns a named document and every version of it, newest first, without their texts:
+// what a history lists. No text is rebuilt, so its cost is the headers' whatever the texts'
+// sizes. It reads them in read transactions of a snapshot's worth of versions each (see
+// chunks), so the file is never held for the whole of a long history. For the texts, Walk.
+func (s *Store) Log(name string) (Document, []Version, error) {
+	d, err := s.Find(name)
+	if err != nil {
+		return Document{}, nil, err
+	}
+	vs := make([]Version, 0, d.Version)
+	err = s.chunks(d, func(b *buckets, lo, hi int) error {
+		return b.headers(d.ID, lo, hi, func(v Version) error {
+			vs = append(vs, v)
+			return nil
+		})
+	})
+	return d, vs, err
+}
+
+// Walk calls fn with every version of document id (deleted or not), newest first, its text
+// included: each text is rebuilt from the one after it and handed to fn, never kept, so
+// memory holds about two versions' texts whatever the history's length. It reads in the
+// read transactions chunks makes, so another process gets its turn with the file between
+// them; fn runs inside one and should not wait on anything slow. It returns ErrNotFound
+// when the space has no document id, and fn's error as it is. For the headers alone
+// (a history to list), Log reads no text at all.
+func (s *Store) Walk(id string, fn func(Version) error) error {
+	d, err := s.ByID(id)
+	if err != nil {
+		return err
+	}
+	return s.chunks(d, func(b *buckets, lo, hi int) error { return b.span(d.ID, lo, hi, fn) })
+}
+
+// chunks calls read with d's versions as ranges lo..hi, newest first, a snapshot's worth
+// (snapshotEvery) each and each in a read transaction of its own: starting a range afresh
+// costs at most one chain of deltas.
+func (s *Store) chunks(d Document, read func(b *buckets, lo, hi int) error) error {
+	chunk := snapshotEvery
+	for hi := d.Version; hi >= 1; hi -= chunk {
+		lo := max(1, hi-chunk+1)
+		if err := s.view(func(b *buckets) error { return read(b, lo, hi) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// headers calls fn with versions hi down to lo of document id, their texts left out.
+func (b *buckets) headers(id string, lo, hi int, fn func(Version) error) error {
+	vb, err := b.versionBucket(id)
+	if err != nil {
+		return err
+	}
+	b.prefetchRecords(vb, lo, hi)
+	for k := hi; k >= lo; k-- {
+		r, err := b.recordOf(vb, id, k, false)
+		if err != nil {
+			return err
+		}
+		r.Version.Text = "" // a record of the layout before is JSON whole, its text in it
+		if err := fn(r.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package threads
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// sourcesName is the bucket, in a space's conversations, of how far an importer that follows
+// files (package claudecode) read each: under a key the importer chooses, a record of its own.
+var sourcesName = []byte("sources")
+
+// Part is what an importer read for one conversation.
+type Part struct {
+	Conversation string    // its id (CheckID)
+	Title        string    // if set, the conversation's title from now on
+	DefaultTitle string    // if set, its title while it has none
+	Messages     []Message // added in order; each with its time (CheckMessage) and From
+}
+
+// ImportParts is Import for an importer that reads its input itself, a little at a time: it
+// adds parts to their conversations and stores sources (key: a record of how far the importer
+// read, kept as given) in one write transaction, so that what was read and where reading
+// stopped are kept together or not at all, and a restart reads only what is new.
+//
+// Messages are checked as Say checks them (ErrBadText, ErrBadTime, spaces.ErrBadActor, an
+// external id); one that fails leaves nothing of the call behind. A message whose External
+// its conversation has is skipped, and a part without messages for a conversation the space
+// doesn't have (a title that came before its conversation) is left out.
+func (s *Store) ImportParts(parts []Part, sources map[string][]byte) (ImportSummary, error) {
+	var sum ImportSummary
+	err := s.db.Update(func(tx kv.Tx) error {
+		sum = ImportSummary{}
+		w, err := newWriter(tx, s.space)
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			if len(p.Messages) == 0 && w.threads[p.Conversation] == nil && w.v.summaries.Get([]byte(p.Conversation)) == nil {
+				continue
+			}
+			t, err := w.thread(p.Conversation)
+			if err != nil {
+				return err
+			}
+			if p.Title != "" {
+				t.setTitle(CleanTitle(p.Title))
+			} else if p.DefaultTitle != "" && t.sum.Title == "" {
+				t.setTitle(CleanTitle(p.DefaultTitle))
+			}
+			for _, m := range p.Messages {
+				if m, err = checked(m); err != nil {
+					return fmt.Errorf("a message for conversation %q: %w", t.id, err)
+				}
+				_, added, err := w.add(t, m)
+				if err != nil {
+					return fmt.Errorf("importing into conversation %q: %w", t.id, err)
+				}
+				if added {
+					sum.Messages++
+				} else {
+					sum.Skipped++
+				}
+			}
+		}
+		b, err := w.root.CreateBucketIfNotExists(sourcesName)
+		if err != nil {
+			return err
+		}
+		for key, val := range sources {
+			if err := b.Put([]byte(key), val); err != nil {
+				return fmt.Errorf("storing how far %s was read: %w", key, err)
+			}
+		}
+		sum.Conversations, err = w.flush()
+		return err
+	})
+	return sum, err
+}
+
+// checked is m as Say keeps it: its actors in their long form, its text, time and external
+// id checked. Unlike Say, a zero time is refused: an importer gives every message its own.
+func checked(m Message) (Message, error) {
+	from, err := spaces.ParseActor(m.From)
+	if err != nil {
+		return m, fmt.Errorf("from: %w", err)
+	}
+	m.From = from.String()
+	if m.To != "" {
+		to, err := spaces.ParseActor(m.To)
+		if err != nil {
+			return m, fmt.Errorf("to: %w", err)
+		}
+		m.To = to.String()
+	}
+	if m.External != "" {
+		if err := CheckExternal(m.External); err != nil {
+			return m, err
+		}
+	}
+	return m, CheckMessage(m)
+}
+
+// Sources returns the records ImportParts stored under those of keys that have one.
+func (s *Store) Sources(keys []string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := s.db.View(func(tx kv.Tx) error {
+		root := spaces.Sub(tx, s.space, rootName)
+		if root == nil {
+			return nil
+		}
+		b := root.Bucket(sourcesName)
+		if b == nil {
+			return nil
+		}
+		for _, k := range keys {
+			if raw := b.Get([]byte(k)); raw != nil {
+				out[k] = bytes.Clone(raw) // a value is the transaction's only until it ends
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,75 @@
+package threads
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// ImportParts keeps what was read and how far together: a title that comes before its
+// conversation is left out, a default title names only an untitled conversation, a message
+// given twice is added once, and a message the store can't keep leaves nothing of the call
+// behind, not even how far reading went.
+func TestImportParts(t *testing.T) {
+	s := New(openDB(t), "personal")
+	at := t0
+	msg := func(ext, text string) Message {
+		at = at.Add(time.Second)
+		return Message{At: at, From: "ana", To: "agent:claude-code", Text: text, External: ext}
+	}
+	sum, err := s.ImportParts([]Part{
+		{Conversation: "later", Title: "Before its conversation"},
+		{Conversation: "c1", DefaultTitle: "First prompt", Messages: []Message{msg("e1", "one"), msg("e2", "two")}},
+		{Conversation: "c1", DefaultTitle: "Second prompt", Messages: []Message{msg("e1", "one again")}},
+	}, map[string][]byte{"test:a": []byte(`{"offset":10}`)})
+	if err != nil || sum != (ImportSummary{Conversations: 1, Messages: 2, Skipped: 1}) {
+		t.Fatalf("ImportParts = %+v, %v", sum, err)
+	}
+	if c, err := s.Get("c1"); err != nil || c.Title != "First prompt" || c.Count != 2 || c.First.From != "person:ana" {
+		t.Errorf("c1 = %+v, %v", c, err)
+	}
+	if _, err := s.Get("later"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a title alone made its conversation: %v", err)
+	}
+	if _, err := s.ImportParts([]Part{{Conversation: "c1", Title: "Summary\ntitle"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.Get("c1"); c.Title != "Summary title" {
+		t.Errorf("a title replaces the conversation's, cleaned: %q", c.Title)
+	}
+
+	for _, bad := range []struct {
+		name string
+		m    Message
+		want error
+	}{
+		{"no time", Message{From: "ana", Text: "x"}, ErrBadTime},
+		{"a NUL", Message{At: t0, From: "ana", Text: "a\x00b"}, ErrBadText},
+		{"too long", Message{At: t0, From: "ana", Text: strings.Repeat("x", MaxText+1)}, ErrBadText},
+		{"no one", Message{At: t0, Text: "x"}, spaces.ErrBadActor},
+		{"a bad external id", Message{At: t0, From: "ana", Text: "x", External: "a\nb"}, nil},
+	} {
+		parts := []Part{{Conversation: "c2", Messages: []Message{msg("", "fine"), bad.m}}}
+		_, err := s.ImportParts(parts, map[string][]byte{"test:a": []byte(`{"offset":99}`)})
+		if err == nil || bad.want != nil && !errors.Is(err, bad.want) {
+			t.Errorf("%s: ImportParts = %v, want %v", bad.name, err, bad.want)
+		}
+		if _, err := s.Get("c2"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: a refused call made its conversation: %v", bad.name, err)
+		}
+	}
+	if _, err := s.ImportParts([]Part{{Conversation: strings.Repeat("x", MaxID+1), Messages: []Message{msg("", "x")}}}, nil); !errors.Is(err, ErrBadID) {
+		t.Errorf("a conversation id too long: %v", err)
+	}
+
+	got, err := s.Sources([]string{"test:a", "test:none"})
+	if err != nil || len(got) != 1 || string(got["test:a"]) != `{"offset":10}` {
+		t.Errorf("Sources = %q, %v; want only test:a, as the call that was kept left it", got, err)
+	}
+	if got, err := New(openDB(t), "personal").Sources([]string{"test:a"}); err != nil || len(got) != 0 {
+		t.Errorf("Sources of a new space = %q, %v", got, err)
+	}
+}
