@@ -3,10 +3,12 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
@@ -72,6 +74,25 @@ func Route(mux *http.ServeMux, gate *access.Gate, space string, mcp http.Handler
 	configured := func(*http.Request) string { return space }
 	mux.Handle("/mcp", gate.Require(Guard(gate.RequireSpace(configured, mcp))))
 	mux.Handle("/spaces/{space}/mcp", gate.Require(Guard(gate.RequireSpace(access.PathSpace, mcp))))
+}
+
+// ToPage sends a browser that opens an MCP endpoint (/mcp, /spaces/{space}/mcp) to the page
+// at pageAt, or says what the endpoint is when no page is served: an MCP endpoint would
+// otherwise keep it waiting on an event stream, or refuse it for want of a token.
+func ToPage(pageAt string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		accept := r.Header.Get("Accept")
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/mcp") && strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
+			if pageAt != "" {
+				http.Redirect(w, r, pageAt, http.StatusSeeOther)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprintln(w, "This is compass-mcp's MCP endpoint: an MCP client (Claude, an editor) talks to it, not a browser. The person's page is off here (--web off).")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Guard refuses what mcp-go lets through: a browser page of another origin (mcp-go checks

@@ -88,3 +88,28 @@ func TestOversized(t *testing.T) {
 		}
 	}
 }
+
+// A browser opening /mcp is sent to the page, or told what the endpoint is when there is
+// none; an MCP client's GET stream and anything else go on.
+func TestToPage(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	for _, tc := range []struct {
+		pageAt, path, accept string
+		want                 int
+	}{
+		{"/", "/mcp", "text/html,application/xhtml+xml", http.StatusSeeOther},
+		{"/", "/spaces/team/mcp", "text/html", http.StatusSeeOther},
+		{"", "/mcp", "text/html", http.StatusOK},
+		{"/", "/mcp", "text/event-stream", http.StatusNoContent},
+		{"/", "/mcp", "text/html, text/event-stream", http.StatusNoContent},
+		{"/", "/document/x", "text/html", http.StatusNoContent},
+	} {
+		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		r.Header.Set("Accept", tc.accept)
+		w := httptest.NewRecorder()
+		ToPage(tc.pageAt, next).ServeHTTP(w, r)
+		if w.Code != tc.want || (tc.want == http.StatusSeeOther && w.Header().Get("Location") != tc.pageAt) {
+			t.Errorf("GET %s, Accept %q, page at %q: %d %v, want %d", tc.path, tc.accept, tc.pageAt, w.Code, w.Header(), tc.want)
+		}
+	}
+}

@@ -81,8 +81,8 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 		return err
 	}
 	web.MountMessages(mux, db, gate, transport.Guard)
-	mountPage(mux, h.Server, c, ln)
-	h.Server.Handler = toPage(c.pageAt, mux)
+	mountPage(mux, h.Server, c, db, ln)
+	h.Server.Handler = transport.ToPage(c.pageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", db.Path())
 	return h.Serve(ctx, ln)
 }
