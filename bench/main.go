@@ -18,8 +18,9 @@
 //
 // Every load it makes goes to 127.0.0.1 only, and every loop is bounded in count and time.
 //
-// Run with -serve, it is instead a compass-mcp server of its own (tools.New, as the real
-// one, plus a no-op tool): that is what the overhead and profiling measurements talk to.
+// Run with -serve, it is instead a compass-mcp server of its own (tools.New served by
+// package transport, as the real one, plus a no-op tool): that is what the overhead and
+// profiling measurements talk to.
 package main
 
 import (

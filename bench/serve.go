@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -14,16 +13,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // serveChild is bench -serve stdio|http -data FILE [-cpuprofile FILE] [-allocprofile FILE]:
 // a compass-mcp server built as serve builds it (tools.New on a data file held while in
-// use), plus a tool noop that does nothing, for measuring what mcp-go costs alone, and for
-// profiling the tools' hot paths.
+// use, served by package transport as compass-mcp serve serves it: ServeStdio, or
+// NewHTTP behind an open gate on loopback), plus a tool noop that does nothing, for
+// measuring what the transport and mcp-go cost alone, and for profiling the tools' hot
+// paths.
 func serveChild(args []string) error {
 	fs := flag.NewFlagSet("bench -serve", flag.ContinueOnError)
 	data := fs.String("data", "", "the data file")
@@ -75,30 +77,18 @@ func serveChild(args []string) error {
 	defer stop()
 	switch mode {
 	case "stdio":
-		err := server.NewStdioServer(srv).Listen(ctx, os.Stdin, os.Stdout)
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		return nil
+		return transport.ServeStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 	case "http":
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
+		h := transport.NewHTTP(srv, access.NewSessions(db, 30*time.Minute), 30*time.Minute)
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", server.NewStreamableHTTPServer(srv, server.WithEndpointPath("/mcp")))
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		transport.Route(mux, &access.Gate{Store: access.New(db).WithOwner("personal", "ana"), Agent: "bench"}, "personal", h.MCP)
+		h.Server.Handler = mux
 		fmt.Fprintf(os.Stderr, "serving url=http://%s/mcp\n", ln.Addr())
-		done := make(chan error, 1)
-		go func() { done <- hs.Serve(ln) }()
-		select {
-		case err := <-done:
-			return err
-		case <-ctx.Done():
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		return hs.Shutdown(sctx)
+		return h.Serve(ctx, ln)
 	}
 	return fmt.Errorf("-serve needs stdio or http, not %q", mode)
 }

@@ -1,10 +1,13 @@
 // Package web serves the person's page: the documents of their spaces rendered, their
 // history and diffs, an editor whose saves merge, and the spaces' conversations, to a
-// signed-in browser.
+// signed-in browser; and beside it the messages endpoint, through which chat integrations
+// add to those conversations (MountMessages).
 //
 // It is a second front door beside package tools: it calls the same docstore and threads
 // methods and renders HTML where the tools render Markdown. One handler a route, each
-// thin: read the request, call one store method, fill a template.
+// thin: read the request, call one store method, fill a template. The messages endpoint is
+// here, not in a package of its own, because it is the same kind of door: HTTP onto the
+// same conversations, under the same loopback rule against DNS rebinding, and one route.
 //
 // # Caveats
 //

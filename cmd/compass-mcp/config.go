@@ -41,7 +41,7 @@ type config struct {
 	data, space, agent, me, thread, linkBase, http string
 	publicURL                                      string     // --public-url: where clients reach the HTTP server (oauth.go)
 	web                                            string     // --web: the page's address, or off
-	links                                          *pageLinks // the link base, once the file is open
+	links                                          *web.Links // the link base, once the file is open
 	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
 	pageSecure                                     bool       // the page's session cookie is Secure (https --public-url; web.go)
 	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
@@ -144,7 +144,7 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 		db.Close()
 		return nil, nil, err
 	}
-	c.links = newPageLinks(c.linkBase, db)
+	c.links = web.NewLinks(c.linkBase, db, db.Path())
 	srv, err := tools.New(db, c.tools())
 	if err != nil {
 		db.Close()
@@ -156,7 +156,7 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 func (c *config) tools() tools.Config {
 	cfg := tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/")}
 	if c.links != nil {
-		cfg.LinkBaseFunc = c.links.base
+		cfg.LinkBaseFunc = c.links.Base
 	}
 	return cfg
 }

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -132,7 +126,12 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "Purged %q (%s) and its %s.\n", d.Title, d.ID, versions(d.Version, "", ""))
 		return nil
 	case "export":
-		return p.export(pos[0], *whole)
+		n, err := p.store.ExportDir(pos[0], *whole)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Exported %s to %s.\n", plural(n, "document"), pos[0])
+		return nil
 	}
 	return nil
 }
@@ -347,129 +346,6 @@ func (p docsSession) showClash(c *docstore.ClashError, name string) {
 		}
 	}
 	fmt.Fprintf(w, "\nChoose: save again with --mine (your lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit your file from version %d (docs show %q) and save it with --base %d.\n", c.Document.Version, c.Document.Version, name, c.Document.Version)
-}
-
-// export writes every document of the space as DIR/<name>.md (its latest text) and
-// DIR/<name>.history.json (every version, newest first, each with the unified diff of what
-// it changed from the version before, and with whole its text too); deleted ones under
-// DIR/deleted. Versions are streamed to the file a snapshot's worth at a time (see
-// docstore's Walk): memory holds two versions' texts, and 1,000 versions of a 4 MiB text
-// are not written as 1,000 whole copies unless asked.
-func (p docsSession) export(dir string, whole bool) error {
-	docs, err := p.store.Documents()
-	if err != nil {
-		return fmt.Errorf("exporting to %s: %w", dir, err)
-	}
-	for _, d := range docs {
-		if err := p.exportOne(dir, d, whole); err != nil {
-			return fmt.Errorf("exporting %s to %s: %w", d.ID, dir, err)
-		}
-	}
-	fmt.Fprintf(p.out, "Exported %s to %s.\n", plural(len(docs), "document"), dir)
-	return nil
-}
-
-// exported is one version in a .history.json file.
-type exported struct {
-	N       int             `json:"n"`
-	Title   string          `json:"title"`
-	Kind    docstore.Kind   `json:"kind"`
-	Author  docstore.Author `json:"author"`
-	At      time.Time       `json:"at"`
-	Added   int             `json:"added"`
-	Removed int             `json:"removed"`
-	Changes string          `json:"changes"`        // unified diff from the version before (version 1: from nothing)
-	Text    *string         `json:"text,omitempty"` // with --whole
-}
-
-func (p docsSession) exportOne(dir string, d docstore.Document, whole bool) (err error) {
-	folder := dir
-	if d.Deleted != nil {
-		folder = filepath.Join(dir, "deleted")
-	}
-	if err := os.MkdirAll(folder, 0o755); err != nil {
-		return err
-	}
-	base := filepath.Join(folder, fileName(d.Title)+"."+d.ID)
-	f, err := os.Create(base + ".history.json")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<20)
-	head, err := json.Marshal(struct {
-		ID      string             `json:"id"`
-		Title   string             `json:"title"`
-		Deleted *docstore.Deletion `json:"deleted,omitempty"`
-		Order   string             `json:"order"`
-	}{d.ID, d.Title, d.Deleted, "newest first"})
-	if err != nil {
-		return err
-	}
-	w.Write(head[:len(head)-1])
-	w.WriteString(",\n\"versions\": [")
-	first := true
-	emit := func(v docstore.Version, before *docstore.Version) error {
-		from, label := "", fmt.Sprintf("%s (nothing)", v.Title)
-		if before != nil {
-			from, label = before.Text, fmt.Sprintf("%s v%d", before.Title, before.Number)
-		}
-		e := exported{N: v.Number, Title: v.Title, Kind: v.Kind, Author: v.Author, At: v.At, Added: v.Added, Removed: v.Removed,
-			Changes: linediff.Unified(label, fmt.Sprintf("%s v%d", v.Title, v.Number), from, v.Text, 3)}
-		if whole {
-			e.Text = &v.Text
-		}
-		raw, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if !first {
-			w.WriteString(",")
-		}
-		first = false
-		w.WriteString("\n  ")
-		_, err = w.Write(raw)
-		return err
-	}
-	var newer *docstore.Version
-	err = p.store.Walk(d.ID, func(v docstore.Version) error {
-		if newer == nil {
-			if err := os.WriteFile(base+".md", []byte(v.Text), 0o644); err != nil {
-				return err
-			}
-		} else if err := emit(*newer, &v); err != nil {
-			return err
-		}
-		newer = &v
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if newer != nil {
-		if err := emit(*newer, nil); err != nil {
-			return err
-		}
-	}
-	w.WriteString("\n]}\n")
-	return w.Flush()
-}
-
-// fileName makes a title safe as a file name on every system.
-func fileName(title string) string {
-	name := regexp.MustCompile(`[^\p{L}\p{N}._ -]+`).ReplaceAllString(title, "-")
-	name = strings.Trim(name, " .-")
-	if len([]rune(name)) > 80 {
-		name = string([]rune(name)[:80])
-	}
-	if name == "" {
-		name = "document"
-	}
-	return name
 }
 
 // backup writes a consistent copy of the data file to path while servers may be using it.

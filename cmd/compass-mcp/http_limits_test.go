@@ -106,14 +106,6 @@ func TestRefusedConnectionsAreClosed(t *testing.T) {
 	}
 }
 
-func TestServerTimeouts(t *testing.T) {
-	var hs http.Server
-	harden(&hs)
-	if hs.ReadTimeout <= 0 || hs.IdleTimeout <= 0 || hs.ReadHeaderTimeout <= 0 || hs.WriteTimeout != 0 {
-		t.Errorf("timeouts: read %s, idle %s, header %s, write %s", hs.ReadTimeout, hs.IdleTimeout, hs.ReadHeaderTimeout, hs.WriteTimeout)
-	}
-}
-
 func contextTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }

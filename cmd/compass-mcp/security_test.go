@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
+	mcptransport "github.com/mark3labs/mcp-go/client/transport"
 )
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -56,7 +57,7 @@ func TestTokenIsRequired(t *testing.T) {
 			t.Errorf("the right token as %q: %d %s", auth, res.StatusCode, body)
 		}
 	}
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
+	c, err := client.NewStreamableHttpClient(url, mcptransport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer s3cret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +114,13 @@ func TestOriginHostAndBodyLimits(t *testing.T) {
 			t.Errorf("%v: %d %q, want %d", tc.header, res.StatusCode, body, tc.want)
 		}
 	}
-	big := bytes.Repeat([]byte("x"), maxBody+1)
+	big := bytes.Repeat([]byte("x"), transport.MaxBody+1)
 	if res, _ := post(t, url, bytes.NewReader(big), nil); res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a body over %d bytes: %d, want 413", maxBody, res.StatusCode)
+		t.Errorf("a body over %d bytes: %d, want 413", transport.MaxBody, res.StatusCode)
 	}
 	// Without a length (chunked), the same.
 	if res, _ := post(t, url, io.MultiReader(bytes.NewReader(big)), nil); res.StatusCode != http.StatusRequestEntityTooLarge {
-		t.Errorf("a chunked body over %d bytes: %d, want 413", maxBody, res.StatusCode)
+		t.Errorf("a chunked body over %d bytes: %d, want 413", transport.MaxBody, res.StatusCode)
 	}
 	if res, body := post(t, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":`), nil); res.StatusCode >= 500 {
 		t.Errorf("malformed JSON: %d %s", res.StatusCode, body)

@@ -5,21 +5,18 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/transport"
 )
 
 // registerTeam serves MCP on mux at /mcp (the configured space, as always) and at
 // /spaces/{space}/mcp (any space the request's token allows and its person is a member
 // of), every request behind the gate: it acts as its token's person and agent, or as the
 // configured ones for --token and an open loopback server; a session stays with the token
-// that began it (mcpHTTP is behind mcpSessions.check). It returns the gate, for other
+// that began it (mcpHTTP is behind transport.Sessions.Check). It returns the gate, for other
 // routes that must know who is asking (gate.Require, then gate.RequireSpace).
 func registerTeam(mux *http.ServeMux, db kv.DB, c config, token string, mcpHTTP http.Handler) *access.Gate {
 	gate := &access.Gate{Store: access.New(db).WithOwner(c.space, c.me), Static: token, Agent: c.agent}
-	configured := func(*http.Request) string { return c.space }
-	// The gate goes first, so that a request without a good token is refused before its
-	// body is read.
-	mux.Handle("/mcp", gate.Require(guard("", gate.RequireSpace(configured, mcpHTTP))))
-	mux.Handle("/spaces/{space}/mcp", gate.Require(guard("", gate.RequireSpace(access.PathSpace, mcpHTTP))))
+	transport.Route(mux, gate, c.space, mcpHTTP)
 	return gate
 }
 

@@ -11,9 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/doclink"
@@ -25,76 +23,10 @@ import (
 // defaultWeb is where the person's page is served beside stdio unless --web says.
 const defaultWeb = "127.0.0.1:7411"
 
-// noPage is the link base that makes links the documents' resource URIs
-// (compass://document/<id>) when no page serves them.
-const noPage = "compass:/"
-
 func webFlag(fs interface {
 	StringVar(*string, string, string, string)
 }, c *config) {
 	fs.StringVar(&c.web, "web", env("COMPASS_WEB", ""), "if set, where the person's page is served: HOST:PORT, or off (default: 127.0.0.1:7411 beside stdio; the --http address when serving HTTP) [COMPASS_WEB]")
-}
-
-// pageLinks is the link base the tools use: --link-base when given; else this process's
-// page; else the page another compass-mcp serves on the same data file (checked to be
-// alive and of this file); else compass:// URIs.
-//
-// The check reads the data file, and the tools ask for the link base inside their read
-// transactions, where another transaction on the same goroutine could deadlock with a
-// writer (bbolt's caveat). So it runs once at start, outside any, and then, at most every
-// few seconds, in the background; base itself only reads what the last check found.
-type pageLinks struct {
-	given string // --link-base, trimmed; used when set is true
-	set   bool
-	db    kv.DB
-	path  string // the data file's
-
-	mu         sync.Mutex
-	own        string
-	found      string
-	checked    time.Time
-	refreshing bool
-}
-
-func newPageLinks(linkBase string, db store) *pageLinks {
-	p := &pageLinks{given: strings.TrimRight(linkBase, "/"), set: linkBase != "", db: db, path: db.Path(), found: noPage}
-	if !p.set {
-		p.refresh()
-	}
-	return p
-}
-
-func (p *pageLinks) serving(url string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.own = url
-}
-
-// refresh looks for another process's page of this data file.
-func (p *pageLinks) refresh() {
-	found := noPage
-	if url, ok := web.Served(context.Background(), p.db, p.path); ok {
-		found = url
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.found, p.checked, p.refreshing = found, time.Now(), false
-}
-
-func (p *pageLinks) base() string {
-	if p.set {
-		return p.given
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.own != "" {
-		return p.own
-	}
-	if time.Since(p.checked) > 5*time.Second && !p.refreshing {
-		p.refreshing = true
-		go p.refresh()
-	}
-	return p.found
 }
 
 // page is the person's page one process serves.
@@ -166,7 +98,7 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 		ln.Close()
 		return nil, err
 	}
-	p := &page{site: site, url: pageURL(ln.Addr()), done: make(chan error, 1)}
+	p := &page{site: site, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
 	announce(db, p.url)
 	go func() {
 		err := site.Serve(ctx, ln)
@@ -176,25 +108,6 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 		p.done <- err
 	}()
 	return p, nil
-}
-
-// toPage sends a browser that opens an MCP endpoint (/mcp, /spaces/{space}/mcp) to the page
-// at pageAt, or says what the endpoint is when no page is served: an MCP endpoint would
-// otherwise keep it waiting on an event stream, or refuse it for want of a token.
-func toPage(pageAt string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		accept := r.Header.Get("Accept")
-		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/mcp") && strings.Contains(accept, "text/html") && !strings.Contains(accept, "text/event-stream") {
-			if pageAt != "" {
-				http.Redirect(w, r, pageAt, http.StatusSeeOther)
-				return
-			}
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			fmt.Fprintln(w, "This is compass-mcp's MCP endpoint: an MCP client (Claude, an editor) talks to it, not a browser. The person's page is off here (--web off).")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // webCmd serves only the page, in the foreground.
@@ -360,37 +273,23 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 	if err != nil || p == nil {
 		return err
 	}
-	c.links.serving(p.url)
+	c.links.Serving(p.url)
 	c.pageAt = p.url + "/"
 	return nil
 }
 
 // mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
 // paths, and makes the server's address the link base.
-func mountPage(mux *http.ServeMux, hs *http.Server, c config, ln net.Listener) {
+func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) {
 	if c.samePage == nil {
 		return
 	}
 	mux.Handle("/", c.samePage)
 	hs.RegisterOnShutdown(c.samePage.Close)
-	url := pageURL(ln.Addr())
+	url := web.URLOf(ln.Addr())
 	if c.publicURL != "" {
 		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
 	}
-	c.links.serving(url)
-	announce(c.links.db, url)
-}
-
-// pageURL is the page's address as links give it: an address bound on every interface
-// (0.0.0.0, ::) is linked as 127.0.0.1, which this machine reaches; for links that other
-// machines follow, --link-base names the host they know.
-func pageURL(addr net.Addr) string {
-	host, port, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return "http://" + addr.String()
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
+	c.links.Serving(url)
+	announce(db, url)
 }

@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"bufio"
@@ -21,24 +21,25 @@ import (
 )
 
 // maxLine is the longest stdio message read: as large as an HTTP body may be.
-const maxLine = maxBody
+const maxLine = MaxBody
 
 // stdioWorkers is how many stdio requests are served at once; the next line is read when
 // one of them is done.
 const stdioWorkers = 8
 
-// serveStdio serves MCP on in and out, one JSON-RPC message a line, with mcp-go's
+// ServeStdio serves MCP on in and out, one JSON-RPC message a line, with mcp-go's
 // HandleMessage: our loop rather than mcp-go's StdioServer, whose Listen cancels its
 // workers at the end of input (so requests queued behind a slow one were dropped without a
 // word: 2 to 12 of 50 piped requests were answered) and ignores a last line without its
 // line break, and whose lines have no length limit (a 300 MB line took 1.87 GB).
 //
-// Here every request read before the end of input is answered before serveStdio returns;
-// a line over maxLine is answered with a JSON-RPC error (id null), skipped, and the next
+// Here every request read before the end of input is answered before ServeStdio returns;
+// a line over MaxBody is answered with a JSON-RPC error (id null), skipped, and the next
 // one read; a tools/call holding a string longer than any text may be is answered with the
-// tool's refusal at once (see oversized). When ctx ends (SIGINT/SIGTERM), no more lines are read, the requests in flight
-// get stopAfter to finish, and those that didn't are named on stderr.
-func serveStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, stopAfter time.Duration) error {
+// tool's refusal at once (see oversized). When ctx ends (SIGINT/SIGTERM), no more lines
+// are read, the requests in flight get stopAfter to finish, and those that didn't are
+// named on stderr.
+func ServeStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io.Writer, stopAfter time.Duration) error {
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 100)}
 	if err := srv.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("registering the stdio session: %w", err)
@@ -47,112 +48,140 @@ func serveStdio(ctx context.Context, srv *server.MCPServer, in io.Reader, out io
 	// Large answers are JSON-encoded once, by the tools, and put back into their line on the
 	// way out (tools/presend.go).
 	pre := tools.NewPresender(out)
-	w := &lineWriter{w: pre}
+	l := &stdioLoop{srv: srv, w: &lineWriter{w: pre}, slots: make(chan struct{}, stdioWorkers)}
 	// Requests are served on their own context, not ctx: a signal stops the reading, and
 	// the calls in flight still finish.
-	reqCtx, cancelLong := context.WithCancel(pre.Context(srv.WithContext(context.Background(), sess)))
+	var cancelLong context.CancelFunc
+	l.reqCtx, cancelLong = context.WithCancel(pre.Context(srv.WithContext(context.Background(), sess)))
 	defer cancelLong()
-	go func() {
-		for {
-			select {
-			case n := <-sess.notes:
-				w.send(n)
-			case <-reqCtx.Done():
-				return
-			}
-		}
-	}()
+	go l.notify(sess.notes)
 
-	var (
-		calls, long sync.WaitGroup // requests; requests that last until the input ends
-		slots       = make(chan struct{}, stdioWorkers)
-		flight      sync.Map // id (JSON) → method, of requests not answered yet
-	)
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
-	go func() { readErr <- readLines(in, lines, w) }()
-	var err error
-read:
-	for {
-		select {
-		case <-ctx.Done():
-			break read
-		case line, ok := <-lines:
-			if !ok {
-				err = <-readErr
-				break read
-			}
-			var head struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Result json.RawMessage `json:"result"`
-				Error  json.RawMessage `json:"error"`
-			}
-			if !json.Valid(line) {
-				w.send(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil), Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
-				continue
-			}
-			isObject := json.Unmarshal(line, &head) == nil
-			if isObject && head.Method == "" && (head.Result != nil || head.Error != nil) {
-				continue // a response to a request of ours: this server sends none
-			}
-			if !isObject || len(head.ID) == 0 || bytes.Equal(head.ID, []byte("null")) {
-				// A notification (or something mcp-go will refuse): in order, on this goroutine.
-				if resp := handle(reqCtx, srv, line); resp != nil {
-					w.send(resp)
-				}
-				continue
-			}
-			if len(line) > docstore.MaxText {
-				// As over HTTP: a text longer than any may be is refused before mcp-go and
-				// the tools decode it, several copies of it.
-				if id, arg, n, found := oversized(line); found {
-					w.send(json.RawMessage(oversizedAnswer(id, arg, n)))
-					continue
-				}
-			}
-			id := string(head.ID)
-			flight.Store(id, head.Method)
-			wg := &calls
-			if head.Method == string(mcp.MethodSubscriptionsListen) {
-				wg = &long // it lasts until the input ends
-			}
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				flight.Delete(id)
-				slog.Warn("stopped: this request was read but not run", "id", id, "method", head.Method)
-				break read
-			}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				if resp := handle(reqCtx, srv, line); resp != nil {
-					w.send(resp)
-				}
-				flight.Delete(id)
-			})
-		}
-	}
-	done := make(chan struct{})
-	go func() { calls.Wait(); close(done) }()
-	if ctx.Err() == nil {
-		<-done // the end of input: answer everything read
-	} else {
-		select {
-		case <-done:
-		case <-time.After(stopAfter):
-			flight.Range(func(id, method any) bool {
-				slog.Warn("stopped before this request was answered", "id", id, "method", method)
-				return true
-			})
-		}
-	}
+	go func() { readErr <- readLines(in, lines, l.w) }()
+	err := l.read(ctx, lines, readErr)
+	l.finish(ctx, stopAfter)
 	cancelLong()
-	long.Wait()
+	l.long.Wait()
 	if errors.Is(err, io.EOF) {
 		err = nil
 	}
 	return err
+}
+
+// stdioLoop is one ServeStdio's requests on their way through.
+type stdioLoop struct {
+	srv    *server.MCPServer
+	reqCtx context.Context // what requests are served on
+	w      *lineWriter
+
+	calls, long sync.WaitGroup // requests; requests that last until the input ends
+	slots       chan struct{}  // a worker's, taken while a request runs
+	flight      sync.Map       // id (JSON) → method, of requests not answered yet
+}
+
+// notify sends the server's notifications until the requests' context ends.
+func (l *stdioLoop) notify(notes <-chan mcp.JSONRPCNotification) {
+	for {
+		select {
+		case n := <-notes:
+			l.w.send(n)
+		case <-l.reqCtx.Done():
+			return
+		}
+	}
+}
+
+// read takes lines until the input ends (returning how it ended) or ctx does.
+func (l *stdioLoop) read(ctx context.Context, lines <-chan []byte, readErr <-chan error) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				return <-readErr
+			}
+			if !l.take(ctx, line) {
+				return nil
+			}
+		}
+	}
+}
+
+// take runs one line: a request on a worker of its own, once one is free; anything else
+// at once, in order. It returns false when ctx ended while the request waited for a
+// worker: it was not run, and no more are read.
+func (l *stdioLoop) take(ctx context.Context, line []byte) bool {
+	var head struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if !json.Valid(line) {
+		l.w.send(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(nil), Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
+		return true
+	}
+	isObject := json.Unmarshal(line, &head) == nil
+	if isObject && head.Method == "" && (head.Result != nil || head.Error != nil) {
+		return true // a response to a request of ours: this server sends none
+	}
+	if !isObject || len(head.ID) == 0 || bytes.Equal(head.ID, []byte("null")) {
+		// A notification (or something mcp-go will refuse): in order, on this goroutine.
+		if resp := handle(l.reqCtx, l.srv, line); resp != nil {
+			l.w.send(resp)
+		}
+		return true
+	}
+	if len(line) > docstore.MaxText {
+		// As over HTTP: a text longer than any may be is refused before mcp-go and the
+		// tools decode it, several copies of it.
+		if id, arg, n, found := oversized(line); found {
+			l.w.send(json.RawMessage(oversizedAnswer(id, arg, n)))
+			return true
+		}
+	}
+	id := string(head.ID)
+	l.flight.Store(id, head.Method)
+	wg := &l.calls
+	if head.Method == string(mcp.MethodSubscriptionsListen) {
+		wg = &l.long // it lasts until the input ends
+	}
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		l.flight.Delete(id)
+		slog.Warn("stopped: this request was read but not run", "id", id, "method", head.Method)
+		return false
+	}
+	wg.Go(func() {
+		defer func() { <-l.slots }()
+		if resp := handle(l.reqCtx, l.srv, line); resp != nil {
+			l.w.send(resp)
+		}
+		l.flight.Delete(id)
+	})
+	return true
+}
+
+// finish waits for the requests in flight: for all of them at the end of input; once ctx
+// has ended, for stopAfter at most, then names those not answered.
+func (l *stdioLoop) finish(ctx context.Context, stopAfter time.Duration) {
+	done := make(chan struct{})
+	go func() { l.calls.Wait(); close(done) }()
+	if ctx.Err() == nil {
+		<-done // the end of input: answer everything read
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(stopAfter):
+		l.flight.Range(func(id, method any) bool {
+			slog.Warn("stopped before this request was answered", "id", id, "method", method)
+			return true
+		})
+	}
 }
 
 // handle runs one message through mcp-go, answering a panic as an internal error.

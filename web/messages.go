@@ -1,4 +1,4 @@
-package main
+package web
 
 import (
 	"bytes"
@@ -22,8 +22,8 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// registerMessages adds the endpoint through which chat integrations (a Slack or Discord
-// bridge, a support inbox) add messages to a space's conversations:
+// MountMessages adds to mux the endpoint through which chat integrations (a Slack or
+// Discord bridge, a support inbox) add messages to a space's conversations:
 //
 //	POST /spaces/{space}/conversations/{id}/messages
 //	{"from": "person:ana", "to": "agent:north", "text": "...", "at": "2026-11-08T10:42:00Z",
@@ -34,13 +34,14 @@ import (
 // bridge may send again what it isn't sure arrived); errors are JSON naming the field.
 //
 // The gate turns the request into its principal (401 without a good token, 403 for a
-// space it does not allow) before the body is read.
-func registerMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate) {
+// space it does not allow) before the body is read; guard then bounds the body
+// (transport.Guard: the body budget, other origins refused).
+func MountMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
 	jsonGate := *gate
 	jsonGate.JSON = true
 	gate = &jsonGate
 	h := &messages{db: db, gate: gate}
-	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", notRebound(gate.Require(guard("", gate.RequireSpace(access.PathSpace, h)))))
+	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", notRebound(gate.Require(guard(gate.RequireSpace(access.PathSpace, h)))))
 }
 
 // notRebound refuses (403) a request without a token that came to a loopback address
@@ -52,7 +53,7 @@ func registerMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate) {
 func notRebound(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && r.Header.Get("Authorization") == "" && isLoopback(hostOf(local.String())) && !isLoopback(strings.Trim(hostOf(r.Host), "[]")) {
+		if ok && r.Header.Get("Authorization") == "" && loopback(hostOf(local.String())) && !loopback(strings.Trim(hostOf(r.Host), "[]")) {
 			writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("a server on loopback takes requests for loopback names only, not %q", r.Host)})
 			return
 		}
@@ -155,7 +156,7 @@ func mayBe(p access.Principal, actor string) error {
 // decodePost reads the request's JSON object, refusing unknown fields and values of the
 // wrong type by name.
 func decodePost(r *http.Request) (threads.Post, *apiError) {
-	body, err := io.ReadAll(r.Body) // guard has bounded it
+	body, err := io.ReadAll(r.Body) // the guard has bounded it
 	if err != nil {
 		return threads.Post{}, &apiError{Error: "the body could not be read"}
 	}

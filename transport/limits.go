@@ -1,22 +1,26 @@
-package main
+package transport
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/sync/semaphore"
 )
 
-// HTTP limits beyond the body size (maxBody), so that no client can hold the server's
+// MaxBody is the largest HTTP request accepted, and the longest stdio line: room for a
+// text at docstore.MaxText even when JSON escaping makes it several times larger, so that
+// the tool (not the transport) says what the limit is.
+const MaxBody = 64 << 20
+
+// HTTP limits beyond the body size (MaxBody), so that no client can hold the server's
 // memory or connections for long: see docs/RELIABILITY.md for what each answers.
 const (
 	// readTimeout bounds reading a request, its body included: a slow body can't hold its
@@ -26,14 +30,14 @@ const (
 	idleTimeout = 2 * time.Minute
 	// bodiesInFlight is how many bytes of large bodies (over smallBody) are held at once;
 	// a large request waits (at most readTimeout) for room. Two bodies at the limit fit.
-	bodiesInFlight = 2 * maxBody
+	bodiesInFlight = 2 * MaxBody
 	// smallBody is the size under which a body doesn't wait for room: a one-line append
 	// is never held up behind large writes.
 	smallBody = 1 << 20
 )
 
-// harden sets the server's timeouts (WriteTimeout stays unset: GET streams last).
-func harden(hs *http.Server) {
+// Harden sets the server's timeouts (WriteTimeout stays unset: GET streams last).
+func Harden(hs *http.Server) {
 	hs.ReadHeaderTimeout = 10 * time.Second
 	hs.ReadTimeout = readTimeout
 	hs.IdleTimeout = idleTimeout
@@ -46,47 +50,49 @@ func refuse(w http.ResponseWriter, msg string, code int) {
 	http.Error(w, msg, code)
 }
 
-// bodyBudget bounds the bytes of large bodies held at once.
-var bodyBudget = newWeighted(bodiesInFlight)
+// bodyBudget bounds the bytes of large bodies held at once, first come first served: a
+// large body waiting for room holds up the ones behind it, so that a stream of smaller
+// ones cannot starve it.
+var bodyBudget = semaphore.NewWeighted(bodiesInFlight)
 
-// readBody reads a POST body of at most maxBody bytes into one buffer of its size (no
+// readBody reads a POST body of at most MaxBody bytes into one buffer of its size (no
 // doubling growth when the length is given), holding room for it in bodyBudget until
 // release is called. It answers the client itself (413, 408, 400) and returns ok false
 // when the body can't be had.
 func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
-	if r.ContentLength > maxBody {
-		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+	if r.ContentLength > MaxBody {
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", MaxBody>>20), http.StatusRequestEntityTooLarge)
 		return nil, nil, false
 	}
 	need := r.ContentLength
 	if need < 0 {
-		need = maxBody // no length: room for the largest
+		need = MaxBody // no length: room for the largest
 	}
 	release = func() {}
 	if need > smallBody {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 		defer cancel()
-		if err := bodyBudget.acquire(ctx, need); err != nil {
+		if err := bodyBudget.Acquire(ctx, need); err != nil {
 			refuse(w, "The server is busy with other large requests; try again", http.StatusServiceUnavailable)
 			return nil, nil, false
 		}
-		release = func() { bodyBudget.release(need) }
+		release = func() { bodyBudget.Release(need) }
 	}
 	var err error
 	if r.ContentLength >= 0 {
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		body, err = io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	}
 	switch {
 	case err != nil:
 		release()
 		refuse(w, "Could not read the request body (too slow, or cut short)", http.StatusBadRequest)
 		return nil, nil, false
-	case len(body) > maxBody:
+	case len(body) > MaxBody:
 		release()
-		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", maxBody>>20), http.StatusRequestEntityTooLarge)
+		refuse(w, fmt.Sprintf("Request body too large: at most %d MiB", MaxBody>>20), http.StatusRequestEntityTooLarge)
 		return nil, nil, false
 	}
 	// The body is in: lift the read deadline, so that the background read mcp-go's
@@ -226,94 +232,29 @@ func oversizedAnswer(id json.RawMessage, arg string, decoded int) []byte {
 	return answer
 }
 
-// weighted is a semaphore of n units that a caller takes several of at once, first come
-// first served.
-type weighted struct {
-	mu      sync.Mutex
-	free    int64
-	waiters []*waiter
-}
-
-type waiter struct {
-	n     int64
-	ready chan struct{}
-}
-
-func newWeighted(n int64) *weighted { return &weighted{free: n} }
-
-func (s *weighted) acquire(ctx context.Context, n int64) error {
-	s.mu.Lock()
-	if len(s.waiters) == 0 && s.free >= n {
-		s.free -= n
-		s.mu.Unlock()
-		return nil
-	}
-	wt := &waiter{n: n, ready: make(chan struct{})}
-	s.waiters = append(s.waiters, wt)
-	s.mu.Unlock()
-	select {
-	case <-wt.ready:
-		return nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		select {
-		case <-wt.ready: // granted meanwhile: give it back
-			s.free += n
-			s.wake()
-		default:
-			for i, x := range s.waiters {
-				if x == wt {
-					s.waiters = append(s.waiters[:i], s.waiters[i+1:]...)
-					break
-				}
-			}
-			s.wake()
-		}
-		return errors.Join(ctx.Err())
-	}
-}
-
-func (s *weighted) release(n int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.free += n
-	s.wake()
-}
-
-// wake grants waiters in order while there is room for the first.
-func (s *weighted) wake() {
-	for len(s.waiters) > 0 && s.free >= s.waiters[0].n {
-		wt := s.waiters[0]
-		s.waiters = s.waiters[1:]
-		s.free -= wt.n
-		close(wt.ready)
-	}
-}
-
-// bodyKey carries a POST body guard has read to direct.
+// bodyKey carries a POST body Guard has read to Direct.
 type bodyKey struct{}
 
-// withBody hands body on to direct, and to any other handler as r.Body.
+// withBody hands body on to Direct, and to any other handler as r.Body.
 func withBody(r *http.Request, body []byte) *http.Request {
 	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, body))
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return r
 }
 
-// direct gives mcp-go a POST body guard has already read through its Handle, so that it
+// Direct gives mcp-go a POST body Guard has already read through its Handle, so that it
 // is not copied once more (mcp-go's ServeHTTP reads the body again with io.ReadAll, which
 // grows a second buffer to its size). It first refuses what ServeHTTP would have: a
 // loopback server asked for by a Host that isn't loopback (DNS rebinding). Other requests
 // go to ServeHTTP as they are.
-func direct(mcpHTTP *server.StreamableHTTPServer) http.Handler {
+func Direct(mcpHTTP *server.StreamableHTTPServer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := r.Context().Value(bodyKey{}).([]byte)
 		if !ok || r.Method != http.MethodPost {
 			mcpHTTP.ServeHTTP(w, r)
 			return
 		}
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(hostOf(local.String())) && !isLoopback(hostOf(r.Host)) {
+		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && IsLoopback(hostOf(local.String())) && !IsLoopback(hostOf(r.Host)) {
 			refuse(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 			return
 		}

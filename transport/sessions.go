@@ -1,4 +1,4 @@
-package main
+package transport
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// mcpSessions makes streamable HTTP sessions the store's (access.Sessions), not this
+// Sessions makes streamable HTTP sessions the store's (access.Sessions), not this
 // process's: any server on the store (replicas on one PostgreSQL database, or this one
 // after a restart) answers any request of a session any of them began.
 //
@@ -23,11 +23,14 @@ import (
 // by itself), given the client's name the store kept from initialize (clientName), so
 // that versions say the same agent whichever server made them. mcp-go's idle sweep and its
 // shutdown end sessions only here (they resolve the manager without a request); a
-// client's DELETE ends one everywhere; the store ends those unused for --session-idle.
+// client's DELETE ends one everywhere; the store ends those unused for its idle time.
 //
 // Protocol 2026-07-28 has no sessions: its requests are served as they come, and an
 // Mcp-Session-Id they carry is ignored, as mcp-go ignores it.
-type mcpSessions struct{ store *access.Sessions }
+type Sessions struct{ store *access.Sessions }
+
+// NewSessions keeps the sessions of mcp-go's streamable HTTP server in store.
+func NewSessions(store *access.Sessions) *Sessions { return &Sessions{store} }
 
 var errUnknownSession = errors.New("no such session: it ended, or no server on this store began it")
 
@@ -47,10 +50,10 @@ type checked struct {
 // hundred bytes, and a tools/call of megabytes is not parsed twice.
 const largestInitialize = 64 << 10
 
-// check is the middleware, after the gate (who is asking) and guard (the body, read), that
+// Check is the middleware, after the gate (who is asking) and Guard (the body, read), that
 // begins a session at initialize and refuses (404, as the transport says: the client then
 // begins a new one) a request naming a session that isn't the asker's or isn't any more.
-func (m *mcpSessions) check(next http.Handler) http.Handler {
+func (m *Sessions) Check(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
 			r.Header.Del(server.HeaderKeySessionID)
@@ -93,7 +96,7 @@ func unavailable(w http.ResponseWriter, doing string, err error) {
 	http.Error(w, "The store is unavailable ("+doing+"); try again in a moment", http.StatusServiceUnavailable)
 }
 
-// initializeOf reports whether r (a POST that guard read) is an initialize, and the name
+// initializeOf reports whether r (a POST that Guard read) is an initialize, and the name
 // its client gives.
 func initializeOf(r *http.Request) (client string, ok bool) {
 	body, _ := r.Context().Value(bodyKey{}).([]byte)
@@ -114,10 +117,10 @@ func initializeOf(r *http.Request) (client string, ok bool) {
 	return msg.Params.ClientInfo.Name, true
 }
 
-// clientName gives the session mcp-go serves a request in the client's name from
+// ClientName gives the session mcp-go serves a request in the client's name from
 // initialize, when mcp-go doesn't hold it: the session began on another server, or this
 // one forgot it (idle sweep, restart). An HTTPContextFunc.
-func clientName(ctx context.Context, _ *http.Request) context.Context {
+func ClientName(ctx context.Context, _ *http.Request) context.Context {
 	c, ok := ctx.Value(checkedKey{}).(checked)
 	if !ok || c.Client == "" {
 		return ctx
@@ -129,9 +132,9 @@ func clientName(ctx context.Context, _ *http.Request) context.Context {
 }
 
 // ResolveSessionIdManager is mcp-go's way to the sessions: for a request, the store's, as
-// check found them; without one (mcp-go's idle sweep, its shutdown), only this process's
+// Check found them; without one (mcp-go's idle sweep, its shutdown), only this process's
 // memory, which mcp-go clears itself.
-func (m *mcpSessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+func (m *Sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
 	if r == nil {
 		return localSessions{}
 	}
@@ -139,11 +142,11 @@ func (m *mcpSessions) ResolveSessionIdManager(r *http.Request) server.SessionIdM
 }
 
 type requestSessions struct {
-	m *mcpSessions
+	m *Sessions
 	r *http.Request
 }
 
-// Generate gives the id check began for an initialize. A GET stream without a session gets
+// Generate gives the id Check began for an initialize. A GET stream without a session gets
 // an id of its own, stored nowhere: it names nothing anyone could use.
 func (s requestSessions) Generate() string {
 	if id, ok := s.r.Context().Value(begunKey{}).(string); ok {
@@ -161,7 +164,7 @@ func (s requestSessions) Validate(id string) (isTerminated bool, err error) {
 	return false, errUnknownSession // mcp-go answers 404
 }
 
-// Terminate ends the session for every server (a client's DELETE, which check let through:
+// Terminate ends the session for every server (a client's DELETE, which Check let through:
 // it is the asker's).
 func (s requestSessions) Terminate(id string) (isNotAllowed bool, err error) {
 	p, _ := access.FromContext(s.r.Context())
