@@ -250,3 +250,51 @@ func writeBackup(target string, old []byte, mode fs.FileMode, now time.Time) (st
 	}
 	return "", fmt.Errorf("keeping the old file: %s-2 to -100 are all taken", base)
 }
+
+// Servers reads src as c does and returns the servers in it that a command starts, by
+// name: what the client would run. A server of another kind (a URL) has no Command.
+func (c *Client) Servers(src []byte) (map[string]Server, error) {
+	var all map[string]any
+	switch f := c.format.(type) {
+	case jsonFormat:
+		v, err := jsonc.Lookup(src, f.dialect, []string{f.key})
+		if err != nil || v == nil {
+			return nil, err
+		}
+		d, err := jsonc.Decode(src, v)
+		if err != nil {
+			return nil, err
+		}
+		if all, _ = d.(map[string]any); all == nil {
+			return nil, fmt.Errorf("%s is not an object of servers", f.key)
+		}
+	case tomlFormat:
+		doc, err := parseTOML(src)
+		if err != nil {
+			return nil, err
+		}
+		all, _ = doc.root["mcp_servers"].(map[string]any)
+	default:
+		return nil, fmt.Errorf("%s keeps its servers itself", c.Title)
+	}
+	out := map[string]Server{}
+	for name, v := range all {
+		m, _ := v.(map[string]any)
+		s := Server{Name: name, Env: map[string]string{}}
+		s.Command, _ = m["command"].(string)
+		args, _ := m["args"].([]any)
+		for _, a := range args {
+			if a, ok := a.(string); ok {
+				s.Args = append(s.Args, a)
+			}
+		}
+		env, _ := m["env"].(map[string]any)
+		for k, v := range env {
+			if v, ok := v.(string); ok {
+				s.Env[k] = v
+			}
+		}
+		out[name] = s
+	}
+	return out, nil
+}

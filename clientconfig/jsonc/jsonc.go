@@ -720,3 +720,36 @@ func (e *editor) commaAfter(off int) bool {
 	}
 	return p.i < len(e.src) && e.src[p.i] == ','
 }
+
+// Decode is v's value as encoding/json decodes into an any: objects as map[string]any
+// (a key there twice keeps its last value), arrays as []any, numbers as float64.
+// Comments and trailing commas, which encoding/json refuses, are not in the tree.
+func Decode(src []byte, v *Value) (any, error) {
+	switch v.Kind {
+	case Object:
+		m := make(map[string]any, len(v.Members))
+		for _, mem := range v.Members {
+			e, err := Decode(src, mem.Value)
+			if err != nil {
+				return nil, err
+			}
+			m[mem.Key] = e
+		}
+		return m, nil
+	case Array:
+		a := make([]any, len(v.Elems))
+		for i, el := range v.Elems {
+			e, err := Decode(src, el)
+			if err != nil {
+				return nil, err
+			}
+			a[i] = e
+		}
+		return a, nil
+	}
+	var x any
+	if err := json.Unmarshal(src[v.Start:v.End], &x); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
