@@ -25,7 +25,6 @@ type tomlDoc struct {
 type tomlHeader struct {
 	keys  []string
 	start int // the offset of the line the header is on
-	line  int
 }
 
 // tomlTable is a table and how it came to be, which says what may still be added to it.
@@ -203,8 +202,7 @@ func (p *tomlParser) header() error {
 	}
 	at := p.i
 	p.i += len(closing)
-	line, _ := position(p.src, start)
-	p.doc.headers = append(p.doc.headers, tomlHeader{keys: keys, start: start, line: line})
+	p.doc.headers = append(p.doc.headers, tomlHeader{keys: keys, start: start})
 	t := p.root
 	for _, k := range keys[:len(keys)-1] {
 		next, err := p.descend(t, k, at, false)
@@ -301,6 +299,10 @@ func (p *tomlParser) keyValue(t *tomlTable) error {
 
 var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
+func isBareKeyByte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
 func (p *tomlParser) key() ([]string, error) {
 	var keys []string
 	for {
@@ -317,7 +319,7 @@ func (p *tomlParser) key() ([]string, error) {
 			keys = append(keys, s)
 		default:
 			j := p.i
-			for j < len(p.src) && bareKey.Match(p.src[j:j+1]) {
+			for j < len(p.src) && isBareKeyByte(p.src[j]) {
 				j++
 			}
 			if j == p.i {
@@ -713,7 +715,7 @@ func (f tomlFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) 
 			}
 			sections = append(sections, [2]int{h.start, end})
 			if line == 0 {
-				line = h.line
+				line, _ = position(old, h.start)
 			}
 		}
 	}
