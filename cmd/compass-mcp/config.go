@@ -189,6 +189,8 @@ Usage:
   compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
   compass-mcp tokens list [--for PERSON] / tokens revoke ID
                                               per-person tokens for /mcp and /spaces/{space}/mcp
+  compass-mcp install [CLIENT] [--project]    add this binary to an MCP client's configuration (vscode, cursor,
+                                              zed, claude-desktop, claude-code, ...); no CLIENT lists them
   compass-mcp version                         the version and commit this binary was built from (also --version)
   compass-mcp help                            this text
 
@@ -232,6 +234,8 @@ func run(args []string) error {
 		return members(args, os.Stdout)
 	case "tokens":
 		return tokens(args, os.Stdout)
+	case "install":
+		return install(args, os.Stdout, os.Stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(os.Stderr, usage)
 		return nil

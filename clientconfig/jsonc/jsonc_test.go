@@ -1,0 +1,278 @@
+package jsonc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var server = Obj{{"command", "/opt/bin/compass-mcp"}, {"args", []string{"serve"}}, {"env", map[string]string{"COMPASS_ME": "ana"}}}
+
+func TestSet(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		d              Dialect
+	}{
+		{
+			name: "a member added after the others, comments kept",
+			d:    JSONC,
+			in: `// my settings
+{
+	"theme": "One Dark", // dark
+	"servers": {
+		/* the first */
+		"memory": {"command": "npx"} // trailing
+	}
+}
+`,
+			want: `// my settings
+{
+	"theme": "One Dark", // dark
+	"servers": {
+		/* the first */
+		"memory": {"command": "npx"}, // trailing
+		"compass": {
+			"command": "/opt/bin/compass-mcp",
+			"args": [
+				"serve"
+			],
+			"env": {
+				"COMPASS_ME": "ana"
+			}
+		}
+	}
+}
+`,
+		},
+		{
+			name: "the path made, after a trailing comma",
+			d:    JSONC,
+			in:   "{\n  \"vim_mode\": true,\n}\n",
+			want: "{\n  \"vim_mode\": true,\n  \"servers\": {\n    \"compass\": {\n      \"command\": \"/opt/bin/compass-mcp\",\n      \"args\": [\n        \"serve\"\n      ],\n      \"env\": {\n        \"COMPASS_ME\": \"ana\"\n      }\n    }\n  }\n}\n",
+		},
+		{
+			name: "an existing member replaced in place",
+			d:    JSON,
+			in:   "{\r\n  \"servers\": {\r\n    \"compass\": {\"command\": \"old\"},\r\n    \"other\": 1\r\n  }\r\n}",
+			want: "{\r\n  \"servers\": {\r\n    \"compass\": {\r\n      \"command\": \"/opt/bin/compass-mcp\",\r\n      \"args\": [\r\n        \"serve\"\r\n      ],\r\n      \"env\": {\r\n        \"COMPASS_ME\": \"ana\"\r\n      }\r\n    },\r\n    \"other\": 1\r\n  }\r\n}",
+		},
+		{
+			name: "an empty object on one line",
+			d:    JSON,
+			in:   `{"servers": {}}`,
+			want: "{\"servers\": {\n  \"compass\": {\n    \"command\": \"/opt/bin/compass-mcp\",\n    \"args\": [\n      \"serve\"\n    ],\n    \"env\": {\n      \"COMPASS_ME\": \"ana\"\n    }\n  }\n}}",
+		},
+		{
+			name: "an empty file",
+			d:    JSON,
+			in:   "",
+			want: "{\n  \"servers\": {\n    \"compass\": {\n      \"command\": \"/opt/bin/compass-mcp\",\n      \"args\": [\n        \"serve\"\n      ],\n      \"env\": {\n        \"COMPASS_ME\": \"ana\"\n      }\n    }\n  }\n}\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Set([]byte(tc.in), tc.d, []string{"servers", "compass"}, server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+			valid(t, got, tc.d)
+		})
+	}
+}
+
+func TestParseErrorsNameTheLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		d    Dialect
+		line int
+		msg  string
+	}{
+		{"{\n  \"a\": 1\n  \"b\": 2\n}", JSONC, 3, "missing comma"},
+		{"{\n  // hi\n  \"a\": 1\n}", JSON, 2, "comment"},
+		{"{\n  \"a\": 1,\n}", JSON, 2, "comma after the object's last member"},
+		{"{\n \"p\": \"C:\\Users\"\n}", JSONC, 2, "\\\\ for each"},
+		{"{\n\n  \"a\": tru\n}", JSONC, 3, "not true, false or null"},
+		{"[1, 2]", JSONC, 0, ""}, // parses; not an object: Set refuses it below
+		{"{\"a\": 1} x", JSONC, 1, "after the end"},
+		{"{\"a\": /* open", JSONC, 1, "never closed"},
+		{strings.Repeat("[", MaxDepth+1), JSONC, 1, "nested more than"},
+	} {
+		_, err := Parse([]byte(tc.in), tc.d)
+		if tc.line == 0 {
+			if err != nil {
+				t.Errorf("%q: %v", tc.in, err)
+			}
+			continue
+		}
+		var se *SyntaxError
+		if !errors.As(err, &se) || se.Line != tc.line || !strings.Contains(se.Msg, tc.msg) {
+			t.Errorf("%q: got %v, want line %d saying %q", tc.in, err, tc.line, tc.msg)
+		}
+	}
+	if _, err := Set([]byte("[1, 2]"), JSONC, []string{"a"}, 1); err == nil || !strings.Contains(err.Error(), "not an object") {
+		t.Errorf("an array at the top: %v", err)
+	}
+	if _, err := Set([]byte(`{"servers": [], "x": 1}`), JSONC, []string{"servers", "compass"}, 1); err == nil || !strings.Contains(err.Error(), `"servers" is an array`) {
+		t.Errorf("servers an array: %v", err)
+	}
+	if _, err := Set([]byte("{\"servers\": {\"compass\": 1,\n \"compass\": 2}}"), JSONC, []string{"servers", "compass"}, 1); err == nil || !strings.Contains(err.Error(), "lines 1 and 2") {
+		t.Errorf("a key twice: %v", err)
+	}
+}
+
+// valid checks src with a reader of d written apart from the package's parser: comments
+// and trailing commas stripped by a scanner of its own, then encoding/json.
+func valid(t testing.TB, src []byte, d Dialect) any {
+	t.Helper()
+	if d.Comments || d.TrailingCommas {
+		src = stripJSONC(src)
+	}
+	var v any
+	if err := json.Unmarshal(bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")), &v); err != nil {
+		t.Fatalf("not valid: %v\n%s", err, src)
+	}
+	return v
+}
+
+// stripJSONC turns JSONC into JSON: comments become spaces, a comma before a closing
+// bracket goes.
+func stripJSONC(src []byte) []byte {
+	out := make([]byte, 0, len(src))
+	lastComma := -1
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(src) {
+				j = len(src) - 1
+			}
+			out = append(out, src[i:j+1]...)
+			i = j
+			lastComma = -1
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			out = append(out, '\n')
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return append(out, src[i:]...)
+			}
+			out = append(out, ' ')
+			i += 2 + end + 1
+		case c == ',':
+			lastComma = len(out)
+			out = append(out, c)
+		case c == '}' || c == ']':
+			if lastComma >= 0 {
+				out[lastComma] = ' '
+			}
+			lastComma = -1
+			out = append(out, c)
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			out = append(out, c)
+		default:
+			lastComma = -1
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// go test -fuzz=FuzzSplice ./clientconfig/jsonc
+//
+// Any input either is refused, or comes back as a document of its dialect in which the
+// member set holds the value and every other member of the objects on the path, and every
+// byte before and after the top-level object, is as it was.
+func FuzzSplice(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("..", "testdata", "*"))
+	for _, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add(b, true, "mcpServers")
+		}
+	}
+	for _, s := range []string{"", "{}", "{\"servers\":{}}", "// c\n{\n\t\"a\": [1,2,],\n}\n", "{\"servers\": {\"compass\": null}}", "\xef\xbb\xbf{\"a\":\"\\u00e9\"}", "{\"servers\": 3}"} {
+		f.Add([]byte(s), true, "servers")
+		f.Add([]byte(s), false, "servers")
+	}
+	f.Fuzz(func(t *testing.T, src []byte, comments bool, key string) {
+		d := Dialect{Comments: comments, TrailingCommas: comments}
+		path := []string{key, "compass"}
+		out, err := Set(src, d, path, server)
+		if err != nil {
+			if out != nil {
+				t.Fatal("an error, and output too")
+			}
+			return
+		}
+		valid(t, out, d)
+		v, err := Lookup(out, d, path)
+		if err != nil || v == nil {
+			t.Fatalf("the member is not there: %v", err)
+		}
+		var got any
+		json.Unmarshal(out[v.Start:v.End], &got)
+		want := map[string]any{"command": "/opt/bin/compass-mcp", "args": []any{"serve"}, "env": map[string]any{"COMPASS_ME": "ana"}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("the member reads %s", out[v.Start:v.End])
+		}
+		if len(bytes.TrimSpace(bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")))) == 0 {
+			return
+		}
+		in, err := Parse(src, d)
+		if err != nil {
+			t.Fatalf("Set accepted what Parse refuses: %v", err)
+		}
+		after, _ := Parse(out, d)
+		if !bytes.Equal(src[:in.Start], out[:after.Start]) || !bytes.Equal(src[in.End:], out[after.End:]) {
+			t.Fatal("bytes outside the top-level object changed")
+		}
+		a, b := in, after
+		for i, k := range path {
+			for _, m := range a.Members {
+				if m.Key == k {
+					continue
+				}
+				var n *Member
+				for j := range b.Members {
+					if b.Members[j].Key == m.Key {
+						n = &b.Members[j]
+					}
+				}
+				if n == nil || !bytes.Equal(src[m.Value.Start:m.Value.End], out[n.Value.Start:n.Value.End]) {
+					t.Fatalf("the member %q at depth %d changed", m.Key, i)
+				}
+			}
+			var next *Value
+			for _, m := range a.Members {
+				if m.Key == k {
+					next = m.Value
+				}
+			}
+			if next == nil {
+				break
+			}
+			a = next
+			for _, m := range b.Members {
+				if m.Key == k {
+					b = m.Value
+				}
+			}
+		}
+	})
+}
