@@ -41,7 +41,7 @@ function inspect(options) {
     "-e", `COMPASS_DATA=${data}`, "-e", "COMPASS_ME=ana", "-e", "COMPASS_SPACE=personal",
     "-e", "COMPASS_LOG=warn", "-e", "TZ=UTC",
     // No page: the links are then the documents' resource URIs, as SPEC.md says (and no port
-    // is taken; the page's own tests are web/ and web/browser).
+    // is taken; the page's own tests are web/ and e2e/browser).
     "-e", "COMPASS_WEB=off",
     "--format", "json", "--connect-timeout", "20000",
     ...options,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The OAuth sign-in end to end (oauth/e2e): the official TypeScript SDK's client OAuth
+# The OAuth sign-in end to end (e2e/oauth): the official TypeScript SDK's client OAuth
 # (.ci/oauth-client.mjs) signs in to compass-mcp, with the person in headless chromium,
 # then the Inspector's CLI uses the token. Installs the pinned npm packages first (Node 22,
 # the SDK, the Inspector: .ci/node.sh); the test must then run, not skip.
@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/node.sh
 ci_node_setup
-COMPASS_OAUTH_E2E=1 go test -race -count=1 ./oauth/e2e
+COMPASS_OAUTH_E2E=1 go test -race -count=1 ./e2e/oauth

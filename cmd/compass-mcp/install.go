@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/clientconfig"
+	"github.com/compass-mcp/compass-mcp/internal/clientconfig"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 

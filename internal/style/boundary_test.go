@@ -22,7 +22,7 @@ var mayLink = map[string]string{
 	"kv/kvtest":        "fresh stores of either kind, for tests",
 	"internal/webtest": "starts servers on the tests' store (kvtest), for tests",
 	"cmd/compass-mcp":  "opens the store --data names",
-	"bench":            "measures both stores",
+	"internal/bench":   "measures both stores",
 }
 
 // above are packages that must stay above the boundary by name, so that this test cannot

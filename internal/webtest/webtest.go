@@ -1,6 +1,6 @@
 // Package webtest starts what the tests of the person's page drive in a real browser:
 // compass-mcp (the binary internal/testbin built) serving MCP and the page on one loopback
-// address, and a headless chromium. Only tests import it (web/browser, oauth/e2e).
+// address, and a headless chromium. Only tests import it (e2e/browser, e2e/oauth).
 package webtest
 
 import (

@@ -28,7 +28,7 @@ import (
 // load balancer without session affinity would send them. These tests skip without
 // COMPASS_TEST_DATA (and fail without it when CI=true).
 //
-//	COMPASS_TEST_DATA=postgres://... go test -run Replica -v ./reliability
+//	COMPASS_TEST_DATA=postgres://... go test -run Replica -v ./e2e/reliability
 
 // team is the people and tokens of a replicas test: Ana's token names no agent (versions
 // say the client's name), Ben's says the agent is scribe.
@@ -295,7 +295,7 @@ func TestReplicasSixteenClients(t *testing.T) {
 // answering as a load balancer's health check would. The writers are the crash test's
 // (crashWriter): each writes, appends to and edits its own document and the shared Log.
 //
-//	COMPASS_TEST_DATA=postgres://... go test -run TestReplicaKilled -v ./reliability
+//	COMPASS_TEST_DATA=postgres://... go test -run TestReplicaKilled -v ./e2e/reliability
 func TestReplicaKilledKeepsAcknowledgedWrites(t *testing.T) {
 	const rounds = 10
 	rng, l, writers := crashSetup(t)

@@ -19,7 +19,7 @@ import (
 // find exactly the documents a scan of the texts finds. Then the server starts on the file
 // again and the next round writes on.
 //
-//	go test -run TestCrashKeepsTheSearchIndexRight -v ./reliability
+//	go test -run TestCrashKeepsTheSearchIndexRight -v ./e2e/reliability
 
 var crashWords = []string{"trailer", "Tuesday", "café", "cafe", "pricing", "東京", "course page", "e-mail", "**plan**", "review"}
 

@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/clientconfig/jsonc"
+	"github.com/compass-mcp/compass-mcp/internal/clientconfig/jsonc"
 )
 
 // A Server is what a client starts: an absolute command, its arguments and the variables

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/clientconfig/jsonc"
+	"github.com/compass-mcp/compass-mcp/internal/clientconfig/jsonc"
 )
 
 // MaxFile bounds the configuration file install reads: a settings file is kilobytes, and

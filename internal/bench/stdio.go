@@ -19,7 +19,7 @@ func peerMissing(o *options) string {
 		return "node is not installed"
 	}
 	if _, err := os.Stat(o.fsMain); err != nil {
-		return "the filesystem server is not installed (bench/run.sh installs it)"
+		return "the filesystem server is not installed (internal/bench/run.sh installs it)"
 	}
 	return ""
 }
@@ -340,14 +340,14 @@ func measureStdio(ctx context.Context, o *options, bins binaries, r *report) err
 	syncs := 2 * r.fsync.median
 	clientEdit, serverEdit := perCall(ours.clientEdit, ours.calls[0]), perCall(ours.serverEdit, ours.calls[0])
 	editBudget := te.median/2 - clientEdit - syncs
-	editWhy := fmt.Sprintf("0.5× theirs is %s; it would take the server's CPU per edit down from %s to about %s (the client takes %s, two fsyncs %s). Profile: `go run ./bench -profile DIR`",
+	editWhy := fmt.Sprintf("0.5× theirs is %s; it would take the server's CPU per edit down from %s to about %s (the client takes %s, two fsyncs %s). Profile: `go run ./internal/bench -profile DIR`",
 		ms(te.median/2), ms(serverEdit), ms(max(editBudget, 0)), ms(clientEdit), ms(syncs))
 	clientRead, serverRead := perCall(ours.clientRead, ours.calls[1]), perCall(ours.serverRead, ours.calls[1])
 	readWhy := fmt.Sprintf("0.2× theirs is %s; our call costs the go-sdk client %s of CPU (decoding the 100 KB answer) and the server %s", ms(tr.median/5), ms(clientRead), ms(serverRead))
 	if clientRead >= tr.median/5 {
 		readWhy += ": the client alone takes more than the target, so no server can meet it with this client"
 	} else {
-		readWhy += fmt.Sprintf(": it would take the server's CPU down to about %s. Profile: `go run ./bench -profile DIR`", ms(tr.median/5-clientRead))
+		readWhy += fmt.Sprintf(": it would take the server's CPU down to about %s. Profile: `go run ./internal/bench -profile DIR`", ms(tr.median/5-clientRead))
 	}
 	r.target(target{"1", "edit_document, 100 KB, stdio (durable, versioned)", fmt.Sprintf("%s (p90 %s)", ms(oe.median), ms(oe.p90)), fmt.Sprintf("%s (p90 %s)", ms(te.median), ms(te.p90)),
 		"≤ 0.5× theirs", fmt.Sprintf("%.2f×: ", editRatio) + verdict(editRatio <= 0.5, editWhy)})

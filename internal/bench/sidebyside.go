@@ -308,8 +308,8 @@ func countRoundTrips(ctx context.Context, schemaURL string, post *sideStore, ops
 // sideIntro says how to reproduce the section's figures.
 func sideIntro(b *strings.Builder) {
 	b.WriteString("```sh\n")
-	b.WriteString("COMPASS_TEST_DATA=postgres://user:pass@host/db bench/run.sh   # the whole report, this section included\n")
-	b.WriteString("go run ./bench -pg postgres://user:pass@host/db -only sidebyside,replicas   # this section alone, to stdout\n")
+	b.WriteString("COMPASS_TEST_DATA=postgres://user:pass@host/db internal/bench/run.sh   # the whole report, this section included\n")
+	b.WriteString("go run ./internal/bench -pg postgres://user:pass@host/db -only sidebyside,replicas   # this section alone, to stdout\n")
 	b.WriteString("```\n\n")
 	b.WriteString("The benchmark makes schemas of its own (`bench_…`) in that database and drops them at the end.\n\n")
 }

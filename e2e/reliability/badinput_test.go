@@ -19,14 +19,14 @@ import (
 // JSON-RPC error, an HTTP status, an import that names the place), nothing is saved, and the
 // server answers the next call.
 //
-//	go test -run 'TestBad|TestRaw|TestImport' -v ./reliability
+//	go test -run 'TestBad|TestRaw|TestImport' -v ./e2e/reliability
 
 // seeded makes a data file with "Launch plan" (2 versions) and the conversations of
 // testdata/import/pricing.jsonl, through the person's commands.
 func seeded(t *testing.T) (data, planID string) {
 	t.Helper()
 	data = newData(t)
-	run(t, data, "", "import", "../testdata/import/pricing.jsonl")
+	run(t, data, "", "import", "../../testdata/import/pricing.jsonl")
 	out := run(t, data, "", "call", "write_document", "title=Launch plan", "text=Record the trailer.\n")
 	planID = regexp.MustCompile(`/document/([0-9A-Z]{26})`).FindStringSubmatch(out)[1]
 	run(t, data, "", "call", "append_document", "document=Launch plan", "text=Book the studio.")

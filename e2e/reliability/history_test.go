@@ -22,7 +22,7 @@ import (
 // time, however many versions there are.
 // The short form is 200 appends to 1 MiB; the figures in docs/RELIABILITY.md are of
 //
-//	COMPASS_HISTORY_FULL=1 go test -run TestLongHistoryIsCheap -v ./reliability
+//	COMPASS_HISTORY_FULL=1 go test -run TestLongHistoryIsCheap -v ./e2e/reliability
 func TestLongHistoryIsCheap(t *testing.T) {
 	appends, size := 200, 1<<20
 	if os.Getenv("COMPASS_HISTORY_FULL") != "" {

@@ -5,11 +5,11 @@
 // run and with the same client, the reference filesystem server (@modelcontextprotocol/
 // server-filesystem, run with node) on the same text:
 //
-//	bench/run.sh                 # installs the npm server into bench/node_modules, then the below
-//	go run ./bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
-//	go run ./bench -quick        # small counts, a few seconds, no npm needed: prints the report
-//	go run ./bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
-//	go run ./bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
+//	internal/bench/run.sh                 # installs the npm server into internal/bench/node_modules, then the below
+//	go run ./internal/bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
+//	go run ./internal/bench -quick        # small counts, a few seconds, no npm needed: prints the report
+//	go run ./internal/bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
+//	go run ./internal/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
 //
 // With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
 // "bbolt and PostgreSQL side by side": the same store calls on both, and HTTP servers on
@@ -70,7 +70,7 @@ func main() {
 	flag.StringVar(&o.out, "o", "", "if set, write the report to this file (- for stdout); default docs/PERFORMANCE.md, or stdout with -quick")
 	flag.IntVar(&o.runs, "runs", 0, "if set, how many runs each measurement is repeated (default 5, 2 with -quick)")
 	flag.StringVar(&o.node, "node", "node", "the node binary that runs the filesystem server")
-	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default internal/bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
 	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
 	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
@@ -93,7 +93,7 @@ func run(o *options) error {
 		}
 	}
 	if o.fsMain == "" {
-		o.fsMain = filepath.Join(root, "bench", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
+		o.fsMain = filepath.Join(root, "internal", "bench", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
 	}
 	if o.out == "" {
 		o.out = filepath.Join(root, "docs", "PERFORMANCE.md")

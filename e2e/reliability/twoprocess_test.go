@@ -19,8 +19,8 @@ import (
 // file only while it uses it and lets go after bolt.DefaultIdle (25 ms) idle, so the
 // other process waits for that to open it.
 //
-//	go test -run TestTwoProcessLatency -v ./reliability
-//	COMPASS_TWO_CALLS=200 go test -run TestTwoProcessLatency -v ./reliability   # more calls a case
+//	go test -run TestTwoProcessLatency -v ./e2e/reliability
+//	COMPASS_TWO_CALLS=200 go test -run TestTwoProcessLatency -v ./e2e/reliability   # more calls a case
 func TestTwoProcessLatency(t *testing.T) {
 	calls := 20
 	if v := os.Getenv("COMPASS_TWO_CALLS"); v != "" {

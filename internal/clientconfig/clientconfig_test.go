@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/clientconfig/jsonc"
+	"github.com/compass-mcp/compass-mcp/internal/clientconfig/jsonc"
 )
 
 var (

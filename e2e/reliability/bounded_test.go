@@ -20,7 +20,7 @@ import (
 // p99 is logged (docs/RELIABILITY.md), and none may take a second. Before, one such edit
 // held the shared commit for tens of seconds.
 //
-//	go test -run TestSlowCallsDontHoldUpOthers -v ./reliability
+//	go test -run TestSlowCallsDontHoldUpOthers -v ./e2e/reliability
 func TestSlowCallsDontHoldUpOthers(t *testing.T) {
 	size := 8 << 20
 	if testing.Short() || testbin.Race {
@@ -109,7 +109,7 @@ func postText(t *testing.T, url, session, text string) int {
 // a budget of 128 MiB. Peak RSS (VmHWM) is logged and bounded: one body ≤ 2 × 60 MiB + 30
 // MB, eight at once ≤ 500 MB.
 //
-//	go test -run TestBodyMemoryIsBounded -v ./reliability
+//	go test -run TestBodyMemoryIsBounded -v ./e2e/reliability
 func TestBodyMemoryIsBounded(t *testing.T) {
 	text := strings.Repeat("x", 60<<20)
 	for _, n := range []int{1, 8} {

@@ -299,7 +299,7 @@ func TestPhoneWidth(t *testing.T) {
 // readCorpus reads the XSS corpus the web package's tests render, testdata/xss.json there.
 func readCorpus(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "xss.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "web", "testdata", "xss.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

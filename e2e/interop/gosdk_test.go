@@ -40,7 +40,7 @@ func serverEnv(data string) []string {
 func seeded(t *testing.T) string {
 	t.Helper()
 	data := kvtest.Data(t, t.TempDir(), "compass.db")
-	cmd := exec.Command(testbin.Path, "import", "../testdata/import/pricing.jsonl")
+	cmd := exec.Command(testbin.Path, "import", "../../testdata/import/pricing.jsonl")
 	cmd.Env = serverEnv(data)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compass-mcp import: %v\n%s", err, out)

@@ -22,7 +22,7 @@ import (
 // client. The same writes by one client give the baseline: the commits (bbolt's txid, read
 // from the file; on bbolt only) against the writes show the group commit at work.
 //
-//	go test -run TestSixteenWriters -v ./reliability
+//	go test -run TestSixteenWriters -v ./e2e/reliability
 func TestSixteenWritersOverHTTP(t *testing.T) {
 	data := newData(t)
 	srv := startHTTP(t, data, "--agent", "many")

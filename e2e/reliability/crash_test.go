@@ -22,8 +22,8 @@ import (
 // the same file, and every write that was answered "Saved ... as version N" looked for in
 // the file, with its text.
 //
-//	go test -run TestCrash -v ./reliability                          # 3 rounds
-//	COMPASS_CRASH_ROUNDS=20 go test -run TestCrash -v ./reliability  # the long form
+//	go test -run TestCrash -v ./e2e/reliability                          # 3 rounds
+//	COMPASS_CRASH_ROUNDS=20 go test -run TestCrash -v ./e2e/reliability  # the long form
 //
 // COMPASS_CRASH_SEED replays a run (the seed is logged).
 

@@ -163,7 +163,7 @@ func (r *report) write(w io.Writer) error {
 	b.WriteString("What compass-mcp costs, measured end to end: the built server started as an MCP host starts it, driven by the\n")
 	b.WriteString("official go-sdk client, beside the reference filesystem server (`@modelcontextprotocol/server-filesystem`,\n")
 	b.WriteString("run with node) doing the same work on the same text, in the same run. Written by the command below; don't edit by hand.\n\n")
-	b.WriteString("```sh\nbench/run.sh        # installs the filesystem server into bench/node_modules, then: go run ./bench\n```\n\n")
+	b.WriteString("```sh\ninternal/bench/run.sh        # installs the filesystem server into internal/bench/node_modules, then: go run ./internal/bench\n```\n\n")
 	if r.opts.quick {
 		b.WriteString("**This is a `-quick` run: counts are too small for the figures to mean much.**\n\n")
 	}
@@ -209,7 +209,7 @@ func (r *report) write(w io.Writer) error {
 		fmt.Fprintf(&b, "## %s\n\n%s\n", s.title, strings.TrimRight(s.body.String(), "\n")+"\n")
 	}
 	b.WriteString("## Profiles\n\n")
-	b.WriteString("`go run ./bench -profile DIR` writes CPU and allocation profiles of the hot paths into DIR: `edit_document` and\n")
+	b.WriteString("`go run ./internal/bench -profile DIR` writes CPU and allocation profiles of the hot paths into DIR: `edit_document` and\n")
 	b.WriteString("`read_document` of the 100 KB document over stdio, and `read_document` by 16 clients over HTTP, each of a server built as\n")
 	b.WriteString("`serve` builds it (`*.client.cpu.pprof` are of the go-sdk clients). `go tool pprof -top DIR/edit-stdio.cpu.pprof` shows one.\n")
 	b.WriteString("The in-process benchmarks of the stores and the tools: `go test -run '^$' -bench . -benchmem ./docstore ./threads ./linediff ./tools`.\n")

@@ -3,6 +3,6 @@
 // oldest and the newest protocol version the server negotiates.
 //
 // It is a package of its own so that the server's packages never depend on a second MCP
-// library; only its tests import the SDK. Run it with go test ./interop (it builds the
+// library; only its tests import the SDK. Run it with go test ./e2e/interop (it builds the
 // binary first, as a person would).
 package interop
