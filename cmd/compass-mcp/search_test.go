@@ -36,6 +36,11 @@ var searchSteps = []step{
 	{"read_document", map[string]any{"document": "Launch plan", "lines": "1-2", "since": 1}},
 	{"list_conversations", map[string]any{"query": "12 month"}},
 	{"list_conversations", map[string]any{"query": "list_documents"}},
+	// Ranked retrieval: a question as an agent asks it, words as people write them.
+	{"list_documents", map[string]any{"query": "When did we record the trailer music?"}},
+	{"list_documents", map[string]any{"query": "recorded trailers"}},
+	{"list_documents", map[string]any{"query": `"recorded" trailer`}},
+	{"list_conversations", map[string]any{"query": "what price did we settle on?"}},
 }
 
 // longNotes is 150 numbered lines.
