@@ -156,6 +156,7 @@ func TestBEIR(t *testing.T) {
 			recall += float64(hits) / float64(len(rel))
 			if len(res.Found) == 0 {
 				empty++
+				t.Logf("no result: %s %q", q.ID, q.Text)
 			}
 		}
 		n := float64(len(queries))

@@ -36,6 +36,11 @@ type Results struct {
 	Found              []Found
 	Total, Every, Some int
 	Unread             int
+	Read               int // bytes of texts read
+	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
+	// its words, unquoted (search.Unquoted).
+	Unquoted bool
+	Quoted   search.Query
 }
 
 // ErrQuery is returned (wrapped, with the reason) by Search for a query without words,
@@ -174,10 +179,22 @@ func (b *buckets) eachLive(add func(search.Item) error, progress func(done, tota
 // Search ranks the space's documents that have any word or "quoted phrase" of query in
 // their title or text, best first (see package search: those with every word and phrase
 // first, then by relevance, then latest saved first), at most limit of them (limit < 1:
-// all), each with up to MatchLines of its best lines. The index is read in one
+// all), each with up to MatchLines of its best lines. When no document has the quoted
+// phrases, it gives the results of their words (Results.Unquoted). The index is read in one
 // transaction, the texts it must read in others, copied: none is held while texts are
 // matched. It returns ErrQuery (wrapped) for a query without words.
 func (s *Store) Search(query string, limit int) (Results, error) {
+	res, err := s.search(query, limit, search.MaxRead)
+	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
+		quoted := res.Query
+		if res, err = s.search(search.Unquoted(query), limit, search.MaxRead-res.Read); err == nil {
+			res.Unquoted, res.Quoted = true, quoted
+		}
+	}
+	return res, err
+}
+
+func (s *Store) search(query string, limit, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
@@ -237,11 +254,11 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 		})
 		return out, used, err
 	}
-	r, err := plan.Rank(limit, MatchLines, fetch)
+	r, err := plan.Rank(limit, MatchLines, budget, fetch)
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Query: q, Every: r.Every, Some: r.Some, Total: r.Every + r.Some, Unread: r.Unread}
+	res := Results{Query: q, Every: r.Every, Some: r.Some, Total: r.Every + r.Some, Unread: r.Unread, Read: r.Read}
 	// Those ranked without being read (past MaxRead): their records.
 	var missing []uint32
 	for _, rk := range r.Ranked {

@@ -173,7 +173,7 @@ func TestLongQueries(t *testing.T) {
 		t.Errorf("100 words: %d terms, partial %v, %v", len(q.Terms), q.Partial, err)
 	}
 	q, err = search.Parse(`"` + strings.Repeat("a ", 1000) + `"`)
-	if err != nil || len(q.Terms) != 1 || len(q.Terms[0].Tokens) != search.MaxPhrase || !q.Partial {
+	if err != nil || len(q.Terms) != 1 || len(q.Terms[0].Tokens) != search.MaxTokens || !q.Partial {
 		t.Errorf("a phrase of 1,000 words: %+v, %v", q.Terms, err)
 	}
 	q, err = search.Parse("the effect of aspirin on cancer")

@@ -8,12 +8,11 @@ import (
 )
 
 // Limits on what of a query is looked for. A longer query is not refused: its first
-// MaxTerms words and phrases are looked for, a phrase's first MaxPhrase tokens, and
-// MaxTokens tokens in all (Query.Partial says when something was left out), so that the
-// cost of a query is bounded whatever its length.
+// MaxTerms words and phrases are looked for, and its first MaxTokens tokens (a phrase
+// that would pass them is cut; Query.Partial says when something was left out), so that
+// the cost of a query is bounded whatever its length.
 const (
 	MaxTerms  = 64
-	MaxPhrase = 256
 	MaxTokens = 512
 )
 
@@ -37,7 +36,7 @@ type Term struct {
 type Query struct {
 	Text    string // the terms looked for, with white space folded
 	Terms   []Term
-	Partial bool // some of the query was left out (MaxTerms, MaxPhrase, MaxTokens)
+	Partial bool // some of the query was left out (MaxTerms, MaxTokens)
 	m       *matcher
 }
 
@@ -64,7 +63,7 @@ func Parse(q string) (Query, error) {
 		if len(toks) == 0 {
 			return
 		}
-		if n := min(MaxPhrase, MaxTokens-tokens); len(toks) > n {
+		if n := MaxTokens - tokens; len(toks) > n {
 			toks, out.Partial = toks[:n], true
 		}
 		key := strings.Join(toks, " ")
@@ -115,6 +114,17 @@ func Parse(q string) (Query, error) {
 	out.Text = strings.Join(texts, " ")
 	out.m = newMatcher(out)
 	return out, nil
+}
+
+// Unquoted is q with its double quotes taken out: its phrases' words as words. A store
+// searches for it when no document has a quoted phrase, rather than answer nothing.
+func Unquoted(q string) string {
+	return strings.Map(func(r rune) rune {
+		if isQuote(r) {
+			return ' '
+		}
+		return r
+	}, q)
 }
 
 func isQuote(r rune) bool { return r == '"' || r == '“' || r == '”' || r == '„' }

@@ -21,7 +21,7 @@ type Model struct {
 
 // Ranking is the model the stores rank with, tuned on BEIR SciFact's training claims
 // (docs/SEARCH.md).
-var Ranking = Model{K1: 1.2, BText: 0.75, BTitle: 0.5, WTitle: 2, Near: 0.1, Rerank: 50}
+var Ranking = Model{K1: 1.2, BText: 0.75, BTitle: 0.5, WTitle: 2, Near: 0.05, Rerank: 50}
 
 // Budgets that bound what one search costs, whatever the query and the store.
 const (
@@ -31,7 +31,7 @@ const (
 	MaxPostings = 16 << 20
 	// MaxRead is how many bytes of texts a search reads (to find phrases, to rank by
 	// nearness, for the lines): candidates past it are left out, and counted (Unread).
-	MaxRead = 48 << 20
+	MaxRead = 32 << 20
 	// MaxBatch is the most bytes of texts read in one transaction (Fetch).
 	MaxBatch = 8 << 20
 )
@@ -42,6 +42,7 @@ type Candidate struct {
 	Score float64 // its words' BM25F score
 	Maybe uint64  // the terms whose keys it has (bit i: term i)
 	Sure  bool    // the postings tell everything: it has just the terms Maybe
+	Len   int     // tokens in its text and title
 }
 
 // Plan is a query's candidates, scored from the index: what Rank starts from.
@@ -208,7 +209,7 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		if maybe[s]&req == 0 || maybe[s]&quoted != quoted {
 			continue
 		}
-		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0})
+		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0, Len: int(textLen[s] + titleLen[s])})
 	}
 	return p, nil
 }
@@ -288,7 +289,8 @@ type Ranked struct {
 type Result struct {
 	Ranked      []Ranked
 	Every, Some int // found with every word, with some
-	Unread      int // candidates left out, their texts past MaxRead
+	Unread      int // candidates left out, their texts past the budget
+	Read        int // bytes of texts read
 }
 
 type cand struct {
@@ -302,8 +304,9 @@ type cand struct {
 // Rank reads what it must of the candidates' texts with fetch (those that may have a
 // phrase, to know; the best, to rank by nearness and for the lines) and ranks them: every
 // word and phrase before some, then by score, then latest first. It gives the first limit
-// (< 1: all), each with up to lines of its lines.
-func (p *Plan) Rank(limit, lines int, fetch Fetch) (Result, error) {
+// (< 1: all), each with up to lines of its lines, reading at most budget bytes of texts
+// (MaxRead, or what another search of the same call left of it).
+func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 	q := p.Query
 	cs := make([]*cand, len(p.Candidates))
 	req := q.Required()
@@ -315,9 +318,11 @@ func (p *Plan) Rank(limit, lines int, fetch Fetch) (Result, error) {
 		k = min(k, max(limit, p.Model.Rerank))
 	}
 	sc := newScanner(q, p.Weights)
-	budget := MaxRead
 	var res Result
+	start := budget
+	// Those to read are read the shortest first: within the budget, as many as can be.
 	read := func(batch []*cand) (bool, error) {
+		slices.SortStableFunc(batch, func(a, b *cand) int { return a.Len - b.Len })
 		for len(batch) > 0 {
 			nums := make([]uint32, len(batch))
 			for i, c := range batch {
@@ -437,5 +442,6 @@ func (p *Plan) Rank(limit, lines int, fetch Fetch) (Result, error) {
 		}
 		res.Ranked = append(res.Ranked, Ranked{Num: c.Num, Hit: c.hit, Score: score, Every: c.every, Time: c.time})
 	}
+	res.Read = start - budget
 	return res, nil
 }

@@ -147,14 +147,31 @@ type Results struct {
 	Found              []Found
 	Total, Every, Some int
 	Unread             int
+	Read               int // bytes of texts read
+	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
+	// its words, unquoted (search.Unquoted).
+	Unquoted bool
+	Quoted   search.Query
 }
 
 // Search ranks the space's conversations (but the one whose id is except) whose title or
 // messages, private steps left out, have any word or "quoted phrase" of query, as
 // docstore's Search ranks documents (see package search; then latest activity first), at
-// most limit (< 1: all). The index is read in one transaction, the messages it must read
+// most limit (< 1: all); when none has the quoted phrases, those of their words
+// (Results.Unquoted). The index is read in one transaction, the messages it must read
 // in others, copied. It returns ErrQuery (wrapped) for a query without words.
 func (s *Store) Search(query string, limit int, except string) (Results, error) {
+	res, err := s.search(query, limit, except, search.MaxRead)
+	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
+		quoted := res.Query
+		if res, err = s.search(search.Unquoted(query), limit, except, search.MaxRead-res.Read); err == nil {
+			res.Unquoted, res.Quoted = true, quoted
+		}
+	}
+	return res, err
+}
+
+func (s *Store) search(query string, limit int, except string, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
@@ -238,11 +255,11 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 		})
 		return out, used, err
 	}
-	r, err := plan.Rank(limit, MatchLines, fetch)
+	r, err := plan.Rank(limit, MatchLines, budget, fetch)
 	if err != nil {
 		return Results{}, err
 	}
-	res.Every, res.Some, res.Total, res.Unread = r.Every, r.Some, r.Every+r.Some, r.Unread
+	res.Every, res.Some, res.Total, res.Unread, res.Read = r.Every, r.Some, r.Every+r.Some, r.Unread, r.Read
 	for _, rk := range r.Ranked {
 		conv, ok := convs[rk.Num]
 		if !ok {

@@ -55,6 +55,9 @@ func scanConversations(t *testing.T, s *Store, query, except string) []string {
 		}
 	}
 	slices.Sort(ids)
+	if unquoted := search.Unquoted(query); len(ids) == 0 && unquoted != query {
+		return scanConversations(t, s, unquoted, except)
+	}
 	return ids
 }
 

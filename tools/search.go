@@ -85,7 +85,7 @@ func counted(q search.Query, every, some int) string {
 // of the reading.
 func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	if q.Partial {
-		fmt.Fprintf(b, "Only the first %d words and phrases of the query (%d words of a phrase) were looked for.\n", search.MaxTerms, search.MaxPhrase)
+		fmt.Fprintf(b, "Only the first %d words and phrases of the query, %d words in all, were looked for.\n", search.MaxTerms, search.MaxTokens)
 	}
 	if unread > 0 {
 		fmt.Fprintf(b, "%d more may have the phrase but were not read (too much text): give more words, or a longer phrase.\n", unread)
@@ -100,6 +100,9 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	if res.Unquoted {
+		fmt.Fprintf(&b, "No document here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
+	}
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No document here has %s in its title or text. Try other words, or list_documents without query to see them all.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
@@ -167,6 +170,9 @@ func (s *Server) searchConversations(query string, limit int) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
+	if res.Unquoted {
+		fmt.Fprintf(&b, "No other conversation here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
+	}
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No other conversation here has %s in what was said. Try other words, or list_conversations without query.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
