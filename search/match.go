@@ -57,6 +57,7 @@ type matcher struct {
 	exact   map[string]int32 // folded token → exact atom
 	stemmed map[string]int32 // stem → stem atom
 	first   [2][256]bool     // first bytes of each kind's atoms
+	pair    [2]*pairs        // first two bytes of the tokens each kind's atoms may be
 	minLen  [2]int           // shortest atom of each kind
 	auto    [2]*automaton    // exact, stemmed; nil when the query has none of that kind
 	longest int              // tokens in the longest term
@@ -96,6 +97,10 @@ func newMatcher(q Query) *matcher {
 				atoms[a] = id
 				m.first[kind][a[0]] = true
 				m.minLen[kind] = min(m.minLen[kind], len(a))
+				if m.pair[kind] == nil {
+					m.pair[kind] = new(pairs)
+				}
+				m.pair[kind].add(a)
 			}
 			pat[j] = id
 		}
@@ -114,6 +119,32 @@ func newMatcher(q Query) *matcher {
 		}
 	}
 	return m
+}
+
+// pairs is a set of the first two bytes of tokens. A token's stem begins with the token's
+// first two bytes (Snowball's English stemmer removes and changes endings only), but for a
+// stem of one letter ("oed" is "o") and for "dying", "lying" and "tying" ("die", "lie",
+// "tie"): so most tokens of a text are known not to be any atom of a query without looking
+// them up.
+type pairs [1 << 16 / 64]uint64
+
+func (p *pairs) set(a, b byte) { p[int(a)<<2|int(b)>>6] |= 1 << (b & 63) }
+
+func (p *pairs) has(tok []byte) bool {
+	return len(tok) < 2 || p[int(tok[0])<<2|int(tok[1])>>6]&(1<<(tok[1]&63)) != 0
+}
+
+func (p *pairs) add(atom string) {
+	if len(atom) < 2 {
+		for b := range 256 {
+			p.set(atom[0], byte(b))
+		}
+		return
+	}
+	p.set(atom[0], atom[1])
+	if len(atom) == 3 && atom[1:] == "ie" {
+		p.set(atom[0], 'y')
+	}
 }
 
 // build makes the automaton that finds pats (of atoms below alpha), pats[i] being term
@@ -221,7 +252,7 @@ func newScanner(q Query, w []float64) *scanner {
 // atom is tok's atom of the stemmed kind, or -1.
 func (sc *scanner) stemAtom(tok []byte) int32 {
 	m := sc.m
-	if len(tok) < m.minLen[kindStem] || !m.first[kindStem][tok[0]] {
+	if len(tok) < m.minLen[kindStem] || !m.first[kindStem][tok[0]] || !m.pair[kindStem].has(tok) {
 		return -1
 	}
 	if !stemmable(tok) {
@@ -254,7 +285,7 @@ func (sc *scanner) token(tok []byte, at, line int, title bool) {
 		}
 		var sym int32 = -1
 		if kind == kindExact {
-			if len(tok) >= m.minLen[kindExact] && m.first[kindExact][tok[0]] {
+			if len(tok) >= m.minLen[kindExact] && m.first[kindExact][tok[0]] && m.pair[kindExact].has(tok) {
 				if id, ok := m.exact[string(tok)]; ok {
 					sym = id
 				}

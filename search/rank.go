@@ -374,7 +374,7 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 			}
 		}
 		cs = live
-		slices.SortFunc(cs, byWords)
+		best(cs, k, byWords)
 		var unread []*cand
 		for _, c := range cs[:min(k, len(cs))] {
 			if !c.read {
@@ -415,7 +415,7 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 			}
 		}
 	}
-	slices.SortFunc(final, byWords)
+	best(final, k, byWords)
 	top := final[:min(k, len(final))]
 	slices.SortFunc(top, func(a, b *cand) int {
 		if a.every != b.every {
@@ -444,4 +444,41 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 	}
 	res.Read = start - budget
 	return res, nil
+}
+
+// best puts the first k of cs (by cmp) first, in order; the rest after, in no order. It
+// costs about len(cs)·log k, not a sort of all.
+func best(cs []*cand, k int, cmp func(a, b *cand) int) {
+	if k >= len(cs) {
+		slices.SortFunc(cs, cmp)
+		return
+	}
+	// A max-heap of the best k so far, the worst of them on top.
+	h := cs[:k]
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && cmp(h[r], h[l]) > 0 {
+				l = r
+			}
+			if cmp(h[l], h[i]) <= 0 {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for i := k; i < len(cs); i++ {
+		if cmp(cs[i], h[0]) < 0 {
+			h[0], cs[i] = cs[i], h[0]
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
 }
