@@ -59,6 +59,9 @@ type Plan struct {
 // the store then ranks with Plan.Rank, reading texts outside this transaction.
 func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
+	if x.meta != nil {
+		kv.Prefetch(x.meta, [][]byte{nextKey, statsKey}) // on PostgreSQL: one round trip for both
+	}
 	keys := q.Keys()
 	chunks := x.chunks(keys)
 	// The budget: keys by the bytes of their postings, the smallest first; the smallest
