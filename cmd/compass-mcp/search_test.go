@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // Finding things: search documents and conversations, and read part of a long document.
@@ -80,6 +81,36 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 	c.Close()
 	db := kvtest.OpenData(t, data)
 	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+		t.Error(err)
+	}
+}
+
+// A file whose search index is of the format before stems (testdata/layout/v1-search-index.db,
+// written by the server before issue 24: three documents, a conversation, both indexes
+// built) has both indexes built again when the server starts: stems find what the old
+// index couldn't, and each index is what a rebuild makes.
+func TestAnOlderIndexIsBuiltAgainAtStart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	raw, err := os.ReadFile("../../testdata/layout/v1-search-index.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, data, "--agent", "north")
+	if text := callTool(t, c, "list_documents", map[string]any{"query": "recorded trailers"}).text; !strings.Contains(text, "(2 with every word, 0 with some)") || !strings.Contains(text, "Record the trailer on Tuesday.") || !strings.Contains(text, "The recording studio is booked.") {
+		t.Errorf("a search of the older file: %q", text)
+	}
+	if text := callTool(t, c, "list_conversations", map[string]any{"query": "prices"}).text; !strings.Contains(text, "we settled on 12 a month") {
+		t.Errorf("a search of the older file's conversations: %q", text)
+	}
+	c.Close()
+	db := kvtest.OpenData(t, data)
+	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+		t.Error(err)
+	}
+	if err := threads.New(db, "personal").CheckIndex(); err != nil {
 		t.Error(err)
 	}
 }
