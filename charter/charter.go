@@ -31,7 +31,7 @@ const PromptDescription = "How to work with this space's documents and conversat
 // version, which is why the rule says to edit or append.
 const (
 	ListDocuments = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens. " +
-		"To find something, search instead of listing: query (words, \"a phrase\") gives the documents that have them all, best first, with their matching lines."
+		"To find something, search instead of listing: query (a question, words, \"a phrase\") ranks the documents that have them, best first, with their best lines."
 	ReadDocument = "Read a document (by title or id) as Markdown with its version. version reads an older one; since (a version) shows only what changed after it, as a diff, with who changed it. " +
 		"lines (120-180) reads only those lines of a long document, numbered, instead of all of it."
 	WriteDocument = "Make a new document (title and text), or, naming one (document), replace its whole text (and title, if given). To change part of a document, edit_document or append_document keep the rest as it is. " +

@@ -283,8 +283,6 @@ func encodeRecord(r record) ([]byte, error) {
 	return append(raw, text...), nil
 }
 
-func decodeRecord(raw []byte) (record, error) { return decode(raw, true) }
-
 // decode reads a record, its text too when text is true: a header alone doesn't touch (or
 // copy) the text's bytes, which for a whole version are megabytes.
 func decode(raw []byte, text bool) (record, error) {

@@ -1,12 +1,8 @@
 package docstore
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -27,14 +23,24 @@ const MatchLines = 3
 // Found is a document that a search found, with what was found in it.
 type Found struct {
 	Document Document
-	Hit      search.Hit
+	Hit      search.Hit // its lines: the best MatchLines
+	Every    bool       // it has every word and phrase (search.Hit.Every)
+	Score    float64
 }
 
-// Results are a search's answer: at most limit documents, best first, of Total.
+// Results are a search's answer: at most limit documents, best first, of Total found:
+// Every with every word and phrase, Some with some (each found has every quoted phrase).
+// Unread is how many more may have been found but were not read (search.MaxRead).
 type Results struct {
-	Query search.Query
-	Found []Found
-	Total int
+	Query              search.Query
+	Found              []Found
+	Total, Every, Some int
+	Unread             int
+	Read               int // bytes of texts read
+	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
+	// its words, unquoted (search.Unquoted).
+	Unquoted bool
+	Quoted   search.Query
 }
 
 // ErrQuery is returned (wrapped, with the reason) by Search for a query without words,
@@ -170,11 +176,25 @@ func (b *buckets) eachLive(add func(search.Item) error, progress func(done, tota
 	})
 }
 
-// Search finds the space's documents whose title or text has every word and "quoted
-// phrase" of query (see package search for what matches and how they are ranked), best
-// first, at most limit of them (limit < 1: all), each with up to MatchLines matching lines.
-// It returns ErrQuery (wrapped) for a query without words or one too long.
+// Search ranks the space's documents that have any word or "quoted phrase" of query in
+// their title or text, best first (see package search: those with every word and phrase
+// first, then by relevance, then latest saved first), at most limit of them (limit < 1:
+// all), each with up to MatchLines of its best lines. When no document has the quoted
+// phrases, it gives the results of their words (Results.Unquoted). The index is read in one
+// transaction, the texts it must read in others, copied: none is held while texts are
+// matched. It returns ErrQuery (wrapped) for a query without words.
 func (s *Store) Search(query string, limit int) (Results, error) {
+	res, err := s.search(query, limit, search.MaxRead)
+	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
+		quoted := res.Query
+		if res, err = s.search(search.Unquoted(query), limit, search.MaxRead-res.Read); err == nil {
+			res.Unquoted, res.Quoted = true, quoted
+		}
+	}
+	return res, err
+}
+
+func (s *Store) search(query string, limit, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
@@ -182,179 +202,97 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 	if err := s.EnsureIndex(nil); err != nil {
 		return Results{}, err
 	}
-	res := Results{Query: q}
+	var plan *search.Plan
 	err = s.view(func(b *buckets) error {
 		x, _ := b.index()
-		nums, rows, err := x.Candidates(q.Distinct())
-		if err != nil {
-			return err
-		}
-		top, err := b.rank(x, q, nums, rows)
-		if err != nil {
-			return err
-		}
-		res.Total = len(top)
-		lead, err := b.lead(x, q, top, limit)
-		if err != nil {
-			return err
-		}
-		b.prefetchRanked(x, lead, true)
-		docs := make([]Document, len(lead))
-		for i, r := range lead {
-			d, ok, err := b.doc(x.Key(r.num))
-			if err != nil {
-				return err
-			}
-			if !ok || d.Deleted != nil {
-				return fmt.Errorf("the search index names document %q, which the space doesn't have (or has deleted)", x.Key(r.num))
-			}
-			docs[i] = d
-		}
-		b.prefetchLatest(docs)
-		for _, d := range docs {
-			v, err := b.version(d.ID, d.Version)
-			if err != nil {
-				return err
-			}
-			res.Found = append(res.Found, Found{Document: d, Hit: search.Match(q, v.Title, v.Text, MatchLines)})
-		}
-		return nil
+		var err error
+		plan, err = x.Plan(q, search.Ranking)
+		return err
 	})
 	if err != nil {
 		return Results{}, err
 	}
-	sortFound(res.Found)
-	if limit > 0 && len(res.Found) > limit {
-		res.Found = res.Found[:limit]
+	docs := map[uint32]Document{}
+	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
+		var out []search.Fetched
+		used := 0
+		err := s.view(func(b *buckets) error {
+			x, _ := b.index()
+			b.prefetchItems(x, nums, true)
+			var live []Document
+			for _, num := range nums {
+				d, ok, err := b.doc(x.Key(num))
+				if err != nil {
+					return err
+				}
+				if !ok || d.Deleted != nil {
+					out = append(out, search.Fetched{Gone: true})
+					continue
+				}
+				size := d.Bytes + len(d.Title)
+				if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
+					break
+				}
+				used += size
+				docs[num] = d
+				live = append(live, d)
+				out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
+			}
+			b.prefetchLatest(live)
+			for i := range out {
+				if out[i].Gone {
+					continue
+				}
+				d := docs[nums[i]]
+				v, err := b.version(d.ID, d.Version)
+				if err != nil {
+					return err
+				}
+				out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
+			}
+			return nil
+		})
+		return out, used, err
+	}
+	r, err := plan.Rank(limit, MatchLines, budget, fetch)
+	if err != nil {
+		return Results{}, err
+	}
+	res := Results{Query: q, Every: r.Every, Some: r.Some, Total: r.Every + r.Some, Unread: r.Unread, Read: r.Read}
+	// Those ranked without being read (past MaxRead): their records.
+	var missing []uint32
+	for _, rk := range r.Ranked {
+		if _, ok := docs[rk.Num]; !ok {
+			missing = append(missing, rk.Num)
+		}
+	}
+	if len(missing) > 0 {
+		err := s.view(func(b *buckets) error {
+			x, _ := b.index()
+			b.prefetchItems(x, missing, true)
+			for _, num := range missing {
+				d, ok, err := b.doc(x.Key(num))
+				if err != nil {
+					return err
+				}
+				if ok {
+					docs[num] = d
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return Results{}, err
+		}
+	}
+	for _, rk := range r.Ranked {
+		d, ok := docs[rk.Num]
+		if !ok || d.Deleted != nil {
+			continue // deleted since
+		}
+		res.Found = append(res.Found, Found{Document: d, Hit: rk.Hit, Every: rk.Every, Score: rk.Score})
 	}
 	return res, nil
-}
-
-// rank gives the candidates that match q, with what ranks them. search.Compare ranks by
-// the terms in the title and the occurrences, then by the span: for a query of words kept
-// whole (q.Exact) the postings tell the first two and every candidate matches; otherwise
-// each candidate is folded once (search.Rough) to know whether it matches, and how well.
-func (b *buckets) rank(x search.Index, q search.Query, nums []uint32, rows [][]search.Posting) ([]ranked, error) {
-	if q.Exact() {
-		top := make([]ranked, len(nums))
-		for i, row := range rows {
-			top[i].num = nums[i]
-			for _, p := range row {
-				if p.InTitle {
-					top[i].title++
-				}
-				top[i].hits += min(p.Count, search.MaxCount)
-			}
-		}
-		return top, nil
-	}
-	var top []ranked
-	b.prefetchItems(x, nums, false)
-	for _, num := range nums {
-		title, text, err := b.latest(x.Key(num))
-		if err != nil {
-			return nil, err
-		}
-		if h := search.RoughBytes(q, title, text); h.Found {
-			top = append(top, ranked{num: num, title: h.TitleTerms, hits: h.Hits, span: h.Span, spanKnown: true})
-		}
-	}
-	return top, nil
-}
-
-// lead gives the first limit of top (all when limit < 1), in no order, learning only what
-// it takes to tell them: the spans of those that tie on the postings, then the times
-// saved of those that still tie. Only those are read whole (Match, for the lines).
-func (b *buckets) lead(x search.Index, q search.Query, top []ranked, limit int) ([]ranked, error) {
-	lead := mayLead(top, limit)
-	if limit < 1 || len(lead) <= limit {
-		return lead, nil
-	}
-	if !lead[0].spanKnown {
-		b.prefetchRanked(x, lead, false)
-		for i := range lead {
-			title, text, err := b.latest(x.Key(lead[i].num))
-			if err != nil {
-				return nil, err
-			}
-			lead[i].span, lead[i].spanKnown = search.RoughBytes(q, title, text).Span, true
-		}
-		if lead = mayLead(lead, limit); len(lead) <= limit {
-			return lead, nil
-		}
-	}
-	b.prefetchRanked(x, lead, true)
-	for i := range lead {
-		id := x.Key(lead[i].num)
-		d, _, err := b.doc(id)
-		if err != nil {
-			return nil, err
-		}
-		lead[i].saved, lead[i].id = d.Saved, id
-	}
-	slices.SortStableFunc(lead, func(a, b ranked) int {
-		if c := compareRanked(a, b); c != 0 {
-			return c
-		}
-		if c := b.saved.Compare(a.saved); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	return lead[:limit], nil
-}
-
-// ranked is a document that matches (by its index number), with what ranks it: the span
-// only when known (a phrase query's, from search.Rough).
-type ranked struct {
-	num         uint32
-	title, hits int
-	span        int
-	spanKnown   bool
-	saved       time.Time // read for those that tie
-	id          string
-}
-
-// compareRanked is search.Compare on what is known.
-func compareRanked(a, b ranked) int {
-	if a.title != b.title {
-		return b.title - a.title
-	}
-	if a.hits != b.hits {
-		return b.hits - a.hits
-	}
-	if a.spanKnown && b.spanKnown {
-		return search.Compare(search.Hit{Span: a.span}, search.Hit{Span: b.span})
-	}
-	return 0
-}
-
-// mayLead returns those of rs that may rank among the first limit (all when limit < 1):
-// the first limit by what is known of their ranking, and every other that ties with the
-// limit-th, since what isn't known (the span, the time saved) may put it ahead.
-func mayLead(rs []ranked, limit int) []ranked {
-	if limit < 1 || len(rs) <= limit {
-		return rs
-	}
-	slices.SortFunc(rs, compareRanked)
-	cut := limit
-	for cut < len(rs) && compareRanked(rs[cut], rs[limit-1]) == 0 {
-		cut++
-	}
-	return rs[:cut]
-}
-
-// sortFound orders found best first (search.Compare), then latest saved first.
-func sortFound(found []Found) {
-	slices.SortFunc(found, func(a, b Found) int {
-		if c := search.Compare(a.Hit, b.Hit); c != 0 {
-			return c
-		}
-		if c := b.Document.Saved.Compare(a.Document.Saved); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Document.ID, b.Document.ID)
-	})
 }
 
 // errCheckDone rolls back CheckIndex's transaction once it has compared.
@@ -385,42 +323,4 @@ func (s *Store) CheckIndex() error {
 		return err
 	}
 	return diff
-}
-
-// latest reads document id's latest version by its versions' last key, without its
-// record: its title, and its text as it is in the data file (valid in this transaction
-// only). A search reads every candidate of a phrase so.
-func (b *buckets) latest(id string) (string, []byte, error) {
-	vb, err := b.versionBucket(id)
-	if err != nil {
-		return "", nil, err
-	}
-	c := vb.b.Cursor()
-	var k, raw []byte
-	if vb.prefix == nil {
-		if k, raw = c.Last(); k == nil {
-			return "", nil, fmt.Errorf("document %s has no versions", id)
-		}
-	} else {
-		end := append(slices.Clone(vb.prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
-		if k, _ = c.Seek(end); k == nil {
-			k, raw = c.Last()
-		} else {
-			k, raw = c.Prev()
-		}
-		if k == nil || len(k) != len(vb.prefix)+8 || !bytes.HasPrefix(k, vb.prefix) {
-			return "", nil, fmt.Errorf("document %s has no versions", id)
-		}
-	}
-	if len(raw) > 0 && raw[0] == recordMark {
-		r, text, err := decodeHeader(raw)
-		if err == nil && !r.Delta {
-			return r.Title, text, nil
-		}
-	}
-	r, err := decodeRecord(raw) // a file written before the layout of recordMark
-	if err != nil || r.Delta {
-		return "", nil, fmt.Errorf("reading the latest version of document %s: %v (a delta: %v)", id, err, r.Delta)
-	}
-	return r.Title, []byte(r.Text), nil
 }

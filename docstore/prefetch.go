@@ -30,18 +30,6 @@ func (b *buckets) prefetchDocs(ids []string) {
 	kv.Prefetch(b.docs, ks)
 }
 
-// prefetchRanked is prefetchItems of rs's numbers.
-func (b *buckets) prefetchRanked(x search.Index, rs []ranked, records bool) {
-	if !b.prefetches() {
-		return
-	}
-	nums := make([]uint32, len(rs))
-	for i, r := range rs {
-		nums[i] = r.num
-	}
-	b.prefetchItems(x, nums, records)
-}
-
 // prefetchItems reads ahead the keys of the index's items nums (x.Key), then what reading
 // them reads: their records (doc) when records, else where their versions are
 // (versionBucket).

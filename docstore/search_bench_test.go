@@ -179,14 +179,25 @@ func BenchmarkSearchTwoWordsPostgres(b *testing.B) {
 	searchTwoWords(b, kvtest.CopyToPostgres(b, searchCorpus(b)))
 }
 
-func searchTwoWords(b *testing.B, db kv.DB) {
+// BenchmarkSearchTwelveWords is a question of 12 words drawn as BenchmarkSearchTwoWords
+// draws two, from ranks 1 to 20,000: most are common, as in a question asked in words.
+func BenchmarkSearchTwelveWords(b *testing.B) { searchWords(b, searchCorpus(b), 12, 1) }
+
+func searchTwoWords(b *testing.B, db kv.DB) { searchWords(b, db, 2, 20) }
+
+// searchWords searches for n words, each of a rank drawn log-uniformly from low to 20,000.
+func searchWords(b *testing.B, db kv.DB, n int, low float64) {
 	s := docstore.New(db, "personal")
 	r := rand.New(rand.NewPCG(3, 4))
-	rank := func() int { return int(20 * math.Pow(1000, r.Float64())) }
+	rank := func() int { return int(low * math.Pow(20_000/low, r.Float64())) }
 	var wall, cpu []time.Duration
 	found := 0
 	for b.Loop() {
-		q := corpus.words[rank()] + " " + corpus.words[rank()]
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = corpus.words[rank()]
+		}
+		q := strings.Join(ws, " ")
 		var res docstore.Results
 		var err error
 		timed(&wall, &cpu, func() { res, err = s.Search(q, 50) })

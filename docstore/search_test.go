@@ -10,14 +10,19 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/search"
 )
 
-// scan is the brute-force answer to a query (Store.Scan).
+// scan is the brute-force answer to a query (Store.Scan): when nothing has its quoted
+// phrases, the answer to its words, unquoted (as Search gives then).
 func scan(t testing.TB, s *docstore.Store, query string) []string {
 	t.Helper()
 	ids, err := s.Scan(query)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if unquoted := search.Unquoted(query); len(ids) == 0 && unquoted != query {
+		return scan(t, s, unquoted)
 	}
 	return ids
 }

@@ -1,12 +1,7 @@
-// Package search finds words and "quoted phrases" in text: the query's parsing, the
-// matching, the matching lines and the ranking, as plain functions over text, and the
-// inverted index, in the store's buckets (package kv), that the stores use to find
-// candidates quickly.
-//
-// The functions over text (Parse, Tokens, Match, Better) define what a search answers; an
-// index only narrows down which texts they are run on. Any store that finds every text
-// holding all of a query's tokens (Index here, the same on a bbolt file and on PostgreSQL)
-// and then runs Match gives the same answers.
+// Package search finds and ranks the texts that answer a query of words and "quoted
+// phrases": the query's parsing, the matching and the lines, the ranking, as plain
+// functions; and the inverted index, kept in a kv bucket above the store boundary, that
+// the stores keep in the same transaction as every text.
 //
 // # Words
 //
@@ -17,16 +12,22 @@
 // plain (NFKD: "ﬁ" is "fi", full-width "Ｃ" is "c"), and a few letters that have no
 // decomposition spelled out ("ß" is "ss", "æ" "ae", "ø" "o", "ł" "l"). Han, Hiragana,
 // Katakana and Hangul characters are a token each, so a query in those scripts is a
-// phrase of characters: found wherever it occurs as a substring.
+// phrase of characters: found wherever it occurs as a substring. Tokens of letters a to z
+// are compared by their English stems (Stem), but in a quoted phrase, which is compared
+// as written.
 //
-// A word of the query that is more than one token ("e-mail", "東京") is a phrase. Every
-// word and phrase must occur, in the title or in the text; a phrase's tokens one after the
-// other, whatever punctuation or line breaks are between them.
+// # What is found
+//
+// Every text that has at least one of the query's terms, not counting stop words ("the",
+// "of", "what") when it has others, and every quoted phrase. Terms are words and phrases;
+// a phrase's tokens one after the other, whatever punctuation or line breaks are between
+// them. A text has "every word" when it has every term but the stop words.
 //
 // # Ranking
 //
-// Best first: the texts whose title has more of the query's words and phrases; then those
-// where they occur more often (each counted at most 10 times, so that length alone doesn't
-// win); then those where they come closest together (the fewest tokens that hold one of
-// each); then the store's own order (latest saved first).
+// Those with every word first; then by BM25F (Model, Ranking) from the index's postings,
+// plus, for the best of them, read whole, how near each other the terms come. Then the
+// store's own order (latest first). Plan scores from the index in one transaction; Rank
+// reads the texts it needs through the store, in transactions of its own, and matches
+// them with none held, within budgets (MaxPostings, MaxRead) that bound any query's cost.
 package search

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -11,35 +10,46 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
-// Index is an inverted index kept in kv buckets (on either store): for each token, the
-// items (documents, conversations) whose text or title has it, how often in the text, and
-// whether in the title. It finds candidates only: which of them match, and how well, is
-// Match's to say.
+// Index is an inverted index kept in a kv bucket: for each index key (a token's stem), the
+// items (documents, conversations) whose text or title has it, and how often in each; for
+// each item, how many tokens its text and title have; and how many items there are. What
+// ranking needs of the postings is there (Plan); reading the texts is left to the store.
 //
 // # Layout
 //
 // Inside the bucket it is given:
 //
-//	terms/<token> 0x00 <n>   a chunk of the token's postings, n (4 bytes, big-endian) the
-//	                         number of its first item: for each item, its number less the
-//	                         one before (uvarint) and count<<1 | in-title (uvarint)
-//	nums/<item key>          the item's number, 4 bytes big-endian
-//	keys/<n>                 the item's key
-//	meta/next, meta/built    the next number to give; the index's format, once built
+//	terms/<key> 0x00 <j>   the key's postings of the items numbered j*Span to j*Span+Span-1
+//	                       (j: 4 bytes, big-endian): for each item, its number less the one
+//	                       before (the first: less j*Span; uvarint) and
+//	                       count-in-text<<2 | min(count-in-title, 3) (uvarint)
+//	lens/<j>               the lengths of the same items: number less the one before
+//	                       (uvarint), tokens of the text, tokens of the title (uvarints);
+//	                       an item with no token has none
+//	nums/<item key>        the item's number, 4 bytes big-endian
+//	keys/<n>               the item's key
+//	meta/next, meta/built  the next number to give; the index's format, once built
+//	meta/stats             items with a token, tokens of their texts, of their titles (uvarints)
 //
-// Items get small numbers so that postings take two or three bytes each; chunks are kept
-// under chunkSize so that a change rewrites little.
+// Items get small numbers so that postings take two or three bytes each. A posting's
+// chunk is named by its item's number, so that a change finds it with one Get, and a
+// search knows every chunk it may read before reading one (on PostgreSQL: one round trip
+// for all, kv.Prefetch).
 type Index struct {
-	terms, nums, keys, meta kv.Bucket
+	terms, lens, nums, keys, meta kv.Bucket
 }
 
-// Format is the index's format: an index built in another is built again.
-const Format = 1
+// Format is the index's format: an index built in another is built again (format 1 had no
+// stems nor lengths).
+const Format = 2
 
-// MaxKey is the longest token the index keeps whole, in bytes: a longer one (a blob of
+// Span is how many item numbers one chunk of postings covers.
+const Span = 512
+
+// MaxKey is the longest key the index keeps whole, in bytes: a longer token (a blob of
 // base64, a text of one 8 MiB word) is kept by its first MaxKey bytes, so that no key
 // passes the stores' limit (kv.MaxKeySize). Two such tokens that begin alike share
-// postings: a query with a token that long must have its candidates read (Query.Exact).
+// postings: a term with a token that long has its candidates read.
 const MaxKey = 64
 
 // key is the key tok is kept under.
@@ -68,15 +78,15 @@ func keyed(counts map[string]int) map[string]int {
 	return counts
 }
 
-const chunkSize = 512
-
 var (
 	termsName = []byte("terms")
+	lensName  = []byte("lens")
 	numsName  = []byte("nums")
 	keysName  = []byte("keys")
 	metaName  = []byte("meta")
 	nextKey   = []byte("next")
 	builtKey  = []byte("built")
+	statsKey  = []byte("stats")
 )
 
 // ReadIndex returns the index kept in parent (nil: none), for reading; its methods find
@@ -85,7 +95,7 @@ func ReadIndex(parent kv.Bucket) Index {
 	if parent == nil {
 		return Index{}
 	}
-	return Index{terms: parent.Bucket(termsName), nums: parent.Bucket(numsName), keys: parent.Bucket(keysName), meta: parent.Bucket(metaName)}
+	return Index{terms: parent.Bucket(termsName), lens: parent.Bucket(lensName), nums: parent.Bucket(numsName), keys: parent.Bucket(keysName), meta: parent.Bucket(metaName)}
 }
 
 // WriteIndex returns the index kept in parent, making its buckets as needed; parent must
@@ -95,7 +105,7 @@ func WriteIndex(parent kv.Bucket) (Index, error) {
 	for _, b := range []struct {
 		name []byte
 		to   *kv.Bucket
-	}{{termsName, &x.terms}, {numsName, &x.nums}, {keysName, &x.keys}, {metaName, &x.meta}} {
+	}{{termsName, &x.terms}, {lensName, &x.lens}, {numsName, &x.nums}, {keysName, &x.keys}, {metaName, &x.meta}} {
 		bk, err := parent.CreateBucketIfNotExists(b.name)
 		if err != nil {
 			return Index{}, fmt.Errorf("creating the search index's %s bucket: %w", b.name, err)
@@ -109,7 +119,7 @@ func WriteIndex(parent kv.Bucket) (Index, error) {
 // Built reports whether the index was built (Rebuild) in this Format: until then, changes
 // need not be applied, and it can't be searched.
 func (x Index) Built() bool {
-	if x.meta == nil {
+	if x.meta == nil || x.lens == nil {
 		return false
 	}
 	v := x.meta.Get(builtKey)
@@ -121,34 +131,85 @@ type Item struct {
 	Key, Title, Text string
 }
 
+// Stats are what the index knows of all its items.
+type Stats struct {
+	Items           int // items with a token
+	Text, TitleToks int // tokens of their texts, of their titles
+}
+
+func (x Index) stats() Stats {
+	var s Stats
+	if x.meta == nil {
+		return s
+	}
+	v := x.meta.Get(statsKey)
+	for _, to := range []*int{&s.Items, &s.Text, &s.TitleToks} {
+		n, w := binary.Uvarint(v)
+		if w <= 0 {
+			return s
+		}
+		*to, v = int(n), v[w:]
+	}
+	return s
+}
+
+func (x Index) putStats(s Stats) error {
+	var v []byte
+	for _, n := range []int{s.Items, s.Text, s.TitleToks} {
+		v = binary.AppendUvarint(v, uint64(max(n, 0)))
+	}
+	return x.meta.Put(statsKey, v)
+}
+
+// counted is an item's tokens by key: in its text, and in its title.
+func counted(title, text string) (inText, inTitle map[string]int, textLen, titleLen int) {
+	inText = map[string]int{}
+	Count(text, 1, inText)
+	inText = keyed(inText)
+	inTitle = map[string]int{}
+	Count(title, 1, inTitle)
+	inTitle = keyed(inTitle)
+	for _, n := range inText {
+		textLen += n
+	}
+	for _, n := range inTitle {
+		titleLen += n
+	}
+	return
+}
+
 // Rebuild empties the index and indexes every item each gives, then marks it Built.
 func (x Index) Rebuild(each func(add func(Item) error) error) error {
-	for _, b := range []kv.Bucket{x.terms, x.nums, x.keys} {
+	for _, b := range []kv.Bucket{x.terms, x.lens, x.nums, x.keys} {
 		if err := empty(b); err != nil {
 			return err
 		}
 	}
-	postings := map[string][]uint64{} // token → (num<<32 | value) in num order
+	postings := map[string][]entry{}
+	var lens []lenEntry
 	var num uint32
-	counts := map[string]int{}
+	var st Stats
 	err := each(func(it Item) error {
 		num++
 		if err := x.number(it.Key, num); err != nil {
 			return err
 		}
-		clear(counts)
-		Count(it.Text, 1, counts)
-		counts := keyed(counts)
-		titled := map[string]bool{}
-		for _, tok := range keys(Tokens(it.Title)) {
-			titled[tok] = true
-			if _, ok := counts[tok]; !ok {
-				counts[tok] = 0
+		inText, inTitle, textLen, titleLen := counted(it.Title, it.Text)
+		if textLen+titleLen == 0 {
+			return nil
+		}
+		for tok, n := range inText {
+			postings[tok] = append(postings[tok], entry{num: num, value: value(n, inTitle[tok])})
+		}
+		for tok, n := range inTitle {
+			if inText[tok] == 0 {
+				postings[tok] = append(postings[tok], entry{num: num, value: value(0, n)})
 			}
 		}
-		for tok, n := range counts {
-			postings[tok] = append(postings[tok], uint64(num)<<32|value(n, titled[tok]))
-		}
+		lens = append(lens, lenEntry{num: num, text: textLen, title: titleLen})
+		st.Items++
+		st.Text += textLen
+		st.TitleToks += titleLen
 		return nil
 	})
 	if err != nil {
@@ -163,14 +224,32 @@ func (x Index) Rebuild(each func(add func(Item) error) error) error {
 	}
 	sort.Strings(toks)
 	for _, tok := range toks {
-		ps := postings[tok]
-		es := make([]entry, len(ps))
-		for i, p := range ps {
-			es[i] = entry{num: uint32(p >> 32), value: p & 0xffffffff}
+		es := postings[tok]
+		for len(es) > 0 {
+			j := es[0].num / Span
+			n := 1
+			for n < len(es) && es[n].num/Span == j {
+				n++
+			}
+			if err := x.terms.Put(chunkKey(tok, j), encodeChunk(j, es[:n])); err != nil {
+				return err
+			}
+			es = es[n:]
 		}
-		if err := x.putChunks(tok, es); err != nil {
+	}
+	for len(lens) > 0 {
+		j := lens[0].num / Span
+		n := 1
+		for n < len(lens) && lens[n].num/Span == j {
+			n++
+		}
+		if err := x.lens.Put(lensKey(j), encodeLens(j, lens[:n])); err != nil {
 			return err
 		}
+		lens = lens[n:]
+	}
+	if err := x.putStats(st); err != nil {
+		return err
 	}
 	return x.meta.Put(builtKey, binary.BigEndian.AppendUint32(nil, Format))
 }
@@ -185,12 +264,8 @@ func empty(b kv.Bucket) error {
 	return nil
 }
 
-func value(count int, inTitle bool) uint64 {
-	v := uint64(count) << 1
-	if inTitle {
-		v |= 1
-	}
-	return v
+func value(inText, inTitle int) uint64 {
+	return uint64(inText)<<2 | uint64(min(inTitle, 3))
 }
 
 func (x Index) number(key string, num uint32) error {
@@ -222,30 +297,46 @@ func (x Index) numOf(key string, make bool) (uint32, error) {
 	return num, x.number(key, num)
 }
 
+// next is the number the next new item would get: every item's is below.
+func (x Index) next() uint32 {
+	if x.meta == nil {
+		return 1
+	}
+	if v := x.meta.Get(nextKey); len(v) == 4 {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 1
+}
+
 // Change is how an item's tokens changed: Text adds (or, negative, takes away)
-// occurrences in the text; when Retitled, the title's tokens were Was and are Now.
+// occurrences in the text, by index key (Count); when Retitled, the title was Was and is
+// Now.
 type Change struct {
 	Text     map[string]int
 	Retitled bool
 	Was, Now string
 }
 
-// Apply brings the postings of the item with key up to date with ch.
+// Apply brings the postings and lengths of the item with key up to date with ch.
 func (x Index) Apply(key string, ch Change) error {
 	num, err := x.numOf(key, true)
 	if err != nil {
 		return err
 	}
-	var was, now map[string]bool
-	touched := map[string]bool{}
 	text := keyed(ch.Text)
+	var was, now map[string]int
+	touched := map[string]bool{}
+	dText := 0
 	for tok, d := range text {
 		if d != 0 {
 			touched[tok] = true
+			dText += d
 		}
 	}
+	wasLen, nowLen := 0, 0
 	if ch.Retitled {
-		was, now = set(keys(Tokens(ch.Was))), set(keys(Tokens(ch.Now)))
+		_, was, _, wasLen = counted(ch.Was, "")
+		_, now, _, nowLen = counted(ch.Now, "")
 		for tok := range was {
 			touched[tok] = true
 		}
@@ -258,20 +349,71 @@ func (x Index) Apply(key string, ch Change) error {
 		toks = append(toks, tok)
 	}
 	sort.Strings(toks) // neighbours in the tree: fewer pages to seek and to write
+	if _, ok := x.terms.(kv.Prefetcher); ok && len(toks) > 0 {
+		ks := make([][]byte, len(toks))
+		for i, tok := range toks {
+			ks[i] = chunkKey(tok, num/Span)
+		}
+		kv.Prefetch(x.terms, ks)
+	}
 	for _, tok := range toks {
-		if err := x.update(tok, num, func(old uint64, had bool) uint64 {
-			count, inTitle := int(old>>1)+text[tok], old&1 == 1
+		if err := x.update(tok, num, func(old uint64) uint64 {
+			// A count below 0 would mean the index was out of step with the text; it is
+			// kept at 0 rather than failing the person's write (CheckIndex finds such).
+			count, inTitle := max(int(old>>2)+text[tok], 0), int(old&3)
 			if ch.Retitled {
 				inTitle = now[tok]
 			}
-			// A count below 0 would mean the index was out of step with the text; it is
-			// kept at 0 rather than failing the person's write (CheckIndex finds such).
-			return value(max(count, 0), inTitle)
+			return value(count, inTitle)
 		}); err != nil {
 			return fmt.Errorf("indexing %q for %s: %w", tok, key, err)
 		}
 	}
-	return nil
+	return x.relength(num, dText, ch.Retitled, nowLen-wasLen)
+}
+
+// relength adds dText to the item's text length and, when retitled, dTitle to its title's.
+func (x Index) relength(num uint32, dText int, retitled bool, dTitle int) error {
+	if dText == 0 && (!retitled || dTitle == 0) {
+		return nil
+	}
+	j := num / Span
+	es, err := decodeLens(j, x.lens.Get(lensKey(j)))
+	if err != nil {
+		return err
+	}
+	st := x.stats()
+	i, found := slices.BinarySearchFunc(es, num, func(e lenEntry, n uint32) int { return cmpNum(e.num, n) })
+	if !found {
+		es = slices.Insert(es, i, lenEntry{num: num})
+		st.Items++
+	}
+	e := &es[i]
+	text, title := max(e.text+dText, 0), max(e.title+dTitle, 0)
+	st.Text += text - e.text
+	st.TitleToks += title - e.title
+	e.text, e.title = text, title
+	if text+title == 0 {
+		es = slices.Delete(es, i, i+1)
+		st.Items--
+	}
+	if err := x.putStats(st); err != nil {
+		return err
+	}
+	if len(es) == 0 {
+		return x.lens.Delete(lensKey(j))
+	}
+	return x.lens.Put(lensKey(j), encodeLens(j, es))
+}
+
+func cmpNum(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // Remove takes the item with key out of the postings; its title and text were as given.
@@ -301,58 +443,42 @@ func (x Index) Add(it Item) error {
 	return x.Apply(it.Key, Change{Text: counts, Retitled: true, Now: it.Title})
 }
 
-// keys maps toks to their keys, in place.
-func keys(toks []string) []string {
-	for i, tok := range toks {
-		toks[i] = key(tok)
-	}
-	return toks
-}
-
-func set(toks []string) map[string]bool {
-	m := make(map[string]bool, len(toks))
-	for _, t := range toks {
-		m[t] = true
-	}
-	return m
-}
-
 type entry struct {
 	num   uint32
 	value uint64
 }
 
-func chunkKey(tok string, first uint32) []byte {
+func chunkKey(tok string, j uint32) []byte {
 	k := make([]byte, 0, len(tok)+5)
 	k = append(append(k, tok...), 0)
-	return binary.BigEndian.AppendUint32(k, first)
+	return binary.BigEndian.AppendUint32(k, j)
 }
 
-func decodeChunk(k, v []byte) ([]entry, error) {
-	num := binary.BigEndian.Uint32(k[len(k)-4:])
-	var es []entry
-	for first := true; len(v) > 0; first = false {
+func lensKey(j uint32) []byte { return binary.BigEndian.AppendUint32(nil, j) }
+
+// decodeChunk appends the postings of chunk j to es.
+func decodeChunk(es []entry, j uint32, v []byte) ([]entry, error) {
+	num := j * Span
+	for len(v) > 0 {
 		d, n := binary.Uvarint(v)
 		if n <= 0 {
-			return nil, fmt.Errorf("a postings chunk %q is damaged", k)
+			return nil, fmt.Errorf("a postings chunk (%d) is damaged", j)
 		}
 		v = v[n:]
 		val, n := binary.Uvarint(v)
 		if n <= 0 {
-			return nil, fmt.Errorf("a postings chunk %q is damaged", k)
+			return nil, fmt.Errorf("a postings chunk (%d) is damaged", j)
 		}
 		v = v[n:]
-		if !first {
-			num += uint32(d)
-		}
+		num += uint32(d)
 		es = append(es, entry{num: num, value: val})
 	}
 	return es, nil
 }
 
-func encodeChunk(es []entry) []byte {
-	var out []byte
-	prev := es[0].num
+func encodeChunk(j uint32, es []entry) []byte {
+	out := make([]byte, 0, 3*len(es))
+	prev := j * Span
 	for _, e := range es {
 		out = binary.AppendUvarint(out, uint64(e.num-prev))
 		out = binary.AppendUvarint(out, e.value)
@@ -361,152 +487,133 @@ func encodeChunk(es []entry) []byte {
 	return out
 }
 
-// putChunks writes es (in num order) as chunks of tok.
-func (x Index) putChunks(tok string, es []entry) error {
-	for len(es) > 0 {
-		n, size := 0, 0
-		for n < len(es) && size < chunkSize {
-			size += 2 + bitsLen(es[n].value)
-			n++
-		}
-		if err := x.terms.Put(chunkKey(tok, es[0].num), encodeChunk(es[:n])); err != nil {
-			return err
-		}
-		es = es[n:]
-	}
-	return nil
+type lenEntry struct {
+	num         uint32
+	text, title int
 }
 
-func bitsLen(v uint64) int { return len(binary.AppendUvarint(nil, v)) }
+func decodeLens(j uint32, v []byte) ([]lenEntry, error) {
+	var es []lenEntry
+	num := j * Span
+	for len(v) > 0 {
+		var vals [3]uint64
+		for i := range vals {
+			n, w := binary.Uvarint(v)
+			if w <= 0 {
+				return nil, fmt.Errorf("a lengths chunk (%d) is damaged", j)
+			}
+			vals[i], v = n, v[w:]
+		}
+		num += uint32(vals[0])
+		es = append(es, lenEntry{num: num, text: int(vals[1]), title: int(vals[2])})
+	}
+	return es, nil
+}
 
-// update sets the value of num in tok's postings to what fn makes of the old one (0 and
-// false when it had none); a value of 0 removes it.
-func (x Index) update(tok string, num uint32, fn func(old uint64, had bool) uint64) error {
-	prefix := append([]byte(tok), 0)
-	c := x.terms.Cursor()
-	var key, val []byte
-	k, v := c.Seek(chunkKey(tok, num))
-	switch {
-	case k != nil && bytes.Equal(k, chunkKey(tok, num)):
-		key, val = k, v
-	default:
-		var pk, pv []byte
-		if k == nil {
-			pk, pv = c.Last()
-		} else {
-			pk, pv = c.Prev()
-		}
-		if pk != nil && bytes.HasPrefix(pk, prefix) && len(pk) == len(prefix)+4 {
-			key, val = pk, pv
-		} else if k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+4 {
-			k2, v2 := c.Seek(chunkKey(tok, num)) // back to the chunk after num
-			key, val = k2, v2
-		}
+func encodeLens(j uint32, es []lenEntry) []byte {
+	out := make([]byte, 0, 4*len(es))
+	prev := j * Span
+	for _, e := range es {
+		out = binary.AppendUvarint(out, uint64(e.num-prev))
+		out = binary.AppendUvarint(out, uint64(e.text))
+		out = binary.AppendUvarint(out, uint64(e.title))
+		prev = e.num
 	}
-	var es []entry
-	if key != nil {
-		key = slices.Clone(key)
-		var err error
-		if es, err = decodeChunk(key, val); err != nil {
-			return err
-		}
+	return out
+}
+
+// update sets the value of num in tok's postings to what fn makes of the old one (0 when
+// it had none); a value of 0 removes it.
+func (x Index) update(tok string, num uint32, fn func(old uint64) uint64) error {
+	j := num / Span
+	k := chunkKey(tok, j)
+	es, err := decodeChunk(nil, j, x.terms.Get(k))
+	if err != nil {
+		return err
 	}
-	i, found := slices.BinarySearchFunc(es, num, func(e entry, n uint32) int { return int(int64(e.num) - int64(n)) })
+	i, found := slices.BinarySearchFunc(es, num, func(e entry, n uint32) int { return cmpNum(e.num, n) })
 	var old uint64
 	if found {
 		old = es[i].value
 	}
-	nv := fn(old, found)
+	nv := fn(old)
 	switch {
+	case nv == old:
+		return nil
 	case found && nv == 0:
 		es = slices.Delete(es, i, i+1)
 	case found:
 		es[i].value = nv
-	case nv == 0:
-		return nil
 	default:
 		es = slices.Insert(es, i, entry{num: num, value: nv})
 	}
-	if key != nil {
-		if err := x.terms.Delete(key); err != nil {
-			return err
-		}
-	}
 	if len(es) == 0 {
-		return nil
+		return x.terms.Delete(k)
 	}
-	return x.putChunks(tok, es)
+	return x.terms.Put(k, encodeChunk(j, es))
 }
 
-// Posting is one item that has a token.
+// Posting is one item that has a key.
 type Posting struct {
 	Num     uint32
-	Count   int  // in the text
-	InTitle bool // in the title
+	Count   int // in the text
+	InTitle int // in the title (at most 3)
 }
 
-// Lookup returns the postings of tok, in number order.
-func (x Index) Lookup(tok string) ([]Posting, error) {
+// postings reads the chunks of each of keys (on a store that reads ahead, all of them in
+// one go), giving the raw chunks by key, in number order.
+func (x Index) chunks(keys []string) [][][]byte {
+	out := make([][][]byte, len(keys))
 	if x.terms == nil {
-		return nil, nil
+		return out
 	}
-	prefix := append([]byte(key(tok)), 0)
-	var out []Posting
-	c := x.terms.Cursor()
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		if len(k) != len(prefix)+4 {
-			continue // another token that starts with tok and a NUL: none can, but be sure
+	last := (x.next() - 1) / Span
+	if _, ok := x.terms.(kv.Prefetcher); ok {
+		// Every chunk a key may have is named by its number: all are asked for at once.
+		var ks [][]byte
+		for _, k := range keys {
+			for j := uint32(0); j <= last; j++ {
+				ks = append(ks, chunkKey(k, j))
+			}
 		}
-		es, err := decodeChunk(k, v)
-		if err != nil {
+		kv.Prefetch(x.terms, ks)
+		for i, k := range keys {
+			for j := uint32(0); j <= last; j++ {
+				if v := x.terms.Get(chunkKey(k, j)); v != nil {
+					out[i] = append(out[i], binary.BigEndian.AppendUint32(v[:len(v):len(v)], j))
+				}
+			}
+		}
+		return out
+	}
+	c := x.terms.Cursor()
+	for i, k := range keys {
+		prefix := append([]byte(k), 0)
+		for kk, v := c.Seek(prefix); kk != nil && len(kk) == len(prefix)+4 && string(kk[:len(prefix)]) == string(prefix); kk, v = c.Next() {
+			j := binary.BigEndian.Uint32(kk[len(prefix):])
+			out[i] = append(out[i], binary.BigEndian.AppendUint32(v[:len(v):len(v)], j))
+		}
+	}
+	return out
+}
+
+// Lookup returns the postings of the key of tok (as the index keeps it: its stem), in
+// number order.
+func (x Index) Lookup(tok string) ([]Posting, error) {
+	chunks := x.chunks([]string{key(Stem(tok))})[0]
+	var es []entry
+	for _, c := range chunks {
+		var err error
+		j := binary.BigEndian.Uint32(c[len(c)-4:])
+		if es, err = decodeChunk(es, j, c[:len(c)-4]); err != nil {
 			return nil, err
 		}
-		for _, e := range es {
-			out = append(out, Posting{Num: e.num, Count: int(e.value >> 1), InTitle: e.value&1 == 1})
-		}
+	}
+	out := make([]Posting, len(es))
+	for i, e := range es {
+		out[i] = Posting{Num: e.num, Count: int(e.value >> 2), InTitle: int(e.value & 3)}
 	}
 	return out, nil
-}
-
-// Candidates returns the numbers of the items that have every one of toks, in number
-// order, with their postings (one per token, in toks' order).
-func (x Index) Candidates(toks []string) ([]uint32, [][]Posting, error) {
-	lists := make([][]Posting, len(toks))
-	for i, tok := range toks {
-		ps, err := x.Lookup(tok)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(ps) == 0 {
-			return nil, nil, nil
-		}
-		lists[i] = ps
-	}
-	// Walk the shortest list, looking each number up in the others.
-	short := 0
-	for i := range lists {
-		if len(lists[i]) < len(lists[short]) {
-			short = i
-		}
-	}
-	var nums []uint32
-	var rows [][]Posting
-	pos := make([]int, len(lists))
-next:
-	for _, p := range lists[short] {
-		row := make([]Posting, len(lists))
-		for i, l := range lists {
-			j := pos[i] + sort.Search(len(l)-pos[i], func(k int) bool { return l[pos[i]+k].Num >= p.Num })
-			pos[i] = j
-			if j == len(l) || l[j].Num != p.Num {
-				continue next
-			}
-			row[i] = l[j]
-		}
-		nums = append(nums, p.Num)
-		rows = append(rows, row)
-	}
-	return nums, rows, nil
 }
 
 // Key is the key of the item numbered num, or "" when there is none.
@@ -523,6 +630,9 @@ func (x Index) PrefetchKeys(nums []uint32) {
 	if x.keys == nil {
 		return
 	}
+	if _, ok := x.keys.(kv.Prefetcher); !ok {
+		return
+	}
 	ks := make([][]byte, len(nums))
 	for i, num := range nums {
 		ks[i] = binary.BigEndian.AppendUint32(nil, num)
@@ -530,15 +640,17 @@ func (x Index) PrefetchKeys(nums []uint32) {
 	kv.Prefetch(x.keys, ks)
 }
 
-// Dump gives every posting, token → key → value, for comparing an index with a rebuilt one.
-func (x Index) Dump() (map[string]map[string]Posting, error) {
-	out := map[string]map[string]Posting{}
+// Dump gives every posting, key → item key → value, and every item's lengths under the
+// key "" (Count: its text's, InTitle: its title's), for comparing an index with a rebuilt
+// one.
+func (x Index) Dump() (map[string]map[string]Posting, Stats, error) {
+	out := map[string]map[string]Posting{"": {}}
 	if x.terms == nil {
-		return out, nil
+		return out, Stats{}, nil
 	}
 	err := x.terms.ForEach(func(k, v []byte) error {
 		tok := string(k[:len(k)-5])
-		es, err := decodeChunk(k, v)
+		es, err := decodeChunk(nil, binary.BigEndian.Uint32(k[len(k)-4:]), v)
 		if err != nil {
 			return err
 		}
@@ -546,25 +658,35 @@ func (x Index) Dump() (map[string]map[string]Posting, error) {
 			if out[tok] == nil {
 				out[tok] = map[string]Posting{}
 			}
-			out[tok][x.Key(e.num)] = Posting{Count: int(e.value >> 1), InTitle: e.value&1 == 1}
+			out[tok][x.Key(e.num)] = Posting{Count: int(e.value >> 2), InTitle: int(e.value & 3)}
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	err = x.lens.ForEach(func(k, v []byte) error {
+		es, err := decodeLens(binary.BigEndian.Uint32(k), v)
+		for _, e := range es {
+			out[""][x.Key(e.num)] = Posting{Count: e.text, InTitle: e.title}
+		}
+		return err
+	})
+	return out, x.stats(), err
 }
 
 // Compare rebuilds the index from the items each gives and compares it with what it held,
 // returning the first difference (nil when none). It leaves the index rebuilt: the caller
 // runs it in a transaction it rolls back, as a check.
 func (x Index) Compare(each func(add func(Item) error) error) (diff error, err error) {
-	kept, err := x.Dump()
+	kept, keptStats, err := x.Dump()
 	if err != nil {
 		return nil, err
 	}
 	if err := x.Rebuild(each); err != nil {
 		return nil, err
 	}
-	fresh, err := x.Dump()
+	fresh, freshStats, err := x.Dump()
 	if err != nil {
 		return nil, err
 	}
@@ -581,6 +703,9 @@ func (x Index) Compare(each func(add func(Item) error) error) (diff error, err e
 				return fmt.Errorf("the index has %q in %s as %+v, the text doesn't have it", tok, key, p), nil
 			}
 		}
+	}
+	if keptStats != freshStats {
+		return fmt.Errorf("the index counts %+v, the texts %+v", keptStats, freshStats), nil
 	}
 	return nil, nil
 }

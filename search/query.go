@@ -2,76 +2,83 @@ package search
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// Limits on a query.
+// Limits on what of a query is looked for. A longer query is not refused: its first
+// MaxTerms words and phrases are looked for, and its first MaxTokens tokens (a phrase
+// that would pass them is cut; Query.Partial says when something was left out), so that
+// the cost of a query is bounded whatever its length.
 const (
-	// MaxQuery is the longest query, in bytes.
-	MaxQuery = 1000
-	// MaxTerms is the most words and phrases a query may have.
-	MaxTerms = 16
+	MaxTerms  = 64
+	MaxTokens = 512
 )
 
-var (
-	// ErrEmptyQuery is returned by Parse for a query without a word to look for.
-	ErrEmptyQuery = errors.New("the query has no word to look for")
-	// ErrLongQuery is returned by Parse for a query over MaxQuery bytes or MaxTerms terms.
-	ErrLongQuery = errors.New("the query is too long")
-)
+// ErrEmptyQuery is returned by Parse for a query without a word to look for.
+var ErrEmptyQuery = errors.New("the query has no word to look for")
 
-// Term is one word or "quoted phrase" of a query: its tokens must occur one after another.
+// Term is one word or "quoted phrase" of a query.
 type Term struct {
-	Text   string   // as the query gave it
+	Text   string   // as the query gave it; a quoted phrase in double quotes
 	Tokens []string // folded
+	// Quoted: a "quoted phrase" (or "word"), which every document found must have,
+	// exactly: its tokens one after another as they are, not stemmed. Other terms are
+	// found by their tokens' stems; a word of several tokens ("e-mail", "東京") still
+	// needs them one after another.
+	Quoted bool
+	// Stop: one English stop word ("the", "of"), not quoted: see Query.Required.
+	Stop bool
 }
 
-// Query is what Parse makes of a query: terms that must all occur.
+// Query is what Parse makes of a query.
 type Query struct {
-	Text  string // the query, with white space folded
-	Terms []Term
-	m     *matcher
-}
-
-// matcher is the query made ready to scan texts with, made once by Parse.
-func (q Query) matcher() *matcher {
-	if q.m != nil {
-		return q.m
-	}
-	return newMatcher(q)
+	Text    string // the terms looked for, with white space folded
+	Terms   []Term
+	Partial bool // some of the query was left out (MaxTerms, MaxTokens)
+	m       *matcher
 }
 
 // Parse reads a query: words, and phrases in double quotes (straight or curly; an unclosed
 // quote runs to the end). A word or phrase without a letter or digit is left out; the
-// same term twice counts once. It returns ErrEmptyQuery or ErrLongQuery (wrapped).
+// same term twice counts once. It returns ErrEmptyQuery when no term is left.
 func Parse(q string) (Query, error) {
-	if len(q) > MaxQuery {
-		return Query{}, fmt.Errorf("%w: at most %d bytes, it has %d", ErrLongQuery, MaxQuery, len(q))
-	}
 	if !utf8.ValidString(q) {
 		q = strings.ToValidUTF8(q, " ")
 	}
 	var (
-		out  Query
-		seen = map[string]bool{}
+		out    Query
+		seen   = map[string]bool{}
+		tokens int
 	)
 	add := func(text string, quoted bool) {
+		if len(out.Terms) == MaxTerms || tokens == MaxTokens {
+			if strings.TrimSpace(text) != "" {
+				out.Partial = true
+			}
+			return
+		}
 		toks := Tokens(text)
 		if len(toks) == 0 {
 			return
 		}
+		if n := MaxTokens - tokens; len(toks) > n {
+			toks, out.Partial = toks[:n], true
+		}
 		key := strings.Join(toks, " ")
+		if quoted {
+			key = `"` + key
+		}
 		if seen[key] {
 			return
 		}
 		seen[key] = true
+		tokens += len(toks)
 		if quoted {
 			text = `"` + strings.Join(strings.Fields(text), " ") + `"`
 		}
-		out.Terms = append(out.Terms, Term{Text: text, Tokens: toks})
+		out.Terms = append(out.Terms, Term{Text: text, Tokens: toks, Quoted: quoted, Stop: !quoted && len(toks) == 1 && stopWords[toks[0]]})
 	}
 	rest := q
 	for rest != "" {
@@ -100,9 +107,6 @@ func Parse(q string) (Query, error) {
 	if len(out.Terms) == 0 {
 		return Query{}, ErrEmptyQuery
 	}
-	if len(out.Terms) > MaxTerms {
-		return Query{}, fmt.Errorf("%w: at most %d words and phrases, it has %d", ErrLongQuery, MaxTerms, len(out.Terms))
-	}
 	texts := make([]string, len(out.Terms))
 	for i, t := range out.Terms {
 		texts[i] = t.Text
@@ -112,31 +116,83 @@ func Parse(q string) (Query, error) {
 	return out, nil
 }
 
+// Unquoted is q with its double quotes taken out: its phrases' words as words. A store
+// searches for it when no document has a quoted phrase, rather than answer nothing.
+func Unquoted(q string) string {
+	return strings.Map(func(r rune) rune {
+		if isQuote(r) {
+			return ' '
+		}
+		return r
+	}, q)
+}
+
 func isQuote(r rune) bool { return r == '"' || r == '“' || r == '”' || r == '„' }
 
-// Distinct returns the query's tokens, each once: what an index must find together.
-func (q Query) Distinct() []string {
+// matcher is the query made ready to scan texts with, made once by Parse.
+func (q Query) matcher() *matcher {
+	if q.m != nil {
+		return q.m
+	}
+	return newMatcher(q)
+}
+
+// Keys returns the index keys of the query's tokens (their stems), each once, in the
+// order they come: what an index is asked for.
+func (q Query) Keys() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, t := range q.Terms {
-		for _, tok := range t.Tokens {
-			if !seen[tok] {
-				seen[tok] = true
-				out = append(out, tok)
+		for _, k := range t.keys() {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
 			}
 		}
 	}
 	return out
 }
 
-// Exact reports whether an index's candidates for q are exactly the texts that match:
-// so when every term is one token, kept whole (MaxKey). Otherwise the candidates must be
-// read to know which match (a phrase's tokens may be there apart).
-func (q Query) Exact() bool {
-	for _, t := range q.Terms {
-		if len(t.Tokens) > 1 || len(t.Tokens[0]) > MaxKey {
-			return false
+// keys are the index keys of t's tokens, in order.
+func (t Term) keys() []string {
+	out := make([]string, len(t.Tokens))
+	for i, tok := range t.Tokens {
+		out[i] = key(Stem(tok))
+	}
+	return out
+}
+
+// Required is the set of terms (bit i: term i) a document must have to have "every word"
+// of q: all but the stop words, or all when q has nothing else.
+func (q Query) Required() uint64 {
+	var all, req uint64
+	for i, t := range q.Terms {
+		all |= 1 << i
+		if !t.Stop {
+			req |= 1 << i
 		}
 	}
-	return true
+	if req == 0 {
+		return all
+	}
+	return req
+}
+
+// Quoted is the set of q's quoted terms: every document found has them.
+func (q Query) Quoted() uint64 {
+	var m uint64
+	for i, t := range q.Terms {
+		if t.Quoted {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+// All is the set of all of q's terms.
+func (q Query) All() uint64 {
+	if len(q.Terms) == 64 {
+		return ^uint64(0)
+	}
+	return 1<<len(q.Terms) - 1
 }

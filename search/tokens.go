@@ -141,7 +141,8 @@ func Tokens(s string) []string {
 	return out
 }
 
-// Count adds sign times the number of times each token occurs in s to counts.
+// Count adds sign times the number of times each index key (a token's stem, see Stem and
+// MaxKey) occurs in s to counts: what an index keeps of a text.
 func Count(s string, sign int, counts map[string]int) {
 	// Counted here first: a lookup by string(tok) doesn't copy tok, an assignment would.
 	seen := map[string]*int{}
@@ -154,6 +155,6 @@ func Count(s string, sign int, counts map[string]int) {
 		seen[string(tok)] = &n
 	})
 	for tok, n := range seen {
-		counts[tok] += sign * *n
+		counts[key(stemBytes([]byte(tok), tok))] += sign * *n
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -22,8 +21,7 @@ var searchName = []byte("search")
 // MatchLines is the most matching lines Search gives for each conversation.
 const MatchLines = 3
 
-// ErrQuery is returned (wrapped, with the reason) by Search for a query without words, or
-// one too long.
+// ErrQuery is returned (wrapped, with the reason) by Search for a query without words.
 var ErrQuery = errors.New("bad query")
 
 // found is what the index must learn of a conversation written to: the tokens said in
@@ -127,31 +125,53 @@ func (v view) eachText(add func(search.Item) error, progress func(done, total in
 	})
 }
 
-// Found is a conversation that a search found, with its matching lines.
+// Found is a conversation that a search found, with its best lines.
 type Found struct {
 	Conversation Conversation
 	Lines        []FoundLine // the best MatchLines, oldest first
-	hit          search.Hit
+	Every        bool        // it has every word and phrase (search.Hit.Every)
+	Score        float64
 }
 
 // FoundLine is a line of a message that has some of the query's words.
 type FoundLine struct {
-	Message Message // its Text is the whole message
+	Message Message // the message the line is in (its Text left out)
 	Line    search.Line
 }
 
-// Results are a search's answer: at most limit conversations, best first, of Total.
+// Results are a search's answer: at most limit conversations, best first, of Total found:
+// Every with every word and phrase, Some with some; Unread may have been found but were
+// not read (search.MaxRead).
 type Results struct {
-	Query search.Query
-	Found []Found
-	Total int
+	Query              search.Query
+	Found              []Found
+	Total, Every, Some int
+	Unread             int
+	Read               int // bytes of texts read
+	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
+	// its words, unquoted (search.Unquoted).
+	Unquoted bool
+	Quoted   search.Query
 }
 
-// Search finds the space's conversations (but the one whose id is except) whose title and
-// messages, private steps left out, have every word and "quoted phrase" of query, best
-// first (see package search; then latest activity first), at most limit (< 1: all). It
-// returns ErrQuery (wrapped) for a query without words, or one too long.
+// Search ranks the space's conversations (but the one whose id is except) whose title or
+// messages, private steps left out, have any word or "quoted phrase" of query, as
+// docstore's Search ranks documents (see package search; then latest activity first), at
+// most limit (< 1: all); when none has the quoted phrases, those of their words
+// (Results.Unquoted). The index is read in one transaction, the messages it must read
+// in others, copied. It returns ErrQuery (wrapped) for a query without words.
 func (s *Store) Search(query string, limit int, except string) (Results, error) {
+	res, err := s.search(query, limit, except, search.MaxRead)
+	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
+		quoted := res.Query
+		if res, err = s.search(search.Unquoted(query), limit, except, search.MaxRead-res.Read); err == nil {
+			res.Unquoted, res.Quoted = true, quoted
+		}
+	}
+	return res, err
+}
+
+func (s *Store) search(query string, limit int, except string, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
@@ -160,94 +180,123 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 		return Results{}, err
 	}
 	res := Results{Query: q}
+	var plan *search.Plan
 	err = s.db.View(func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil {
 			return nil
 		}
-		v := readView(tx, s.space)
-		x := search.ReadIndex(root.Bucket(searchName))
-		nums, _, err := x.Candidates(q.Distinct())
-		if err != nil {
-			return err
-		}
-		v.prefetchItems(x, nums)
-		for _, num := range nums {
-			id := x.Key(num)
-			if id == except {
-				continue
-			}
-			f, ok, err := v.match(q, id)
-			if err != nil {
-				return err
-			}
-			if ok {
-				res.Found = append(res.Found, f)
-			}
-		}
-		return nil
+		var err error
+		plan, err = search.ReadIndex(root.Bucket(searchName)).Plan(q, search.Ranking)
+		return err
 	})
+	if err != nil || plan == nil {
+		return res, err
+	}
+	convs := map[uint32]Conversation{}
+	said := map[uint32][]Message{}
+	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
+		var out []search.Fetched
+		used := 0
+		err := s.db.View(func(tx kv.Tx) error {
+			root := spaces.Sub(tx, s.space, rootName)
+			if root == nil {
+				return nil
+			}
+			v := readView(tx, s.space)
+			x := search.ReadIndex(root.Bucket(searchName))
+			v.prefetchItems(x, nums)
+		each:
+			for _, num := range nums {
+				id := x.Key(num)
+				conv, err := v.conversation(id)
+				if id == except || errors.Is(err, ErrNotFound) {
+					out = append(out, search.Fetched{Gone: true})
+					continue
+				} else if err != nil {
+					return err
+				}
+				size := len(conv.Title)
+				var parts []string
+				var msgs []Message
+				if b := v.messages.Bucket([]byte(id)); b != nil {
+					var full bool
+					err := b.ForEach(func(k, val []byte) error {
+						m, err := decodeMessage(k, val)
+						if err != nil {
+							return fmt.Errorf("reading a message of conversation %q: %w", id, err)
+						}
+						size += len(m.Text)
+						if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
+							full = true
+							return errFull
+						}
+						parts = append(parts, m.Text)
+						m.Text = ""
+						msgs = append(msgs, m)
+						return nil
+					})
+					if full {
+						break each
+					}
+					if err != nil {
+						return err
+					}
+				}
+				used += size
+				convs[num], said[num] = conv, msgs
+				last := conv.Last
+				if last.IsZero() {
+					last = conv.Created
+				}
+				out = append(out, search.Fetched{Doc: search.Doc{Title: conv.Title, Parts: parts}, Time: last.UnixNano()})
+			}
+			return nil
+		})
+		return out, used, err
+	}
+	r, err := plan.Rank(limit, MatchLines, budget, fetch)
 	if err != nil {
 		return Results{}, err
 	}
-	slices.SortFunc(res.Found, func(a, b Found) int {
-		if c := search.Compare(a.hit, b.hit); c != 0 {
-			return c
+	res.Every, res.Some, res.Total, res.Unread, res.Read = r.Every, r.Some, r.Every+r.Some, r.Unread, r.Read
+	for _, rk := range r.Ranked {
+		conv, ok := convs[rk.Num]
+		if !ok {
+			// Ranked without being read (past MaxRead): its summary, without lines.
+			err := s.db.View(func(tx kv.Tx) error {
+				root := spaces.Sub(tx, s.space, rootName)
+				if root == nil {
+					return nil
+				}
+				var err error
+				id := search.ReadIndex(root.Bucket(searchName)).Key(rk.Num)
+				if id == except {
+					return nil
+				}
+				if conv, err = readView(tx, s.space).conversation(id); err == nil {
+					ok = true
+				}
+				return err
+			})
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				return Results{}, err
+			}
+			if !ok {
+				continue
+			}
 		}
-		if c := b.Conversation.Last.Compare(a.Conversation.Last); c != 0 {
-			return c
+		f := Found{Conversation: conv, Every: rk.Every, Score: rk.Score}
+		for _, l := range rk.Hit.Lines {
+			f.Lines = append(f.Lines, FoundLine{Message: said[rk.Num][l.Part], Line: l})
 		}
-		return strings.Compare(a.Conversation.ID, b.Conversation.ID)
-	})
-	res.Total = len(res.Found)
-	if limit > 0 && len(res.Found) > limit {
-		res.Found = res.Found[:limit]
+		res.Found = append(res.Found, f)
 	}
 	return res, nil
 }
 
-// match looks for q in conversation id: its title and every message people may read.
-func (v view) match(q search.Query, id string) (Found, bool, error) {
-	conv, err := v.conversation(id)
-	if err != nil {
-		return Found{}, false, err
-	}
-	var (
-		hits  []search.Hit
-		lines []FoundLine
-	)
-	if b := v.messages.Bucket([]byte(id)); b != nil {
-		err = b.ForEach(func(k, val []byte) error {
-			m, err := decodeMessage(k, val)
-			if err != nil {
-				return fmt.Errorf("reading a message of conversation %q: %w", id, err)
-			}
-			h := search.Match(q, "", m.Text, MatchLines)
-			if h.In == 0 {
-				return nil
-			}
-			hits = append(hits, h)
-			for _, l := range h.Lines {
-				lines = append(lines, FoundLine{Message: m, Line: l})
-			}
-			return nil
-		})
-		if err != nil {
-			return Found{}, false, err
-		}
-	}
-	title := search.Match(q, conv.Title, "", 0)
-	hit := search.Combine(append(hits, title))
-	if !hit.Found {
-		return Found{}, false, nil
-	}
-	// The lines with the most terms, the earliest first among equals, shown oldest first.
-	best := slices.Clone(lines)
-	slices.SortStableFunc(best, func(a, b FoundLine) int { return b.Line.Terms - a.Line.Terms })
-	best = best[:min(MatchLines, len(best))]
-	slices.SortStableFunc(best, func(a, b FoundLine) int { return strings.Compare(a.Message.ID, b.Message.ID) })
-	return Found{Conversation: conv, Lines: best, hit: hit}, true, nil
-}
+// errFull stops reading a conversation's messages when they are past a search's budget.
+var errFull = errors.New("past the budget")
 
 // errCheckDone rolls back CheckIndex's transaction once it has compared.
 var errCheckDone = errors.New("check done")

@@ -12,7 +12,8 @@ import (
 )
 
 // scanConversations is the brute-force answer: the conversations (but except) whose title
-// or readable messages have every term.
+// or readable messages have every quoted phrase and at least one term (the terms not
+// quoted by their stems).
 func scanConversations(t *testing.T, s *Store, query, except string) []string {
 	t.Helper()
 	q, err := search.Parse(query)
@@ -23,29 +24,40 @@ func scanConversations(t *testing.T, s *Store, query, except string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	joined := func(toks []string, stem bool) string {
+		if stem {
+			for i, tok := range toks {
+				toks[i] = search.Stem(tok)
+			}
+		}
+		return " " + strings.Join(toks, " ") + " "
+	}
 	var ids []string
 	for _, c := range convs {
 		msgs, _, err := s.Page(c.ID, 1<<20, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		toks := [][]string{search.Tokens(c.Title)}
+		texts := []string{c.Title}
 		for _, m := range msgs {
-			toks = append(toks, search.Tokens(m.Text))
+			texts = append(texts, m.Text)
 		}
-		all := true
-		for _, term := range q.Terms {
-			in := false
-			for _, ts := range toks {
-				in = in || strings.Contains(" "+strings.Join(ts, " ")+" ", " "+strings.Join(term.Tokens, " ")+" ")
+		var in uint64
+		for i, term := range q.Terms {
+			for _, text := range texts {
+				if strings.Contains(joined(search.Tokens(text), !term.Quoted), joined(slices.Clone(term.Tokens), !term.Quoted)) {
+					in |= 1 << i
+				}
 			}
-			all = all && in
 		}
-		if all {
+		if in&q.Required() != 0 && in&q.Quoted() == q.Quoted() {
 			ids = append(ids, c.ID)
 		}
 	}
 	slices.Sort(ids)
+	if unquoted := search.Unquoted(query); len(ids) == 0 && unquoted != query {
+		return scanConversations(t, s, unquoted, except)
+	}
 	return ids
 }
 

@@ -31,7 +31,7 @@ func limitOf(tool string, limit *int, def int) (int, error) {
 
 type listDocumentsArgs struct {
 	Limit *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
-	Query string `arg:"query" about:"Words and \"quoted phrases\" to search titles and texts for: only documents that have them all, best first, with matching lines."`
+	Query string `arg:"query" about:"Words and \"quoted phrases\" (a question as you would ask it) to search titles and texts for: those with every word first, then by relevance; a quoted phrase is required."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/search"
@@ -13,44 +14,101 @@ import (
 )
 
 // queryRefusal says why a query can't be searched for.
-func queryRefusal(tool string, err error) error {
-	if errors.Is(err, search.ErrLongQuery) {
-		return refusef("%s's query is too long (%s): give the few words that matter.", tool, strings.TrimPrefix(err.Error(), "bad query: "+search.ErrLongQuery.Error()+": "))
-	}
+func queryRefusal(tool string) error {
 	return refusef("%s's query has no word to look for: give words, or \"a phrase\" in double quotes.", tool)
 }
 
-// terms is the query as answers show it: "launch" and "course page".
-func terms(q search.Query) string {
+// maxShownQuery is about the most bytes of a query an answer repeats.
+const maxShownQuery = 160
+
+// shown is the query as answers show it: its terms, a quoted phrase in curly quotes, cut
+// when long.
+func shown(q search.Query) string {
 	ts := make([]string, len(q.Terms))
 	for i, t := range q.Terms {
-		ts[i] = strconv.Quote(strings.Trim(t.Text, `"`))
+		if t.Quoted {
+			ts[i] = "“" + strings.Trim(t.Text, `"`) + "”"
+		} else {
+			ts[i] = t.Text
+		}
 	}
-	switch len(ts) {
-	case 1:
+	out := strings.Join(ts, " ")
+	if len(out) > maxShownQuery {
+		cut := maxShownQuery
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = strings.TrimRight(out[:cut], " ") + "…"
+	}
+	return out
+}
+
+// terms names the terms a document must have for none to be found: the quoted phrases
+// (all of them), else any of the words.
+func terms(q search.Query) string {
+	var ts []string
+	join := " or "
+	for _, t := range q.Terms {
+		if t.Quoted {
+			ts = append(ts, strconv.Quote(strings.Trim(t.Text, `"`)))
+		}
+	}
+	if len(ts) > 0 {
+		join = " and "
+	} else {
+		for _, t := range q.Terms {
+			ts = append(ts, strconv.Quote(t.Text))
+		}
+	}
+	if len(ts) > 6 {
+		ts = append(ts[:5], fmt.Sprintf("%d more", len(ts)-5))
+	}
+	if len(ts) == 1 {
 		return ts[0]
-	case 2:
-		return ts[0] + " and " + ts[1]
 	}
-	return strings.Join(ts[:len(ts)-1], ", ") + " and " + ts[len(ts)-1]
+	if join == " or " && len(ts) > 1 {
+		return "any of " + strings.Join(ts[:len(ts)-1], ", ") + " or " + ts[len(ts)-1]
+	}
+	return strings.Join(ts[:len(ts)-1], ", ") + join + ts[len(ts)-1]
+}
+
+// counted is how many were found, as a search's header says it: with every word, with
+// some (for a query of more than one term).
+func counted(q search.Query, every, some int) string {
+	if len(q.Terms) == 1 {
+		return strconv.Itoa(every + some)
+	}
+	return fmt.Sprintf("%d with every word, %d with some", every, some)
+}
+
+// searchNotes are the last lines of a search's answer: what was left out of the query, or
+// of the reading.
+func searchNotes(b *strings.Builder, q search.Query, unread int) {
+	if q.Partial {
+		fmt.Fprintf(b, "Only the first %d words and phrases of the query, %d words in all, were looked for.\n", search.MaxTerms, search.MaxTokens)
+	}
+	if unread > 0 {
+		fmt.Fprintf(b, "%d more may have the phrase but were not read (too much text): give more words, or a longer phrase.\n", unread)
+	}
 }
 
 func (s *Server) searchDocuments(query string, limit int) (string, error) {
 	res, err := s.docs.Search(query, limit)
 	if errors.Is(err, docstore.ErrQuery) {
-		return "", queryRefusal("list_documents", err)
+		return "", queryRefusal("list_documents")
 	} else if err != nil {
 		return "", err
 	}
-	if res.Total == 0 {
-		return fmt.Sprintf("No document here has %s in its title or text. Try fewer or other words, or list_documents without query to see them all.", terms(res.Query)), nil
-	}
 	var b strings.Builder
-	if len(res.Found) < res.Total {
-		fmt.Fprintf(&b, "Documents with %s (%d of %d), best first:\n", terms(res.Query), len(res.Found), res.Total)
-	} else {
-		fmt.Fprintf(&b, "Documents with %s (%d), best first:\n", terms(res.Query), res.Total)
+	if res.Unquoted {
+		fmt.Fprintf(&b, "No document here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	if res.Total == 0 {
+		fmt.Fprintf(&b, "No document here has %s in its title or text. Try other words, or list_documents without query to see them all.\n", terms(res.Query))
+		searchNotes(&b, res.Query, res.Unread)
+		return strings.TrimSuffix(b.String(), "\n"), nil
+	}
+	fmt.Fprintf(&b, "Documents for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	err = s.names(func(names spaces.Names) {
 		for _, f := range res.Found {
 			d := f.Document
@@ -66,6 +124,7 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 	if len(res.Found) < res.Total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
 	}
+	searchNotes(&b, res.Query, res.Unread)
 	return strings.TrimSuffix(b.String(), "\n"), err
 }
 
@@ -106,19 +165,20 @@ func (s *Server) someLines(name string, version int, lines string) (string, erro
 func (s *Server) searchConversations(query string, limit int) (string, error) {
 	res, err := s.threads.Search(query, limit, s.cfg.Thread)
 	if errors.Is(err, threads.ErrQuery) {
-		return "", queryRefusal("list_conversations", err)
+		return "", queryRefusal("list_conversations")
 	} else if err != nil {
 		return "", err
 	}
-	if res.Total == 0 {
-		return fmt.Sprintf("No other conversation here has %s in what was said. Try fewer or other words, or list_conversations without query.", terms(res.Query)), nil
-	}
 	var b strings.Builder
-	if len(res.Found) < res.Total {
-		fmt.Fprintf(&b, "Conversations with %s (%d of %d), best first:\n", terms(res.Query), len(res.Found), res.Total)
-	} else {
-		fmt.Fprintf(&b, "Conversations with %s (%d), best first:\n", terms(res.Query), res.Total)
+	if res.Unquoted {
+		fmt.Fprintf(&b, "No other conversation here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	if res.Total == 0 {
+		fmt.Fprintf(&b, "No other conversation here has %s in what was said. Try other words, or list_conversations without query.\n", terms(res.Query))
+		searchNotes(&b, res.Query, res.Unread)
+		return strings.TrimSuffix(b.String(), "\n"), nil
+	}
+	fmt.Fprintf(&b, "Conversations for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	err = s.names(func(names spaces.Names) {
 		for _, f := range res.Found {
 			c := f.Conversation
@@ -138,6 +198,7 @@ func (s *Server) searchConversations(query string, limit int) (string, error) {
 	if len(res.Found) < res.Total {
 		fmt.Fprintf(&b, "%d more: call list_conversations with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
 	}
+	searchNotes(&b, res.Query, res.Unread)
 	b.WriteString("Read one with read_conversation (its id).\n")
 	return strings.TrimSuffix(b.String(), "\n"), err
 }

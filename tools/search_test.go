@@ -19,7 +19,7 @@ func TestSearchShowsNothingOfAnotherSpaceNorPrivate(t *testing.T) {
 	for _, tc := range []struct {
 		tool, query, want string
 	}{
-		{"list_documents", "secret plan", "No document here has"},
+		{"list_documents", "secret plan", "(0 with every word, 1 with some)"}, // "secret" is in Public notes
 		{"list_documents", "launch", "No document here has"},
 		{"list_documents", "quiet", "No document here has"},
 		{"list_documents", `"secret plan"`, "No document here has"},

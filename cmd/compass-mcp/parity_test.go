@@ -55,7 +55,7 @@ func TestSameAnswersOnBothStores(t *testing.T) {
 	if d := lineDiff(transcripts[0], transcripts[1]); d != "" {
 		t.Errorf("the same calls answer differently on bbolt (-want) and PostgreSQL (+got):\n%s", d)
 	}
-	if !strings.Contains(transcripts[0], `Documents with "trailer" (3), best first`) || !strings.Contains(transcripts[0], `Conversations with "sourdough" (1)`) {
+	if !strings.Contains(transcripts[0], `Documents for "trailer" (3), best first`) || !strings.Contains(transcripts[0], `Conversations for "sourdough" (1)`) {
 		t.Fatalf("the transcript has no search answer: the test checks nothing\n%s", transcripts[0])
 	}
 

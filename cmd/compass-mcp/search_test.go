@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // Finding things: search documents and conversations, and read part of a long document.
@@ -36,6 +37,11 @@ var searchSteps = []step{
 	{"read_document", map[string]any{"document": "Launch plan", "lines": "1-2", "since": 1}},
 	{"list_conversations", map[string]any{"query": "12 month"}},
 	{"list_conversations", map[string]any{"query": "list_documents"}},
+	// Ranked retrieval: a question as an agent asks it, words as people write them.
+	{"list_documents", map[string]any{"query": "When did we record the trailer music?"}},
+	{"list_documents", map[string]any{"query": "recorded trailers"}},
+	{"list_documents", map[string]any{"query": `"recorded" trailer`}},
+	{"list_conversations", map[string]any{"query": "what price did we settle on?"}},
 }
 
 // longNotes is 150 numbered lines.
@@ -75,6 +81,36 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 	c.Close()
 	db := kvtest.OpenData(t, data)
 	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+		t.Error(err)
+	}
+}
+
+// A file whose search index is of the format before stems (testdata/layout/v1-search-index.db,
+// written by the server before issue 24: three documents, a conversation, both indexes
+// built) has both indexes built again when the server starts: stems find what the old
+// index couldn't, and each index is what a rebuild makes.
+func TestAnOlderIndexIsBuiltAgainAtStart(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "compass.db")
+	raw, err := os.ReadFile("../../testdata/layout/v1-search-index.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := stdioClient(t, data, "--agent", "north")
+	if text := callTool(t, c, "list_documents", map[string]any{"query": "recorded trailers"}).text; !strings.Contains(text, "(2 with every word, 0 with some)") || !strings.Contains(text, "Record the trailer on Tuesday.") || !strings.Contains(text, "The recording studio is booked.") {
+		t.Errorf("a search of the older file: %q", text)
+	}
+	if text := callTool(t, c, "list_conversations", map[string]any{"query": "prices"}).text; !strings.Contains(text, "we settled on 12 a month") {
+		t.Errorf("a search of the older file's conversations: %q", text)
+	}
+	c.Close()
+	db := kvtest.OpenData(t, data)
+	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+		t.Error(err)
+	}
+	if err := threads.New(db, "personal").CheckIndex(); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package docstore_test
+
+const raceEnabled = false
