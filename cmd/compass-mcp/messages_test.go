@@ -52,6 +52,7 @@ func postJSON(t *testing.T, url, token, contentType, body string) posted {
 // taken, once each however often sent with the same id, and both tools show them over
 // both transports; anything else is refused with the status and the field that say why.
 func TestPostMessages(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, stop := httpServer(t, data, "--token", "s3cret", "--agent", "bridge")
@@ -143,6 +144,7 @@ func TestPostMessages(t *testing.T) {
 // real token rows: none, an unknown one, a read-only one, or one for another space adds
 // nothing.
 func TestPostMessagesPrincipal(t *testing.T) {
+	t.Parallel()
 	db := kvtest.Open(t)
 	store := access.New(db)
 	for _, space := range []string{"team", "personal"} {
@@ -193,6 +195,7 @@ func TestPostMessagesPrincipal(t *testing.T) {
 // to 127.0.0.1 (DNS rebinding): its requests carry its own name as Host and Origin, which
 // pass the Origin check. mcp-go refuses them at /mcp; the messages endpoint must too.
 func TestPostMessagesRefusesARebindingPage(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, _ := httpServer(t, data)
