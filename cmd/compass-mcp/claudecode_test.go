@@ -26,6 +26,7 @@ var ccFixtures = filepath.Join("..", "..", "testdata", "import", "claude-code")
 // golden answers are in testdata/sessions/claude-code.txtar. The agent in session
 // ccPricing (its --thread) doesn't see its own session listed. A second import adds nothing.
 func TestClaudeCodeSessions(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	out := cli(t, data, "import", "--claude-code", ccFixtures)
@@ -69,6 +70,7 @@ func TestClaudeCodeSessions(t *testing.T) {
 // transcript show in read_conversation within a second. Stopped and started again, the
 // follower imports nothing twice.
 func TestClaudeCodeFollowProcess(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "-home-ana-launch")
@@ -154,6 +156,7 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 // The server follows Claude Code's sessions itself with --follow-claude-code: those there
 // when it starts, and what is added while it serves.
 func TestServeFollowClaudeCode(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	config := t.TempDir() // Claude Code's CLAUDE_CONFIG_DIR
 	proj := filepath.Join(config, "projects", "-home-ana-launch")

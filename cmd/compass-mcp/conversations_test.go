@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
@@ -18,6 +17,7 @@ import (
 // conversations of its space (not its own, not another space's), reads one with names in
 // place of ids, never sees an agent's private step, and is refused another space's.
 func TestConversationsScenario(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cli(t, data, "import", filepath.Join("..", "..", "testdata", "import", "pricing.jsonl"))
@@ -54,6 +54,7 @@ func TestConversationsScenario(t *testing.T) {
 // A 45-message conversation read with the default limit shows the newest 30, oldest first,
 // and the line that says how to read on; following it gives the other 15.
 func TestConversationPaging(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	var lines strings.Builder
 	for i := 1; i <= 45; i++ {
@@ -91,6 +92,7 @@ func TestConversationPaging(t *testing.T) {
 // Importing: JSON Lines and a Claude export go in, a second import adds nothing, and a file
 // with a bad line imports nothing and names the line.
 func TestImport(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	fixtures := filepath.Join("..", "..", "testdata", "import")
 	for _, f := range []string{"pricing.jsonl", "claude-conversations.json"} {
@@ -122,6 +124,7 @@ func TestImport(t *testing.T) {
 // An import reading a pipe that is slow to fill doesn't hold the data file meanwhile: a
 // server (here, another command) sharing it gets in while the import waits for its input.
 func TestImportFromAPipeLetsOthersIn(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cmd := exec.Command(testbin.Path, "import", "-")
@@ -136,8 +139,9 @@ func TestImportFromAPipeLetsOthersIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	fmt.Fprintln(in, `{"conversation":"slow","from":"person:ana","text":"The first line came at once."}`)
-	time.Sleep(1500 * time.Millisecond) // the import has started, and waits for the rest
+	// A first line larger than any pipe's buffer: once it is written, the import has opened
+	// the store and read (most of) it, and then waits for the rest.
+	fmt.Fprintf(in, `{"conversation":"slow","from":"person:ana","text":"The first line came at once.%s"}`+"\n", strings.Repeat(" ", 2<<20))
 	if got, err := cliResult(data, "", "docs", "list"); err != nil {
 		t.Errorf("while an import waited for its input, another command got: %v\n%s", err, got)
 	}

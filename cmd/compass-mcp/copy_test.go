@@ -205,6 +205,7 @@ func serverAnswers(t *testing.T, data string) string {
 // file, and checks each copy byte for byte (digests), through the stores (every version,
 // message, person, member and token), and through a server's answers.
 func TestCopy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	orig := filepath.Join(dir, "orig.db")
 	secret := fillForCopy(t, orig)

@@ -12,12 +12,12 @@ import (
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
-// run runs the binary with env (and no other environment but PATH and HOME) and gives its
-// exit code, stdout and stderr.
+// run runs the binary with env (and no other environment but PATH, HOME and GORACE, see
+// testbin.Main) and gives its exit code, stdout and stderr.
 func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(testbin.Path, args...)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TZ=UTC"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TZ=UTC", "GORACE=" + os.Getenv("GORACE")}, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -34,6 +34,7 @@ func runEnv(t *testing.T, env []string, args ...string) (int, string, string) {
 // The first things a new user types: help exits 0, call lists the tools it can call, people
 // can be listed, and the docs commands say what they need in words.
 func TestFirstSteps(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	env := testEnv(data)
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"serve", "-h"}, {"docs", "list", "-h"}} {
@@ -92,6 +93,7 @@ func TestFirstSteps(t *testing.T) {
 // Without $USER (a service, a container) the person is the system account's, and the
 // server says so; never a made-up one.
 func TestForWithoutUser(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	env := []string{"COMPASS_DATA=" + data, "COMPASS_LOG=info", "USER=", "USERNAME="}
 	code, out, errs := runEnv(t, env, "call", "write_document", "title=Plan", "text=one")

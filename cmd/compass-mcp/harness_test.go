@@ -236,11 +236,17 @@ func runSession(t *testing.T, c *client.Client, steps []step) string {
 	return b.String()
 }
 
+// goldenWrites keeps two tests of one golden (over stdio and over HTTP), run in parallel,
+// from writing it at once with -update.
+var goldenWrites sync.Mutex
+
 // golden compares got with the file testdata/sessions/name, or writes it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("..", "..", "testdata", "sessions", name)
 	if *update {
+		goldenWrites.Lock()
+		defer goldenWrites.Unlock()
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

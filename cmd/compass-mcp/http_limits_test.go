@@ -46,6 +46,7 @@ const listCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name"
 // form: a made-up id worked without initialize, a deleted one still worked, and a swept
 // one wrote versions as "agent" instead of the client's name.
 func TestUnknownSessionsGet404(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--session-idle", "1s")
 	open := func() string {
@@ -73,7 +74,9 @@ func TestUnknownSessionsGet404(t *testing.T) {
 		t.Errorf("a call after DELETE: %d %q, want 404", code, body)
 	}
 	idle := open()
-	time.Sleep(3 * time.Second) // the sweep runs every second; 1 s idle forgets it
+	// The store ends a session unused for longer than the idle time (access's
+	// TestSessionsEndWhenIdle, on a clock): here, 1 s after its last use.
+	time.Sleep(1100 * time.Millisecond)
 	if code, body := do(t, http.MethodPost, url, idle, listCall); code != http.StatusNotFound {
 		t.Errorf("a call after the idle time: %d %q, want 404", code, body)
 	}
@@ -83,6 +86,7 @@ func TestUnknownSessionsGet404(t *testing.T) {
 // token holder out), and a request whose body never comes is cut off by the read timeout
 // rather than holding the connection, and its memory, for good.
 func TestRefusedConnectionsAreClosed(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--token", "s3cret")
 	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")

@@ -19,6 +19,7 @@ import (
 // A document of another space, named by id or by title, is not found by any of the five
 // tools, and is not changed.
 func TestAnotherSpaceIsNotFound(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	out := cli(t, data, "call", "--space", "launch", "write_document", "title=Secret plan", "text=launch only\n")
 	id := ulidRE.FindString(out)
@@ -62,6 +63,7 @@ func TestAnotherSpaceIsNotFound(t *testing.T) {
 // Eight HTTP clients append to one document at once: every append answered "Saved" is in
 // the text, and the versions are exactly one more than the appends.
 func TestConcurrentAppendsOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, stop := httpServer(t, data, "--agent", "north")
 	first := httpClient(t, url, "setup")
@@ -114,6 +116,7 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 // Two servers on one data file (Claude Desktop and an editor on the default file) both
 // work: each holds the file only while it uses it. Writes in turns and at once all land.
 func TestTwoProcessesShareTheFile(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	a := stdioClient(t, data, "--agent", "desktop")
 	b := stdioClient(t, data, "--agent", "editor")
@@ -162,27 +165,30 @@ func TestTwoProcessesShareTheFile(t *testing.T) {
 
 // When another process holds the file for longer than the lock timeout, a server says why:
 // at start it stops, and in a session the call is an error result saying to try again.
+//
+// Each waits out the lock timeout (datafile.DefaultTimeout, 2 s), so the call and the
+// server's start wait at the same time. (Open's wait, at a smaller scale: datafile's tests.)
 func TestBusyFileSaysWhy(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db") // a file lock: bbolt only
 	c := stdioClient(t, data)
 	callTool(t, c, "write_document", map[string]any{"title": "Note", "text": "x\n"})
-	time.Sleep(200 * time.Millisecond) // the server lets go of the file when idle
-	holder, err := bolt.Open(data, time.Second)
+	holder, err := bolt.Open(data, 2*time.Second) // waits for the server to let go of the file when idle
 	if err != nil {
 		t.Fatalf("the idle server still holds the file: %v", err)
 	}
 	defer holder.Close()
 
-	r := callTool(t, c, "read_document", map[string]any{"document": "Note"})
-	if !r.isError || !strings.Contains(r.text, "busy") {
-		t.Errorf("a call while another process holds the file: %q (isError %v)", r.text, r.isError)
-	}
 	cmd := exec.Command(testbin.Path, "serve")
 	cmd.Env = testEnv(data)
 	start := time.Now()
 	done := make(chan struct{})
 	var out []byte
 	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	r := callTool(t, c, "read_document", map[string]any{"document": "Note"})
+	if !r.isError || !strings.Contains(r.text, "busy") {
+		t.Errorf("a call while another process holds the file: %q (isError %v)", r.text, r.isError)
+	}
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
@@ -201,6 +207,7 @@ func TestBusyFileSaysWhy(t *testing.T) {
 
 // Bad input gets a tool error that says what to do, and the server stays up.
 func TestBadInputKeepsServerUp(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	for _, transport := range []string{"stdio", "http"} {

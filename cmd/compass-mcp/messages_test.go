@@ -49,6 +49,7 @@ func postJSON(t *testing.T, url, token, contentType, body string) posted {
 // taken, once each however often sent with the same id, and both tools show them over
 // both transports; anything else is refused with the status and the field that say why.
 func TestPostMessages(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, stop := httpServer(t, data, "--token", "s3cret", "--agent", "bridge")
@@ -140,6 +141,7 @@ func TestPostMessages(t *testing.T) {
 // to 127.0.0.1 (DNS rebinding): its requests carry its own name as Host and Origin, which
 // pass the Origin check. mcp-go refuses them at /mcp; the messages endpoint must too.
 func TestPostMessagesRefusesARebindingPage(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	mcpURL, _ := httpServer(t, data)

@@ -36,6 +36,7 @@ func get(t *testing.T, method, url, token string) (int, string, *http.Response) 
 // server's address, every 401 points at the endpoint's own metadata, and the gate accepts
 // the token rows it mints only where they are bound, until they are renewed or revoked.
 func TestOAuthServedAndGated(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "members", "add", "launch", "ana")
 	cli(t, data, "tokens", "add", "--for", "ana") // a token row: the server is no longer open
@@ -114,6 +115,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 // --public-url names the server for clients, and closes it even before any token exists:
 // behind a proxy, loopback is the internet.
 func TestOAuthPublicURL(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	endpoint, _ := httpServer(t, data, "--public-url", "https://compass.example.com/", "--web", "")
 	base := strings.TrimSuffix(endpoint, "/mcp")

@@ -27,6 +27,7 @@ import (
 //
 //	COMPASS_TEST_POSTGRES=postgres://… go test -run TestSameAnswersOnBothStores -v ./cmd/compass-mcp
 func TestSameAnswersOnBothStores(t *testing.T) {
+	t.Parallel()
 	pg := kvtest.URL(t) // skips without a database (fails with CI=true)
 	file := filepath.Join(t.TempDir(), "compass.db")
 	fixtures := filepath.Join("..", "..", "testdata", "import")

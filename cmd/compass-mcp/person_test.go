@@ -15,6 +15,7 @@ import (
 // list, history, deletes; then an agent's write from a stale version merges, and from a
 // clashing one is refused with the lines shown.
 func TestPersonsSide(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	run := func(stdin string, args ...string) (string, bool) {
 		t.Helper()
@@ -106,6 +107,7 @@ func TestPersonsSide(t *testing.T) {
 // export writes what every version changed, newest first, and with --whole every
 // version's text, byte for byte.
 func TestExportKeepsEveryVersion(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	texts := []string{"one\n", "one\ntwo", "ünïcödé\r\nand CRLF\r\n", "", "last\n\n\n"}
 	cli(t, data, "call", "write_document", "title=Odd: a/b?", "text="+texts[0])
@@ -173,6 +175,7 @@ func TestExportKeepsEveryVersion(t *testing.T) {
 // PostgreSQL, backup refuses and names copy, which makes the same bbolt copy of the
 // database while the server goes on.
 func TestBackupWhileServing(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	c := httpClient(t, url, "backup-test")

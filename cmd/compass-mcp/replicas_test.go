@@ -27,6 +27,7 @@ import (
 // session at all. A DELETE on one ends the session on both. The requests each client
 // sent are logged (go test -run SessionsAreTheStores -v): docs/REPLICAS.md tells them.
 func TestSessionsAreTheStores(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
 	a, stopA := httpServer(t, data)
 	b, stopB := httpServer(t, data)
@@ -110,6 +111,7 @@ func TestSessionsAreTheStores(t *testing.T) {
 // A session outlives the server it began on: the next server on the store takes it up,
 // with the client's name.
 func TestSessionOutlivesItsServer(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
 	a, stop := httpServer(t, data)
 	res, body := post(t, a, strings.NewReader(initBody), nil)
@@ -131,27 +133,32 @@ func TestSessionOutlivesItsServer(t *testing.T) {
 
 // A session busy on one server is not ended by another's idle sweep (mcp-go's sweeps what
 // is idle in its own process): only unused on every server for --session-idle does it end.
+//
+// At the smallest scale mcp-go allows: it sweeps every max(idle/2, 1 s) what has been idle
+// for the idle time, so with 1 s the first server has swept the session 2 s after its last
+// use there at the latest. (The store's side, on a clock: access's TestSessionsEndWhenIdle.)
 func TestBusySessionOutlivesAnotherServersSweep(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
-	a, _ := httpServer(t, data, "--session-idle", "2s")
-	b, _ := httpServer(t, data, "--session-idle", "2s")
+	a, _ := httpServer(t, data, "--session-idle", "1s")
+	b, _ := httpServer(t, data, "--session-idle", "1s")
 	res, body := post(t, a, strings.NewReader(initBody), nil)
 	session := res.Header.Get("Mcp-Session-Id")
 	if res.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: %d %q", res.StatusCode, body)
 	}
-	for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if code, body := do(t, http.MethodPost, b, session, listCall); code != http.StatusOK {
 			t.Fatalf("the session in use on the second server: %d %q", code, body)
 		}
 	}
 	if code, body := do(t, http.MethodPost, a, session, listCall); code != http.StatusOK {
-		t.Errorf("back on the first server, idle there for 4 s but busy on the other: %d %q, want 200", code, body)
+		t.Errorf("back on the first server, idle there for 2.5 s but busy on the other: %d %q, want 200", code, body)
 	}
-	time.Sleep(3 * time.Second)
+	time.Sleep(1100 * time.Millisecond)
 	for _, u := range []string{a, b} {
 		if code, body := do(t, http.MethodPost, u, session, listCall); code != http.StatusNotFound {
-			t.Errorf("at %s after 3 s unused everywhere: %d %q, want 404", u, code, body)
+			t.Errorf("at %s after 1.1 s unused everywhere: %d %q, want 404", u, code, body)
 		}
 	}
 }

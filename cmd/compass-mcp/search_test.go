@@ -54,6 +54,7 @@ func longNotes() string {
 }
 
 func TestSearchScenarioOverStdio(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	cli(t, data, "import", "../../testdata/import/pricing.jsonl")
@@ -65,6 +66,7 @@ func TestSearchScenarioOverStdio(t *testing.T) {
 // A file written before search is indexed when the server starts, and answers at once.
 // It is a bbolt file whatever the tests' store: only bbolt files were written before search.
 func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
 	raw, err := os.ReadFile("../../testdata/layout/v1-full-texts.db")
 	if err != nil {

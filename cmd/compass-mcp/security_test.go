@@ -43,6 +43,7 @@ func post(t *testing.T, url string, body io.Reader, header map[string]string) (*
 
 // With --token, every request needs it; a client that sends it works.
 func TestTokenIsRequired(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--token", "s3cret")
 	for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret2", "Basic s3cret", "s3cret"} {
@@ -70,6 +71,7 @@ func TestTokenIsRequired(t *testing.T) {
 
 // Binding beyond loopback without a token is refused at start, saying why.
 func TestOpenBindNeedsToken(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cmd := exec.Command(testbin.Path, "serve", "--http", "0.0.0.0:0")
 	cmd.Env = testEnv(data)
@@ -91,6 +93,7 @@ func TestOpenBindNeedsToken(t *testing.T) {
 // Origin and Host of another site are refused; the server's own are not; bodies over the
 // limit get 413.
 func TestOriginHostAndBodyLimits(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data)
 	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")

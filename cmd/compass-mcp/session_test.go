@@ -53,6 +53,7 @@ var refusalSteps = []step{
 }
 
 func TestSeedScenarioOverStdio(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	c := stdioClient(t, data, "--agent", "north")
@@ -62,6 +63,7 @@ func TestSeedScenarioOverStdio(t *testing.T) {
 }
 
 func TestSeedScenarioOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
 	url, stop := httpServer(t, data, "--agent", "north")
@@ -71,11 +73,13 @@ func TestSeedScenarioOverHTTP(t *testing.T) {
 }
 
 func TestRefusalsOverStdio(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	golden(t, "refusals.txtar", runSession(t, stdioClient(t, data, "--agent", "north"), refusalSteps))
 }
 
 func TestRefusalsOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data, "--agent", "north")
 	golden(t, "refusals.txtar", runSession(t, httpClient(t, url, "test-client"), refusalSteps))
@@ -102,6 +106,7 @@ func checkAuthors(t *testing.T, data, name string, versions int) {
 
 // Without --agent, versions say the client's name from initialize.
 func TestAgentIsTheClientsName(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	url, _ := httpServer(t, data)
 	c := httpClient(t, url, "Claude Desktop")
@@ -129,6 +134,7 @@ var historySteps = []step{
 }
 
 func TestHistoryOverStdio(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	golden(t, "history.txtar", runSession(t, stdioClient(t, data, "--agent", "north"), historySteps))
 }

@@ -18,6 +18,7 @@ import (
 // SIGINT (Ctrl-C) and SIGTERM (what service managers send) each end an HTTP server promptly
 // and cleanly even while a client holds its GET stream open, as MCP clients do.
 func TestShutdownWithAnOpenStream(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) { shutdownWithAnOpenStream(t, sig) })
 	}

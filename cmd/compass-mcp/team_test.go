@@ -85,10 +85,12 @@ func tokenClient(t *testing.T, url, token, name string) *client.Client {
 // tool, checking the answer or the refusal, that no answer shows anything of a space the
 // token does not allow, and (from the file, after) that nothing there changed.
 func TestTeamEndpointsTokensTools(t *testing.T) {
+	t.Parallel()
 	tm := newTeam(t)
 	tm.addToken(t, "ana", "--for", "ana", "--agent", "north")
 	tm.addToken(t, "ben-read-only", "--for", "ben", "--read-only")
 	tm.addToken(t, "ana-expired", "--for", "ana", "--expires", "1s")
+	expired := time.Now().Add(time.Second) // no earlier than the token's expiry
 	tm.addToken(t, "ben-revoked", "--for", "ben", "--agent", "gone")
 	tm.addToken(t, "ben-launch", "--for", "ben", "--space", "launch")
 	var revokedID string
@@ -98,9 +100,9 @@ func TestTeamEndpointsTokensTools(t *testing.T) {
 		}
 	}
 	cli(t, tm.data, "tokens", "revoke", revokedID)
-	time.Sleep(1100 * time.Millisecond) // ana-expired expires
 
 	url, stop := httpServer(t, tm.data)
+	time.Sleep(time.Until(expired.Add(100 * time.Millisecond))) // ana-expired expires, while the server starts
 	base := strings.TrimSuffix(url, "/mcp")
 	endpoints := []struct{ path, space string }{
 		{"/mcp", "personal"},
@@ -320,6 +322,7 @@ func (tm *team) toolsIn(t *testing.T, c *client.Client, space string, readOnly b
 // Beyond loopback, a server needs --token or a token row. (Tests bind loopback only, so
 // the address check is asked directly once the refusal is seen end to end.)
 func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	if out, err := cliResult(data, "", "serve", "--http", "0.0.0.0:0"); err == nil || !strings.Contains(out, "tokens add") {
 		t.Fatalf("no token at all, beyond loopback: %v %q; want it refused, naming tokens add", err, out)
@@ -345,6 +348,7 @@ func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
 // 16 clients with 4 tokens over 2 spaces append to their space's plan at once: no append
 // is lost, and every version says the agent and person of the token that made it.
 func TestTeamConcurrentTokens(t *testing.T) {
+	t.Parallel()
 	tm := newTeam(t)
 	cli(t, tm.data, "members", "add", "design", "ana")
 	// launch and design: both people are members of both.
@@ -432,6 +436,7 @@ func TestTeamConcurrentTokens(t *testing.T) {
 // A session stays with the token that began it: another token that may see the space
 // gets 404 for it, as for a session that doesn't exist, and can't end it.
 func TestTeamSessionsStayWithTheirToken(t *testing.T) {
+	t.Parallel()
 	tm := newTeam(t)
 	tm.addToken(t, "ana", "--for", "ana")
 	tm.addToken(t, "ben", "--for", "ben")
@@ -461,14 +466,15 @@ func TestTeamSessionsStayWithTheirToken(t *testing.T) {
 	}
 }
 
-// Within one session: taking Ben out of launch refuses his next call there (403), and a
-// token that expires while its session is open gets 401 from then on. Nothing is kept from
-// when the session began.
+// Within one session: taking Ben out of launch refuses his next call there (403). Nothing
+// is kept from when the session began. (A token that expires while its session is open
+// gets 401 from then on: access's TestOpenSessionLosesWhatItsTokenLoses, on a clock;
+// TestTeamEndpointsTokensTools has a token expire through the binary.)
 func TestTeamSessionLosesWhatItsTokenLoses(t *testing.T) {
+	t.Parallel()
 	tm := newTeam(t)
 	tm.addToken(t, "ben", "--for", "ben")
-	tm.addToken(t, "ana-brief", "--for", "ana", "--expires", "8s")
-	made := time.Now()
+	tm.addToken(t, "ana", "--for", "ana")
 	url, _ := httpServer(t, tm.data)
 	launch := strings.TrimSuffix(url, "/mcp") + "/spaces/launch/mcp"
 	const read = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_documents","arguments":{}}}`
@@ -483,7 +489,7 @@ func TestTeamSessionLosesWhatItsTokenLoses(t *testing.T) {
 			return res.StatusCode, body
 		}
 	}
-	ben, ana := session("ben"), session("ana-brief")
+	ben, ana := session("ben"), session("ana")
 	for who, call := range map[string]func() (int, string){"ben": ben, "ana": ana} {
 		if status, body := call(); status != 200 || !strings.Contains(body, "Launch plan") {
 			t.Fatalf("%s in launch: %d %q", who, status, body)
@@ -493,8 +499,7 @@ func TestTeamSessionLosesWhatItsTokenLoses(t *testing.T) {
 	if status, body := ben(); status != http.StatusForbidden || strings.Contains(body, "Launch plan") {
 		t.Errorf("Ben, taken out of launch, in his open session: %d %q, want 403", status, body)
 	}
-	time.Sleep(time.Until(made.Add(8*time.Second + 100*time.Millisecond)))
-	if status, body := ana(); status != http.StatusUnauthorized || strings.Contains(body, "Launch plan") {
-		t.Errorf("Ana's expired token in its open session: %d %q, want 401", status, body)
+	if status, body := ana(); status != 200 || !strings.Contains(body, "Launch plan") {
+		t.Errorf("Ana, still in launch, in her open session: %d %q", status, body)
 	}
 }

@@ -17,6 +17,7 @@ import (
 // TestDatabaseDownAtStart: a command on a database that does not answer says so in one
 // line naming host:port (and no password), and exits non-zero; no stack.
 func TestDatabaseDownAtStart(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestDatabaseDownAtStart(t *testing.T) {
 // says so (and, for a write, that it may not have been saved); once it is back, the same
 // server answers again without being restarted.
 func TestDatabaseDownLater(t *testing.T) {
+	t.Parallel()
 	cluster := kvtest.NewCluster(t)
 	c := stdioClient(t, cluster.URL)
 	secret := strings.TrimSpace(strings.SplitN(cli(t, cluster.URL, "tokens", "add", "--for", "ana"), "\n", 2)[0])

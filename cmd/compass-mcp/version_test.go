@@ -14,6 +14,7 @@ import (
 // "devel" and "unknown" where it recorded none (GOFLAGS=-buildvcs=false, no git, a git
 // worktree, which the go command does not stamp).
 func TestVersionFromBuildInfo(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir() + "/never-opened.db"
 	long := cli(t, data, "--version")
 	if got := cli(t, data, "version"); got != long {

@@ -24,10 +24,15 @@ func pageEnv(data string, extra ...string) []string {
 	return append(testEnv(data, "COMPASS_WEB=", "COMPASS_LINK_BASE=", "COMPASS_LOG=info"), extra...)
 }
 
-var pageInLog = regexp.MustCompile(`msg="serving the person's page" url=(http://[0-9.:]+)`)
+var (
+	pageInLog = regexp.MustCompile(`msg="serving the person's page" url=(http://[0-9.:]+)`)
+	// pageNotServed is what a server logs when it serves no page of its own though one was
+	// wanted: the data file's page is served by another process, or no port could be had.
+	pageNotServed = regexp.MustCompile(`msg="the person's page (of this data file is already served|is not served)`)
+)
 
 // stdioWithPage starts compass-mcp serving stdio with the page on web, and returns the MCP
-// client and the page's URL as logged ("" when it logs none within a second or two).
+// client and the page's URL as logged ("" when it logs that it serves none, or for "off").
 func stdioWithPage(t *testing.T, data, web string) (*client.Client, string, *lockedLog) {
 	t.Helper()
 	c, err := client.NewStdioMCPClient(testbin.Path, pageEnv(data, "COMPASS_WEB="+web), "serve")
@@ -42,17 +47,29 @@ func stdioWithPage(t *testing.T, data, web string) (*client.Client, string, *loc
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			logs.add(sc.Text())
+			said, ok := "", pageNotServed.MatchString(sc.Text())
 			if m := pageInLog.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
+				said, ok = m[1], true
+			}
+			if ok {
+				select {
+				case found <- said:
+				default: // the first is the answer; stderr is still read
+				}
 			}
 		}
 	}()
 	initialize(t, c, "test-client")
+	if web == "off" {
+		return c, "", logs
+	}
+	// The server settles the page, and logs how, before it serves stdio.
 	select {
 	case u := <-found:
 		return c, u, logs
-	case <-time.After(2 * time.Second):
-		return c, "", logs
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the server said nothing of the page within 20 s:\n%s", logs)
+		return nil, "", nil
 	}
 }
 
@@ -70,6 +87,7 @@ func linkBaseOf(t *testing.T, answer string) string {
 // Beside stdio the page is served, and the tools' links lead to it; a second server on the
 // same data file, finding the page's address taken, links to the first one's page.
 func TestStdioServesThePageAndLinksToIt(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
 	if page == "" {
@@ -100,6 +118,7 @@ func TestStdioServesThePageAndLinksToIt(t *testing.T) {
 // A server on another data file, whose page address is taken by the first file's page,
 // never links to it: it serves its own page on a free port.
 func TestAnotherStoreNeverLinksToTheWrongPage(t *testing.T) {
+	t.Parallel()
 	_, page, logs := stdioWithPage(t, newData(t), "127.0.0.1:0")
 	if page == "" {
 		t.Fatalf("no page logged:\n%s", logs)
@@ -116,18 +135,20 @@ func TestAnotherStoreNeverLinksToTheWrongPage(t *testing.T) {
 // With no page anywhere, links are the documents' resource URIs; a port that can't be had
 // at all is a warning, and stdio still serves.
 func TestNoPageLinksAreURIs(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
-	c, page, _ := stdioWithPage(t, data, "off")
-	if page != "" {
-		t.Fatalf("--web off served a page at %s", page)
-	}
+	c, _, logs := stdioWithPage(t, data, "off")
 	if base := linkBaseOf(t, callTool(t, c, "write_document", map[string]any{"title": "A", "text": "a\n"}).text); base != "compass:/" {
 		t.Fatalf("with no page, links begin %q, want compass://document/", base+"/document/")
+	}
+	if pageInLog.MatchString(logs.String()) {
+		t.Fatalf("--web off served a page:\n%s", logs)
 	}
 }
 
 // The default --web (127.0.0.1:7411) busy with something else: stdio serves all the same.
 func TestBusyDefaultPortIsNoFailure(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:7411")
 	if err != nil {
 		// Someone else holds 7411: that is the very case, just not ours to hold.
@@ -148,6 +169,7 @@ func TestBusyDefaultPortIsNoFailure(t *testing.T) {
 // With --http, the page is on the same address; a browser asking for /mcp is sent to it,
 // and "compass-mcp open" prints a sign-in link that works.
 func TestHTTPPageBesideMCP(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), pageEnv(data)...)
@@ -237,6 +259,7 @@ func (l *lockedLog) String() string {
 // "compass-mcp web" serves only the page, and prints a sign-in link that works; so does
 // "compass-mcp open" when no page is served for the file, its link leading to the document.
 func TestWebServesOnlyThePage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"web"}, {"open", "Launch plan"}} {
 		t.Run(args[0], func(t *testing.T) { pageOnly(t, args) })
 	}
@@ -270,6 +293,7 @@ func pageOnly(t *testing.T, args []string) {
 
 // With --web off, a browser opening /mcp is told what it is, at once, not sent nowhere.
 func TestBrowserAtMCPWithoutPage(t *testing.T) {
+	t.Parallel()
 	url, _ := httpServer(t, newData(t), "--web", "off")
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/html")
@@ -289,6 +313,7 @@ func TestBrowserAtMCPWithoutPage(t *testing.T) {
 // on the copy doesn't link to the original's page.
 // The copy is backup's, of a bbolt file, whatever the tests' store.
 func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "a.db")
 	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
@@ -309,6 +334,7 @@ func TestACopyNeverLinksToTheOriginalsPage(t *testing.T) {
 // Who may sign in is the space's members (the --for person always): a member's one-time
 // link works, anyone else's is refused.
 func TestMembersMaySignIn(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	cli(t, data, "members", "add", "personal", "ben")
 	first := pageOnlyLink(t, data, "web", "--web", "127.0.0.1:0", "--browser=false")

@@ -247,8 +247,15 @@ func TestCrossSitePostRefused(t *testing.T) {
 	defer evil.Close()
 	// localhost and 127.0.0.1 are different sites to the browser.
 	navigate(t, ctx, strings.Replace(evil.URL, "127.0.0.1", "localhost", 1))
-	time.Sleep(500 * time.Millisecond)
-	loc := eval[string](t, ctx, `location.href`)
+	// Its page posts as it loads: wait (10 s at most) for the page that answers the post.
+	// Asked in the middle of the navigation, the browser may answer nothing, or an error.
+	var loc string
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+		loc, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState == "complete" ? location.href : ""`))
+		if strings.HasPrefix(loc, target) {
+			break
+		}
+	}
 	if !strings.HasPrefix(loc, target) {
 		t.Fatalf("the other site's form didn't post (the browser is at %s)", loc)
 	}

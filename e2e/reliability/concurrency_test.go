@@ -24,6 +24,7 @@ import (
 //
 //	go test -run TestSixteenWriters -v ./e2e/reliability
 func TestSixteenWritersOverHTTP(t *testing.T) {
+	t.Parallel()
 	data := newData(t)
 	srv := startHTTP(t, data, "--agent", "many")
 	setup := httpClient(t, srv.url, "setup")

@@ -86,6 +86,7 @@ func (l *ledger) add(p promise) error {
 }
 
 func TestCrashKeepsEveryAcknowledgedWrite(t *testing.T) {
+	t.Parallel()
 	rounds, window := 3, 600 // the short form: a few hundred to a couple of thousand writes
 	if v := os.Getenv("COMPASS_CRASH_ROUNDS"); v != "" {
 		n, err := strconv.Atoi(v)

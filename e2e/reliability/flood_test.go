@@ -39,6 +39,7 @@ func rss(t *testing.T, pid int) (now, peak int) {
 // --session-idle; the session's row in the store ends then too, and is swept out as later
 // sessions begin.)
 func TestSessionFlood(t *testing.T) {
+	t.Parallel()
 	s := startHTTP(t, newData(t), "--session-idle", "1s")
 	n := 3000
 	if testing.Short() {

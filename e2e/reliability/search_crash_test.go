@@ -24,6 +24,7 @@ import (
 var crashWords = []string{"trailer", "Tuesday", "café", "cafe", "pricing", "東京", "course page", "e-mail", "**plan**", "review"}
 
 func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
+	t.Parallel()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -25,9 +26,16 @@ const Race = raceEnabled
 // once would all want 127.0.0.1:7411) and write links relative to the server
 // (COMPASS_LINK_BASE=/), as the golden answers have them; a test that wants the page or
 // the default links sets them again in its command's Env, where the last value wins.
+//
+// Built with -race, the binary would sleep a second before it exits (the race detector's
+// atexit_sleep_ms, 1000 by default), every command and every server a test starts: the
+// tests' children get GORACE=atexit_sleep_ms=0, unless GORACE already says otherwise.
 func Main(m *testing.M) {
 	os.Setenv("COMPASS_WEB", "off")
 	os.Setenv("COMPASS_LINK_BASE", "/")
+	if raceEnabled && !strings.Contains(os.Getenv("GORACE"), "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
 	dir, err := os.MkdirTemp("", "compass-mcp-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

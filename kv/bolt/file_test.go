@@ -34,7 +34,7 @@ func TestOpenWaitsThenSaysBusy(t *testing.T) {
 // takes it again when next used.
 func TestFileLetsGoWhenIdle(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.db")
-	f, err := OpenFile(path, time.Second, 20*time.Millisecond)
+	f, err := OpenFile(path, 200*time.Millisecond, 20*time.Millisecond) // the write refused below waits this long
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +51,7 @@ func TestFileLetsGoWhenIdle(t *testing.T) {
 	if err := put("one"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	other, err := Open(path, 500*time.Millisecond)
+	other, err := Open(path, 500*time.Millisecond) // waits for f to let go, 20 ms after the put
 	if err != nil {
 		t.Fatalf("another holder after the idle time: %v", err)
 	}
