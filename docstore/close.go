@@ -183,7 +183,7 @@ func (f *closeFinder) compare(key []byte) (int, bool) {
 	// character is 1 to 4), and whether it has the name's short words, which must be there
 	// as they are.
 	k := allowed(f.whole.m, 1)
-	wholeOn := len(key) >= f.whole.m-k && (len(key)+3)/4 <= f.whole.m+k
+	wholeOn := len(key) >= f.whole.m-k && min((len(key)+3)/4, closeRunes) <= f.whole.m+k
 	wordsOn := len(f.words) > 0
 	for i := range f.words {
 		if w := &f.words[i]; allowed(w.m, 0) == 0 && wordsOn {
