@@ -36,22 +36,30 @@ func TestNotFoundSuggestsCloseTitles(t *testing.T) {
 	for _, title := range []string{"Launch plan", "Launch budget", "Lunch menu", "Notes", "Meeting notes 2026-11-08", "Plan B", "Plan C", "Café rénové"} {
 		mustCreate(t, s, title, "x\n")
 	}
+	// A title of 300 bytes (Cyrillic) named with too many words for the word rule: its
+	// first 64 characters are compared whole.
+	var long []string
+	for i := range 10 {
+		long = append(long, strings.Repeat(string(rune('а'+i)), 14))
+	}
+	mustCreate(t, s, strings.Join(long, " "), "x\n")
 	secret := docstore.New(s.DB(), "launch")
 	mustCreate(t, secret, "Secret roadmap", "x\n")
 	for _, tc := range []struct {
 		name string
 		want []string
 	}{
-		{"Lanch plan", []string{"Launch plan"}},                           // a letter left out
-		{"LANCH PLAN", []string{"Launch plan"}},                           // case doesn't count
-		{"Launch plna", []string{"Launch plan"}},                          // two letters swapped: one edit
-		{"launch-plan", []string{"Launch plan"}},                          // one word that isn't in any title
-		{"Launch plans", []string{"Launch plan"}},                         // one letter too many
-		{"Plan D", []string{"Plan B", "Plan C"}},                          // two as close: in the titles' order
-		{"Ntoes", []string{"Notes", "Meeting notes 2026-11-08"}},          // whole first (same edits, nearer in length)
-		{"lanch", []string{"Lunch menu", "Launch plan", "Launch budget"}}, // a word: at most three
-		{"budgte launch", []string{"Launch budget"}},                      // every word, one of them mistyped
-		{"cafe renove", []string{"Café rénové"}},                          // accents are letters: two edits of 11
+		{"Lanch plan", []string{"Launch plan"}},                                // a letter left out
+		{"LANCH PLAN", []string{"Launch plan"}},                                // case doesn't count
+		{"Launch plna", []string{"Launch plan"}},                               // two letters swapped: one edit
+		{"launch-plan", []string{"Launch plan"}},                               // one word that isn't in any title
+		{"Launch plans", []string{"Launch plan"}},                              // one letter too many
+		{"Plan D", []string{"Plan B", "Plan C"}},                               // two as close: in the titles' order
+		{"Ntoes", []string{"Notes", "Meeting notes 2026-11-08"}},               // whole first (same edits, nearer in length)
+		{"lanch", []string{"Lunch menu", "Launch plan", "Launch budget"}},      // a word: at most three
+		{"budgte launch", []string{"Launch budget"}},                           // every word, one of them mistyped
+		{"cafe renove", []string{"Café rénové"}},                               // accents are letters: two edits of 11
+		{"я" + strings.Join(long, " ")[2:], []string{strings.Join(long, " ")}}, // its first letter changed
 		{"Roadmap", nil},       // nothing close
 		{"Secret roadmp", nil}, // another space's title is never suggested
 		{"Lnch pln", nil},      // three edits of 8: not close
