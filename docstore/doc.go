@@ -100,7 +100,8 @@ type Saved struct {
 }
 
 var (
-	// ErrNotFound is returned when the space has no document of that id or title.
+	// ErrNotFound is returned when the space has no document of that id or title; lookups
+	// by name return it as a *NotFoundError, which says which titles are close.
 	ErrNotFound = errors.New("no such document in this space")
 	// ErrEmptyOld is returned by Edit when the text to replace is empty.
 	ErrEmptyOld = errors.New("the text to replace is empty")
@@ -109,6 +110,27 @@ var (
 	// ErrBadText is returned (wrapped, with the reason) for a text that is too large, not UTF-8, or has NUL bytes.
 	ErrBadText = errors.New("bad text")
 )
+
+// NotFoundError is returned when no document has a name: it is ErrNotFound (errors.Is
+// says so), with the titles close to the name, closest first, for the refusal to suggest.
+type NotFoundError struct {
+	Name  string
+	Close []Document // at most three; none when no title is close
+}
+
+func (e *NotFoundError) Error() string {
+	if len(e.Close) == 0 {
+		return ErrNotFound.Error()
+	}
+	titles := make([]string, len(e.Close))
+	for i, d := range e.Close {
+		titles[i] = fmt.Sprintf("%q", d.Title)
+	}
+	return fmt.Sprintf("%s (close: %s)", ErrNotFound, strings.Join(titles, ", "))
+}
+
+// Is tells errors.Is that a NotFoundError is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 // AmbiguousError is returned when a name is no id or exact title and several titles contain it.
 type AmbiguousError struct {

@@ -24,15 +24,22 @@ func (s *Store) Append(name, text string, by Author) (Saved, error) {
 	})
 }
 
-// appended puts add after text with one blank line between, and removes none of the text's
-// lines, so that a version says only what was added. The text's own blank lines at its end
-// give the one between (any more stay after add, where they were: at the end); add's blank
-// lines at its start and end are dropped, so an append never piles up blank lines. The text's
-// final line break is kept if it had one.
+// appended puts add after text with one blank line between and ends where the text ended:
+// with a line break if it had one, and no blank line after add. The text's own blank lines
+// at its end give the one between (the first of them, as it is); the others go, since they
+// would end up after add. add's blank lines at its start and end are dropped, so an append
+// never piles up blank lines. A text of CRLF lines gets CRLF where a line break is added.
 func appended(text, add string) string {
 	add = trimBlankLines(add)
 	if add == "" {
 		return text
+	}
+	eol := "\n"
+	if i := strings.LastIndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
+		eol = "\r\n"
+	}
+	if strings.HasSuffix(text, "\n") && !strings.HasSuffix(add, "\n") {
+		add += eol
 	}
 	lines := strings.SplitAfter(text, "\n")
 	last := len(lines) - 1 // the last line that isn't blank
@@ -40,18 +47,17 @@ func appended(text, add string) string {
 		last--
 	}
 	if last < 0 {
-		return add
+		return add // only blank lines, or nothing: add takes their place
 	}
-	head, tail := strings.Join(lines[:last+1], ""), strings.Join(lines[last+1:], "")
+	head := strings.Join(lines[:last+1], "")
 	if !strings.HasSuffix(head, "\n") {
-		head += "\n"
+		head += eol // the text's last line, which had no line break
 	}
-	sep, rest, _ := strings.Cut(tail, "\n")
-	sep += "\n"
-	if rest != "" || strings.HasSuffix(text, "\n") {
-		add = strings.TrimSuffix(add, "\n") + "\n"
+	between := eol
+	if last+1 < len(lines) && strings.HasSuffix(lines[last+1], "\n") {
+		between = lines[last+1]
 	}
-	return head + sep + add + rest
+	return head + between + add
 }
 
 // trimBlankLines drops the blank lines at the start and end of s, keeping the line break of

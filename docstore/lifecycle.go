@@ -40,18 +40,26 @@ func (s *Store) Delete(name string, by Author) (Document, error) {
 }
 
 // deleted finds a deleted document by id or exact title (case-insensitive); the latest
-// deleted one when several had the title.
+// deleted one when several had the title. Not found, it suggests the deleted titles close
+// to name.
 func (b *buckets) deleted(name string) (Document, error) {
 	name = strings.TrimSpace(name)
 	var found Document
+	near := newCloseFinder(name) // the deleted titles to suggest if none is it
 	err := b.eachDoc(func(d Document) error {
-		if d.Deleted != nil && (d.ID == name || strings.EqualFold(d.Title, name)) && (found.ID == "" || d.Deleted.At.After(found.Deleted.At)) {
-			found = d
+		switch {
+		case d.Deleted == nil:
+		case d.ID == name || strings.EqualFold(d.Title, name):
+			if found.ID == "" || d.Deleted.At.After(found.Deleted.At) {
+				found = d
+			}
+		default:
+			near.consider([]byte(strings.ToLower(d.Title)), []byte(d.ID))
 		}
 		return nil
 	})
 	if err == nil && found.ID == "" {
-		err = ErrNotFound
+		err = b.notFound(name, near)
 	}
 	return found, err
 }

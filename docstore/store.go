@@ -162,7 +162,7 @@ func (b *buckets) named(name string) (Document, error) {
 	// No id or title is longer than a title may be: a longer name names nothing, and is
 	// not matched word by word against every title (which would cost name × titles).
 	if name == "" || b.docs == nil || len(name) > 4*MaxTitle || utf8.RuneCountInString(name) > MaxTitle {
-		return Document{}, ErrNotFound
+		return Document{}, &NotFoundError{Name: name}
 	}
 	if d, ok, err := b.doc(name); err != nil || (ok && d.Deleted == nil) {
 		return d, err
@@ -181,15 +181,18 @@ func (b *buckets) named(name string) (Document, error) {
 	slices.Sort(words)
 	words = slices.Compact(words)
 	var matches []string
+	near := newCloseFinder(name) // in the same scan: what to suggest if nothing matches
 	c := b.titles.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if hasWords(string(k), words) {
 			matches = append(matches, string(v))
+		} else if len(matches) == 0 {
+			near.consider(k, v)
 		}
 	}
 	switch len(matches) {
 	case 0:
-		return Document{}, ErrNotFound
+		return Document{}, b.notFound(name, near)
 	case 1:
 		d, _, err := b.doc(matches[0])
 		return d, err
@@ -207,6 +210,21 @@ func (b *buckets) named(name string) (Document, error) {
 		amb.Matches = append(amb.Matches, d)
 	}
 	return Document{}, amb
+}
+
+// notFound is the refusal of name, with the documents of the titles near found close.
+func (b *buckets) notFound(name string, near *closeFinder) error {
+	e := &NotFoundError{Name: name}
+	for _, t := range near.best {
+		d, ok, err := b.doc(t.id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			e.Close = append(e.Close, d)
+		}
+	}
+	return e
 }
 
 func hasWords(title string, words []string) bool {

@@ -95,7 +95,7 @@ func (s *Server) explain(err error, name string) error {
 	)
 	switch {
 	case errors.Is(err, docstore.ErrNotFound):
-		return refusef("No document %q in this space: list_documents shows what's here.", short(name))
+		return s.notFound(err, name)
 	case errors.As(err, &amb):
 		links := make([]string, len(amb.Matches))
 		for i, d := range amb.Matches {
@@ -119,4 +119,19 @@ func (s *Server) explain(err error, name string) error {
 		return refusef("That text won't do: %s. Nothing was saved.", strings.TrimPrefix(err.Error(), docstore.ErrBadText.Error()+": "))
 	}
 	return err
+}
+
+// notFound refuses a name that names nothing, with the titles close to it (see
+// docstore.NotFoundError) as links: "Close: [Launch plan](...)."
+func (s *Server) notFound(err error, name string) error {
+	answer := fmt.Sprintf("No document %q in this space: list_documents shows what's here.", short(name))
+	var nf *docstore.NotFoundError
+	if errors.As(err, &nf) && len(nf.Close) > 0 {
+		links := make([]string, len(nf.Close))
+		for i, d := range nf.Close {
+			links[i] = s.link(d)
+		}
+		answer += " Close: " + strings.Join(links, ", ") + "."
+	}
+	return refusal(answer)
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -192,7 +193,7 @@ func (p docsSession) explain(err error, name string) error {
 	)
 	switch {
 	case errors.Is(err, docstore.ErrNotFound):
-		return fmt.Errorf("no document %q in space %s (docs list shows them; docs list --deleted the deleted ones)", name, p.store.Space())
+		return p.notFound(err, name)
 	case errors.As(err, &amb):
 		titles := make([]string, len(amb.Matches))
 		for i, d := range amb.Matches {
@@ -205,6 +206,30 @@ func (p docsSession) explain(err error, name string) error {
 		return fmt.Errorf("%s has versions 1 to %d: there's no version %d", nover.Document.Title, nover.Document.Version, nover.Asked)
 	}
 	return err
+}
+
+// notFound refuses a name that names nothing, with the titles close to it, each with its
+// id: `no document "Lanch plan" in space personal (...); close: "Launch plan" (01J...)`.
+func (p docsSession) notFound(err error, name string) error {
+	var nf *docstore.NotFoundError
+	if !errors.As(err, &nf) {
+		nf = &docstore.NotFoundError{}
+	}
+	if name == "" {
+		name = nf.Name // restore and rename say only what went wrong
+	}
+	if utf8.RuneCountInString(name) > 100 {
+		name = string([]rune(name)[:100]) + "…"
+	}
+	msg := fmt.Sprintf("no document %q in space %s (docs list shows them; docs list --deleted the deleted ones)", name, p.store.Space())
+	if len(nf.Close) > 0 {
+		titles := make([]string, len(nf.Close))
+		for i, d := range nf.Close {
+			titles[i] = fmt.Sprintf("%q (%s)", d.Title, d.ID)
+		}
+		msg += "; close: " + strings.Join(titles, ", ")
+	}
+	return errors.New(msg)
 }
 
 func (p docsSession) list(deleted bool) error {

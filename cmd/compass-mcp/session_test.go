@@ -10,7 +10,7 @@ import (
 
 // The seed's scenario: list nothing, make "Launch plan", be told a second one with that
 // title exists, append, edit, fail to edit text that isn't there, read now and as
-// version 1, and list.
+// version 1, list, and misspell it.
 var seedSteps = []step{
 	{"list_documents", map[string]any{}},
 	{"write_document", map[string]any{"title": "Launch plan", "text": "Record the trailer, then review the course page.\n"}},
@@ -21,6 +21,7 @@ var seedSteps = []step{
 	{"read_document", map[string]any{"document": "Launch plan"}},
 	{"read_document", map[string]any{"document": "Launch plan", "version": 1}},
 	{"list_documents", map[string]any{}},
+	{"read_document", map[string]any{"document": "Lanch plan"}}, // the contract's near miss: "Close: [Launch plan](...)."
 }
 
 // Refusals a model can act on, each followed by a call that shows the server is still up.
@@ -50,6 +51,7 @@ var refusalSteps = []step{
 	{"append_document", map[string]any{"document": "Plan B", "text": "  \n"}},
 	{"list_documents", map[string]any{"limit": 0}},
 	{"list_documents", map[string]any{"limit": 1}},
+	{"append_document", map[string]any{"document": "Plan D", "text": "d"}}, // two as close
 }
 
 func TestSeedScenarioOverStdio(t *testing.T) {
