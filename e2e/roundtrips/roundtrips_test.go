@@ -180,41 +180,41 @@ func TestRoundTrips(t *testing.T) {
 
 	bigID, journalID := big.Document.ID, journal.Document.ID
 	calls := []call{
-		{name: "read_document 100 KB", ceiling: 5, do: func(t *testing.T, i int) {
+		{name: "read_document 100 KB", ceiling: 4, do: func(t *testing.T, i int) {
 			tool(t, "read_document", map[string]any{"document": bigID}, "line 2000")
 		}},
-		{name: "list_documents 50", ceiling: 8, do: func(t *testing.T, i int) {
+		{name: "list_documents 50", ceiling: 4, do: func(t *testing.T, i int) {
 			tool(t, "list_documents", map[string]any{"limit": 50}, "Note")
 		}},
-		{name: "two-word search", ceiling: 12, do: func(t *testing.T, i int) {
+		{name: "two-word search", ceiling: 8, do: func(t *testing.T, i int) {
 			tool(t, "list_documents", map[string]any{"query": "copper lantern"}, "Note")
 		}},
-		{name: "one-line edit of 100 KB", writes: true, ceiling: 9, do: func(t *testing.T, i int) {
+		{name: "one-line edit of 100 KB", writes: true, ceiling: 4, do: func(t *testing.T, i int) {
 			old, nu := "line 1000 of note 1.", fmt.Sprintf("line 1000 of note 1 (edit %d).", i)
 			if i > 0 {
 				old = fmt.Sprintf("line 1000 of note 1 (edit %d).", i-1)
 			}
 			tool(t, "edit_document", map[string]any{"document": bigID, "old": old, "new": nu}, "")
 		}},
-		{name: "append to 100 KB", writes: true, ceiling: 11, do: func(t *testing.T, i int) {
+		{name: "append to 100 KB", writes: true, ceiling: 4, do: func(t *testing.T, i int) {
 			tool(t, "append_document", map[string]any{"document": journalID, "text": fmt.Sprintf("Appended line %d.\n", i)}, "")
 		}},
-		{name: "new 1 KB note", writes: true, ceiling: 10, do: func(t *testing.T, i int) {
+		{name: "new 1 KB note", writes: true, ceiling: 4, do: func(t *testing.T, i int) {
 			tool(t, "write_document", map[string]any{"title": fmt.Sprintf("New note %d", i), "text": note(20, 1000+i)}, "")
 		}},
-		{name: "read_conversation", ceiling: 10, do: func(t *testing.T, i int) {
+		{name: "read_conversation", ceiling: 6, do: func(t *testing.T, i int) {
 			tool(t, "read_conversation", map[string]any{"conversation": "launch"}, "message 39")
 		}},
-		{name: "list_conversations", ceiling: 5, do: func(t *testing.T, i int) {
+		{name: "list_conversations", ceiling: 2, do: func(t *testing.T, i int) {
 			tool(t, "list_conversations", nil, "Launch")
 		}},
-		{name: "page: document", ceiling: 11, do: func(t *testing.T, i int) {
+		{name: "page: document", ceiling: 10, do: func(t *testing.T, i int) {
 			page(t, "/document/"+bigID, "line 2000")
 		}},
-		{name: "page: history", ceiling: 13, do: func(t *testing.T, i int) {
+		{name: "page: history", ceiling: 12, do: func(t *testing.T, i int) {
 			page(t, "/document/"+bigID+"/history", "Big")
 		}},
-		{name: "page: search", ceiling: 16, do: func(t *testing.T, i int) {
+		{name: "page: search", ceiling: 12, do: func(t *testing.T, i int) {
 			page(t, "/?q="+url.QueryEscape("copper lantern"), "Note")
 		}},
 	}
