@@ -235,6 +235,10 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 		args = append(args, key)
 	}
 	sql += " ORDER BY key" + order + " LIMIT " + strconv.Itoa(n)
+	ck := cacheKey{bucket: c.b.id, page: pageKey(op, order, key, n)}
+	if it, ok := t.cached(ck); ok {
+		return slices.Clone(it.rows), it.full // the caller may reorder its copy
+	}
 	r, done := t.query(sql, args...)
 	defer done()
 	for r.Next() {
@@ -258,5 +262,7 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 	if err := r.Err(); err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
-	return rows, len(rows) == n
+	full = len(rows) == n
+	t.keep(&cacheItem{k: ck, rows: slices.Clone(rows), full: full})
+	return rows, full
 }

@@ -56,6 +56,23 @@
 // checking at the Put would cost a round trip per new key. In a Batch, such a commit fails
 // every call of the group, not only the one that wrote it (bbolt refuses it in the Put).
 //
+// # Cache
+//
+// Each DB (each replica) keeps a cache of what its transactions read: entries by bucket and
+// key (a value, a bucket's number, or no such key) and the pages cursors fetched, at most
+// WithCache bytes (DefaultCache, 64 MiB), the least recently used dropped first. It is valid
+// for one count of kv_counter, to which every write transaction adds one in its commit's
+// round trip; every transaction reads the counter in its first round trip (with BEGIN, and
+// the read that needed it when the cache can't answer that), inside its snapshot, and uses
+// the cache only when the cache is at that very count: what it reads from the cache is then
+// what its snapshot holds. A transaction that finds the counter ahead empties the cache: reads
+// after another replica's write start cold (one round trip a key, or a page, until warm
+// again). A commit of this replica moves its cache on with what it wrote (a cursor's pages of
+// a bucket written are dropped), so the replica that writes stays warm. A transaction whose
+// snapshot is older than the cache, or that sent its writes ahead of the commit, neither reads
+// nor fills it. Values from the cache are shared by transactions: they must not be changed
+// (kv's rule already).
+//
 // # Failures
 //
 // Every transaction has a deadline (WithTimeout, 30 s by default), the wait for a pooled
@@ -140,6 +157,17 @@ const DefaultWriteBuffer = 64 << 20
 // so a transaction as large as a whole store (compass-mcp copy) needs no more memory.
 func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }
 
+// DefaultCache is how many bytes of the store's entries each DB keeps in memory, unless
+// WithCache says otherwise.
+const DefaultCache = 64 << 20
+
+// WithCache sets how many bytes of the store's entries the DB keeps in memory (see
+// "Cache" in the package doc); 0: none, every read asks the database.
+func WithCache(bytes int) Option { return func(db *DB) { db.cacheSize = bytes } }
+
+// CacheStats tells how many bytes and items the cache of the store's entries holds now.
+func (db *DB) CacheStats() (bytes, items int) { return db.cache.stats() }
+
 // DB is a kv.DB on a PostgreSQL database.
 type DB struct {
 	pool         *pgxpool.Pool
@@ -150,6 +178,7 @@ type DB struct {
 	timeout      time.Duration
 	serializable bool
 	writeBuffer  int // bytes of a write transaction's writes kept in memory before they're sent
+	cacheSize    int
 	batcher      kv.Batcher
 	writer       chan struct{} // held by this process's write transaction
 
@@ -158,6 +187,7 @@ type DB struct {
 
 	changes changes
 	buckets bucketCache
+	cache   *entryCache // nil: none (WithCache(0))
 }
 
 var _ kv.DB = (*DB)(nil)
@@ -174,9 +204,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
 	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
-		writer: make(chan struct{}, 1)}
+		writer: make(chan struct{}, 1), cacheSize: DefaultCache}
 	for _, o := range opts {
 		o(db)
+	}
+	if db.cacheSize > 0 {
+		db.cache = newEntryCache(db.cacheSize)
 	}
 	db.changes.db = db
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {

@@ -32,6 +32,10 @@ func (b *bucket) Prefetch(keys [][]byte) {
 			s.read[string(k)] = entry{found: true, child: id}
 			continue
 		}
+		if it, ok := t.cached(cacheKey{bucket: b.id, key: string(k)}); ok {
+			s.read[string(k)] = it.e
+			continue
+		}
 		asked[string(k)] = true
 		ask = append(ask, k)
 	}
@@ -62,5 +66,8 @@ func (b *bucket) Prefetch(keys [][]byte) {
 	}
 	for k := range asked {
 		s.read[k] = entry{} // not found
+	}
+	for _, k := range ask {
+		t.keep(&cacheItem{k: cacheKey{bucket: b.id, key: string(k)}, e: s.read[string(k)]})
 	}
 }

@@ -82,6 +82,7 @@ type tx struct {
 	c        *pgxpool.Conn
 	begun    bool
 	beginGen int64 // the bucket cache's generation when the transaction began
+	snap     int64 // kv_counter as the transaction's snapshot holds it (once begun)
 	created  []createdBucket
 	dropped  []createdBucket        // buckets deleted, with all they hold, not yet sent
 	sentDrop []createdBucket        // ...and those already sent (spill)
@@ -153,6 +154,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 		}
 		begin := first.Len()
+		first.Queue("SELECT n FROM kv_counter")
 		for _, q := range b.QueuedQueries {
 			first.Queue(q.SQL, q.Arguments...)
 		}
@@ -167,7 +169,11 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 			}
 		}
 		if err == nil {
+			err = br.QueryRow().Scan(&t.snap)
+		}
+		if err == nil {
 			t.begun = true
+			t.db.cache.seen(t.snap)
 			return br
 		}
 		br.Close()
@@ -186,6 +192,39 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	}
 	kv.Fail(t.db.wrap(err))
 	return nil
+}
+
+// begin begins the transaction, if it has not begun, with nothing else: to learn the count
+// its snapshot is at before it may read the cache.
+func (t *tx) begin() {
+	if !t.begun {
+		if err := t.send(&pgx.Batch{}).Close(); err != nil {
+			kv.Fail(t.db.wrap(err))
+		}
+	}
+}
+
+// cached returns the cache's item k, if the transaction may use it; when the cache holds k
+// and the transaction has not begun, it begins it to find out.
+func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
+	if t.db.cache == nil || t.spills > 0 {
+		return nil, false
+	}
+	if !t.begun {
+		if !t.db.cache.has(k) {
+			return nil, false
+		}
+		t.begin()
+	}
+	return t.db.cache.get(t.snap, k)
+}
+
+// keep puts what the transaction read from the database in the cache, unless its writes
+// were sent (a spill: it may read its own, not committed).
+func (t *tx) keep(it *cacheItem) {
+	if t.db.cache != nil && t.spills == 0 && t.begun {
+		t.db.cache.put(t.snap, it)
+	}
 }
 
 // query runs one query in the transaction; done closes its rows.
@@ -241,12 +280,28 @@ func (t *tx) commit() (err error) {
 	}
 	b := &pgx.Batch{}
 	t.queueWrites(b)
+	writes := b.Len()
+	b.Queue("UPDATE kv_counter SET n = n + 1 RETURNING n")
 	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
 	b.Queue("COMMIT")
-	if err := t.send(b).Close(); err != nil {
+	br := t.send(b)
+	var count int64
+	for range writes {
+		if _, err = br.Exec(); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&count)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
 	t.begun = false // committed: nothing for end to roll back
+	t.db.cache.committed(count, t.cacheWrites())
 	gone := droppedIDs(append(t.sentDrop, t.dropped...), t.created)
 	for _, c := range t.created {
 		if !gone[c.id] {
@@ -258,6 +313,22 @@ func (t *tx) commit() (err error) {
 	}
 	t.db.changes.committed()
 	return nil
+}
+
+// cacheWrites returns what the transaction wrote, for the cache: nil when it can't tell
+// (its writes were sent ahead of the commit and forgotten) or deleted a bucket (whose
+// entries, and those of buckets inside it, the cache may hold).
+func (t *tx) cacheWrites() func(put func(bucket int64, key string, e entry)) {
+	if t.spills > 0 || len(t.dropped) > 0 || len(t.sentDrop) > 0 {
+		return nil
+	}
+	return func(put func(bucket int64, key string, e entry)) {
+		for id, s := range t.buckets {
+			for k, e := range s.over {
+				put(id, k, *e)
+			}
+		}
+	}
 }
 
 // spill sends the writes kept so far ahead of the commit, in the transaction, and forgets
@@ -383,16 +454,21 @@ func (b *bucket) lookup(k []byte) entry {
 	}
 	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
 		e = entry{found: true, child: id}
-	} else if !s.fresh {
-		var child *int64
-		if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
-			e.found = true
-			if child != nil {
-				e.child, e.value = *child, nil
-				t.learnt(b.id, k, e.child)
-			} else if e.value == nil {
-				e.value = []byte{}
+	} else if ck := (cacheKey{bucket: b.id, key: string(k)}); !s.fresh {
+		if it, ok := t.cached(ck); ok {
+			e = it.e
+		} else {
+			var child *int64
+			if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
+				e.found = true
+				if child != nil {
+					e.child, e.value = *child, nil
+					t.learnt(b.id, k, e.child)
+				} else if e.value == nil {
+					e.value = []byte{}
+				}
 			}
+			t.keep(&cacheItem{k: ck, e: e})
 		}
 	}
 	s.read[string(k)] = e
