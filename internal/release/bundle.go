@@ -1,21 +1,15 @@
 package main
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/icon"
 	"github.com/compass-mcp/compass-mcp/internal/mcpb"
 )
-
-// icon.png is drawn by drawIcon (icon_test.go): go test ./internal/release -run Icon -update
-// draws it again.
-//
-//go:embed icon.png
-var icon []byte
 
 // One bundle carries every desktop. Claude Desktop chooses a bundle's command by operating
 // system alone (mcp_config.platform_overrides is keyed by Node's process.platform, and
@@ -83,7 +77,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 			{Name: "write_document", Description: "Make a new document, or replace one's whole text, merged with changes made since."},
 			{Name: "append_document", Description: "Add text at the end of a document."},
 			{Name: "edit_document", Description: "Replace a passage that occurs exactly once in a document."},
-			{Name: "list_conversations", Description: "List the space's other conversations, latest first."},
+			{Name: "list_conversations", Description: "List the other conversations people shared into the space, latest first."},
 			{Name: "read_conversation", Description: "Read a conversation's messages, a page at a time."},
 		},
 		Keywords:      []string{"documents", "markdown", "versions", "notes", "conversations"},
@@ -156,7 +150,9 @@ func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
 	return name, os.WriteFile(filepath.Join(cfg.out, name), zipped, 0o644)
 }
 
-var iconFile = file{name: "icon.png", data: icon, mode: 0o644}
+// iconFile is the bundle's icon: the server's own (package icon), at the 512×512 Claude
+// Desktop asks for.
+var iconFile = file{name: "icon.png", data: icon.PNG512, mode: 0o644}
 
 // manifestFile is manifest.json for platforms.
 func manifestFile(version string, platforms []string) (file, error) {
