@@ -175,17 +175,17 @@ func TestValidatorRefusesWhatTheRegistryWould(t *testing.T) {
 	}
 	for name, change := range map[string]func(*serverJSON){
 		"description of 101 characters": func(s *serverJSON) { s.Description = strings.Repeat("x", 101) },
-		"a name without a namespace":     func(s *serverJSON) { s.Name = "compass-mcp" },
-		"another owner's namespace":      func(s *serverJSON) { s.Name = "io.github.someone/compass-mcp" },
-		"a digest not hex":               func(s *serverJSON) { s.Packages[0].FileSHA256 = "XYZ" },
-		"no digest":                      func(s *serverJSON) { s.Packages[0].FileSHA256 = "" },
-		"a bundle not on GitHub":         func(s *serverJSON) { s.Packages[0].Identifier = "https://example.com/compass-mcp.mcpb" },
-		"a version range":                func(s *serverJSON) { s.Version = "^0.1.0" },
-		"an http icon":                   func(s *serverJSON) { s.Icons[0].Src = "http://example.com/icon.png" },
-		"a remote on localhost":          func(s *serverJSON) { s.Remotes[0].URL = "https://localhost/mcp" },
-		"a remote on http":               func(s *serverJSON) { s.Remotes[0].URL = "http://{host}/mcp" },
-		"an undefined URL variable":      func(s *serverJSON) { s.Remotes[0].URL = "https://{host}/{space}/mcp" },
-		"a transport the schema lacks":   func(s *serverJSON) { s.Remotes[0].Type = "websocket" },
+		"a name without a namespace":    func(s *serverJSON) { s.Name = "compass-mcp" },
+		"another owner's namespace":     func(s *serverJSON) { s.Name = "io.github.someone/compass-mcp" },
+		"a digest not hex":              func(s *serverJSON) { s.Packages[0].FileSHA256 = "XYZ" },
+		"no digest":                     func(s *serverJSON) { s.Packages[0].FileSHA256 = "" },
+		"a bundle not on GitHub":        func(s *serverJSON) { s.Packages[0].Identifier = "https://example.com/compass-mcp.mcpb" },
+		"a version range":               func(s *serverJSON) { s.Version = "^0.1.0" },
+		"an http icon":                  func(s *serverJSON) { s.Icons[0].Src = "http://example.com/icon.png" },
+		"a remote on localhost":         func(s *serverJSON) { s.Remotes[0].URL = "https://localhost/mcp" },
+		"a remote on http":              func(s *serverJSON) { s.Remotes[0].URL = "http://{host}/mcp" },
+		"an undefined URL variable":     func(s *serverJSON) { s.Remotes[0].URL = "https://{host}/{space}/mcp" },
+		"a transport the schema lacks":  func(s *serverJSON) { s.Remotes[0].Type = "websocket" },
 	} {
 		s := good
 		s.Packages = append([]registryPackage(nil), good.Packages...)
