@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# Run by .ci/run from the repository's root: installs Claude Code's CLI (npm's
-# @anthropic-ai/claude-code, at the version checked in FACTS) into .ci/claude, which git
-# ignores, unless that version is there already, and prints the path of its claude.
-# cmd/compass-mcp's TestInstallClaudeCode runs it (COMPASS_TEST_CLAUDE): install adds the
-# server with claude mcp add, and claude mcp list connects to it. Offline, in a temporary
-# HOME and without a login, both work.
+# Run by .ci/run from the repository's root: prints the path of Claude Code's CLI (npm's
+# @anthropic-ai/claude-code, pinned with the other clients in .ci/npm/package-lock.json and
+# installed with them into .ci/node by npm ci: see .ci/node.sh), and only that on stdout.
+# cmd/compass-mcp's tests run it (COMPASS_TEST_CLAUDE): TestInstallClaudeCode (install adds
+# the server with claude mcp add) and TestClaudeCodeConnects (claude mcp list reports the
+# stdio server, the HTTP server with a bearer token and the OAuth one). Offline, in a
+# temporary HOME and without a login, both work (FACTS.md).
 set -euo pipefail
-dir=.ci/claude
-version=2.1.328
-if [ ! -x "$dir/node_modules/.bin/claude" ] || [ "$(cat "$dir/.version" 2>/dev/null)" != "$version" ]; then
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  (cd "$dir" && npm install --no-audit --no-fund --no-save --loglevel=error "@anthropic-ai/claude-code@$version" >&2)
-  echo "$version" > "$dir/.version"
+cd "$(dirname "$0")/.."
+source .ci/node.sh
+ci_node_setup >&2
+claude="$PWD/.ci/node/node_modules/.bin/claude"
+if ! "$claude" --version >/dev/null; then
+  echo "$claude does not run" >&2
+  exit 1
 fi
-echo "$PWD/$dir/node_modules/.bin/claude"
+echo "$claude"

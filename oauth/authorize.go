@@ -444,9 +444,9 @@ func (s *Server) render(w http.ResponseWriter, status int, v consentView) {
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Frame-Options", "DENY")
-	// The person's page's stylesheet, served beside (/static/style.css); no form-action:
-	// Chrome applies it to the redirect after the form, which leaves for the client.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'")
+	// The person's page's stylesheet and icon, served beside (/static/style.css, /icon.svg);
+	// no form-action: Chrome applies it to the redirect after the form, which leaves for the client.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)

@@ -167,6 +167,7 @@ func (s *Server) fetchClientDoc(ctx context.Context, id string) (client, error) 
 		ClientURI    string   `json:"client_uri"`
 		RedirectURIs []string `json:"redirect_uris"`
 		AuthMethod   string   `json:"token_endpoint_auth_method"`
+		AppType      string   `json:"application_type"`
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return client{}, fmt.Errorf("the client ID metadata document at %s is not JSON client metadata: %v", id, err)
@@ -184,6 +185,9 @@ func (s *Server) fetchClientDoc(ctx context.Context, id string) (client, error) 
 		if err := checkRedirectURI(u); err != nil {
 			return client{}, fmt.Errorf("the client ID metadata document at %s: %w", id, err)
 		}
+	}
+	if err := checkApplicationType(m.AppType, m.RedirectURIs); err != nil {
+		return client{}, fmt.Errorf("the client ID metadata document at %s: %w", id, err)
 	}
 	return client{ID: id, Name: cleanName(m.ClientName), URI: m.ClientURI, RedirectURIs: m.RedirectURIs}, nil
 }

@@ -47,6 +47,12 @@ func clientDocs(t *testing.T) (*httptest.Server, *x509.CertPool) {
 	mux.HandleFunc("/secret.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Write(doc("/secret.json", map[string]any{"token_endpoint_auth_method": "client_secret_basic"}))
 	})
+	mux.HandleFunc("/web-app.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(doc("/web-app.json", map[string]any{"application_type": "web"})) // but a loopback redirect URI
+	})
+	mux.HandleFunc("/native-app.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Write(doc("/native-app.json", map[string]any{"application_type": "native"}))
+	})
 	mux.HandleFunc("/missing.json", http.NotFound)
 	ts := httptest.NewTLSServer(mux)
 	t.Cleanup(ts.Close)
@@ -90,6 +96,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		{"/slow.json", "took longer than 300ms"},
 		{"/other-id.json", "names another client_id"},
 		{"/secret.json", "public clients only"},
+		{"/web-app.json", "application_type web takes https only"},
 		{"/missing.json", "404"},
 		{"/", "has a path"},
 	} {
@@ -106,6 +113,13 @@ func TestClientIDMetadataDocument(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a native app's document", func(t *testing.T) {
+		b := a
+		b.client = docs.URL + "/native-app.json"
+		if status, body, _, _ := h.authorize("ana", b); status != 200 || !strings.Contains(body, "Doc Client") {
+			t.Errorf("%d %s", status, body)
+		}
+	})
 	t.Run("http", func(t *testing.T) {
 		b := a
 		b.client = strings.Replace(docs.URL, "https://", "http://", 1) + "/client.json"

@@ -111,24 +111,44 @@ func (s *Server) resourceMetadata(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// serverMetadata serves RFC 8414 authorization server metadata.
+// serverMetadata serves RFC 8414 authorization server metadata. A client learns from it how
+// to be known here, in the order the MCP authorization specification (2026-07-28) prefers:
+// client ID metadata documents first; dynamic registration after them, deprecated by that
+// revision and kept for the clients that use it. The fields are written in this order (a
+// JSON object's order means nothing to a parser, but it is what a person reading it meets).
 func (s *Server) serverMetadata(w http.ResponseWriter, r *http.Request) {
 	if !metadataMethod(w, r) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                         s.issuer,
-		"authorization_endpoint":                         s.issuer + "/authorize",
-		"token_endpoint":                                 s.issuer + "/token",
-		"registration_endpoint":                          s.issuer + "/register",
-		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported":          []string{"none"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"client_id_metadata_document_supported":          true,
-		"authorization_response_iss_parameter_supported": true,
+	writeJSON(w, http.StatusOK, asMetadata{
+		Issuer:                   s.issuer,
+		AuthorizationEndpoint:    s.issuer + "/authorize",
+		TokenEndpoint:            s.issuer + "/token",
+		ClientIDMetadataDocument: true,
+		RegistrationEndpoint:     s.issuer + "/register",
+		ResponseTypes:            []string{"code"},
+		ResponseModes:            []string{"query"},
+		GrantTypes:               []string{"authorization_code", "refresh_token"},
+		TokenAuthMethods:         []string{"none"},
+		CodeChallengeMethods:     []string{"S256"},
+		IssParameter:             true,
 	})
+}
+
+// asMetadata is the authorization server's metadata, in the order it is written.
+type asMetadata struct {
+	Issuer                   string   `json:"issuer"`
+	AuthorizationEndpoint    string   `json:"authorization_endpoint"`
+	TokenEndpoint            string   `json:"token_endpoint"`
+	ClientIDMetadataDocument bool     `json:"client_id_metadata_document_supported"`
+	RegistrationEndpoint     string   `json:"registration_endpoint"`
+	ResponseTypes            []string `json:"response_types_supported"`
+	ResponseModes            []string `json:"response_modes_supported"`
+	GrantTypes               []string `json:"grant_types_supported"`
+	TokenAuthMethods         []string `json:"token_endpoint_auth_methods_supported"`
+	CodeChallengeMethods     []string `json:"code_challenge_methods_supported"`
+	// IssParameter: every authorization response, code or error, carries iss (RFC 9207).
+	IssParameter bool `json:"authorization_response_iss_parameter_supported"`
 }
 
 // preflight lets any origin call an endpoint of method (browser-based clients register,

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -39,6 +40,38 @@ func checkRedirectURI(uri string) error {
 	}
 	return nil
 }
+
+// checkApplicationType says why the redirect URIs don't fit a client's application_type
+// (OpenID Connect Dynamic Client Registration, section 2, which the MCP authorization
+// specification of 2026-07-28 asks registering clients to send), or nil when they do: a
+// native app's are loopback http or its own scheme, which only this machine's app can
+// receive; a web app's are https. A client that sends none is taken as before, on
+// checkRedirectURI's rules alone: the clients of older revisions don't send it.
+func checkApplicationType(appType string, uris []string) error {
+	switch appType {
+	case "":
+		return nil
+	case "native", "web":
+	default:
+		return errApplicationType
+	}
+	for _, uri := range uris {
+		u, err := url.Parse(uri)
+		if err != nil {
+			return fmt.Errorf("redirect URI %q is not an absolute URI", uri)
+		}
+		scheme := strings.ToLower(u.Scheme)
+		if appType == "native" && (scheme == "https" || scheme == "http" && !loopbackHost(u.Hostname())) {
+			return fmt.Errorf("redirect URI %q is not a native app's: application_type native takes http on a loopback address (http://127.0.0.1:PORT/...) or the app's own scheme (com.example.app:/cb); register an https one as web", uri)
+		}
+		if appType == "web" && scheme != "https" {
+			return fmt.Errorf("redirect URI %q is not a web app's: application_type web takes https only; register loopback and app schemes as native", uri)
+		}
+	}
+	return nil
+}
+
+var errApplicationType = errors.New(`application_type is "native" (an app on the person's device: loopback or its own scheme) or "web" (https)`)
 
 func loopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") {

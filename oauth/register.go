@@ -32,7 +32,12 @@ const (
 
 // register is RFC 7591 dynamic client registration, for public clients only: every client
 // is registered with token_endpoint_auth_method "none" and gets no secret (a client asking
-// for a secret is told so by the answer, as section 3.2.1 allows, rather than refused).
+// for a secret is told so by the answer, as section 3.2.1 allows, rather than refused). Its
+// redirect URIs must fit its application_type, when it gives one (checkApplicationType).
+//
+// The MCP authorization specification of 2026-07-28 deprecates it in favour of client ID
+// metadata documents, which the metadata offers first; it is kept for the clients that
+// register (docs/HTTP.md).
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	if preflight(w, r, "POST", "Content-Type") {
 		return
@@ -43,9 +48,10 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m struct {
-		RedirectURIs []string `json:"redirect_uris"`
-		ClientName   string   `json:"client_name"`
-		ClientURI    string   `json:"client_uri"`
+		RedirectURIs    []string `json:"redirect_uris"`
+		ClientName      string   `json:"client_name"`
+		ClientURI       string   `json:"client_uri"`
+		ApplicationType string   `json:"application_type"`
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRegistration+1))
 	if err != nil || len(body) > maxRegistration {
@@ -65,6 +71,13 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", err.Error())
 			return
 		}
+	}
+	if err := checkApplicationType(m.ApplicationType, m.RedirectURIs); err == errApplicationType {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
+		return
+	} else if err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", err.Error())
+		return
 	}
 	if len(m.ClientURI) > maxURILength {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("client_uri is longer than %d bytes", maxURILength))
@@ -88,7 +101,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		serverError(w, "registering a client", err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{
+	answer := map[string]any{
 		"client_id":                  c.ID,
 		"client_id_issued_at":        now.Unix(),
 		"client_name":                c.Name,
@@ -96,7 +109,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		"grant_types":                []string{"authorization_code", "refresh_token"},
 		"response_types":             []string{"code"},
 		"token_endpoint_auth_method": "none",
-	})
+	}
+	if m.ApplicationType != "" {
+		answer["application_type"] = m.ApplicationType
+	}
+	writeJSON(w, http.StatusCreated, answer)
 }
 
 // sweepClients forgets the registered clients that no person allowed within a day, and

@@ -47,6 +47,7 @@
 //
 // Import's progress function is called while the input is read, outside any transaction.
 //
-// Message ids never change and nothing is deleted, so a message id from one Page stays a good
-// before for the next, whatever was added in between.
+// Message ids never change and no message is deleted but with its whole conversation (Delete,
+// DeleteAll: the person's command), so a message id from one Page stays a good before for the
+// next, whatever was added in between.
 package threads

@@ -67,6 +67,9 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 	}
 	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map)}
 	srv := server.NewMCPServer("compass-mcp", Version,
+		server.WithTitle("Compass"),
+		server.WithIcons(serverIcons...),
+		server.WithWebsiteURL(Website),
 		server.WithInstructions(charter.Instructions),
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
@@ -81,6 +84,7 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithToolFilter(inOrder),
 		server.WithCompletions(),
 		server.WithToolFilter(readOnlyFilter),
+		server.WithToolFilter(s.withIcons),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
 	)
@@ -112,6 +116,8 @@ type hints struct {
 // answer, or a refusal for the model, or a fault.
 func define[A any](s *Server, name, description string, h hints, run func(*Server, context.Context, *A) (string, error)) tool {
 	opts := []mcp.ToolOption{
+		mcp.WithToolTitle(titles[name]),
+		mcp.WithTitleAnnotation(titles[name]),
 		mcp.WithDescription(description),
 		mcp.WithReadOnlyHintAnnotation(h.readOnly),
 		mcp.WithDestructiveHintAnnotation(h.destructive),
@@ -193,6 +199,18 @@ func (s *Server) tools() []tool {
 // toolOrder is the order tools/list gives: documents first (list, read, write, append, edit),
 // then the conversations.
 var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+
+// titles are the tools' names for people (a client's list, a directory's review): short,
+// since tools/list repeats each in the tool and in its annotations.
+var titles = map[string]string{
+	"list_documents":     "List documents",
+	"read_document":      "Read document",
+	"write_document":     "Write document",
+	"append_document":    "Append to document",
+	"edit_document":      "Edit document",
+	"list_conversations": "List conversations",
+	"read_conversation":  "Read conversation",
+}
 
 // Names are the tools' names, in the order tools/list gives them.
 func Names() []string { return slices.Clone(toolOrder) }

@@ -26,9 +26,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/icon"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -110,6 +112,11 @@ func (s *Site) routes() http.Handler {
 	static, _ := fs.Sub(files, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, http.FileServerFS(static))))
 	mux.HandleFunc("GET "+storePath, s.storeID)
+	// The icon is no space's: anyone may fetch it (MCP clients show it beside the server and
+	// its tools, tools/list names it here; browsers take it as the favicon).
+	mux.Handle("GET "+icon.SVGPath, cacheFor(24*time.Hour, serveBytes("image/svg+xml", icon.SVG)))
+	mux.Handle("GET "+icon.PNGPath, cacheFor(24*time.Hour, serveBytes("image/png", icon.PNG48)))
+	mux.Handle("GET /favicon.ico", cacheFor(24*time.Hour, serveBytes("image/png", icon.PNG48)))
 	mux.HandleFunc("GET /signin", s.signin)
 	mux.HandleFunc("POST /signout", s.signout)
 
@@ -165,6 +172,17 @@ func cacheFor(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", fmt.Sprintf("max-age=%d", int(d.Seconds())))
 		next.ServeHTTP(w, r)
+	})
+}
+
+// serveBytes answers with b, of the media type mime.
+func serveBytes(mime string, b []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", mime)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		if r.Method != http.MethodHead {
+			w.Write(b)
+		}
 	})
 }
 

@@ -180,6 +180,8 @@ Usage:
                                               once or as they grow
   compass-mcp say CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]
                                               add one message (the conversation is made if new)
+  compass-mcp conversations list / conversations delete ID ... / conversations delete --all
+                                              the space's conversations, or deleting them for good
   compass-mcp people list                     the people's display names
   compass-mcp people set ID NAME              a person's display name, shown wherever they are
   compass-mcp web [--web ADDR]                serve only the person's page (default 127.0.0.1:7411)
@@ -224,6 +226,8 @@ func run(args []string) error {
 		return importConversations(args, os.Stdin, os.Stdout)
 	case "say":
 		return say(args, os.Stdout)
+	case "conversations":
+		return conversationsCmd(args, os.Stdout, os.Stderr)
 	case "people":
 		return people(args, os.Stdout, os.Stderr)
 	case "web":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -110,4 +111,69 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+const conversationsUsage = `conversations takes:
+  conversations list                     the space's conversations: id, title, messages, latest
+  conversations delete ID [ID ...]       those conversations, every message and private step, gone for good
+  conversations delete --all             every conversation of the space, gone for good`
+
+// conversationsCmd lists the space's conversations, or deletes some or all of them for good:
+// the person's way to take back what was shared into the space (docs/PRIVACY.md).
+func conversationsCmd(args []string, stdout, stderr io.Writer) error {
+	var c config
+	fs := flags("conversations", &c)
+	all := fs.Bool("all", false, "delete: if set, every conversation of the space")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 1 && pos[0] == "list" && !*all:
+	case len(pos) >= 1 && pos[0] == "delete" && (len(pos) > 1) != *all:
+	default:
+		return usageError{conversationsUsage}
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	store := threads.New(db, c.space)
+	switch {
+	case pos[0] == "list":
+		convs, err := store.Recent(1<<30, "")
+		if err != nil {
+			return err
+		}
+		if len(convs) == 0 {
+			fmt.Fprintf(stderr, "No conversations in space %s.\n", c.space)
+		}
+		for _, cv := range convs {
+			fmt.Fprintf(stdout, "%s\t%q\t%s\tlatest %s\n", cv.ID, cv.Title, plural(cv.Count, "message"), cv.Last.Local().Format("2006-01-02 15:04"))
+		}
+		return nil
+	case *all:
+		n, err := store.DeleteAll()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Deleted %s of space %s, for good.\n", plural(n, "conversation"), c.space)
+		return nil
+	}
+	for _, id := range pos[1:] {
+		gone, err := store.Delete(id)
+		if errors.Is(err, threads.ErrNotFound) {
+			return fmt.Errorf("space %s has no conversation %q (conversations list shows them); nothing more was deleted", c.space, id)
+		}
+		if err != nil {
+			return err
+		}
+		name := gone.ID
+		if gone.Title != "" {
+			name += fmt.Sprintf(" %q", gone.Title)
+		}
+		fmt.Fprintf(stdout, "Deleted conversation %s and its %s, for good.\n", name, plural(gone.Count, "message"))
+	}
+	return nil
 }

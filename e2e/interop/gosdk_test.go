@@ -156,6 +156,8 @@ func checkSession(t *testing.T, cs *mcp.ClientSession, version string) {
 	}
 	if init.ServerInfo == nil || init.ServerInfo.Name != "compass-mcp" {
 		t.Errorf("serverInfo is %+v, want compass-mcp", init.ServerInfo)
+	} else if si := init.ServerInfo; si.Title != "Compass" || len(si.Icons) != 2 || !strings.HasPrefix(si.Icons[0].Source, "data:image/svg+xml;base64,") || !strings.HasPrefix(si.Icons[1].Source, "data:image/png;base64,") {
+		t.Errorf("serverInfo's title %q and icons %d (want Compass, an SVG and a PNG as data URIs)", si.Title, len(si.Icons))
 	}
 	if !strings.Contains(init.Instructions, "read_document") || !strings.Contains(init.Instructions, "list_conversations") {
 		t.Errorf("the instructions don't name the tools: %q", init.Instructions)
@@ -227,6 +229,9 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		}
 		if tool.Description == "" || tool.InputSchema == nil {
 			t.Errorf("%s has no description or input schema", tool.Name)
+		}
+		if tool.Title == "" || a.Title != tool.Title {
+			t.Errorf("%s's title %q, annotations' %q: want one title in both", tool.Name, tool.Title, a.Title)
 		}
 	}
 	// In the order a model should meet them: the documents (list, read, write, append,

@@ -33,6 +33,7 @@ type Manifest struct {
 	Tools           []Tool         `json:"tools,omitempty"`
 	Keywords        []string       `json:"keywords,omitempty"`
 	License         string         `json:"license,omitempty"`
+	PrivacyPolicies []string       `json:"privacy_policies,omitempty"`
 	Compatibility   *Compatibility `json:"compatibility,omitempty"`
 	UserConfig      UserConfig     `json:"user_config,omitempty"`
 }

@@ -29,12 +29,16 @@ type config struct {
 	root, out, version string
 	src                source
 	targets            []string
+	// registry, if set, is where server.json is written besides out: the repository's
+	// root, by a whole release (every target), which is what the registry is given.
+	registry string
 }
 
 var semver = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 // release builds cfg.targets into cfg.out (emptied first) and returns the names of the
-// files written there, SHA256SUMS last.
+// files written there, server.json and SHA256SUMS last (server.json, which holds the
+// bundle's digest itself, is not in SHA256SUMS).
 func release(cfg config) ([]string, error) {
 	if !semver.MatchString(cfg.version) {
 		return nil, fmt.Errorf("version %q is not semver like 1.2.3 (no v): the bundle's manifest needs one", cfg.version)
@@ -116,7 +120,7 @@ func release(cfg config) ([]string, error) {
 	if err := os.WriteFile(filepath.Join(cfg.out, "SHA256SUMS"), sums.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	return append(names, "SHA256SUMS"), nil
+	return append(names, "server.json", "SHA256SUMS"), nil
 }
 
 // emptyOut empties out, a folder an earlier release wrote into; a folder holding anything else
@@ -129,7 +133,7 @@ func emptyOut(out string) error {
 		return err
 	}
 	for _, e := range entries {
-		if n := e.Name(); n != "SHA256SUMS" && n != "bundle" && n != "bin" && !strings.HasPrefix(n, "compass-mcp_") {
+		if n := e.Name(); n != "SHA256SUMS" && n != "server.json" && n != "bundle" && n != "bin" && !strings.HasPrefix(n, "compass-mcp_") {
 			return fmt.Errorf("%s holds %s, which no release wrote: give a new or empty folder (-out)", out, n)
 		}
 	}

@@ -1,21 +1,23 @@
 package main
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/icon"
 	"github.com/compass-mcp/compass-mcp/internal/mcpb"
 )
 
-// icon.png is drawn by drawIcon (icon_test.go): go test ./internal/release -run Icon -update
-// draws it again.
-//
-//go:embed icon.png
-var icon []byte
+// The words and addresses the bundle's manifest and the registry's server.json share.
+const (
+	repository = "https://github.com/compass-mcp/compass-mcp"
+	// description is at most 100 characters, the registry's limit.
+	description = "Shared, versioned Markdown documents for you and your agents, and the conversations you share."
+	privacyURL  = repository + "/blob/main/docs/PRIVACY.md"
+)
 
 // One bundle carries every desktop. Claude Desktop chooses a bundle's command by operating
 // system alone (mcp_config.platform_overrides is keyed by Node's process.platform, and
@@ -51,13 +53,14 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 		Name:            "compass-mcp",
 		DisplayName:     "Compass",
 		Version:         version,
-		Description:     "Shared, versioned Markdown documents for you and your agents, and the other conversations of the same space.",
+		Description:     description,
 		LongDescription: "Compass keeps a space's documents as Markdown, every change a version that says what was done, by which agent, for whom. " +
-			"Claude reads and edits them with seven tools, and reads the space's other conversations so that nobody repeats themselves. " +
-			"Everything lives in one file on this computer; the same file is open to other compass-mcp clients and to its command line.",
-		Author:     mcpb.Author{Name: "The compass-mcp authors", URL: "https://github.com/compass-mcp/compass-mcp"},
-		Repository: &mcpb.Repository{Type: "git", URL: "https://github.com/compass-mcp/compass-mcp"},
-		Homepage:   "https://github.com/compass-mcp/compass-mcp",
+			"Claude reads and edits them with seven tools, and reads the conversations you shared into the space so that nobody repeats themselves. " +
+			"Everything lives in one file on this computer, sent nowhere; the same file is open to other compass-mcp clients and to its command line. " +
+			"What is kept, who can read it and how to delete it: " + privacyURL,
+		Author:     mcpb.Author{Name: "The compass-mcp authors", URL: repository},
+		Repository: &mcpb.Repository{Type: "git", URL: repository},
+		Homepage:   repository,
 		Icon:       "icon.png",
 		Server: mcpb.Server{
 			Type:       "binary",
@@ -83,12 +86,13 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 			{Name: "write_document", Description: "Make a new document, or replace one's whole text, merged with changes made since."},
 			{Name: "append_document", Description: "Add text at the end of a document."},
 			{Name: "edit_document", Description: "Replace a passage that occurs exactly once in a document."},
-			{Name: "list_conversations", Description: "List the space's other conversations, latest first."},
+			{Name: "list_conversations", Description: "List the other conversations people shared into the space, latest first."},
 			{Name: "read_conversation", Description: "Read a conversation's messages, a page at a time."},
 		},
-		Keywords:      []string{"documents", "markdown", "versions", "notes", "conversations"},
-		License:       "MIT",
-		Compatibility: &mcpb.Compatibility{Platforms: platforms},
+		Keywords:        []string{"documents", "markdown", "versions", "notes", "conversations"},
+		License:         "MIT",
+		PrivacyPolicies: []string{privacyURL},
+		Compatibility:   &mcpb.Compatibility{Platforms: platforms},
 		UserConfig: mcpb.UserConfig{
 			{Key: "me", Type: "string", Title: "Your name", Required: true,
 				Description: "Your id in the space, like ana (one word): versions made for you say so."},
@@ -113,7 +117,7 @@ func command(platform, path string) string {
 
 // writeBundle writes the bundle of the platforms whose builds are all in binaries: its
 // folder (bundle/, for the mcpb CLI to validate and pack) and compass-mcp_VERSION.mcpb,
-// whose name it returns.
+// whose name it returns, and the registry's server.json (see registryFile).
 func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
 	files := []file{iconFile}
 	var platforms []string
@@ -153,10 +157,21 @@ func writeBundle(cfg config, binaries map[string][]byte) (string, error) {
 		return "", err
 	}
 	name := "compass-mcp_" + cfg.version + ".mcpb"
-	return name, os.WriteFile(filepath.Join(cfg.out, name), zipped, 0o644)
+	if err := os.WriteFile(filepath.Join(cfg.out, name), zipped, 0o644); err != nil {
+		return "", err
+	}
+	// The registry's server.json beside it, and at cfg.registry too (the repository's root,
+	// for a whole release): made from the same manifest, with this bundle's digest.
+	paths := []string{filepath.Join(cfg.out, "server.json")}
+	if cfg.registry != "" {
+		paths = append(paths, cfg.registry)
+	}
+	return name, writeRegistryFile(cfg.version, platforms, name, zipped, paths...)
 }
 
-var iconFile = file{name: "icon.png", data: icon, mode: 0o644}
+// iconFile is the bundle's icon: the server's own (package icon), at the 512×512 Claude
+// Desktop asks for.
+var iconFile = file{name: "icon.png", data: icon.PNG512, mode: 0o644}
 
 // manifestFile is manifest.json for platforms.
 func manifestFile(version string, platforms []string) (file, error) {

@@ -6,7 +6,9 @@
 // For each target it builds a static binary (CGO_ENABLED=0, -trimpath, -buildvcs=false,
 // -ldflags setting the version and commit) and puts it in an archive (.tar.gz; .zip for
 // Windows) with the README and LICENSE; then it packs the MCP Bundle for Claude Desktop
-// (compass-mcp_VERSION.mcpb: one bundle, every desktop, see bundle.go) and writes SHA256SUMS.
+// (compass-mcp_VERSION.mcpb: one bundle, every desktop, see bundle.go), the MCP Registry's
+// server.json for it (registry.go; a whole release writes it at the repository's root too),
+// and SHA256SUMS.
 // Every file is reproducible: the same commit gives the same bytes, whoever builds it, since
 // nothing depends on the machine, the folder or the clock (times are the commit's, or
 // SOURCE_DATE_EPOCH).
@@ -73,7 +75,12 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := release(config{root: root, out: outDir, version: tools.Version, src: src, targets: list})
+	cfg := config{root: root, out: outDir, version: tools.Version, src: src, targets: list}
+	if *targets == "all" {
+		// The whole release is the one published: its server.json is the repository's too.
+		cfg.registry = filepath.Join(root, "server.json")
+	}
+	files, err := release(cfg)
 	if err != nil {
 		return err
 	}

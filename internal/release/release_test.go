@@ -50,7 +50,7 @@ func TestReproducible(t *testing.T) {
 	a := build(root)
 	b := build(copySource(t, root), "GOFLAGS=-tags=netgo -ldflags=-X=main.version=other", "GOAMD64=v3", "CGO_ENABLED=1")
 	v := tools.Version
-	names := []string{"SHA256SUMS", "compass-mcp_" + v + ".mcpb", "compass-mcp_" + v + "_linux_amd64.tar.gz"}
+	names := []string{"SHA256SUMS", "compass-mcp_" + v + ".mcpb", "compass-mcp_" + v + "_linux_amd64.tar.gz", "server.json"}
 	for _, n := range names {
 		x, err := os.ReadFile(filepath.Join(a, n))
 		if err != nil {

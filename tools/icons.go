@@ -1,0 +1,41 @@
+package tools
+
+import (
+	"context"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/icon"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Website is the server's home, as initialize's serverInfo tells clients.
+const Website = "https://github.com/compass-mcp/compass-mcp"
+
+// serverIcons are initialize's serverInfo icons: the icon itself, as data URIs, so that
+// every client can show it whatever the transport, with nothing to fetch (about 2.5 KB,
+// sent once a session).
+var serverIcons = []mcp.Icon{
+	{Src: icon.DataURI("image/svg+xml", icon.SVG), MIMEType: "image/svg+xml", Sizes: []string{"any"}},
+	{Src: icon.DataURI("image/png", icon.PNG48), MIMEType: "image/png", Sizes: []string{"48x48"}},
+}
+
+// withIcons gives each tool the icon as the person's page serves it, when the page's
+// address (the link base) is https: the spec has clients take icons only from https: and
+// data: URIs, from the server's own origin, and a hosted server's page is on its origin.
+// A URL costs some 40 bytes a tool in tools/list, which every conversation reads and which
+// must stay under 6 KB; the icon as a data URI would cost 600 (SVG) to 1,800 (PNG) bytes a
+// tool, 4 to 12 KB for the seven. So a local server (stdio, or http on loopback) lists its
+// tools without icons of their own, and clients show the server's (serverIcons).
+func (s *Server) withIcons(_ context.Context, ts []mcp.Tool) []mcp.Tool {
+	base := s.linkBase()
+	if !strings.HasPrefix(base, "https://") {
+		return ts
+	}
+	icons := []mcp.Icon{{Src: base + icon.PNGPath}}
+	out := make([]mcp.Tool, len(ts))
+	for i, t := range ts {
+		t.Icons = icons
+		out[i] = t
+	}
+	return out
+}
