@@ -62,14 +62,15 @@ func shutdownWithAnOpenStream(t *testing.T, sig os.Signal) {
 
 	start := time.Now()
 	cmd.Process.Signal(sig)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// stderr is read to its end before Wait, which closes the pipe (os/exec: Wait must not
+	// be called before all reads from the pipe have completed, or the last lines, the
+	// "shutting down" one among them, may be lost).
 	select {
-	case err := <-done:
-		if err != nil {
+	case said := <-shutting:
+		if err := cmd.Wait(); err != nil {
 			t.Errorf("the server ended with %v", err)
 		}
-		if !<-shutting {
+		if !said {
 			t.Errorf("after %s the server ended without finishing calls in flight (no \"shutting down\" on stderr)", sig)
 		}
 		t.Logf("stopped %s after %s", time.Since(start).Round(time.Millisecond), sig)
