@@ -44,6 +44,9 @@ type Config struct {
 	// LinkBase: the person's page may start or stop while the server runs.
 	LinkBaseFunc func() string
 	Logger       *slog.Logger
+	// Review makes every agent's change a proposal, for the person to accept or decline
+	// (docstore.Store.Proposing); a token can ask for it too (access.Principal.Review).
+	Review bool
 }
 
 // Server holds what the tools work on.

@@ -40,6 +40,7 @@ type blameView struct {
 // changes: blame here, proposals and comments in their files.
 func (s *Site) reviewRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
 	in("GET /document/{id}/blame", s.blame)
+	s.proposalRoutes(in)
 }
 
 // blame shows every line of the latest version with the version that last changed it,

@@ -146,7 +146,8 @@ type docView struct {
 	HTML     any
 	Latest   bool
 	Notice   string
-	Previous int // the version before, for "what changed": 0 when none
+	Previous int     // the version before, for "what changed": 0 when none
+	Banner   *banner // the open proposals (proposals.go); nil when none
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -186,7 +187,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
 	if view.Latest {
-		pg.Live = &live{Doc: d.ID, Version: d.Version}
+		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
+		if view.Banner, err = s.bannerOf(store, d); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	s.render(w, r, http.StatusOK, "document", pg)
 }

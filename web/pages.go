@@ -83,9 +83,10 @@ type page struct {
 
 // live tells the page's script which document and version it shows.
 type live struct {
-	Doc     string
-	Version int
-	Editing bool
+	Doc       string
+	Version   int
+	Proposals int // the last proposal's number: the page hears of newer ones
+	Editing   bool
 }
 
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
@@ -142,13 +143,7 @@ func (s *Site) nameOf(person string) string {
 }
 
 // byWhom says who saved a version as people read it: "Ana", or "north for Ana".
-func byWhom(n spaces.Names, a docstore.Author) string {
-	who := n.ShowString(a.By)
-	if a.For != "" {
-		who += " for " + n.ShowString(a.For)
-	}
-	return who
-}
+func byWhom(n spaces.Names, a docstore.Author) string { return a.Show(n) }
 
 // me is the author of the person's own saves: person:<id> alone.
 func me(p who) docstore.Author { return docstore.Author{By: spaces.Person(p.Person).String()} }

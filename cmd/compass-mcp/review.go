@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
@@ -17,11 +20,27 @@ import (
 const reviewUsage = `
 
 Who wrote each line:
-  docs blame DOC                         every line with the version that last changed it`
+  docs blame DOC                         every line with the version that last changed it
+
+The agents' proposals (serve --review, tokens add --review):
+  docs proposals [DOC]                   the open proposals of DOC, else of every document
+  docs proposal DOC N                    proposal N as a diff against its base (stdout), its
+                                         status and what accepting it would do (stderr)
+  docs accept DOC N [--mine|--theirs]    make it a version, merged with what changed since its
+                                         base; a clash saves nothing, and --mine (the
+                                         proposal's lines) or --theirs chooses
+  docs accept DOC N --edit [--base V] < FILE
+                                         accept FILE instead: the proposal as you edited it,
+                                         made from version V (default: the proposal's base)
+  docs decline DOC N --why TEXT          decline it, saying why (the agent's next read says so)`
 
 // reviewCommands are the docs subcommands of this file, each with its own flags.
 var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
-	"blame": blameCmd,
+	"blame":     blameCmd,
+	"proposals": proposalsCmd,
+	"proposal":  proposalCmd,
+	"accept":    acceptCmd,
+	"decline":   declineCmd,
 }
 
 // reviewArgs parses a review subcommand's flags (define adds its own) and positional
@@ -79,4 +98,256 @@ func blameCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) 
 			}
 		}
 	})
+}
+
+// proposalsCmd lists the open proposals of a document, or of every document that has any.
+func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 0, 1, "at most a document (docs proposals [DOC])", nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if len(pos) == 0 {
+		waiting, err := p.store.Waiting(5)
+		if err != nil {
+			return err
+		}
+		if len(waiting) == 0 {
+			fmt.Fprintln(p.errs, "No proposals wait in this space.")
+		}
+		for _, w := range waiting {
+			if err := p.listProposals(w.Document, w.Proposals); err != nil {
+				return err
+			}
+			if more := w.Document.Review.Open - len(w.Proposals); more > 0 {
+				fmt.Fprintf(p.out, "  … %d more: docs proposals %s\n", more, w.Document.ID)
+			}
+		}
+		return nil
+	}
+	// A page at a time, each in a read transaction of its own: 10,000 open proposals are
+	// listed without holding the store for all of them.
+	for before, first := 0, true; ; first = false {
+		d, ps, err := p.store.Proposals(pos[0], before, 500)
+		if err != nil {
+			return p.explain(err, pos[0])
+		}
+		if first && len(ps) == 0 {
+			fmt.Fprintf(p.errs, "No proposals of %q (%s) wait.\n", d.Title, d.ID)
+			return nil
+		}
+		if first {
+			err = p.listProposals(d, ps)
+		} else {
+			err = p.proposalLines(ps)
+		}
+		if err != nil || len(ps) < 500 {
+			return err
+		}
+		before = ps[len(ps)-1].Number
+	}
+}
+
+func (p docsSession) listProposals(d docstore.Document, ps []docstore.Proposal) error {
+	fmt.Fprintf(p.out, "%s (%s): %s, newest first:\n", d.Title, d.ID, plural(d.Review.Open, "open proposal"))
+	return p.proposalLines(ps)
+}
+
+func (p docsSession) proposalLines(ps []docstore.Proposal) error {
+	return p.store.Names(func(names spaces.Names) {
+		for _, pr := range ps {
+			fmt.Fprintf(p.out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base)
+		}
+	})
+}
+
+// numberArg reads a proposal's (or comment's) number.
+func numberArg(what, s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
+	if err != nil || n < 1 {
+		return 0, usageError{fmt.Sprintf("a %s is a number from 1; got %q", what, s)}
+	}
+	return n, nil
+}
+
+// explainReview says what went wrong with a proposal as a person reads it.
+func (p docsSession) explainReview(err error, name string) error {
+	var (
+		none    *docstore.NoProposalError
+		decided *docstore.DecidedError
+	)
+	switch {
+	case errors.As(err, &none):
+		if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
+			return fmt.Errorf("%q (%s) has no proposals", none.Document.Title, none.Document.ID)
+		}
+		return fmt.Errorf("%q (%s) has proposals 1 to %d: there's no proposal %d", none.Document.Title, none.Document.ID, none.Document.Review.Proposals, none.Asked)
+	case errors.As(err, &decided):
+		return fmt.Errorf("proposal %d of %q was %s already: nothing was changed", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status)
+	case errors.Is(err, docstore.ErrNoReason):
+		return usageError{err.Error()}
+	}
+	return p.explain(err, name)
+}
+
+// proposalCmd shows one proposal: its diff against its base on stdout; its status, and what
+// accepting it would do to today's text, on stderr.
+func proposalCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs proposal DOC N)", nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	n, err := numberArg("proposal", pos[1])
+	if err != nil {
+		return err
+	}
+	pv, err := p.store.Preview(pos[0], n)
+	if err != nil {
+		return p.explainReview(err, pos[0])
+	}
+	pr, d := pv.Proposal, pv.Document
+	err = p.store.Names(func(names spaces.Names) {
+		fmt.Fprintf(p.errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
+		if pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number {
+			return
+		}
+		if len(pv.Conflicts) > 0 {
+			fmt.Fprintf(p.errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --mine or --theirs chooses, or --edit.\n", pv.Latest.Number, plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
+			return
+		}
+		added, removed := linediff.Stats(pv.Latest.Text, pv.Merged)
+		fmt.Fprintf(p.errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
+	})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(p.out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s proposal %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
+	return err
+}
+
+// statusLine says where a proposal stands, as a person reads it.
+func statusLine(names spaces.Names, pr docstore.Proposal) string {
+	d := pr.Decided
+	if d == nil {
+		return "open"
+	}
+	at := d.At.Local().Format(tools.TimeLayout)
+	switch pr.Status {
+	case docstore.StatusDeclined:
+		return fmt.Sprintf("declined by %s %s: %q", names.ShowString(d.By), at, d.Why)
+	case docstore.StatusMerged:
+		return fmt.Sprintf("merged by %s %s, as version %d", names.ShowString(d.By), at, d.Version)
+	}
+	return fmt.Sprintf("accepted by %s %s, as version %d", names.ShowString(d.By), at, d.Version)
+}
+
+// acceptCmd accepts a proposal: merged with what changed since its base, or, with --edit,
+// the person's edited text from stdin.
+func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var (
+		mine, theirs, edited *bool
+		base                 *int
+	)
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs accept DOC N)", func(fs *flag.FlagSet) {
+		mine = fs.Bool("mine", false, "on a clash, keep the proposal's lines where both changed them")
+		theirs = fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
+		edited = fs.Bool("edit", false, "accept the text on stdin instead: the proposal as you edited it")
+		base = fs.Int("base", 0, "with --edit: the version the text on stdin was made from (default: the proposal's base)")
+	})
+	if err != nil {
+		return err
+	}
+	defer done()
+	if *mine && *theirs {
+		return usageError{"--mine and --theirs choose opposite sides: give one"}
+	}
+	if *base != 0 && !*edited {
+		return usageError{"--base goes with --edit: the version your edited text was made from"}
+	}
+	n, err := numberArg("proposal", pos[1])
+	if err != nil {
+		return err
+	}
+	prefer := linediff.Clash
+	if *mine {
+		prefer = linediff.PreferMine
+	} else if *theirs {
+		prefer = linediff.PreferTheirs
+	}
+	var edit *docstore.Edit
+	if *edited {
+		text, err := io.ReadAll(io.LimitReader(stdin, docstore.MaxText+1))
+		if err != nil {
+			return fmt.Errorf("reading the edited text from stdin: %w", err)
+		}
+		edit = &docstore.Edit{Text: string(text), Base: *base}
+	}
+	saved, pr, err := p.store.Accept(pos[0], n, p.me, edit, prefer)
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		p.showAcceptClash(clash, n)
+		return errSilent
+	}
+	if errors.Is(err, docstore.ErrBadText) {
+		return fmt.Errorf("nothing was saved: %w", err)
+	}
+	if err != nil {
+		return p.explainReview(err, pos[0])
+	}
+	d := saved.Document
+	how := ""
+	if pr.Status == docstore.StatusMerged {
+		how = ", merged with the versions saved since its base,"
+	}
+	if saved.Unchanged {
+		fmt.Fprintf(p.out, "Accepted proposal %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
+		return nil
+	}
+	fmt.Fprintf(p.out, "Accepted proposal %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
+	return nil
+}
+
+// declineCmd declines a proposal with the person's reason.
+func declineCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var why *string
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs decline DOC N --why TEXT)", func(fs *flag.FlagSet) {
+		why = fs.String("why", "", "why you decline it: the agent's next read says so")
+	})
+	if err != nil {
+		return err
+	}
+	defer done()
+	if strings.TrimSpace(*why) == "" {
+		return usageError{"docs decline needs --why TEXT: the reason the agent's next read gives it"}
+	}
+	n, err := numberArg("proposal", pos[1])
+	if err != nil {
+		return err
+	}
+	pr, err := p.store.Decline(pos[0], n, p.me, *why)
+	if err != nil {
+		return p.explainReview(err, pos[0])
+	}
+	d, _ := p.store.Find(pos[0])
+	fmt.Fprintf(p.out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
+	return nil
+}
+
+// showAcceptClash says where a proposal clashes with the versions since its base, and how
+// to choose.
+func (p docsSession) showAcceptClash(c *docstore.ClashError, n int) {
+	w := p.errs
+	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since proposal %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
+	for i, k := range c.Conflicts {
+		fmt.Fprintf(w, "\nClash %d:\n  version %d, %s:\n", i+1, c.Document.Version, tools.Span(k.TheirsStart, len(k.Theirs)))
+		for _, l := range k.Theirs {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+		fmt.Fprintf(w, "  the proposal, %s:\n", tools.Span(k.MineStart, len(k.Mine)))
+		for _, l := range k.Mine {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+	}
+	fmt.Fprintf(w, "\nChoose: docs accept %s %d --mine (the proposal's lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit it: docs proposal %s %d shows it, and docs accept %s %d --edit --base %d < FILE takes your text, made from version %d.\n", c.Document.ID, n, c.Document.Version, c.Document.ID, n, c.Document.ID, n, c.Document.Version, c.Document.Version)
 }
