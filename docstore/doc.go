@@ -31,6 +31,9 @@
 //	doc_proposals/<id><n>         the agents' proposals (see Proposing), n as 8 bytes
 //	doc_open/<id><n>              nothing: the proposals waiting for the person
 //	doc_decisions/<id><n>         what the person decided of them, the n-th decision of the document
+//	doc_comments/<id><n>          comments on lines, and replies (see Comment)
+//	doc_unresolved/<id><n>        nothing: the comments not resolved
+//	doc_anchors/<id>              where the open comments are in the latest version
 package docstore
 
 import (

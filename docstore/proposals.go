@@ -648,12 +648,14 @@ type Notes struct {
 	Proposals []Proposal // the newest open ones, at most the number asked for
 	Told      []Proposal // the reader's proposals decided since its latest one here, newest first
 	ToldMore  int        // more of those than Told gives
+	Comments  CommentsRead
 }
 
-// Notes reads what a read of document id shows after its text, for reader (the agent that
-// reads, for its person): at most most of each list. A document that never had a
-// proposal costs one lookup of its record.
-func (s *Store) Notes(id string, reader Author, most int) (Notes, error) {
+// Notes reads what a read of version (0: the latest) of document id shows after its text,
+// for reader (the agent that reads, for its person): at most most of each list, and of each
+// comment's replies the latest few. A document that never had a proposal or a comment costs
+// one lookup of its record.
+func (s *Store) Notes(id string, version int, reader Author, most int) (Notes, error) {
 	var n Notes
 	err := s.view(func(b *buckets) error {
 		n = Notes{}
@@ -669,7 +671,10 @@ func (s *Store) Notes(id string, reader Author, most int) (Notes, error) {
 		if n.Proposals, err = b.openProposals(d, 0, most); err != nil {
 			return err
 		}
-		n.Told, n.ToldMore, err = b.told(d, reader, most)
+		if n.Told, n.ToldMore, err = b.told(d, reader, most); err != nil {
+			return err
+		}
+		n.Comments, err = b.comments(d, version, 2*most, 3)
 		return err
 	})
 	return n, err

@@ -183,20 +183,20 @@ func TestNotesTellTheAgent(t *testing.T) {
 	if _, err := s.Decline(d.ID, 3, anaPerson, "No."); err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.Notes(d.ID, north, 5)
+	n, err := s.Notes(d.ID, 0, north, 5)
 	if err != nil || n.Open != 0 || len(n.Told) != 2 || n.Told[0].Number != 2 || n.Told[0].Status != docstore.StatusAccepted || n.Told[1].Decided.Why != "Keep it short." {
 		t.Fatalf("north's notes: %+v, %v", n, err)
 	}
 	// north proposes again: what was decided before is old news.
 	a.Append(d.ID, "- again", north)
-	if n, _ := s.Notes(d.ID, north, 5); len(n.Told) != 0 || n.Open != 1 || len(n.Proposals) != 1 || n.Proposals[0].Number != 4 {
+	if n, _ := s.Notes(d.ID, 0, north, 5); len(n.Told) != 0 || n.Open != 1 || len(n.Proposals) != 1 || n.Proposals[0].Number != 4 {
 		t.Errorf("after north's next proposal: %+v", n)
 	}
-	if n, _ := s.Notes(d.ID, south, 5); len(n.Told) != 1 || n.Told[0].Decided.Why != "No." {
+	if n, _ := s.Notes(d.ID, 0, south, 5); len(n.Told) != 1 || n.Told[0].Decided.Why != "No." {
 		t.Errorf("south's notes: %+v", n)
 	}
 	other := mustCreate(t, s, "Other", "x\n")
-	if n, err := s.Notes(other.ID, north, 5); err != nil || n.Open != 0 || n.Told != nil || n.Document.Review != nil {
+	if n, err := s.Notes(other.ID, 0, north, 5); err != nil || n.Open != 0 || n.Told != nil || n.Document.Review != nil {
 		t.Errorf("a document without proposals: %+v, %v", n, err)
 	}
 }
@@ -243,7 +243,8 @@ func TestAcceptOnceUnderRace(t *testing.T) {
 	}
 }
 
-// Purging a document takes its proposals and their decisions with it; deleting keeps them.
+// Purging a document takes its proposals, their decisions and its comments with it;
+// deleting keeps them.
 func TestPurgeTakesTheProposals(t *testing.T) {
 	db := open(t, "personal").DB()
 	s := docstore.New(db, "personal")
@@ -253,6 +254,10 @@ func TestPurgeTakesTheProposals(t *testing.T) {
 		s.Proposing().Append(d.ID, "- one", north)
 		p, _ := s.Proposing().Append(d.ID, "- two", north)
 		s.Decline(d.ID, p.Proposal.Number, anaPerson, "no")
+		if _, err := s.Comment(d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1, To: 2}, Text: "why?", Author: anaPerson}); err != nil {
+			t.Fatal(err)
+		}
+		s.Reply(d.ID, 1, "because", north)
 	}
 	if _, err := s.Delete(gone.ID, anaPerson); err != nil {
 		t.Fatal(err)
@@ -269,7 +274,7 @@ func TestPurgeTakesTheProposals(t *testing.T) {
 	}
 	keys := map[string]int{}
 	db.View(func(tx kv.Tx) error {
-		for _, name := range []string{"doc_proposals", "doc_open", "doc_decisions"} {
+		for _, name := range []string{"doc_proposals", "doc_open", "doc_decisions", "doc_comments", "doc_unresolved", "doc_anchors"} {
 			spaces.Sub(tx, "personal", name).ForEach(func(k, _ []byte) error {
 				keys[name+" "+string(k[:26])]++
 				return nil
@@ -277,7 +282,7 @@ func TestPurgeTakesTheProposals(t *testing.T) {
 		}
 		return nil
 	})
-	want := fmt.Sprintf("map[doc_decisions %s:1 doc_open %s:1 doc_proposals %s:2]", keep.ID, keep.ID, keep.ID)
+	want := strings.ReplaceAll("map[doc_anchors ID:1 doc_comments ID:2 doc_decisions ID:1 doc_open ID:1 doc_proposals ID:2 doc_unresolved ID:1]", "ID", keep.ID)
 	if fmt.Sprint(keys) != want {
 		t.Errorf("keys after the purge: %v, want %s", keys, want)
 	}
@@ -309,7 +314,7 @@ func TestTenThousandOpenProposals(t *testing.T) {
 	wg.Wait()
 	t.Logf("10,000 proposals made in %s", time.Since(start))
 	start = time.Now()
-	n, err := s.Notes(d.ID, north, 5)
+	n, err := s.Notes(d.ID, 0, north, 5)
 	took := time.Since(start)
 	if err != nil || n.Open != 10000 || len(n.Proposals) != 5 || n.Proposals[0].Number != 10000 {
 		t.Fatalf("notes: open %d, %d listed, %v", n.Open, len(n.Proposals), err)

@@ -533,6 +533,9 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	if err := b.putVersion(vb, v, prev, c); err != nil {
 		return err
 	}
+	if err := b.moveComments(d, v, c); err != nil {
+		return fmt.Errorf("carrying the comments of %s to version %d: %w", d.ID, v.Number, err)
+	}
 	rawD, err := json.Marshal(d)
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ type readDocumentArgs struct {
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
-	Proposal *int   `arg:"proposal" about:"A proposed change's number: show it as a diff, with its status."`
+	Proposal *int   `arg:"proposal" about:"A proposal's number: show it as a diff."`
 }
 
 func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string, error) {
@@ -113,11 +113,11 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 	if err != nil {
 		return "", err
 	}
-	notes, err := s.notes(ctx, d)
+	notes, err := s.notes(ctx, d, v.Number)
 	if err != nil {
 		return "", err
 	}
-	return head + "\n\n" + afterText(v.Text, s.proposalNotes(notes)), nil
+	return head + "\n\n" + afterText(v.Text, s.proposalNotes(notes), s.commentNotes(notes)), nil
 }
 
 // versionHead is the line read_document puts above a version.

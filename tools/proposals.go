@@ -46,11 +46,11 @@ func (s *Server) proposedAnswer(saved docstore.Saved) string {
 
 // notes reads what read_document shows after d's text: nothing to read for a document
 // that never had a proposal or a comment.
-func (s *Server) notes(ctx context.Context, d docstore.Document) (docstore.Notes, error) {
+func (s *Server) notes(ctx context.Context, d docstore.Document, version int) (docstore.Notes, error) {
 	if d.Review == nil {
 		return docstore.Notes{Document: d}, nil
 	}
-	return s.docs.Notes(d.ID, s.author(ctx), NotesShown)
+	return s.docs.Notes(d.ID, version, s.author(ctx), NotesShown)
 }
 
 // afterText puts blocks (each "" or lines without a final line break) after a read's text,

@@ -119,3 +119,76 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 		t.Errorf("proposals made: %d, want 3", d.Review.Proposals)
 	}
 }
+
+// comment_document comments on lines, replies and resolves; read_document lists the open
+// comments after the text at their lines as of the version read, replies under each, and
+// the outdated with what their lines said; the refusals say what to do.
+func TestCommentsThroughTheTools(t *testing.T) {
+	db := kvtest.Open(t)
+	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+		t.Fatal(err)
+	}
+	call := handlersOf(t, reviewServer(t, db, false))
+	ctx := context.Background()
+	call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n\nRecord the trailer.\nBook the studio.\n"})
+	docs := docstore.New(db, "personal")
+	ana := docstore.Author{By: "person:ana"}
+	if _, err := docs.Comment("Plan", docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 4}, Text: "Which day?", Author: ana}); err != nil {
+		t.Fatal(err)
+	}
+	got, isErr := call(ctx, "comment_document", map[string]any{"document": "Plan", "reply_to": 1, "text": "Monday: the studio is free then."})
+	if isErr || !strings.HasPrefix(got, "Replied to comment 1 of [Plan](") || !strings.HasSuffix(got, " (as comment 2).") {
+		t.Fatalf("reply: %v %q", isErr, got)
+	}
+	got, _ = call(ctx, "comment_document", map[string]any{"document": "Plan", "lines": "4", "text": "Big or small studio?"})
+	if !strings.HasPrefix(got, "Comment 3 on line 4 of [Plan](") || !strings.HasSuffix(got, ", for Ana to answer; the answers show in read_document.") {
+		t.Errorf("a comment on line 4: %q", got)
+	}
+	call(ctx, "edit_document", map[string]any{"document": "Plan", "old": "# Plan\n", "new": "# Plan\n\nFor May.\n"})
+	read, _ := call(ctx, "read_document", map[string]any{"document": "Plan"})
+	want := "Book the studio.\n\nOpen comments (2):\n- comment 1 on lines 5-6 · Ana: Which day?\n  - comment 2 · north for Ana: Monday: the studio is free then.\n- comment 3 on line 6 · north for Ana: Big or small studio?\ncomment_document answers one (reply_to: N) or resolves it (resolve: N)."
+	if !strings.HasSuffix(read, want) {
+		t.Errorf("read_document's comments:\n%s\nwant it to end:\n%s", read, want)
+	}
+	old, _ := call(ctx, "read_document", map[string]any{"document": "Plan", "version": 1})
+	if !strings.Contains(old, "- comment 1 on lines 3-4 · Ana: Which day?") {
+		t.Errorf("read_document of version 1 gives the lines as of version 1:\n%s", old)
+	}
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"document": "Plan", "lines": "2", "reply_to": 1, "text": "x"}, "takes one of lines"},
+		{map[string]any{"document": "Plan", "lines": "2"}, "needs text for a comment on lines"},
+		{map[string]any{"document": "Plan", "lines": "x-", "text": "x"}, `comment_document's lines "x" is not a line number`},
+		{map[string]any{"document": "Plan", "lines": "40", "text": "x"}, "has 6 lines: there's no line 40."},
+		{map[string]any{"document": "Plan", "reply_to": 9, "text": "x"}, "has no comment 9: read_document lists the open ones."},
+		{map[string]any{"document": "Plan", "reply_to": 1, "text": strings.Repeat("x", docstore.MaxComment+1)}, "That comment won't do: a comment is at most 4000 bytes"},
+		{map[string]any{"document": "Nothing", "resolve": 1}, `No document "Nothing"`},
+	} {
+		if got, isErr := call(ctx, "comment_document", tc.args); !isErr || !strings.Contains(got, tc.want) {
+			t.Errorf("comment_document %v: %v %q, want %q", tc.args, isErr, got, tc.want)
+		}
+	}
+	// Another agent may not resolve what north asked Ana; north may, or Ana.
+	south := access.WithPrincipal(ctx, access.Principal{Person: "ana", Agent: "south", Spaces: []string{"personal"}})
+	if got, isErr := call(south, "comment_document", map[string]any{"document": "Plan", "resolve": 3}); !isErr || !strings.Contains(got, "Comment 3 of [Plan](") || !strings.Contains(got, "asks someone else") {
+		t.Errorf("south resolving north's question: %v %q", isErr, got)
+	}
+	if got, _ := call(ctx, "comment_document", map[string]any{"document": "Plan", "resolve": 3, "text": "The big one, Ana said."}); !strings.HasPrefix(got, "Replied to comment 3 of [Plan](") || !strings.HasSuffix(got, " and resolved it.") {
+		t.Errorf("north resolving its own: %q", got)
+	}
+	if got, isErr := call(ctx, "comment_document", map[string]any{"document": "Plan", "resolve": 3}); !isErr || !strings.Contains(got, "comment 3 was resolved already") {
+		t.Errorf("resolving twice: %v %q", isErr, got)
+	}
+	// Its lines changed: outdated, with what they said.
+	call(ctx, "write_document", map[string]any{"document": "Plan", "text": "# Plan\n\nFor May.\n\nAll new.\n"})
+	read, _ = call(ctx, "read_document", map[string]any{"document": "Plan"})
+	if !strings.Contains(read, "- comment 1 outdated (its lines were changed in version 3; they said “Record the trailer. Book the studio.”) · Ana: Which day?") {
+		t.Errorf("an outdated comment:\n%s", read)
+	}
+	readOnly := access.WithPrincipal(ctx, access.Principal{Person: "ana", Spaces: []string{"personal"}, ReadOnly: true})
+	if got, isErr := call(readOnly, "comment_document", map[string]any{"document": "Plan", "reply_to": 1, "text": "x"}); !isErr || !strings.Contains(got, "read-only") {
+		t.Errorf("a read-only token commenting: %v %q", isErr, got)
+	}
+}

@@ -1,4 +1,4 @@
-// Package tools serves the seven MCP tools: thin adapters from a call's arguments to
+// Package tools serves the MCP tools: thin adapters from a call's arguments to
 // docstore and threads, and from what they return to the short Markdown a model reads.
 //
 // A handler binds its arguments into a typed struct (see bind), calls one store method and
@@ -188,14 +188,15 @@ func (s *Server) tools() []tool {
 		define(s, "write_document", charter.WriteDocument, hints{destructive: true, idempotent: true}, (*Server).writeDocument),
 		define(s, "append_document", charter.AppendDocument, hints{}, (*Server).appendDocument),
 		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, (*Server).editDocument),
+		define(s, "comment_document", charter.CommentDocument, hints{}, (*Server).commentDocument),
 		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, (*Server).listConversations),
 		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, (*Server).readConversation),
 	}
 }
 
-// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit),
-// then the conversations.
-var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit,
+// comment), then the conversations.
+var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "comment_document", "list_conversations", "read_conversation"}
 
 // Names are the tools' names, in the order tools/list gives them.
 func Names() []string { return slices.Clone(toolOrder) }

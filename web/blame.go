@@ -41,6 +41,7 @@ type blameView struct {
 func (s *Site) reviewRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
 	in("GET /document/{id}/blame", s.blame)
 	s.proposalRoutes(in)
+	s.commentRoutes(in)
 }
 
 // blame shows every line of the latest version with the version that last changed it,

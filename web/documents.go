@@ -148,6 +148,7 @@ type docView struct {
 	Notice   string
 	Previous int     // the version before, for "what changed": 0 when none
 	Banner   *banner // the open proposals (proposals.go); nil when none
+	Comments int     // open comments (comments.go)
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -180,6 +181,9 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		return
 	}
 	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	if d.Review != nil {
+		view.Comments = d.Review.Unresolved
+	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
 	s.names(func(n spaces.Names) {

@@ -78,6 +78,7 @@ type page struct {
 	Home   string   // the person's home space: links to it need no ?space=
 	Nav    string   // which part of the nav is current
 	Live   *live    // set on pages that follow a document's new versions
+	Script string   // a script of /static/ the page needs beside live.js ("" for none)
 	Data   any
 }
 

@@ -32,7 +32,15 @@ The agents' proposals (serve --review, tokens add --review):
   docs accept DOC N --edit [--base V] < FILE
                                          accept FILE instead: the proposal as you edited it,
                                          made from version V (default: the proposal's base)
-  docs decline DOC N --why TEXT          decline it, saying why (the agent's next read says so)`
+  docs decline DOC N --why TEXT          decline it, saying why (the agent's next read says so)
+
+Comments on lines (agents see the open ones in read_document, and answer with comment_document):
+  docs comment DOC --lines 4-6 TEXT [--version N] [--to AGENT]
+                                         comment on lines of the latest version (or version N);
+                                         --to asks one agent (by default, any may answer)
+  docs comment DOC --reply N TEXT        reply to comment N
+  docs comment DOC --resolve N [TEXT]    resolve comment N (TEXT, if given, is a last reply)
+  docs comments DOC                      the open comments, at their lines, with their replies`
 
 // reviewCommands are the docs subcommands of this file, each with its own flags.
 var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
@@ -41,6 +49,8 @@ var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader,
 	"proposal":  proposalCmd,
 	"accept":    acceptCmd,
 	"decline":   declineCmd,
+	"comment":   commentCmd,
+	"comments":  commentsCmd,
 }
 
 // reviewArgs parses a review subcommand's flags (define adds its own) and positional
@@ -350,4 +360,126 @@ func (p docsSession) showAcceptClash(c *docstore.ClashError, n int) {
 		}
 	}
 	fmt.Fprintf(w, "\nChoose: docs accept %s %d --mine (the proposal's lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit it: docs proposal %s %d shows it, and docs accept %s %d --edit --base %d < FILE takes your text, made from version %d.\n", c.Document.ID, n, c.Document.Version, c.Document.ID, n, c.Document.ID, n, c.Document.Version, c.Document.Version)
+}
+
+// commentCmd comments on lines, replies to a comment, or resolves one.
+func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var (
+		lines, to      *string
+		version        *int
+		reply, resolve *int
+	)
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 1, 2, "a document and the comment's text (docs comment DOC --lines 4-6 TEXT)", func(fs *flag.FlagSet) {
+		lines = fs.String("lines", "", "the lines to comment on: 4-6, 4, 4- (to the end)")
+		version = fs.Int("version", 0, "with --lines: the version whose lines they are (default: the latest)")
+		to = fs.String("to", "", "with --lines: the agent it asks (default: any agent may answer it)")
+		reply = fs.Int("reply", 0, "reply to comment N")
+		resolve = fs.Int("resolve", 0, "resolve comment N")
+	})
+	if err != nil {
+		return err
+	}
+	defer done()
+	given := 0
+	for _, set := range []bool{*lines != "", *reply != 0, *resolve != 0} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return usageError{"docs comment takes one of --lines 4-6 (a new comment), --reply N or --resolve N"}
+	}
+	text := ""
+	if len(pos) == 2 {
+		text = pos[1]
+	}
+	if text == "" && *resolve == 0 {
+		return usageError{"docs comment needs the comment's text after the document"}
+	}
+	d, err := p.store.Find(pos[0])
+	if err != nil {
+		return p.explain(err, pos[0])
+	}
+	switch {
+	case *lines != "":
+		r, err := docstore.ParseLineRange(*lines)
+		if err != nil {
+			return usageError{"--lines: " + strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": ")}
+		}
+		asks := ""
+		if *to != "" {
+			actor, err := spaces.ParseActor("agent:" + strings.TrimPrefix(*to, "agent:"))
+			if err != nil {
+				return usageError{"--to: an agent's name, like north"}
+			}
+			asks = actor.String()
+		}
+		c, err := p.store.Comment(d.ID, docstore.NewComment{Version: *version, Lines: r, Text: text, Author: p.me, Asks: asks})
+		if err != nil {
+			return p.explainComment(err, d, 0)
+		}
+		fmt.Fprintf(p.out, "Comment %d on %s of %q (%s), version %d. Agents see it in read_document.\n", c.Number, tools.Span(c.From, c.To-c.From+1), d.Title, d.ID, c.Version)
+	case *reply != 0:
+		r, err := p.store.Reply(d.ID, *reply, text, p.me)
+		if err != nil {
+			return p.explainComment(err, d, *reply)
+		}
+		fmt.Fprintf(p.out, "Replied to comment %d of %q (%s) as comment %d.\n", r.ReplyTo, d.Title, d.ID, r.Number)
+	default:
+		c, err := p.store.Resolve(d.ID, *resolve, text, p.me)
+		if err != nil {
+			return p.explainComment(err, d, *resolve)
+		}
+		fmt.Fprintf(p.out, "Resolved comment %d of %q (%s).\n", c.Number, d.Title, d.ID)
+	}
+	return nil
+}
+
+// explainComment says what went wrong with a comment as a person reads it.
+func (p docsSession) explainComment(err error, d docstore.Document, n int) error {
+	var nolines *docstore.NoLinesError
+	switch {
+	case errors.As(err, &nolines):
+		return fmt.Errorf("%q has %d lines: there's no line %d", d.Title, nolines.Total, nolines.Asked)
+	case errors.Is(err, docstore.ErrNoComment):
+		return fmt.Errorf("%q (%s) has no comment %d (docs comments lists the open ones)", d.Title, d.ID, n)
+	case errors.Is(err, docstore.ErrBadComment), errors.Is(err, docstore.ErrBadRange):
+		return fmt.Errorf("nothing was saved: %w", err)
+	}
+	return p.explain(err, d.ID)
+}
+
+// commentsCmd lists a document's open comments, at their lines in the latest version.
+func commentsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 1, 1, "a document (docs comments DOC)", nil)
+	if err != nil {
+		return err
+	}
+	defer done()
+	d, err := p.store.Find(pos[0])
+	if err != nil {
+		return p.explain(err, pos[0])
+	}
+	cr, err := p.store.Comments(d.ID, 0, docstore.MaxOpenComments, docstore.MaxReplies)
+	if err != nil {
+		return err
+	}
+	if cr.Open == 0 {
+		fmt.Fprintf(p.errs, "No open comments on %q (%s).\n", d.Title, d.ID)
+		return nil
+	}
+	fmt.Fprintf(p.out, "%s (%s), version %d: %s\n", d.Title, d.ID, d.Version, plural(cr.Open, "open comment"))
+	return p.store.Names(func(names spaces.Names) {
+		for _, t := range cr.Threads {
+			where := tools.Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
+			if t.Lines.From == 0 {
+				where = fmt.Sprintf("outdated since version %d, on %q", t.Outdated, t.Quote)
+			}
+			fmt.Fprintf(p.out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), t.At.Local().Format(tools.TimeLayout))
+			fmt.Fprintf(p.out, "    %s\n", strings.ReplaceAll(t.Text, "\n", "\n    "))
+			for _, r := range t.Replies {
+				fmt.Fprintf(p.out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), r.At.Local().Format(tools.TimeLayout), strings.ReplaceAll(r.Text, "\n", "\n      "))
+			}
+		}
+	})
 }

@@ -48,7 +48,8 @@ type reviewStep struct {
 
 // The review session: in review mode (serve --review) the agent's changes are proposals;
 // the person accepts, declines and merges them on the command line; the agent's reads say
-// what waits and what became of its own. The exact answers are testdata/sessions/review.txtar.
+// what waits and what became of its own; then comments on lines, from both sides, carried
+// through a change and resolved. The exact answers are testdata/sessions/review.txtar.
 var reviewSteps = []reviewStep{
 	{tool: "write_document", args: map[string]any{"title": "Launch plan", "text": "# Launch plan\n\nRecord the trailer.\nReview the course page.\n\nBook the studio.\n"}},
 	{tool: "edit_document", args: map[string]any{"document": "Launch plan", "old": "Record the trailer.", "new": "Record the trailer on Monday."}},
@@ -74,6 +75,20 @@ var reviewSteps = []reviewStep{
 	{tool: "read_document", args: map[string]any{"document": "Launch plan"}},
 	{cli: []string{"docs", "history", "Launch plan"}},
 	{cli: []string{"docs", "blame", "Launch plan"}},
+	// Comments on lines.
+	{cli: []string{"docs", "comment", "Launch plan", "--lines", "3", "Monday, or Tuesday?"}},
+	{tool: "read_document", args: map[string]any{"document": "Launch plan"}},
+	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "reply_to": 1, "text": "Monday: the studio is free then."}},
+	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "lines": "6", "text": "At noon, or after lunch?"}},
+	{cli: []string{"docs", "comment", "Launch plan", "--reply", "3", "After lunch."}},
+	{cli: []string{"docs", "comments", "Launch plan"}},
+	{tool: "edit_document", args: map[string]any{"document": "Launch plan", "old": "Book the big studio at noon.", "new": "Book the big studio after lunch."}},
+	{cli: []string{"docs", "accept", "Launch plan", "5"}},
+	{tool: "read_document", args: map[string]any{"document": "Launch plan"}},
+	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "resolve": 3, "text": "Done: after lunch."}},
+	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "resolve": 1}},
+	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "reply_to": 1, "text": "One more thing."}},
+	{tool: "read_document", args: map[string]any{"document": "Launch plan", "version": 6}},
 }
 
 func TestReviewSessionOverStdio(t *testing.T) {

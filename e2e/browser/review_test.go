@@ -102,3 +102,56 @@ func TestAcceptAClashingProposal(t *testing.T) {
 		t.Errorf("after keeping the proposal's lines:\n%s", got)
 	}
 }
+
+// The person's steps with comments: choose lines (click a line's number, shift-click
+// another), write, comment; the agent sees it in read_document and replies; the person sees
+// the reply and resolves it.
+func TestCommentOnLines(t *testing.T) {
+	s := startServer(t)
+	_, id := s.write(t, "Launch plan", plan)
+	ctx := newBrowser(t)
+	s.signIn(t, ctx, id)
+	click(t, ctx, "#comments")
+	waitText(t, ctx, "No open comments")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#L3 td.n a`))); err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS(`#L5 td.n a`)))
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("line 5's number: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickNode(nodes[0], chromedp.ButtonModifiers(chromedp.ModifierShift))); err != nil {
+		t.Fatal(err)
+	}
+	if from, to := eval[string](t, ctx, `document.getElementById("from").value`), eval[string](t, ctx, `document.getElementById("to").value`); from != "3" || to != "5" {
+		t.Fatalf("the lines chosen are %s to %s, want 3 to 5", from, to)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll("tr.chosen").length`); n != 3 {
+		t.Errorf("%d lines marked chosen, want 3", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#comment-text"), "Who records the trailer, and when?")); err != nil {
+		t.Fatal(err)
+	}
+	shot(t, ctx, "comment-lines")
+	click(t, ctx, "#add-comment")
+	waitText(t, ctx, "comment 1 on lines 3-5")
+	read := s.agent(t, "read_document", "document="+id)
+	if !strings.Contains(read, "Open comments (1):\n- comment 1 on lines 3-5 · Ana: Who records the trailer, and when?") {
+		t.Fatalf("the agent's read:\n%s", read)
+	}
+	if got := s.agent(t, "comment_document", "document="+id, "reply_to=1", "text=Ana does, on Tuesday."); !strings.HasPrefix(got, "Replied to comment 1") {
+		t.Fatalf("the agent's reply: %s", got)
+	}
+	navigate(t, ctx, s.URL+"/document/"+id+"/comments")
+	waitText(t, ctx, "Ana does, on Tuesday.")
+	if got := pageText(t, ctx); !strings.Contains(got, "comment 2 · north for Ana") {
+		t.Errorf("the reply is not shown as north's:\n%s", got)
+	}
+	shot(t, ctx, "comments")
+	click(t, ctx, "#comment-1 button.resolve")
+	waitText(t, ctx, "resolved comment 1")
+	waitText(t, ctx, "No open comments")
+	if read := s.agent(t, "read_document", "document="+id); strings.Contains(read, "Open comments") {
+		t.Errorf("after resolving, the agent still reads comments:\n%s", read)
+	}
+}

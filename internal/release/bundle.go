@@ -53,7 +53,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 		Version:         version,
 		Description:     "Shared, versioned Markdown documents for you and your agents, and the other conversations of the same space.",
 		LongDescription: "Compass keeps a space's documents as Markdown, every change a version that says what was done, by which agent, for whom. " +
-			"Claude reads and edits them with seven tools, and reads the space's other conversations so that nobody repeats themselves. " +
+			"Claude reads, edits and comments on them with eight tools, and reads the space's other conversations so that nobody repeats themselves. " +
 			"Everything lives in one file on this computer; the same file is open to other compass-mcp clients and to its command line.",
 		Author:     mcpb.Author{Name: "The compass-mcp authors", URL: "https://github.com/compass-mcp/compass-mcp"},
 		Repository: &mcpb.Repository{Type: "git", URL: "https://github.com/compass-mcp/compass-mcp"},
@@ -83,6 +83,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 			{Name: "write_document", Description: "Make a new document, or replace one's whole text, merged with changes made since."},
 			{Name: "append_document", Description: "Add text at the end of a document."},
 			{Name: "edit_document", Description: "Replace a passage that occurs exactly once in a document."},
+			{Name: "comment_document", Description: "Comment on lines of a document, reply to a comment, or resolve one."},
 			{Name: "list_conversations", Description: "List the space's other conversations, latest first."},
 			{Name: "read_conversation", Description: "Read a conversation's messages, a page at a time."},
 		},
