@@ -595,6 +595,11 @@ func (b *buckets) comments(d Document, version, most, replies int) (CommentsRead
 			}
 		}
 		slices.SortStableFunc(as, func(x, y anchor) int { return x.From - y.From })
+		nums := make([]int, 0, min(len(as), most))
+		for _, a := range as[:min(len(as), most)] {
+			nums = append(nums, a.N)
+		}
+		b.prefetchNumbered(bucketComments, d.ID, nums)
 		for _, a := range as {
 			if len(cr.Threads) == most {
 				break
@@ -648,6 +653,7 @@ func (b *buckets) threadOf(d Document, n, replies int) (Thread, error) {
 	if len(rs) > replies {
 		t.More, rs = len(rs)-replies, rs[len(rs)-replies:]
 	}
+	b.prefetchNumbered(bucketComments, d.ID, rs)
 	for _, r := range rs {
 		rc, err := b.comment(d, r)
 		if err != nil {

@@ -349,6 +349,7 @@ func (b *buckets) openProposals(d Document, before, limit int) ([]Proposal, erro
 	for ; k != nil && len(nums) < limit && len(k) == len(d.ID)+8 && string(k[:len(d.ID)]) == d.ID; k, _ = c.Prev() {
 		nums = append(nums, int(binary.BigEndian.Uint64(k[len(d.ID):])))
 	}
+	b.prefetchNumbered(bucketProposals, d.ID, nums)
 	ps := make([]Proposal, 0, len(nums))
 	for _, n := range nums {
 		p, err := b.proposal(d, n, false)
@@ -560,8 +561,38 @@ func (b *buckets) decide(d *Document, p Proposal) error {
 }
 
 // toldScan is how many of a document's latest proposals and decisions Told looks through:
-// what it tells is bounded however long the document's review has gone on.
-const toldScan = 200
+// what it tells is bounded however long the document's review has gone on. Proposals are
+// read ahead toldPage at a time (they may be large), decisions all at once.
+const (
+	toldScan = 200
+	toldPage = 16
+)
+
+// countDown is hi, hi-1, ..., lo.
+func countDown(hi, lo int) []int {
+	out := make([]int, 0, max(hi-lo+1, 0))
+	for n := hi; n >= lo; n-- {
+		out = append(out, n)
+	}
+	return out
+}
+
+// prefetchNumbered reads ahead keys <id><n> of the space's bucket name, for each of nums
+// (see prefetch.go: nothing on bbolt).
+func (b *buckets) prefetchNumbered(name, id string, nums []int) {
+	if !b.prefetches() || len(nums) == 0 {
+		return
+	}
+	bk, err := b.reviewSub(name)
+	if err != nil || bk == nil {
+		return
+	}
+	ks := make([][]byte, len(nums))
+	for i, n := range nums {
+		ks[i] = idKey(id, n)
+	}
+	kv.Prefetch(bk, ks)
+}
 
 // told returns what became of reader's proposals on d since reader's latest proposal: the
 // decisions made after it, newest first, at most most of them, and how many more there are.
@@ -576,6 +607,9 @@ func (b *buckets) told(d Document, reader Author, most int) ([]Proposal, int, er
 		return nil, 0, err
 	}
 	for n := d.Review.Proposals; n >= 1 && n > d.Review.Proposals-toldScan; n-- {
+		if (d.Review.Proposals-n)%toldPage == 0 {
+			b.prefetchNumbered(bucketProposals, d.ID, countDown(n, max(n-toldPage+1, 1)))
+		}
 		raw := props.Get(idKey(d.ID, n))
 		if raw == nil {
 			continue
@@ -597,6 +631,7 @@ func (b *buckets) told(d Document, reader Author, most int) ([]Proposal, int, er
 		out  []Proposal
 		more int
 	)
+	b.prefetchNumbered(bucketDecisions, d.ID, countDown(d.Review.Decided, max(d.Review.Decided-toldScan+1, 1)))
 	for n := d.Review.Decided; n >= 1 && n > d.Review.Decided-toldScan; n-- {
 		raw := log.Get(idKey(d.ID, n))
 		if raw == nil {

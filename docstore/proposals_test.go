@@ -328,3 +328,47 @@ func TestTenThousandOpenProposals(t *testing.T) {
 		t.Fatalf("a page in the middle: %d, %v", len(page), err)
 	}
 }
+
+// A proposal that clashes with the person's change on every third line of 1 MB (6,667
+// clashing places): previewing it, and accepting it (refused, with every place), cost a
+// merge of 1 MB, and choosing a side saves it.
+func TestProposalClashingEverywhere(t *testing.T) {
+	s := open(t, "personal")
+	lines := text(20000, 11)
+	d := mustCreate(t, s, "Huge", strings.Join(lines, ""))
+	mine, theirs := append([]string(nil), lines...), append([]string(nil), lines...)
+	for i := 0; i < len(lines); i += 3 {
+		mine[i] = fmt.Sprintf("the agent's line %d\n", i)
+		theirs[i] = fmt.Sprintf("the person's line %d\n", i)
+	}
+	p, err := s.Proposing().Write(d.ID, "", strings.Join(mine, ""), 0, north)
+	if err != nil || p.Proposal == nil {
+		t.Fatal(p, err)
+	}
+	if _, err := s.Save(d.ID, 0, strings.Join(theirs, ""), anaPerson, linediff.Clash); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	pv, err := s.Preview(d.ID, p.Proposal.Number)
+	preview := time.Since(start)
+	if err != nil || len(pv.Conflicts) != 6667 {
+		t.Fatalf("Preview: %d conflicts, %v", len(pv.Conflicts), err)
+	}
+	start = time.Now()
+	var clash *docstore.ClashError
+	_, _, err = s.Accept(d.ID, p.Proposal.Number, anaPerson, nil, linediff.Clash)
+	refused := time.Since(start)
+	if !errors.As(err, &clash) || len(clash.Conflicts) != 6667 {
+		t.Fatalf("Accept: %v", err)
+	}
+	start = time.Now()
+	saved, pr, err := s.Accept(d.ID, p.Proposal.Number, anaPerson, nil, linediff.PreferMine)
+	chosen := time.Since(start)
+	if err != nil || pr.Status != docstore.StatusMerged || saved.Added != 6667 {
+		t.Fatalf("Accept --mine: %+v %+v %v", saved, pr, err)
+	}
+	t.Logf("1 MB, 6,667 clashing places: preview %s, refused accept %s, accept keeping the proposal's lines %s", preview, refused, chosen)
+	if preview > 2*time.Second || refused > 2*time.Second || chosen > 2*time.Second {
+		t.Errorf("too slow: preview %s, refused %s, chosen %s", preview, refused, chosen)
+	}
+}

@@ -2,9 +2,12 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -191,4 +194,62 @@ func TestCommentsThroughTheTools(t *testing.T) {
 	if got, isErr := call(readOnly, "comment_document", map[string]any{"document": "Plan", "reply_to": 1, "text": "x"}); !isErr || !strings.Contains(got, "read-only") {
 		t.Errorf("a read-only token commenting: %v %q", isErr, got)
 	}
+}
+
+// Hostile sizes: 10,000 open proposals on one document, and a comment on 8 MiB of lines,
+// through the tools: read_document's answer stays short, each call cheap.
+func TestReviewIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 10,000 proposals")
+	}
+	db := kvtest.Open(t)
+	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+		t.Fatal(err)
+	}
+	call := handlersOf(t, reviewServer(t, db, true))
+	ctx := context.Background()
+	call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n"})
+	docs := docstore.New(db, "personal").Proposing()
+	north := docstore.Author{By: "agent:north", For: "person:ana"}
+	var wg sync.WaitGroup
+	for w := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if _, err := docs.Append("Plan", fmt.Sprintf("- item %d.%d", w, i), north); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	start := time.Now()
+	read, _ := call(ctx, "read_document", map[string]any{"document": "Plan"})
+	took := time.Since(start)
+	if !strings.Contains(read, "Open proposals (5 of 10000, newest first):\n- change 10000 by north for Ana") || !strings.Contains(read, "9995 more: the person's page lists them all.") || len(read) > 1000 {
+		t.Errorf("read_document with 10,000 open proposals (%d bytes):\n%s", len(read), read)
+	}
+	one, _ := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 5000})
+	if !strings.Contains(one, "change 5000 by north for Ana") {
+		t.Errorf("proposal 5000:\n%s", one)
+	}
+	t.Logf("read_document with 10,000 open proposals: %d bytes in %s", len(read), took)
+
+	huge := strings.Repeat("a line of text, forty bytes in all, ok.\n", docstore.MaxText/40)
+	call(ctx, "write_document", map[string]any{"title": "Huge", "text": huge})
+	start = time.Now()
+	got, isErr := call(ctx, "comment_document", map[string]any{"document": "Huge", "lines": "1-", "text": "All of it?"})
+	commented := time.Since(start)
+	if isErr || !strings.HasPrefix(got, "Comment 1 on lines 1-209715 of [Huge](") {
+		t.Fatalf("a comment on 8 MiB of lines: %q", got)
+	}
+	start = time.Now()
+	read, _ = call(ctx, "read_document", map[string]any{"document": "Huge"})
+	readTook := time.Since(start)
+	if !strings.HasSuffix(read, "- comment 1 on lines 1-209715 · north for Ana: All of it?\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).") {
+		t.Errorf("the read of 8 MiB with its comment ends:\n%s", read[max(0, len(read)-300):])
+	}
+	t.Logf("8 MiB of lines: comment_document on all of them %s, read_document %s", commented, readTook)
 }

@@ -25,8 +25,10 @@ const (
 	BannerProposals = 5
 	// DiffRows is the most rows one diff on a proposal's page shows.
 	DiffRows = 4000
-	// ClashLines is the most lines of each side a clash region shows there.
-	ClashLines = 200
+	// ClashLines is the most lines of each side a clash region shows there, and
+	// ClashRegions the most regions.
+	ClashLines   = 200
+	ClashRegions = 100
 )
 
 func (s *Site) proposalRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
@@ -123,6 +125,7 @@ type proposalView struct {
 	TodayCut     int
 	Latest       int
 	Clash        []clashRegion
+	ClashMore    int
 	Problem      string
 	Notice       string
 	WaitingFor   string
@@ -160,7 +163,7 @@ func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, statu
 	v.Against, v.AgainstCut = capRows(diffLines(pv.Base.Text, pr.Text))
 	if pr.Status == docstore.StatusOpen && pv.Base.Number != pv.Latest.Number {
 		if len(pv.Conflicts) > 0 {
-			v.Clash = clashRegions(pv.Conflicts)
+			v.Clash, v.ClashMore = clashRegions(pv.Conflicts)
 		} else {
 			v.Today, v.TodayCut = capRows(diffLines(pv.Latest.Text, pv.Merged))
 		}
@@ -192,8 +195,12 @@ func capRows(lines []diffLine) ([]diffLine, int) {
 	return lines[:DiffRows], len(lines) - DiffRows
 }
 
-// clashRegions is what the page shows of conflicts, each side cut to ClashLines lines.
-func clashRegions(cs []linediff.Conflict) []clashRegion {
+// clashRegions is what the page shows of conflicts: the first ClashRegions of them, each side
+// cut to ClashLines lines; more is how many are left out.
+func clashRegions(cs []linediff.Conflict) (regions []clashRegion, more int) {
+	if len(cs) > ClashRegions {
+		cs, more = cs[:ClashRegions], len(cs)-ClashRegions
+	}
 	cut := func(ls []string) []string {
 		if len(ls) <= ClashLines {
 			return ls
@@ -204,7 +211,7 @@ func clashRegions(cs []linediff.Conflict) []clashRegion {
 	for i, c := range cs {
 		out[i] = clashRegion{TheirsStart: c.TheirsStart, MineStart: c.MineStart, Theirs: cut(c.Theirs), Mine: cut(c.Mine)}
 	}
-	return out
+	return out, more
 }
 
 // proposalEdit is the editor, on the proposal's text, for accepting it after editing: the
@@ -284,7 +291,8 @@ func (s *Site) accept(w http.ResponseWriter, r *http.Request, p who) {
 	var clash *docstore.ClashError
 	switch {
 	case errors.As(err, &clash):
-		v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n, Clash: clashRegions(clash.Conflicts)}
+		v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n}
+		v.Clash, v.ClashMore = clashRegions(clash.Conflicts)
 		if edit != nil {
 			v.Text = edit.Text
 		} else if _, prop, _, err := store.Proposal(id, n); err == nil {

@@ -232,3 +232,41 @@ func TestLiveProposals(t *testing.T) {
 	}
 	t.Fatalf("no event: %v", sc.Err())
 }
+
+// A proposal clashing with the person's change at 6,667 places of 1 MB: its page and the
+// clash page show the first ClashRegions places, whatever their number.
+func TestProposalPagesAreBounded(t *testing.T) {
+	f := newFixture(t)
+	var lines, mine, theirs []string
+	for i := range 20000 {
+		lines = append(lines, fmt.Sprintf("line %d: %s\n", i, strings.Repeat("x", 40)))
+	}
+	mine, theirs = append(mine, lines...), append(theirs, lines...)
+	for i := 0; i < len(lines); i += 3 {
+		mine[i], theirs[i] = fmt.Sprintf("agent %d\n", i), fmt.Sprintf("person %d\n", i)
+	}
+	made, _ := f.docs.Create("Huge", strings.Join(lines, ""), docstore.KindWrite, agent)
+	id := made.Document.ID
+	if _, err := f.docs.Proposing().Write(id, "", strings.Join(mine, ""), 0, agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.docs.Save(id, 0, strings.Join(theirs, ""), me(who{Person: "ana"}), linediff.Clash); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/")
+	start := time.Now()
+	page := body(t, f.get(c, "/document/"+id+"/proposal/1"))
+	took := time.Since(start)
+	if strings.Count(page, `class="sides"`) != ClashRegions || !strings.Contains(page, "… and 6567 more clashing places.") || strings.Count(page, `<tr class=`) > DiffRows+10 {
+		t.Errorf("the proposal's page shows %d places, %d rows", strings.Count(page, `class="sides"`), strings.Count(page, `<tr class=`))
+	}
+	start = time.Now()
+	resp := f.post(staying(c), "/document/"+id+"/proposal/1/accept", url.Values{})
+	clash := body(t, resp)
+	tookClash := time.Since(start)
+	if resp.StatusCode != http.StatusConflict || strings.Count(clash, `class="sides"`) != ClashRegions || !strings.Contains(clash, "… and 6567 more clashing places") {
+		t.Errorf("the clash page: %d, %d places", resp.StatusCode, strings.Count(clash, `class="sides"`))
+	}
+	t.Logf("proposal page %d KB in %s; clash page %d KB in %s", len(page)>>10, took, len(clash)>>10, tookClash)
+}

@@ -350,6 +350,10 @@ func (p docsSession) showAcceptClash(c *docstore.ClashError, n int) {
 	w := p.errs
 	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since proposal %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
 	for i, k := range c.Conflicts {
+		if i == 100 {
+			fmt.Fprintf(w, "\n…and %d more clashing places.\n", len(c.Conflicts)-100)
+			break
+		}
 		fmt.Fprintf(w, "\nClash %d:\n  version %d, %s:\n", i+1, c.Document.Version, tools.Span(k.TheirsStart, len(k.Theirs)))
 		for _, l := range k.Theirs {
 			fmt.Fprintf(w, "    | %s\n", l)
