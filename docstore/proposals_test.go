@@ -372,3 +372,26 @@ func TestProposalClashingEverywhere(t *testing.T) {
 		t.Errorf("too slow: preview %s, refused %s, chosen %s", preview, refused, chosen)
 	}
 }
+
+// A proposed title comes with the proposal: accepted, it renames the document, unless the
+// title was taken meanwhile (refused, the proposal still open).
+func TestProposedTitle(t *testing.T) {
+	s := open(t, "personal")
+	d := mustCreate(t, s, "Plan", planText)
+	p1, err := s.Proposing().Write(d.ID, "Launch plan", planText+"- more\n", 0, north)
+	if err != nil || p1.Proposal.Title != "Launch plan" {
+		t.Fatalf("a proposal with a title: %+v %v", p1.Proposal, err)
+	}
+	p2, _ := s.Proposing().Write(d.ID, "Taken", planText, 0, north)
+	mustCreate(t, s, "Taken", "x\n")
+	var taken *docstore.TitleTakenError
+	if _, _, err := s.Accept(d.ID, p2.Proposal.Number, anaPerson, nil, linediff.Clash); !errors.As(err, &taken) {
+		t.Errorf("accepting a title taken since: %v", err)
+	}
+	if _, _, err := s.Accept(d.ID, p1.Proposal.Number, anaPerson, nil, linediff.Clash); err != nil {
+		t.Fatal(err)
+	}
+	if dd, _ := s.Find("Launch plan"); dd.ID != d.ID || dd.Review.Open != 1 {
+		t.Errorf("after accepting the new title: %+v", dd)
+	}
+}
