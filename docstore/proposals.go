@@ -439,12 +439,9 @@ func (s *Store) Accept(name string, n int, who Author, edit *Edit, prefer linedi
 			return Next{Title: title, Text: text}, nil
 		}
 		status = StatusMerged
-		if prefer != linediff.Clash {
-			return Next{Title: title, Text: linediff.MergePrefer(from.Text, latest.Text, text, prefer)}, nil
-		}
-		merged, conflicts := linediff.Merge3(from.Text, latest.Text, text)
-		if len(conflicts) > 0 {
-			return Next{}, &ClashError{Document: d, Base: from.Number, Conflicts: conflicts}
+		merged, err := mergeSince(d, from, latest, text, prefer)
+		if err != nil {
+			return Next{}, err
 		}
 		return Next{Title: title, Text: merged}, nil
 	}
