@@ -37,6 +37,7 @@ type Principal struct {
 	Agent    string   // the agent's name the token fixes; "" means the client's own name
 	Spaces   []string // the spaces this request may see, sorted: the token's, among its person's
 	ReadOnly bool     // the token may read but not write
+	Review   bool     // the token's changes are proposals, for its person to accept or decline
 	TokenID  string   // the token row's id; "" for the server's own --token or an open loopback server
 	Client   string   // the label of what minted the token (e.g. an OAuth client); "" for the CLI
 	Resource string   // the OAuth resource (RFC 8707) the token is bound to; "" for anywhere

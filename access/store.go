@@ -244,6 +244,7 @@ type NewToken struct {
 	Agent    string    // "" lets the client's own name stand
 	Spaces   []string  // nil: every space the person is a member of, now or later
 	ReadOnly bool      // may read, not write
+	Review   bool      // its agent's changes are proposals, for its person to review
 	Expires  time.Time // zero: never
 	Client   string    // what minted it ("" for the command line; an OAuth client's name)
 	Resource string    // the OAuth resource (RFC 8707) it is bound to; "" for anywhere (see Gate.OAuth)
@@ -257,6 +258,7 @@ type Token struct {
 	Agent    string    `json:"agent,omitempty"`
 	Spaces   []string  `json:"spaces,omitempty"`
 	ReadOnly bool      `json:"read_only,omitempty"`
+	Review   bool      `json:"review,omitempty"`
 	Client   string    `json:"client,omitempty"`
 	Resource string    `json:"resource,omitempty"`
 	Created  time.Time `json:"created"`
@@ -293,7 +295,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 	hash := hashOf(secret)
 	t = Token{
 		ID: ulid.MustNew(ulid.Timestamp(now), rand.Reader).String(), Hash: hex.EncodeToString(hash[:]),
-		Person: n.Person, Agent: n.Agent, Spaces: spaceList, ReadOnly: n.ReadOnly, Client: n.Client,
+		Person: n.Person, Agent: n.Agent, Spaces: spaceList, ReadOnly: n.ReadOnly, Review: n.Review, Client: n.Client,
 		Resource: n.Resource,
 		Created:  now, Expires: n.Expires.UTC(),
 	}
@@ -479,7 +481,7 @@ func (s *Store) Verify(secret string) (Principal, error) {
 			return nil
 		}
 		found = true
-		p = Principal{Person: t.Person, Agent: t.Agent, ReadOnly: t.ReadOnly, TokenID: t.ID, Client: t.Client, Resource: t.Resource}
+		p = Principal{Person: t.Person, Agent: t.Agent, ReadOnly: t.ReadOnly, Review: t.Review, TokenID: t.ID, Client: t.Client, Resource: t.Resource}
 		mine := s.spacesOf(tx, t.Person)
 		if t.Spaces == nil {
 			p.Spaces = mine

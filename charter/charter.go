@@ -38,6 +38,7 @@ const (
 		"When replacing, give version (the one your text was based on): changes made since are merged with yours, and a clash is refused, not saved." + WriteRule
 	AppendDocument    = "Add text at the end of a document, after one blank line; everything already there stays." + WriteRule
 	EditDocument      = "Replace text that occurs exactly once in a document (old, copied exactly from read_document) with new: the way to change part of a document without rewriting the rest." + WriteRule
+	CommentDocument   = "Comment on a document's lines (lines, text), reply (reply_to, text) or resolve one. Ask the person here rather than guess; resolve once your edit answers it." + WriteRule
 	ListConversations = "List the other conversations people shared into this space, latest first: how each opened and where it is now. query searches what was said instead, with the matching lines."
 	ReadConversation  = "Read a conversation of this space (by id), a page at a time, oldest first; before pages back."
 )

@@ -28,12 +28,19 @@ type record struct {
 	Delta bool      `json:"delta,omitempty"`
 	Ops   []deltaOp `json:"ops,omitempty"`
 	NoEOL bool      `json:"noeol,omitempty"` // the text lacks a final line break
+	// Next, on a version kept whole that has one after it, is the delta's shape without its
+	// text: which of the next version's lines it has (C) and how many of its own lines
+	// come between (N). Blame follows lines down a history with it, where a delta has Ops;
+	// a whole record written before it has none, and blame diffs the two texts instead.
+	Next []deltaOp `json:"next,omitempty"`
 }
 
-// deltaOp copies lines [C[0], C[1]) of the next version, or, when C is nil, adds I.
+// deltaOp copies lines [C[0], C[1]) of the next version, or, when C is nil, adds I; in a
+// whole record's Next, it has N, the number of lines added, instead of I.
 type deltaOp struct {
 	C []int  `json:"c,omitempty"`
 	I string `json:"i,omitempty"`
+	N int    `json:"n,omitempty"`
 }
 
 // eol gives text with a final line break, so that diffs don't count a missing one as a
@@ -79,6 +86,20 @@ func (c change) delta() []deltaOp {
 			ops = append(ops, deltaOp{C: []int{op.B0, op.B1}})
 		case linediff.Delete:
 			ops = append(ops, deltaOp{I: strings.Join(c.old[op.A0:op.A1], "")})
+		}
+	}
+	return ops
+}
+
+// shape is the delta's ops with the lines added counted, not given (a whole record's Next).
+func (c change) shape() []deltaOp {
+	var ops []deltaOp
+	for _, op := range c.ops {
+		switch op.Kind {
+		case linediff.Equal:
+			ops = append(ops, deltaOp{C: []int{op.B0, op.B1}})
+		case linediff.Delete:
+			ops = append(ops, deltaOp{N: op.A1 - op.A0})
 		}
 	}
 	return ops
@@ -252,8 +273,15 @@ func (b *buckets) putVersion(vb versionKeys, v Version, prev *Version, c change)
 	if err := vb.put(v.Number, raw); err != nil {
 		return err
 	}
-	if prev == nil || prev.Number%snapshotEvery == 0 {
+	if prev == nil {
 		return nil
+	}
+	if prev.Number%snapshotEvery == 0 {
+		// prev stays whole; its Next lets blame pass it without diffing two whole texts.
+		if raw, err = encodeRecord(record{Version: *prev, Next: c.shape()}); err != nil {
+			return err
+		}
+		return vb.put(prev.Number, raw)
 	}
 	r := record{Version: *prev, Delta: true, Ops: c.delta(), NoEOL: prev.Text != "" && !strings.HasSuffix(prev.Text, "\n")}
 	r.Text = ""

@@ -28,6 +28,12 @@
 //	doc_meta/count                how many documents there are
 //	doc_search/...                the search index of the latest titles and texts (see
 //	                              search.Index), of documents not deleted
+//	doc_proposals/<id><n>         the agents' proposals (see Proposing), n as 8 bytes
+//	doc_open/<id><n>              nothing: the proposals waiting for the person
+//	doc_decisions/<id><n>         what the person decided of them, the n-th decision of the document
+//	doc_comments/<id><n>          comments on lines, and replies (see Comment)
+//	doc_unresolved/<id><n>        nothing: the comments not resolved
+//	doc_anchors/<id>              where the open comments are in the latest version
 package docstore
 
 import (
@@ -49,6 +55,9 @@ const (
 	KindMerge   Kind = "merge"
 	KindRestore Kind = "restore"
 	KindRename  Kind = "rename"
+	// KindAccept is a proposal the person accepted (see Store.Accept): its Author is the
+	// agent that proposed it, for whom, and who accepted it.
+	KindAccept Kind = "accept"
 )
 
 // Limits on what a document may hold.
@@ -64,6 +73,9 @@ const (
 type Author struct {
 	By  string `json:"by"`
 	For string `json:"for,omitempty"`
+	// Accepted, on a version of kind accept, is the person who accepted the proposal By
+	// made: "person:ana".
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // Document is what is known of a document without reading its text.
@@ -76,6 +88,18 @@ type Document struct {
 	Bytes   int       `json:"bytes"`             // size of the latest text
 	Opens   string    `json:"opens"`             // the latest text's first non-empty line, at most 400 bytes
 	Deleted *Deletion `json:"deleted,omitempty"` // set while the document is deleted
+	Review  *Review   `json:"review,omitempty"`  // its proposals and comments; nil when it never had any
+}
+
+// Review counts what a document has beside its versions: the agents' proposals and the
+// comments on its lines. A document that never had either has none (Document.Review nil),
+// so reading it costs nothing more.
+type Review struct {
+	Proposals  int `json:"proposals,omitempty"`  // the last proposal's number
+	Open       int `json:"open,omitempty"`       // proposals waiting for the person
+	Decided    int `json:"decided,omitempty"`    // the last decision's number (accepted, merged or declined)
+	Comments   int `json:"comments,omitempty"`   // the last comment's number (replies too)
+	Unresolved int `json:"unresolved,omitempty"` // comments (not replies) not resolved
 }
 
 // Version is one saved state of a document.
@@ -97,6 +121,9 @@ type Saved struct {
 	Removed   int
 	Kind      Kind // the kind of the version made
 	Unchanged bool // the change left text and title as they were: no version was made
+	// Proposal, on a Store made by Proposing, is the proposal the change was kept as:
+	// no version was made, and Added and Removed count its lines against its base.
+	Proposal *Proposal
 }
 
 var (

@@ -128,6 +128,9 @@ func (s *Store) Purge(name string) (Document, error) {
 		if err := b.forget(d.ID); err != nil {
 			return err
 		}
+		if err := b.purgeReview(d.ID); err != nil {
+			return err
+		}
 		vb, err := b.versionBucket(d.ID)
 		if err != nil {
 			return err

@@ -42,15 +42,27 @@ func (s *Store) fromBase(name string, kind Kind, title, text string, base int, b
 		if err != nil {
 			return Next{}, err
 		}
-		if prefer != linediff.Clash {
-			return Next{Title: title, Text: linediff.MergePrefer(from.Text, latest.Text, text, prefer), Kind: KindMerge}, nil
-		}
-		merged, conflicts := linediff.Merge3(from.Text, latest.Text, text)
-		if len(conflicts) > 0 {
-			return Next{}, &ClashError{Document: d, Base: base, Conflicts: conflicts}
+		merged, err := mergeSince(d, from, latest, text, prefer)
+		if err != nil {
+			return Next{}, err
 		}
 		return Next{Title: title, Text: merged, Kind: KindMerge}, nil
 	})
+}
+
+// mergeSince merges text, made from version from, line by line with the latest version:
+// what a save from an older base saves, and what accepting a proposal saves. Where both
+// changed the same lines, prefer chooses whose lines stay; with linediff.Clash it returns a
+// *ClashError instead.
+func mergeSince(d Document, from, latest Version, text string, prefer linediff.Prefer) (string, error) {
+	if prefer != linediff.Clash {
+		return linediff.MergePrefer(from.Text, latest.Text, text, prefer), nil
+	}
+	merged, conflicts := linediff.Merge3(from.Text, latest.Text, text)
+	if len(conflicts) > 0 {
+		return "", &ClashError{Document: d, Base: from.Number, Conflicts: conflicts}
+	}
+	return merged, nil
 }
 
 // Restore makes a new version (kind restore) whose text is that of version n.

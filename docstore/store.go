@@ -42,9 +42,10 @@ func newID(at time.Time) string {
 
 // Store is one space's documents in a store (package kv).
 type Store struct {
-	db    kv.DB
-	space string
-	now   func() time.Time
+	db        kv.DB
+	space     string
+	now       func() time.Time
+	proposing bool // agents' changes are kept as proposals (see Proposing)
 }
 
 // New returns the documents of space in db.
@@ -387,7 +388,23 @@ type Next struct {
 // up other writers, and a refusal seen then never enters the commit. When another write
 // got there first (two appends to one document in one batch, say), how runs again inside
 // the commit on the version the new one must follow: so how may run more than once.
+//
+// On a Store made by Proposing, a change of kind write, append or edit is not saved: it
+// is kept as a proposal (Saved.Proposal) against the latest version, for the person to
+// accept or decline.
 func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
+	return s.change(name, kind, by, func(_ *buckets, d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+		return how(d, latest, at)
+	}, nil)
+}
+
+// howFunc is Change's how, with the transaction's buckets for what else it must read.
+type howFunc func(b *buckets, d Document, latest Version, at func(n int) (Version, error)) (Next, error)
+
+// change is Change. then, if set, runs in the commit after the version is put (or, when
+// the change turned out to change nothing, instead of it), and may write more in the same
+// transaction or refuse the whole change.
+func (s *Store) change(name string, kind Kind, by Author, how howFunc, then func(b *buckets, d *Document, saved *Saved) error) (Saved, error) {
 	var p prepared
 	err := s.view(func(b *buckets) (err error) {
 		p, err = b.prepare(name, kind, how)
@@ -396,9 +413,10 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 	if err != nil {
 		return Saved{}, err
 	}
-	if p.unchanged {
+	if p.unchanged && then == nil {
 		return Saved{Document: p.d, Unchanged: true}, nil
 	}
+	propose := s.proposing && proposable(kind)
 	var saved Saved
 	err = s.update(func(b *buckets) error {
 		saved = Saved{}
@@ -413,11 +431,16 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 			if p, err = b.prepare(name, kind, how); err != nil {
 				return err
 			}
-			if p.unchanged {
-				saved = Saved{Document: p.d, Unchanged: true}
-				return nil
-			}
 			d = p.d
+		} else {
+			p.d = d // the record as it is now: what else it counts may have changed
+		}
+		if p.unchanged {
+			saved = Saved{Document: d, Unchanged: true}
+			if then != nil {
+				return then(b, &d, &saved)
+			}
+			return nil
 		}
 		// titleKey, not strings.EqualFold: the index's notion of "the same title" decides.
 		if !bytes.Equal(titleKey(p.next.Title), titleKey(p.latest.Title)) {
@@ -429,12 +452,19 @@ func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, l
 				return &TitleTakenError{Title: p.next.Title, Other: od}
 			}
 		}
+		if propose {
+			saved, err = b.putProposal(&d, p, by, s.now())
+			return err
+		}
 		latest := p.latest
 		v := Version{Number: d.Version + 1, Title: p.next.Title, Text: p.next.Text, Kind: p.kind, Author: by, At: s.now(), Added: p.added, Removed: p.removed}
 		if err := b.put(&d, v, &latest, p.change); err != nil {
 			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
 		}
 		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind}
+		if then != nil {
+			return then(b, &d, &saved)
+		}
 		return nil
 	})
 	return saved, err
@@ -453,7 +483,7 @@ type prepared struct {
 }
 
 // prepare runs how on the named document's latest version and diffs its text against it.
-func (b *buckets) prepare(name string, kind Kind, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (prepared, error) {
+func (b *buckets) prepare(name string, kind Kind, how howFunc) (prepared, error) {
 	d, err := b.named(name)
 	if err != nil {
 		return prepared{}, err
@@ -468,7 +498,7 @@ func (b *buckets) prepare(name string, kind Kind, how func(d Document, latest Ve
 		}
 		return b.version(d.ID, n)
 	}
-	next, err := how(d, latest, at)
+	next, err := how(b, d, latest, at)
 	if err != nil {
 		return prepared{}, err
 	}
@@ -520,6 +550,9 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	}
 	if err := b.putVersion(vb, v, prev, c); err != nil {
 		return err
+	}
+	if err := b.moveComments(d, v, c); err != nil {
+		return fmt.Errorf("carrying the comments of %s to version %d: %w", d.ID, v.Number, err)
 	}
 	rawD, err := json.Marshal(d)
 	if err != nil {

@@ -34,6 +34,7 @@ type consentView struct {
 	Spaces       []spaceChoice
 	Agent        string
 	ReadOnly     bool
+	Review       bool
 }
 
 type spaceChoice struct {
@@ -307,7 +308,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	c := code{request: req, Agent: strings.TrimSpace(r.PostForm.Get("agent")), Spaces: r.PostForm["space"], ReadOnly: r.PostForm.Get("read_only") != ""}
+	c := code{request: req, Agent: strings.TrimSpace(r.PostForm.Get("agent")), Spaces: r.PostForm["space"], ReadOnly: r.PostForm.Get("read_only") != "", Review: r.PostForm.Get("review") != ""}
 	if msg, err := s.checkAnswer(&c); err != nil {
 		serverError(w, "listing the person's spaces", err)
 		return
@@ -317,7 +318,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 			serverError(w, "listing the person's spaces", err)
 			return
 		}
-		v.Error, v.Agent, v.ReadOnly = msg, c.Agent, c.ReadOnly
+		v.Error, v.Agent, v.ReadOnly, v.Review = msg, c.Agent, c.ReadOnly, c.Review
 		for i := range v.Spaces {
 			v.Spaces[i].Checked = slices.Contains(c.Spaces, v.Spaces[i].Name)
 		}
@@ -349,7 +350,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		serverError(w, "keeping the authorization code", err)
 		return
 	}
-	slog.Info("oauth: access allowed", "person", person, "client", req.ClientName, "redirect", redirectHost(req.RedirectURI), "agent", c.Agent, "spaces", c.Spaces, "read_only", c.ReadOnly)
+	slog.Info("oauth: access allowed", "person", person, "client", req.ClientName, "redirect", redirectHost(req.RedirectURI), "agent", c.Agent, "spaces", c.Spaces, "read_only", c.ReadOnly, "review", c.Review)
 	s.redirect(w, r, req, url.Values{"code": {token}})
 }
 

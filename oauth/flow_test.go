@@ -503,6 +503,23 @@ func TestConsent(t *testing.T) {
 			t.Errorf("row %+v", r)
 		}
 	})
+	t.Run("review: the agent's changes are proposals, across refreshes", func(t *testing.T) {
+		a, verifier := h.loopbackClient()
+		_, page, id, _ := h.authorize("ana", a)
+		if !strings.Contains(page, `name="review" value="1"`) {
+			t.Errorf("the consent page offers no review: %s", page)
+		}
+		_, _, resp := h.answer("ana", url.Values{"consent": {id}, "space": {"launch"}, "agent": {"claude"}, "review": {"1"}, "allow": {"1"}})
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		_, tok := h.exchange(a, loc.Query().Get("code"), verifier)
+		if r, ok := h.find(str(tok, "access_token")); !ok || !r.Review || r.ReadOnly {
+			t.Errorf("row %+v", r)
+		}
+		_, tok2 := h.refresh(a.client, str(tok, "refresh_token"))
+		if r, ok := h.find(str(tok2, "access_token")); !ok || !r.Review {
+			t.Errorf("after a refresh, row %+v", r)
+		}
+	})
 	t.Run("an agent's name with a space", func(t *testing.T) {
 		_, _, id, _ := h.authorize("ana", a)
 		status, body, _ := h.answer("ana", url.Values{"consent": {id}, "space": {"launch"}, "agent": {"my agent"}, "allow": {"1"}})

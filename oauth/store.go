@@ -80,6 +80,7 @@ type code struct {
 	Agent    string   `json:"agent"`
 	Spaces   []string `json:"spaces"`
 	ReadOnly bool     `json:"read_only,omitempty"`
+	Review   bool     `json:"review,omitempty"`
 	// Burned is set by the first attempt to redeem it, and Chain by a successful one: a
 	// second attempt revokes what the first obtained (OAuth 2.1 section 4.1.3).
 	Burned bool   `json:"burned,omitempty"`
@@ -94,6 +95,7 @@ type grant struct {
 	Agent    string    // the agent's name, as versions and messages record it
 	Spaces   []string  // the spaces the token reaches
 	ReadOnly bool      // no writing tools
+	Review   bool      // the agent's changes are proposals
 	Expires  time.Time // when the access token stops working
 	Client   string    // the client's name and where it sends the person back, for the person's lists
 	Resource string    // the RFC 8707 resource the token is bound to (see Server.Allows)
@@ -101,7 +103,7 @@ type grant struct {
 
 // token is the token row that g's access token is.
 func (g grant) token() access.NewToken {
-	return access.NewToken{Person: g.Person, Agent: g.Agent, Spaces: g.Spaces, ReadOnly: g.ReadOnly,
+	return access.NewToken{Person: g.Person, Agent: g.Agent, Spaces: g.Spaces, ReadOnly: g.ReadOnly, Review: g.Review,
 		Expires: g.Expires, Client: g.Client, Resource: g.Resource}
 }
 

@@ -126,7 +126,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	if refusal != nil {
 		return nil, refusal
 	}
-	g := grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly,
+	g := grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly, Review: c.Review,
 		Client: clientLabel(c.ClientName, c.RedirectURI), Resource: c.Resource}
 	return s.issue(clientID, g, func(tx kv.Tx, chainID string) error {
 		// The code may have been presented again while the row was minted.

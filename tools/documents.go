@@ -76,9 +76,16 @@ type readDocumentArgs struct {
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
+	Proposal *int   `arg:"proposal" about:"A proposal's number: show it as a diff."`
 }
 
-func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, error) {
+func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string, error) {
+	if a.Proposal != nil {
+		if a.Version != nil || a.Since != nil || a.Lines != "" {
+			return "", refusef("read_document takes proposal alone (with document): it shows that proposed change as a diff against the version it was made on.")
+		}
+		return s.showProposal(a.Document, *a.Proposal)
+	}
 	if a.Since != nil {
 		if a.Version != nil {
 			return "", refusef("read_document takes version or since, not both: version reads one version whole, since shows what changed after it.")
@@ -103,7 +110,14 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 		return "", s.explain(err, a.Document)
 	}
 	head, err := s.versionHead(d, v)
-	return head + "\n\n" + v.Text, err
+	if err != nil {
+		return "", err
+	}
+	notes, err := s.notes(ctx, d, v.Number)
+	if err != nil {
+		return "", err
+	}
+	return head + "\n\n" + afterText(v.Text, s.proposalNotes(notes), s.commentNotes(notes)), nil
 }
 
 // versionHead is the line read_document puts above a version.
@@ -145,7 +159,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 			return "", refusef("write_document's version is the version your text was based on, 1 or more; it got %d.", base)
 		}
 	}
-	saved, err := s.docs.Write(a.Document, a.Title, a.Text, base, s.author(ctx))
+	saved, err := s.writer(ctx).Write(a.Document, a.Title, a.Text, base, s.author(ctx))
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		return "", s.clashAnswer(clash)
@@ -165,7 +179,7 @@ func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (str
 	if strings.TrimSpace(a.Text) == "" {
 		return "", refusef("append_document needs some text to add; it got only white space.")
 	}
-	saved, err := s.docs.Append(a.Document, a.Text, s.author(ctx))
+	saved, err := s.writer(ctx).Append(a.Document, a.Text, s.author(ctx))
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
@@ -179,7 +193,7 @@ type editDocumentArgs struct {
 }
 
 func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string, error) {
-	saved, err := s.docs.Edit(a.Document, a.Old, *a.New, s.author(ctx))
+	saved, err := s.writer(ctx).Edit(a.Document, a.Old, *a.New, s.author(ctx))
 	var (
 		miss *docstore.EditMissError
 		many *docstore.EditManyError
@@ -234,6 +248,9 @@ func (s *Server) missAnswer(miss *docstore.EditMissError) error {
 }
 
 func (s *Server) savedAnswer(saved docstore.Saved) string {
+	if saved.Proposal != nil {
+		return s.proposedAnswer(saved)
+	}
 	if saved.Unchanged {
 		return fmt.Sprintf("%s already says that: nothing changed, so no new version (it stays at version %d).", s.link(saved.Document), saved.Document.Version)
 	}

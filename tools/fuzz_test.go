@@ -20,7 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-var fuzzTools = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+var fuzzTools = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "comment_document", "list_conversations", "read_conversation"}
 
 // fuzzServer is a server on a data file with "Launch plan" (2 versions) and a conversation
 // "pricing", and an in-process client of it.

@@ -31,6 +31,7 @@ func TestToolsListOrderAndHints(t *testing.T) {
 		{"write_document", false, true, true},
 		{"append_document", false, false, false},
 		{"edit_document", false, true, false},
+		{"comment_document", false, false, false},
 		{"list_conversations", true, false, true},
 		{"read_conversation", true, false, true},
 	}

@@ -43,7 +43,7 @@ func TestSearchShowsNothingOfAnotherSpaceNorPrivate(t *testing.T) {
 	}
 }
 
-// The seven tools' definitions, as tools/list sends them, stay small: every conversation
+// The tools' definitions, as tools/list sends them, stay small: every conversation
 // pays for them in its context.
 func TestToolsListIsSmall(t *testing.T) {
 	is := newIsolation(t)
@@ -55,8 +55,8 @@ func TestToolsListIsSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 7 || len(raw) > 6<<10 {
-		t.Errorf("tools/list has %d tools in %d bytes, want 7 in at most 6 KB", len(res.Tools), len(raw))
+	if len(res.Tools) != 8 || len(raw) > 6<<10 {
+		t.Errorf("tools/list has %d tools in %d bytes, want 8 in at most 6 KB", len(res.Tools), len(raw))
 	}
 	t.Logf("tools/list: %d tools, %d bytes", len(res.Tools), len(raw))
 }

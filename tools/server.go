@@ -1,4 +1,4 @@
-// Package tools serves the seven MCP tools: thin adapters from a call's arguments to
+// Package tools serves the MCP tools: thin adapters from a call's arguments to
 // docstore and threads, and from what they return to the short Markdown a model reads.
 //
 // A handler binds its arguments into a typed struct (see bind), calls one store method and
@@ -44,6 +44,9 @@ type Config struct {
 	// LinkBase: the person's page may start or stop while the server runs.
 	LinkBaseFunc func() string
 	Logger       *slog.Logger
+	// Review makes every agent's change a proposal, for the person to accept or decline
+	// (docstore.Store.Proposing); a token can ask for it too (access.Principal.Review).
+	Review bool
 }
 
 // Server holds what the tools work on.
@@ -191,14 +194,15 @@ func (s *Server) tools() []tool {
 		define(s, "write_document", charter.WriteDocument, hints{destructive: true, idempotent: true}, (*Server).writeDocument),
 		define(s, "append_document", charter.AppendDocument, hints{}, (*Server).appendDocument),
 		define(s, "edit_document", charter.EditDocument, hints{destructive: true}, (*Server).editDocument),
+		define(s, "comment_document", charter.CommentDocument, hints{}, (*Server).commentDocument),
 		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, (*Server).listConversations),
 		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, (*Server).readConversation),
 	}
 }
 
-// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit),
-// then the conversations.
-var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+// toolOrder is the order tools/list gives: documents first (list, read, write, append, edit,
+// comment), then the conversations.
+var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "comment_document", "list_conversations", "read_conversation"}
 
 // titles are the tools' names for people (a client's list, a directory's review): short,
 // since tools/list repeats each in the tool and in its annotations.
@@ -208,6 +212,7 @@ var titles = map[string]string{
 	"write_document":     "Write document",
 	"append_document":    "Append to document",
 	"edit_document":      "Edit document",
+	"comment_document":   "Comment on document",
 	"list_conversations": "List conversations",
 	"read_conversation":  "Read conversation",
 }

@@ -146,7 +146,9 @@ type docView struct {
 	HTML     any
 	Latest   bool
 	Notice   string
-	Previous int // the version before, for "what changed": 0 when none
+	Previous int     // the version before, for "what changed": 0 when none
+	Banner   *banner // the open proposals (proposals.go); nil when none
+	Comments int     // open comments (comments.go)
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -179,6 +181,9 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		return
 	}
 	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	if d.Review != nil {
+		view.Comments = d.Review.Unresolved
+	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
 	s.names(func(n spaces.Names) {
@@ -186,7 +191,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
 	if view.Latest {
-		pg.Live = &live{Doc: d.ID, Version: d.Version}
+		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
+		if view.Banner, err = s.bannerOf(store, d); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 	}
 	s.render(w, r, http.StatusOK, "document", pg)
 }

@@ -142,6 +142,10 @@ type editView struct {
 	Clash    []clashRegion
 	LatestBy string
 	Problem  string
+	Action   string // where the form posts: "" for the document's own editor
+	Proposal int    // the proposal accepted after editing (proposals.go); 0 for the editor
+	// ClashMore is how many clashing regions are not shown (a proposal's: proposals.go).
+	ClashMore int
 }
 
 func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {

@@ -35,14 +35,17 @@ type Changes interface {
 // safetyPoll is how often a hub told of commits reads the listened-to documents anyway.
 const safetyPoll = 2 * time.Second
 
-// saved is the event a page gets when its document has a new version.
+// saved is the event a page gets when its document has a new version ("saved"), or a new
+// proposal ("proposed": Proposal is its number, Kind what the agent did, the lines its).
 type saved struct {
-	Version int    `json:"version"`
-	Title   string `json:"title"`
-	Kind    string `json:"kind"`
-	By      string `json:"by"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
+	event    string
+	Proposal int    `json:"proposal,omitempty"`
+	Version  int    `json:"version"`
+	Title    string `json:"title"`
+	Kind     string `json:"kind"`
+	By       string `json:"by"`
+	Added    int    `json:"added"`
+	Removed  int    `json:"removed"`
 }
 
 type hub struct {
@@ -50,6 +53,7 @@ type hub struct {
 	mu      sync.Mutex
 	subs    map[string]map[chan saved]bool // by document id
 	latest  map[string]int                 // the latest version each listened-to document is known to have
+	props   map[string]int                 // the last proposal each is known to have
 	in      map[string]*docstore.Store     // each listened-to document's space
 	running bool
 	closed  bool
@@ -62,7 +66,7 @@ type hub struct {
 // newHub makes the hub of s. On a store that tells of its commits it listens from the
 // start, not from the first page: a commit made while the listening begins would be missed.
 func newHub(s *Site) *hub {
-	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{}), cancel: func() {}}
+	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, props: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{}), cancel: func() {}}
 	if c, ok := s.db.(Changes); ok {
 		var ctx context.Context
 		ctx, h.cancel = context.WithCancel(context.Background())
@@ -71,9 +75,9 @@ func newHub(s *Site) *hub {
 	return h
 }
 
-// subscribe listens for versions of doc (in docs's space) after version; the channel closes
-// when the hub does.
-func (h *hub) subscribe(docs *docstore.Store, doc string, version int) (chan saved, bool) {
+// subscribe listens for versions of doc (in docs's space) after version, and proposals
+// after proposal; the channel closes when the hub does.
+func (h *hub) subscribe(docs *docstore.Store, doc string, version, proposal int) (chan saved, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -88,6 +92,9 @@ func (h *hub) subscribe(docs *docstore.Store, doc string, version int) (chan sav
 	h.fresh = true
 	if h.latest[doc] == 0 || version < h.latest[doc] {
 		h.latest[doc] = version
+	}
+	if known, ok := h.props[doc]; !ok || proposal < known {
+		h.props[doc] = proposal
 	}
 	if !h.running {
 		h.running = true
@@ -104,6 +111,7 @@ func (h *hub) unsubscribe(doc string, c chan saved) {
 		if len(h.subs[doc]) == 0 {
 			delete(h.subs, doc)
 			delete(h.latest, doc)
+			delete(h.props, doc)
 			delete(h.in, doc)
 		}
 	}
@@ -156,7 +164,7 @@ func (h *hub) watch() {
 		}
 		docs := make(map[string]listened, len(h.latest))
 		for id, n := range h.latest {
-			docs[id] = listened{h.in[id], n}
+			docs[id] = listened{h.in[id], n, h.props[id]}
 		}
 		fresh := h.fresh
 		h.fresh = false
@@ -181,18 +189,23 @@ func (h *hub) watch() {
 
 // listened is a document listened to: where it is, and the latest version known.
 type listened struct {
-	docs  *docstore.Store
-	known int
+	docs     *docstore.Store
+	known    int
+	proposal int // the last proposal known
 }
 
 // check reads the documents listened to and tells their listeners of newer versions.
 func (h *hub) check(docs map[string]listened) {
 	for id, l := range docs {
 		d, v, err := l.docs.Read(id, 0)
-		if err != nil || d.ID != id || d.Version <= l.known {
+		if err != nil || d.ID != id {
 			continue
 		}
-		ev := saved{Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed}
+		h.proposed(l.docs, id, d, l.proposal)
+		if d.Version <= l.known {
+			continue
+		}
+		ev := saved{event: "saved", Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed}
 		h.s.names(func(n spaces.Names) { ev.By = byWhom(n, v.Author) })
 		h.mu.Lock()
 		if h.latest[id] < d.Version && h.subs[id] != nil {
@@ -228,7 +241,11 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
 		return
 	}
-	c, ok := s.live.subscribe(docs, id, known)
+	proposal, err := strconv.Atoi(r.URL.Query().Get("proposals"))
+	if err != nil || proposal < 0 {
+		proposal = proposalsOf(d)
+	}
+	c, ok := s.live.subscribe(docs, id, known, proposal)
 	if !ok {
 		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
 		return
@@ -257,8 +274,35 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 				return
 			}
 			raw, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "event: saved\ndata: %s\n\n", raw)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.event, raw)
 		}
 		flusher.Flush()
+	}
+}
+
+// proposed tells the listeners of document id of its proposals after known: the newest
+// one, as an event "proposed" (a page told of it shows the banner anew, which lists them).
+func (h *hub) proposed(docs *docstore.Store, id string, d docstore.Document, known int) {
+	last := proposalsOf(d)
+	if last <= known {
+		return
+	}
+	_, open, err := docs.Proposals(id, 0, 1)
+	if err != nil || len(open) == 0 {
+		return
+	}
+	p := open[0]
+	ev := saved{event: "proposed", Proposal: p.Number, Version: d.Version, Title: d.Title, Kind: string(p.Kind), Added: p.Added, Removed: p.Removed}
+	h.s.names(func(n spaces.Names) { ev.By = byWhom(n, p.Author) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.props[id] < last && h.subs[id] != nil {
+		h.props[id] = last
+	}
+	for c := range h.subs[id] {
+		select {
+		case c <- ev:
+		default:
+		}
 	}
 }

@@ -78,14 +78,16 @@ type page struct {
 	Home   string   // the person's home space: links to it need no ?space=
 	Nav    string   // which part of the nav is current
 	Live   *live    // set on pages that follow a document's new versions
+	Script string   // a script of /static/ the page needs beside live.js ("" for none)
 	Data   any
 }
 
 // live tells the page's script which document and version it shows.
 type live struct {
-	Doc     string
-	Version int
-	Editing bool
+	Doc       string
+	Version   int
+	Proposals int // the last proposal's number: the page hears of newer ones
+	Editing   bool
 }
 
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
@@ -142,13 +144,7 @@ func (s *Site) nameOf(person string) string {
 }
 
 // byWhom says who saved a version as people read it: "Ana", or "north for Ana".
-func byWhom(n spaces.Names, a docstore.Author) string {
-	who := n.ShowString(a.By)
-	if a.For != "" {
-		who += " for " + n.ShowString(a.For)
-	}
-	return who
-}
+func byWhom(n spaces.Names, a docstore.Author) string { return a.Show(n) }
 
 // me is the author of the person's own saves: person:<id> alone.
 func me(p who) docstore.Author { return docstore.Author{By: spaces.Person(p.Person).String()} }

@@ -45,6 +45,7 @@ type config struct {
 	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
 	pageSecure                                     bool       // the page's session cookie is Secure (https --public-url; web.go)
 	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
+	review                                         bool       // --review: the agents' changes are proposals
 }
 
 func env(name, def string) string {
@@ -68,6 +69,7 @@ func flags(name string, c *config) *flag.FlagSet {
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
 	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudeCodeSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
+	fs.BoolVar(&c.review, "review", envBool("COMPASS_REVIEW"), "if set, every change an agent makes is a proposal, kept for the person to accept or decline (docs proposals, or the page); the person's own saves never are [COMPASS_REVIEW]")
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>); / for links relative to the server (default: the person's page when one is served for the data file, else compass://document/<id>) [COMPASS_LINK_BASE]")
 }
 
@@ -154,7 +156,7 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 }
 
 func (c *config) tools() tools.Config {
-	cfg := tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/")}
+	cfg := tools.Config{Space: c.space, Agent: c.agent, For: c.me, Thread: c.thread, LinkBase: strings.TrimRight(c.linkBase, "/"), Review: c.review}
 	if c.links != nil {
 		cfg.LinkBaseFunc = c.links.Base
 	}
@@ -188,7 +190,7 @@ Usage:
   compass-mcp open [DOC]                      a one-time sign-in link to the page (to DOC), for --for
   compass-mcp members add|remove SPACE PERSON / members list [SPACE]
                                               who may see a space on a server shared by a team
-  compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
+  compass-mcp tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--review] [--expires 90d]
   compass-mcp tokens list [--for PERSON] / tokens revoke ID
                                               per-person tokens for /mcp and /spaces/{space}/mcp
   compass-mcp install [CLIENT] [--project]    add this binary to an MCP client's configuration (vscode, cursor,

@@ -38,13 +38,16 @@ DOC is a document's id or title (exact, else the one title with all the words).`
 // docsCmd runs "compass-mcp docs ...".
 func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
-		fmt.Fprintln(stderr, docsUsage)
+		fmt.Fprintln(stderr, docsUsage+reviewUsage)
 		if len(args) == 0 {
 			return usageError{"docs needs a subcommand"}
 		}
 		return nil
 	}
 	sub, args := args[0], args[1:]
+	if run, ok := reviewCommands[sub]; ok { // review.go: blame, proposals, comments
+		return run(sub, args, stdin, stdout, stderr)
+	}
 	var c config
 	fs := flags("docs "+sub, &c)
 	version := fs.Int("version", 0, "if set, the version to show")
@@ -60,7 +63,7 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	want, ok := docsArgs[sub]
 	if !ok {
-		fmt.Fprintln(stderr, docsUsage)
+		fmt.Fprintln(stderr, docsUsage+reviewUsage)
 		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
 	}
 	if len(pos) < want.least || len(pos) > want.most {

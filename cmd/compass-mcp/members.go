@@ -93,7 +93,7 @@ func members(args []string, stdout io.Writer) error {
 
 const tokensUsage = `compass-mcp tokens: per-person tokens for a server shared by a team.
 
-  tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d]
+  tokens add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--review] [--expires 90d]
                                   print a new token (cmp_...) once: only its hash is kept
   tokens list [--for PERSON]      tokens without their secret: id, person, agent, spaces,
                                   rights, expiry, last use
@@ -122,6 +122,7 @@ func tokens(args []string, stdout io.Writer) error {
 	forFlag.Usage = "add: the person the token acts for; list: only that person's tokens"
 	agent := fs.String("agent", "", "add: the agent's name its versions and messages carry (default: the client's own name)")
 	readOnly := fs.Bool("read-only", false, "add: the token may read but not write (its sessions are not offered the writing tools)")
+	review := fs.Bool("review", false, "add: its agent's changes are proposals, kept for its person to accept or decline (docs proposals)")
 	expires := fs.String("expires", "", "add: how long it lasts: 90d, 12h, 30m (default: never)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -148,7 +149,7 @@ func tokens(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		secret, t, err := store.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Expires: until})
+		secret, t, err := store.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Review: *review, Expires: until})
 		if err != nil {
 			return err
 		}
@@ -210,6 +211,9 @@ func describeToken(t access.Token) string {
 		parts = append(parts, "read-only")
 	} else {
 		parts = append(parts, "read-write")
+	}
+	if t.Review {
+		parts = append(parts, "changes reviewed")
 	}
 	if t.Client != "" {
 		parts = append(parts, "via "+t.Client)

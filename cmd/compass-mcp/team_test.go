@@ -222,7 +222,7 @@ func (tm *team) toolsIn(t *testing.T, c *client.Client, space string, readOnly b
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	want := []string{"append_document", "edit_document", "list_conversations", "list_documents", "read_conversation", "read_document", "write_document"}
+	want := []string{"append_document", "comment_document", "edit_document", "list_conversations", "list_documents", "read_conversation", "read_document", "write_document"}
 	if readOnly {
 		want = []string{"list_conversations", "list_documents", "read_conversation", "read_document"}
 	}

@@ -195,12 +195,13 @@ func checkSession(t *testing.T, cs *mcp.ClientSession, version string) {
 // only (a closed world).
 type hints struct{ readOnly, destructive, idempotent bool }
 
-var sevenTools = map[string]hints{
+var theTools = map[string]hints{
 	"list_documents":     {readOnly: true, idempotent: true},
 	"read_document":      {readOnly: true, idempotent: true},
 	"write_document":     {destructive: true, idempotent: true},
 	"append_document":    {},
 	"edit_document":      {destructive: true},
+	"comment_document":   {},
 	"list_conversations": {readOnly: true, idempotent: true},
 	"read_conversation":  {readOnly: true, idempotent: true},
 }
@@ -213,7 +214,7 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 			t.Fatalf("tools/list: %v", err)
 		}
 		names = append(names, tool.Name)
-		want, ok := sevenTools[tool.Name]
+		want, ok := theTools[tool.Name]
 		if !ok {
 			continue
 		}
@@ -235,10 +236,10 @@ func checkTools(ctx context.Context, t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	// In the order a model should meet them: the documents (list, read, write, append,
-	// edit), then the conversations.
-	want := []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
+	// edit, comment), then the conversations.
+	want := []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "comment_document", "list_conversations", "read_conversation"}
 	if !slices.Equal(names, want) {
-		t.Errorf("tools/list gave %q, want the seven in this order: %q", names, want)
+		t.Errorf("tools/list gave %q, want the eight in this order: %q", names, want)
 	}
 }
 

@@ -55,7 +55,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 		Version:         version,
 		Description:     description,
 		LongDescription: "Compass keeps a space's documents as Markdown, every change a version that says what was done, by which agent, for whom. " +
-			"Claude reads and edits them with seven tools, and reads the conversations you shared into the space so that nobody repeats themselves. " +
+			"Claude reads, edits and comments on them with eight tools, and reads the conversations you shared into the space so that nobody repeats themselves. " +
 			"Everything lives in one file on this computer, sent nowhere; the same file is open to other compass-mcp clients and to its command line. " +
 			"What is kept, who can read it and how to delete it: " + privacyURL,
 		Author:     mcpb.Author{Name: "The compass-mcp authors", URL: repository},
@@ -86,6 +86,7 @@ func manifest(version string, platforms []string) mcpb.Manifest {
 			{Name: "write_document", Description: "Make a new document, or replace one's whole text, merged with changes made since."},
 			{Name: "append_document", Description: "Add text at the end of a document."},
 			{Name: "edit_document", Description: "Replace a passage that occurs exactly once in a document."},
+			{Name: "comment_document", Description: "Comment on lines of a document, reply to a comment, or resolve one."},
 			{Name: "list_conversations", Description: "List the other conversations people shared into the space, latest first."},
 			{Name: "read_conversation", Description: "Read a conversation's messages, a page at a time."},
 		},

@@ -7,6 +7,7 @@
   var body = document.body, doc = body.dataset.doc;
   if (!doc || !window.EventSource) return;
   var shown = Number(body.dataset.version), editing = !!body.dataset.editing;
+  var proposed = Number(body.dataset.proposals || 0);
   var note = document.getElementById("live");
   var area = editing ? document.querySelector("textarea[name=text]") : null;
   var original = area ? area.value : null;
@@ -26,7 +27,17 @@
       .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); });
   }
 
-  var events = new EventSource("/document/" + doc + "/events?version=" + shown);
+  var events = new EventSource("/document/" + doc + "/events?version=" + shown + "&proposals=" + proposed);
+  // A new proposal: the page shows its banner anew (a page being edited only says so).
+  events.addEventListener("proposed", function (e) {
+    var p = JSON.parse(e.data);
+    if (p.proposal <= proposed) return;
+    proposed = p.proposal;
+    var what = p.by + " proposed change " + p.proposal + " (" + p.kind + ", +" + p.added + " \u2212" + p.removed + " lines)";
+    if (editing) { say(what + ": it waits for your review."); return; }
+    load(location.pathname + location.search).then(function (html) { swap(html); say(what + ": it waits for your review."); })
+      .catch(function () { say(what + ": reload to see it."); });
+  });
   events.addEventListener("saved", function (e) {
     var v = JSON.parse(e.data);
     if (v.version <= shown) return;

@@ -1,0 +1,235 @@
+package docstore
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// Blame says, for every line of a document's latest version, which version last changed
+// it. It is read from the reverse deltas the versions are stored as (see record): the delta
+// of version k-1 says which lines of version k it has, so the lines of k it lacks are the
+// ones k made. Following the latest lines down the history that way costs each version's
+// delta header, never its text: only the latest text is read whole.
+
+// Blame is who last changed each line of a document's latest version.
+type Blame struct {
+	Document Document
+	Lines    []string        // the latest text's lines, without their line breaks
+	Runs     []Run           // the lines in order, as runs last changed by one version
+	Versions map[int]Version // the versions the runs name (headers: no text)
+}
+
+// Run is Count lines from line First (1-based) that Version last changed.
+type Run struct {
+	Version, First, Count int
+}
+
+// Blame returns a named document's latest lines, each with the version that last changed
+// it. Its cost is the latest text plus one delta header a version (at most, it stops once
+// every line is found), read in read transactions of a snapshot's worth of versions each,
+// as Log reads; its memory is the latest text and a run a change. A version kept whole
+// that was written before blame (an older file) is diffed against the one after it.
+func (s *Store) Blame(name string) (Blame, error) {
+	d, err := s.Find(name)
+	if err != nil {
+		return Blame{}, err
+	}
+	bl := Blame{Document: d, Versions: map[int]Version{}}
+	var (
+		lin   lineage
+		owner []int32 // the version that made each latest line; 0 while not known
+		left  int     // latest lines not yet known
+		hdr   Version // the header of version k, the one being stepped from
+	)
+	made := func(at, n int) {
+		for i := at; i < at+n; i++ {
+			owner[i] = int32(hdr.Number)
+		}
+		left -= n
+		if n > 0 {
+			bl.Versions[hdr.Number] = hdr
+		}
+	}
+	k := d.Version
+	err = s.chunks(d, func(b *buckets, lo, hi int) error {
+		if left == 0 && k < d.Version {
+			return nil // every line is known: the older chunks have nothing to say
+		}
+		vb, err := b.versionBucket(d.ID)
+		if err != nil {
+			return err
+		}
+		if hi == d.Version {
+			latest, err := b.version(d.ID, d.Version)
+			if err != nil {
+				return err
+			}
+			lines := linediff.Lines(eol(latest.Text))
+			for i, l := range lines {
+				lines[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+			}
+			bl.Lines = lines
+			owner, left = make([]int32, len(lines)), len(lines)
+			lin.segs = []seg{{n: len(lines)}}
+			latest.Text = ""
+			hdr = latest
+		}
+		b.prefetchRecords(vb, max(lo-1, 1), hi-1)
+		for ; k > lo-1 && k > 1 && left > 0; k-- {
+			ops, prev, err := b.backOps(vb, d.ID, k)
+			if err != nil {
+				return err
+			}
+			if err := lin.back(ops, made); err != nil {
+				return fmt.Errorf("following the lines of %s from version %d to %d: %w", d.ID, k, k-1, err)
+			}
+			hdr = prev
+		}
+		return nil
+	})
+	if err != nil {
+		return Blame{}, err
+	}
+	if left > 0 { // what no later version made, the oldest version reached did
+		for i := range owner {
+			if owner[i] == 0 {
+				owner[i] = int32(hdr.Number)
+			}
+		}
+		bl.Versions[hdr.Number] = hdr
+	}
+	for i, o := range owner {
+		if n := len(bl.Runs); n > 0 && bl.Runs[n-1].Version == int(o) {
+			bl.Runs[n-1].Count++
+			continue
+		}
+		bl.Runs = append(bl.Runs, Run{Version: int(o), First: i + 1, Count: 1})
+	}
+	return bl, nil
+}
+
+// backOps returns the ops that build version k-1's lines from version k's, and k-1's
+// header: a delta's ops, a whole record's Next, or, for a whole record without Next (an
+// older file), the diff of the two texts.
+func (b *buckets) backOps(vb versionKeys, id string, k int) ([]deltaOp, Version, error) {
+	r, err := b.recordOf(vb, id, k-1, false)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	hdr := r.Version
+	hdr.Text = ""
+	switch {
+	case r.Delta:
+		return r.Ops, hdr, nil
+	case r.Next != nil:
+		return r.Next, hdr, nil
+	}
+	older, err := b.version(id, k-1)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	newer, err := b.version(id, k)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	return diffTexts(older.Text, newer.Text).shape(), hdr, nil
+}
+
+// seg is a run of n lines of a version: the latest version's lines at, at+1, ... when at
+// ≥ 0, or, when at < 0, lines the latest version doesn't have.
+type seg struct{ n, at int }
+
+// lineage is a version's lines as runs of the latest's (and of lines gone since): as it
+// steps down the history it costs a run a change, whatever the text's length.
+type lineage struct {
+	segs   []seg
+	spare  []seg // the runs of the step before, reused
+	starts []int // where each run starts, reused
+}
+
+// back makes l the lineage of the version before, given the ops that build that version's
+// lines from this one's, and calls made with each run of latest lines (at, n) that this
+// version has and the one before doesn't: this version made them.
+func (l *lineage) back(ops []deltaOp, made func(at, n int)) error {
+	starts := append(l.starts[:0], 0)
+	for i, sg := range l.segs {
+		starts = append(starts, starts[i]+sg.n)
+	}
+	l.starts = starts
+	total := starts[len(l.segs)]
+	kept := make([][2]int, 0, len(ops)+1)
+	for _, op := range ops {
+		if op.C == nil {
+			continue
+		}
+		if len(op.C) != 2 || op.C[0] < 0 || op.C[0] > op.C[1] || op.C[1] > total {
+			return fmt.Errorf("a delta copies lines %v of %d", op.C, total)
+		}
+		if op.C[0] < op.C[1] {
+			kept = append(kept, [2]int{op.C[0], op.C[1]})
+		}
+	}
+	slices.SortFunc(kept, func(x, y [2]int) int { return x[0] - y[0] })
+	// The lines no op keeps are the ones this version made.
+	from := 0
+	for _, r := range append(kept, [2]int{total, total}) {
+		if r[0] > from {
+			l.each(starts, from, r[0], func(sg seg) {
+				if sg.at >= 0 {
+					made(sg.at, sg.n)
+				}
+			})
+		}
+		from = max(from, r[1])
+	}
+	out := l.spare[:0]
+	add := func(sg seg) {
+		if sg.n == 0 {
+			return
+		}
+		if n := len(out); n > 0 {
+			last := &out[n-1]
+			if (last.at < 0 && sg.at < 0) || (last.at >= 0 && sg.at == last.at+last.n) {
+				last.n += sg.n
+				return
+			}
+		}
+		out = append(out, sg)
+	}
+	for _, op := range ops {
+		switch {
+		case op.C != nil:
+			l.each(starts, op.C[0], op.C[1], add)
+		case op.I != "":
+			n := strings.Count(op.I, "\n")
+			if !strings.HasSuffix(op.I, "\n") {
+				n++
+			}
+			add(seg{n: n, at: -1})
+		default:
+			add(seg{n: op.N, at: -1})
+		}
+	}
+	l.segs, l.spare = out, l.segs
+	return nil
+}
+
+// each calls fn with the parts of l's runs that cover lines [from, to), in order.
+func (l *lineage) each(starts []int, from, to int, fn func(seg)) {
+	i, _ := slices.BinarySearch(starts, from+1)
+	for i--; i < len(l.segs) && starts[i] < to; i++ {
+		sg := l.segs[i]
+		lo, hi := max(from, starts[i]), min(to, starts[i+1])
+		if lo >= hi {
+			continue
+		}
+		part := seg{n: hi - lo, at: -1}
+		if sg.at >= 0 {
+			part.at = sg.at + lo - starts[i]
+		}
+		fn(part)
+	}
+}

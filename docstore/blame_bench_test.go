@@ -1,0 +1,117 @@
+package docstore
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// bigHistory stores a document of about 1 MB (20,000 lines of 50 bytes) with versions
+// versions, each changing, adding or removing a line somewhere (as edits do), through put,
+// the way every change is stored, 25 versions a transaction so the setup takes seconds.
+func bigHistory(b *testing.B, versions int) (*Store, string) {
+	b.Helper()
+	db, err := bolt.OpenFile(filepath.Join(b.TempDir(), "compass.db"), time.Second, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	lines := make([]string, 20000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %5d: %s\n", i, strings.Repeat("abcdefghij", 4))
+	}
+	by := Author{By: "agent:north", For: "person:ana"}
+	d := Document{ID: newID(time.Now())}
+	v := Version{Number: 1, Title: "Big", Text: strings.Join(lines, ""), Kind: KindWrite, Author: by, At: time.Now()}
+	for n := 1; n <= versions; {
+		err := db.Update(func(tx kv.Tx) error {
+			bk, err := writeBuckets(tx, "personal")
+			if err != nil {
+				return err
+			}
+			for end := min(n+25, versions+1); n < end; n++ {
+				if n == 1 {
+					if err := bk.put(&d, v, nil, change{}); err != nil {
+						return err
+					}
+					if err := bk.addCount(1); err != nil {
+						return err
+					}
+					continue
+				}
+				at := (n * 7919) % len(lines)
+				switch n % 3 {
+				case 0:
+					lines[at] = fmt.Sprintf("edited in version %d\n", n)
+				case 1:
+					lines = append(lines[:at], append([]string{fmt.Sprintf("added in version %d\n", n)}, lines[at:]...)...)
+				default:
+					lines = append(lines[:at], lines[at+1:]...)
+				}
+				prev := v
+				v = Version{Number: n, Title: "Big", Text: strings.Join(lines, ""), Kind: KindEdit, Author: by, At: time.Now()}
+				if err := bk.put(&d, v, &prev, diffTexts(prev.Text, v.Text)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return New(db, "personal"), d.ID
+}
+
+// BenchmarkBlame1MB1000Versions blames a 1 MB document after 1,000 versions (target
+// ≤ 200 ms, memory about the latest text's: see docs/PERFORMANCE.md).
+func BenchmarkBlame1MB1000Versions(b *testing.B) {
+	s, id := bigHistory(b, 1000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var bl Blame
+	for range b.N {
+		var err error
+		if bl, err = s.Blame(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if len(bl.Lines) < 19000 || len(bl.Versions) < 500 {
+		b.Fatalf("blame of %d lines names %d versions", len(bl.Lines), len(bl.Versions))
+	}
+	b.ReportMetric(float64(len(bl.Runs)), "runs")
+}
+
+// BenchmarkBlame8MiBOfShortLines blames the largest text there is made of the shortest
+// lines (4 Mi lines of "x"), after an edit: its cost is the lines', bounded by MaxText.
+func BenchmarkBlame8MiBOfShortLines(b *testing.B) {
+	db, err := bolt.OpenFile(filepath.Join(b.TempDir(), "compass.db"), time.Second, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	s := New(db, "personal")
+	text := strings.Repeat("x\n", MaxText/2)
+	saved, err := s.Create("Short lines", text, KindWrite, Author{By: "person:ana"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Save(saved.Document.ID, 0, "y\n"+text[2:], Author{By: "person:ana"}, linediff.Clash); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		bl, err := s.Blame(saved.Document.ID)
+		if err != nil || len(bl.Lines) != MaxText/2 || len(bl.Runs) != 2 {
+			b.Fatal(err, len(bl.Lines), len(bl.Runs))
+		}
+	}
+}

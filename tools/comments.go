@@ -1,0 +1,136 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// comment_document lets an agent comment on lines, answer a comment, or resolve one; the open
+// comments are listed by read_document after the text, at their lines as of the version read.
+
+type commentDocumentArgs struct {
+	Document string `arg:"document,required" about:"The document's title, id or link."`
+	Lines    string `arg:"lines" about:"Lines of the latest version: 4-6."`
+	Text     string `arg:"text" about:"The comment or reply."`
+	ReplyTo  *int   `arg:"reply_to" about:"A comment's number: reply to it."`
+	Resolve  *int   `arg:"resolve" about:"A comment's number: resolve it."`
+}
+
+func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (string, error) {
+	given := 0
+	for _, set := range []bool{a.Lines != "", a.ReplyTo != nil, a.Resolve != nil} {
+		if set {
+			given++
+		}
+	}
+	if given != 1 {
+		return "", refusef("comment_document takes one of lines (a new comment, with text), reply_to (with text) or resolve.")
+	}
+	by := s.author(ctx)
+	d, err := s.docs.Find(a.Document)
+	if err != nil {
+		return "", s.explain(err, a.Document)
+	}
+	switch {
+	case a.Lines != "":
+		if strings.TrimSpace(a.Text) == "" {
+			return "", refusef("comment_document needs text for a comment on lines: what you want to say or ask.")
+		}
+		r, err := docstore.ParseLineRange(a.Lines)
+		if err != nil {
+			return "", refusef("comment_document's lines %s: give 120-180, 120- or 7.", strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
+		}
+		c, err := s.docs.Comment(d.ID, docstore.NewComment{Lines: r, Text: a.Text, Author: by, Asks: by.For})
+		if err != nil {
+			return "", s.commentRefusal(err, d, 0)
+		}
+		asks := "the person"
+		if by.For != "" {
+			_ = s.names(func(n spaces.Names) { asks = n.ShowString(by.For) })
+		}
+		return fmt.Sprintf("Comment %d on %s of %s, for %s to answer; the answers show in read_document.", c.Number, Span(c.From, c.To-c.From+1), s.link(d), asks), nil
+	case a.ReplyTo != nil:
+		if strings.TrimSpace(a.Text) == "" {
+			return "", refusef("comment_document needs text to reply with.")
+		}
+		r, err := s.docs.Reply(d.ID, *a.ReplyTo, a.Text, by)
+		if err != nil {
+			return "", s.commentRefusal(err, d, *a.ReplyTo)
+		}
+		return fmt.Sprintf("Replied to comment %d of %s (as comment %d).", r.ReplyTo, s.link(d), r.Number), nil
+	}
+	c, err := s.docs.Resolve(d.ID, *a.Resolve, a.Text, by)
+	if err != nil {
+		return "", s.commentRefusal(err, d, *a.Resolve)
+	}
+	if strings.TrimSpace(a.Text) != "" {
+		return fmt.Sprintf("Replied to comment %d of %s and resolved it.", c.Number, s.link(d)), nil
+	}
+	return fmt.Sprintf("Resolved comment %d of %s.", c.Number, s.link(d)), nil
+}
+
+// commentRefusal says what the model can do about a comment (n, when it names one) that
+// was refused.
+func (s *Server) commentRefusal(err error, d docstore.Document, n int) error {
+	var nolines *docstore.NoLinesError
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	switch {
+	case errors.As(err, &nolines):
+		return refusef("%s has %d lines: there's no line %d.", s.link(d), nolines.Total, nolines.Asked)
+	case errors.Is(err, docstore.ErrNoComment):
+		return refusef("%s has no comment %d: read_document lists the open ones.", s.link(d), n)
+	case errors.Is(err, docstore.ErrResolved):
+		return refusef("In %s, %s. Nothing was changed.", s.link(d), msg)
+	case errors.Is(err, docstore.ErrNotYours):
+		return refusef("Comment %d of %s asks someone else: only its author, a person, or the agent it asks may resolve it. Reply instead (reply_to).", n, s.link(d))
+	case errors.Is(err, docstore.ErrBadComment):
+		return refusef("That comment won't do: %s. Nothing was saved.", msg)
+	case errors.Is(err, docstore.ErrTooManyComments):
+		return refusef("In %s: %s.", s.link(d), msg)
+	}
+	return s.explain(err, d.ID)
+}
+
+// commentNotes is what read_document says of the open comments after the text: each at its
+// lines as of the version read (or outdated, with what its lines said), with its latest
+// replies.
+func (s *Server) commentNotes(n docstore.Notes) string {
+	cr := n.Comments
+	if len(cr.Threads) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	_ = s.names(func(names spaces.Names) {
+		if cr.More > 0 {
+			fmt.Fprintf(&b, "Open comments (%d of %d):", len(cr.Threads), cr.Open)
+		} else {
+			fmt.Fprintf(&b, "Open comments (%d):", len(cr.Threads))
+		}
+		for _, t := range cr.Threads {
+			where := "on " + Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
+			if t.Lines.From == 0 {
+				where = fmt.Sprintf("outdated (its lines were changed in version %d; they said “%s”)", t.Outdated, gist(t.Quote, 120))
+			}
+			fmt.Fprintf(&b, "\n- comment %d %s · %s: %s", t.Number, where, by(names, t.Author), gist(t.Text, 500))
+			if t.More > 0 {
+				fmt.Fprintf(&b, "\n  (%d earlier replies)", t.More)
+			}
+			for _, r := range t.Replies {
+				fmt.Fprintf(&b, "\n  - comment %d · %s: %s", r.Number, by(names, r.Author), gist(r.Text, 500))
+			}
+		}
+		if cr.More > 0 {
+			fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", cr.More)
+		}
+		b.WriteString("\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).")
+	})
+	return b.String()
+}

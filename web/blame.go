@@ -1,0 +1,94 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// BlameLines is how many lines one page of a blame shows: a document of millions of lines
+// is shown a page at a time, its blame worked out once a page.
+const BlameLines = 2000
+
+type blameRun struct {
+	Version  int
+	Kind     docstore.Kind
+	By       string
+	At       time.Time
+	Mark     int // which author's run this is: 0 and 1 alternate as the author changes
+	NewBy    bool
+	Lines    []blameLine
+	Previous int
+}
+
+type blameLine struct {
+	N    int
+	Text string
+}
+
+type blameView struct {
+	Doc        docstore.Document
+	Runs       []blameRun
+	Total      int
+	From, To   int // the lines shown
+	Prev, Next int // where the pages before and after start; 0 when none
+}
+
+// reviewRoutes are the routes of who wrote what, and of the review of the agents'
+// changes: blame here, proposals and comments in their files.
+func (s *Site) reviewRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
+	in("GET /document/{id}/blame", s.blame)
+	s.proposalRoutes(in)
+	s.commentRoutes(in)
+}
+
+// blame shows every line of the latest version with the version that last changed it,
+// each run of lines one version made marked, linked to that version's diff.
+func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	store, _, err := s.byID(r, p, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	bl, err := store.Blame(id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	from := max(atoiOr(r.URL.Query().Get("from"), 1), 1)
+	v := blameView{Doc: bl.Document, Total: len(bl.Lines), From: from, To: min(from+BlameLines-1, len(bl.Lines))}
+	if from > 1 {
+		v.Prev = max(from-BlameLines, 1)
+	}
+	if v.To < v.Total {
+		v.Next = v.To + 1
+	}
+	pg := p.in(store.Space(), "Who wrote "+bl.Document.Title, "docs")
+	s.names(func(n spaces.Names) {
+		mark, lastBy := 0, ""
+		for _, run := range bl.Runs {
+			ver := bl.Versions[run.Version]
+			by := byWhom(n, ver.Author)
+			if lastBy != "" && by != lastBy {
+				mark = 1 - mark
+			}
+			newBy := by != lastBy
+			lastBy = by
+			lo, hi := max(run.First, v.From), min(run.First+run.Count-1, v.To)
+			if lo > hi {
+				continue
+			}
+			br := blameRun{Version: run.Version, Kind: ver.Kind, By: by, At: ver.At, Mark: mark, NewBy: newBy || lo == v.From, Previous: run.Version - 1}
+			for i := lo; i <= hi; i++ {
+				br.Lines = append(br.Lines, blameLine{N: i, Text: bl.Lines[i-1]})
+			}
+			v.Runs = append(v.Runs, br)
+		}
+		pg.Who = n.Show(spaces.Person(p.Person))
+	})
+	pg.Data = &v
+	s.render(w, r, http.StatusOK, "blame", pg)
+}

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// The blame page shows every line with the version that last changed it, a run a version,
+// linked to its diff, the author's runs marked; a long text is shown a page at a time.
+func TestBlamePage(t *testing.T) {
+	f := newFixture(t)
+	saved, err := f.docs.Create("Launch plan", "# Plan\nRecord the <trailer>.\nReview the page.\n", docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := saved.Document.ID
+	if _, err := f.docs.Save(id, 0, "# Plan\nRecord the <trailer> on Tuesday.\nReview the page.\n", docstore.Author{By: "person:ana"}, linediff.Clash); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/")
+	doc := body(t, f.get(c, "/document/"+id))
+	if !strings.Contains(doc, `href="/document/`+id+`/blame"`) {
+		t.Errorf("the document doesn't link its blame:\n%s", doc)
+	}
+	resp := f.get(c, "/document/"+id+"/blame")
+	got := body(t, resp)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("blame: %d\n%s", resp.StatusCode, got)
+	}
+	for _, want := range []string{
+		`data-version="1"`, `data-version="2"`,
+		`href="/document/` + id + `/diff?from=1&amp;to=2">v2</a> save`,
+		`href="/document/` + id + `/diff?from=0&amp;to=1">v1</a> write`,
+		"north for Ana", ">Ana<",
+		"Record the &lt;trailer&gt; on Tuesday.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the blame page lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "<tbody class=\"run") != 3 || strings.Count(got, "mark1") != 1 {
+		t.Errorf("want three runs, the middle one marked as another author's:\n%s", got)
+	}
+
+	var text strings.Builder
+	for i := range BlameLines + 10 {
+		fmt.Fprintf(&text, "line %d\n", i+1)
+	}
+	long, err := f.docs.Create("Long", text.String(), docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := body(t, f.get(c, "/document/"+long.Document.ID+"/blame"))
+	if strings.Count(first, `<td class="n">`) != BlameLines || !strings.Contains(first, fmt.Sprintf("blame?from=%d", BlameLines+1)) {
+		t.Errorf("the first page of a long blame has %d lines", strings.Count(first, `<td class="n">`))
+	}
+	second := body(t, f.get(c, fmt.Sprintf("/document/%s/blame?from=%d", long.Document.ID, BlameLines+1)))
+	if strings.Count(second, `<td class="n">`) != 10 || !strings.Contains(second, "line 2010") || !strings.Contains(second, "blame?from=1") {
+		t.Errorf("the second page has %d lines", strings.Count(second, `<td class="n">`))
+	}
+	if resp := f.get(c, "/document/01JDX0000000000000000000000/blame"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("blame of no document: %d", resp.StatusCode)
+	}
+}
