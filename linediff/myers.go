@@ -91,100 +91,52 @@ type splitPoint struct {
 	minLo, minHi bool // whether each half must be diffed minimally
 }
 
+// search is one split's state: its region, the diagonals the region spans,
+// and the band of diagonals each direction has reached so far. It is kept in
+// one value so that each step of the search can be a method of its own.
+type search struct {
+	off1, lim1, off2, lim2 int
+	dmin, dmax             int  // the region's diagonals
+	fmid, bmid             int  // the diagonals the forward and backward searches start on
+	fmin, fmax             int  // the forward band
+	bmin, bmax             int  // the backward band
+	odd                    bool // whether the searches meet on a forward step (fmid-bmid is odd)
+}
+
+// step is what one step of the search came to.
+type step uint8
+
+const (
+	stepOn    step = iota // the searches have not met: go on
+	stepMet               // the searches met: the split is on the middle snake
+	stepSpent             // the work budget ran out
+)
+
 // split finds where to cut a region in two: on the middle snake if it is
 // found within the cost limit, else at the furthest point reached. It
 // reports false when the work budget runs out first. This is xdl_split of
 // git's xdiff, written with diagonals k = i1 - i2.
 func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (splitPoint, bool) {
-	a, b := m.a, m.b
-	kf, kb, o := m.kf, m.kb, m.koff
-	dmin, dmax := off1-lim2, lim1-off2
 	fmid, bmid := off1-off2, lim1-lim2
-	odd := (fmid-bmid)&1 != 0
-	fmin, fmax := fmid, fmid
-	bmin, bmax := bmid, bmid
-	kf[o+fmid] = off1
-	kb[o+bmid] = lim1
+	s := search{
+		off1: off1, lim1: lim1, off2: off2, lim2: lim2,
+		dmin: off1 - lim2, dmax: lim1 - off2,
+		fmid: fmid, bmid: bmid,
+		fmin: fmid, fmax: fmid,
+		bmin: bmid, bmax: bmid,
+		odd: (fmid-bmid)&1 != 0,
+	}
+	m.kf[m.koff+fmid] = off1
+	m.kb[m.koff+bmid] = lim1
 
 	for ec := 1; ; ec++ {
-		gotSnake := false
-
-		// Forward: extend each diagonal by one edit and then along its snake.
-		if fmin > dmin {
-			fmin--
-			kf[o+fmin-1] = -1
-		} else {
-			fmin++
+		p, r, fsnake := m.forward(&s)
+		if r != stepOn {
+			return p, r == stepMet
 		}
-		if fmax < dmax {
-			fmax++
-			kf[o+fmax+1] = -1
-		} else {
-			fmax--
-		}
-		for k := fmax; k >= fmin; k -= 2 {
-			var i1 int
-			if kf[o+k-1] >= kf[o+k+1] {
-				i1 = kf[o+k-1] + 1
-			} else {
-				i1 = kf[o+k+1]
-			}
-			prev := i1
-			i2 := i1 - k
-			for i1 < lim1 && i2 < lim2 && a[i1] == b[i2] {
-				i1++
-				i2++
-			}
-			// Checked per diagonal, not per cost step, because one step
-			// can follow a snake on every diagonal.
-			if m.work += 1 + i1 - prev; m.work >= m.budget {
-				return splitPoint{}, false
-			}
-			if i1-prev > snakeCnt {
-				gotSnake = true
-			}
-			kf[o+k] = i1
-			if odd && bmin <= k && k <= bmax && kb[o+k] <= i1 {
-				return splitPoint{i1, i2, true, true}, true
-			}
-		}
-
-		// Backward, from the end of the region.
-		if bmin > dmin {
-			bmin--
-			kb[o+bmin-1] = math.MaxInt
-		} else {
-			bmin++
-		}
-		if bmax < dmax {
-			bmax++
-			kb[o+bmax+1] = math.MaxInt
-		} else {
-			bmax--
-		}
-		for k := bmax; k >= bmin; k -= 2 {
-			var i1 int
-			if kb[o+k-1] < kb[o+k+1] {
-				i1 = kb[o+k-1]
-			} else {
-				i1 = kb[o+k+1] - 1
-			}
-			prev := i1
-			i2 := i1 - k
-			for i1 > off1 && i2 > off2 && a[i1-1] == b[i2-1] {
-				i1--
-				i2--
-			}
-			if m.work += 1 + prev - i1; m.work >= m.budget {
-				return splitPoint{}, false
-			}
-			if prev-i1 > snakeCnt {
-				gotSnake = true
-			}
-			kb[o+k] = i1
-			if !odd && fmin <= k && k <= fmax && i1 <= kf[o+k] {
-				return splitPoint{i1, i2, true, true}, true
-			}
+		p, r, bsnake := m.backward(&s)
+		if r != stepOn {
+			return p, r == stepMet
 		}
 
 		if needMin {
@@ -193,47 +145,153 @@ func (m *myers) split(off1, lim1, off2, lim2 int, needMin bool) (splitPoint, boo
 
 		// A path well ahead of its cost that ends in a long snake is very
 		// likely on a good diff; cut there rather than search on.
-		if gotSnake && ec > heurMin {
-			if s, ok := m.snakeForward(off1, lim1, off2, lim2, fmin, fmax, fmid, ec); ok {
-				return s, true
+		if (fsnake || bsnake) && ec > heurMin {
+			if p, ok := m.snakeForward(off1, lim1, off2, lim2, s.fmin, s.fmax, fmid, ec); ok {
+				return p, true
 			}
-			if s, ok := m.snakeBackward(off1, lim1, off2, lim2, bmin, bmax, bmid, ec); ok {
-				return s, true
+			if p, ok := m.snakeBackward(off1, lim1, off2, lim2, s.bmin, s.bmax, bmid, ec); ok {
+				return p, true
 			}
 		}
 
 		// Too expensive: cut at the point that got furthest, so the part
 		// already explored is diffed exactly and the rest starts afresh.
 		if ec >= m.mxcost {
-			m.work += fmax - fmin + bmax - bmin
-			fbest, fbest1 := -1, -1
-			for k := fmax; k >= fmin; k -= 2 {
-				i1 := min(kf[o+k], lim1)
-				i2 := i1 - k
-				if lim2 < i2 {
-					i1, i2 = lim2+k, lim2
-				}
-				if fbest < i1+i2 {
-					fbest, fbest1 = i1+i2, i1
-				}
-			}
-			bbest, bbest1 := math.MaxInt, math.MaxInt
-			for k := bmax; k >= bmin; k -= 2 {
-				i1 := max(off1, kb[o+k])
-				i2 := i1 - k
-				if i2 < off2 {
-					i1, i2 = off2+k, off2
-				}
-				if i1+i2 < bbest {
-					bbest, bbest1 = i1+i2, i1
-				}
-			}
-			if (lim1+lim2)-bbest < fbest-(off1+off2) {
-				return splitPoint{fbest1, fbest - fbest1, true, false}, true
-			}
-			return splitPoint{bbest1, bbest - bbest1, false, true}, true
+			return m.furthest(&s), true
 		}
 	}
+}
+
+// forward takes one edit-cost step of the forward search: it widens the band
+// by a diagonal each side (or narrows it at the region's edge), extends each
+// diagonal by one edit and then along its snake, and stops where it meets the
+// backward search. It reports whether a snake longer than snakeCnt was
+// followed, for split's heuristic.
+func (m *myers) forward(s *search) (p splitPoint, r step, snake bool) {
+	a, b := m.a, m.b
+	kf, kb, o := m.kf, m.kb, m.koff
+	if s.fmin > s.dmin {
+		s.fmin--
+		kf[o+s.fmin-1] = -1
+	} else {
+		s.fmin++
+	}
+	if s.fmax < s.dmax {
+		s.fmax++
+		kf[o+s.fmax+1] = -1
+	} else {
+		s.fmax--
+	}
+	lim1, lim2 := s.lim1, s.lim2
+	bmin, bmax, odd := s.bmin, s.bmax, s.odd
+	for k := s.fmax; k >= s.fmin; k -= 2 {
+		var i1 int
+		if kf[o+k-1] >= kf[o+k+1] {
+			i1 = kf[o+k-1] + 1
+		} else {
+			i1 = kf[o+k+1]
+		}
+		prev := i1
+		i2 := i1 - k
+		for i1 < lim1 && i2 < lim2 && a[i1] == b[i2] {
+			i1++
+			i2++
+		}
+		// Checked per diagonal, not per cost step, because one step
+		// can follow a snake on every diagonal.
+		if m.work += 1 + i1 - prev; m.work >= m.budget {
+			return splitPoint{}, stepSpent, snake
+		}
+		if i1-prev > snakeCnt {
+			snake = true
+		}
+		kf[o+k] = i1
+		if odd && bmin <= k && k <= bmax && kb[o+k] <= i1 {
+			return splitPoint{i1, i2, true, true}, stepMet, snake
+		}
+	}
+	return splitPoint{}, stepOn, snake
+}
+
+// backward is forward's mirror: one edit-cost step of the search from the
+// end of the region towards its start.
+func (m *myers) backward(s *search) (p splitPoint, r step, snake bool) {
+	a, b := m.a, m.b
+	kf, kb, o := m.kf, m.kb, m.koff
+	if s.bmin > s.dmin {
+		s.bmin--
+		kb[o+s.bmin-1] = math.MaxInt
+	} else {
+		s.bmin++
+	}
+	if s.bmax < s.dmax {
+		s.bmax++
+		kb[o+s.bmax+1] = math.MaxInt
+	} else {
+		s.bmax--
+	}
+	off1, off2 := s.off1, s.off2
+	fmin, fmax, odd := s.fmin, s.fmax, s.odd
+	for k := s.bmax; k >= s.bmin; k -= 2 {
+		var i1 int
+		if kb[o+k-1] < kb[o+k+1] {
+			i1 = kb[o+k-1]
+		} else {
+			i1 = kb[o+k+1] - 1
+		}
+		prev := i1
+		i2 := i1 - k
+		for i1 > off1 && i2 > off2 && a[i1-1] == b[i2-1] {
+			i1--
+			i2--
+		}
+		if m.work += 1 + prev - i1; m.work >= m.budget {
+			return splitPoint{}, stepSpent, snake
+		}
+		if prev-i1 > snakeCnt {
+			snake = true
+		}
+		kb[o+k] = i1
+		if !odd && fmin <= k && k <= fmax && i1 <= kf[o+k] {
+			return splitPoint{i1, i2, true, true}, stepMet, snake
+		}
+	}
+	return splitPoint{}, stepOn, snake
+}
+
+// furthest is where split cuts a region whose search got too expensive: the
+// point, forward or backward, that got furthest along its diagonal (clipped
+// to the region). The explored side is then diffed minimally, the other
+// afresh.
+func (m *myers) furthest(s *search) splitPoint {
+	kf, kb, o := m.kf, m.kb, m.koff
+	m.work += s.fmax - s.fmin + s.bmax - s.bmin
+	fbest, fbest1 := -1, -1
+	for k := s.fmax; k >= s.fmin; k -= 2 {
+		i1 := min(kf[o+k], s.lim1)
+		i2 := i1 - k
+		if s.lim2 < i2 {
+			i1, i2 = s.lim2+k, s.lim2
+		}
+		if fbest < i1+i2 {
+			fbest, fbest1 = i1+i2, i1
+		}
+	}
+	bbest, bbest1 := math.MaxInt, math.MaxInt
+	for k := s.bmax; k >= s.bmin; k -= 2 {
+		i1 := max(s.off1, kb[o+k])
+		i2 := i1 - k
+		if i2 < s.off2 {
+			i1, i2 = s.off2+k, s.off2
+		}
+		if i1+i2 < bbest {
+			bbest, bbest1 = i1+i2, i1
+		}
+	}
+	if (s.lim1+s.lim2)-bbest < fbest-(s.off1+s.off2) {
+		return splitPoint{fbest1, fbest - fbest1, true, false}
+	}
+	return splitPoint{bbest1, bbest - bbest1, false, true}
 }
 
 func (m *myers) snakeForward(off1, lim1, off2, lim2, fmin, fmax, fmid, ec int) (splitPoint, bool) {

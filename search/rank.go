@@ -64,10 +64,54 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	}
 	keys := q.Keys()
 	chunks := x.chunks(keys)
-	// The budget: keys by the bytes of their postings, the smallest first; the smallest
-	// is always decoded.
-	size := make([]int, len(keys))
-	order := make([]int, len(keys))
+	skipped := overBudget(chunks)
+	for _, s := range skipped {
+		if s {
+			p.Skipped++
+		}
+	}
+	ps, err := decodePostings(chunks, skipped)
+	if err != nil {
+		return nil, err
+	}
+	if ps.total == 0 {
+		return p, nil
+	}
+	st := x.stats()
+	idf := ps.idf(float64(max(st.Items, 1)))
+	termKeys, sureTerms := p.weigh(keys, idf, skipped)
+	acc := ps.slotItems(x.next())
+	lens, err := x.readLengths(acc)
+	if err != nil {
+		return nil, err
+	}
+	score := ps.scores(m, st, acc, idf, lens)
+	maybe := ps.mayHave(termKeys, acc)
+	quoted, req := q.Quoted(), q.Required()
+	for s, num := range acc.nums {
+		if maybe[s]&req == 0 || maybe[s]&quoted != quoted {
+			continue
+		}
+		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0, Len: int(lens.text[s] + lens.title[s])})
+	}
+	return p, nil
+}
+
+// postings are the postings of a query's keys (Query.Keys), key by key, as Plan decoded
+// them.
+type postings struct {
+	lists   [][]entry // each key's postings, in number order; nil if skipped
+	skipped []bool    // the keys not decoded (MaxPostings)
+	total   int       // the postings decoded, of all keys
+}
+
+// overBudget says which keys' postings are not decoded, so that a search decodes about
+// MaxPostings bytes whatever its words: taking the keys by the bytes of their chunks, the
+// smallest first, those past the budget. The smallest is always decoded, however big, so
+// that a query whose words are all in most items still finds some.
+func overBudget(chunks [][][]byte) []bool {
+	size := make([]int, len(chunks))
+	order := make([]int, len(chunks))
 	for i, cs := range chunks {
 		order[i] = i
 		for _, c := range cs {
@@ -75,18 +119,22 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return size[a] - size[b] })
-	skipped := make([]bool, len(keys))
+	skipped := make([]bool, len(chunks))
 	used := 0
 	for n, i := range order {
 		if n > 0 && used+size[i] > MaxPostings {
 			skipped[i] = true
-			p.Skipped++
 			continue
 		}
 		used += size[i]
 	}
-	lists := make([][]entry, len(keys))
-	total := 0
+	return skipped
+}
+
+// decodePostings decodes the chunks of each key not skipped (each chunk ends with its
+// number, as Index.chunks gives it).
+func decodePostings(chunks [][][]byte, skipped []bool) (postings, error) {
+	ps := postings{lists: make([][]entry, len(chunks)), skipped: skipped}
 	for i, cs := range chunks {
 		if skipped[i] {
 			continue
@@ -94,33 +142,41 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		for _, c := range cs {
 			var err error
 			j := binary.BigEndian.Uint32(c[len(c)-4:])
-			if lists[i], err = decodeChunk(lists[i], j, c[:len(c)-4]); err != nil {
-				return nil, err
+			if ps.lists[i], err = decodeChunk(ps.lists[i], j, c[:len(c)-4]); err != nil {
+				return postings{}, err
 			}
 		}
-		total += len(lists[i])
+		ps.total += len(ps.lists[i])
 	}
-	if total == 0 {
-		return p, nil
-	}
-	st := x.stats()
-	n := float64(max(st.Items, 1))
-	avgText, avgTitle := max(float64(st.Text)/n, 1), max(float64(st.TitleToks)/n, 1)
-	idf := make([]float64, len(keys))
-	for i := range keys {
-		df := float64(len(lists[i]))
-		if skipped[i] {
-			df = n // in most: it weighs next to nothing
+	return ps, nil
+}
+
+// idf is each key's inverse document frequency among n items. How many items have a
+// skipped key is not known: it is taken to be all of them (it is in most, or it would
+// not have been skipped), so that it weighs next to nothing.
+func (ps postings) idf(n float64) []float64 {
+	idf := make([]float64, len(ps.lists))
+	for i, l := range ps.lists {
+		df := float64(len(l))
+		if ps.skipped[i] {
+			df = n
 		}
 		idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
+	return idf
+}
+
+// weigh gives each term its keys (indexes into keys, each once) and adds their idf to
+// its weight (p.Weights). It also says which terms the postings answer for: a term of
+// one unquoted token, short enough to be a key of its own and not skipped, is had by just
+// the items with its key's postings; other terms need the text read to know.
+func (p *Plan) weigh(keys []string, idf []float64, skipped []bool) (termKeys [][]int, sure uint64) {
 	keyIndex := make(map[string]int, len(keys))
 	for i, k := range keys {
 		keyIndex[k] = i
 	}
-	termKeys := make([][]int, len(q.Terms))
-	var sureTerms uint64
-	for t, term := range q.Terms {
+	termKeys = make([][]int, len(p.Query.Terms))
+	for t, term := range p.Query.Terms {
 		seen := map[int]bool{}
 		for _, k := range term.keys() {
 			if i := keyIndex[k]; !seen[i] {
@@ -130,18 +186,33 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 			}
 		}
 		if !term.Quoted && len(term.Tokens) == 1 && len(Stem(term.Tokens[0])) <= MaxKey && !skipped[termKeys[t][0]] {
-			sureTerms |= 1 << t
+			sure |= 1 << t
 		}
 	}
+	return termKeys, sure
+}
 
-	// Every item with a posting gets a slot.
-	acc := newSlots(x.next(), total)
-	for _, l := range lists {
+// slotItems gives a slot to every item with a posting, in the order the postings come: the
+// dense arrays of scores, lengths and terms are indexed by it.
+func (ps postings) slotItems(next uint32) *slots {
+	acc := newSlots(next, ps.total)
+	for _, l := range ps.lists {
 		for _, e := range l {
 			acc.slot(e.num)
 		}
 	}
-	// Lengths, of the chunks that hold a candidate.
+	return acc
+}
+
+// lengths are the tokens of each slot's item, in its text and in its title.
+type lengths struct {
+	text, title []float64
+}
+
+// readLengths reads the lengths of the items with a slot, for BM25F's length normalisation:
+// only the chunks of lengths that hold one of them, and on a store that reads ahead, all
+// of those in one go.
+func (x Index) readLengths(acc *slots) (lengths, error) {
 	var js []uint32
 	for _, num := range acc.nums {
 		if j := num / Span; len(js) == 0 || js[len(js)-1] != j {
@@ -157,46 +228,59 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		}
 		kv.Prefetch(x.lens, ks)
 	}
-	textLen := make([]float64, len(acc.nums))
-	titleLen := make([]float64, len(acc.nums))
+	l := lengths{text: make([]float64, len(acc.nums)), title: make([]float64, len(acc.nums))}
 	for _, j := range js {
 		es, err := decodeLens(j, x.lens.Get(lensKey(j)))
 		if err != nil {
-			return nil, err
+			return lengths{}, err
 		}
 		for _, e := range es {
 			if s, ok := acc.find(e.num); ok {
-				textLen[s], titleLen[s] = float64(e.text), float64(e.title)
+				l.text[s], l.title[s] = float64(e.text), float64(e.title)
 			}
 		}
 	}
+	return l, nil
+}
+
+// scores is each slot's BM25F score of the words (m, against the lengths of st's
+// items), summed key by key in the query's order: the same sums, and so the same
+// scores to the last bit, on every store.
+func (ps postings) scores(m Model, st Stats, acc *slots, idf []float64, lens lengths) []float64 {
+	n := float64(max(st.Items, 1))
+	avgText, avgTitle := max(float64(st.Text)/n, 1), max(float64(st.TitleToks)/n, 1)
 	normText := make([]float64, len(acc.nums))
 	normTitle := make([]float64, len(acc.nums))
 	for s := range acc.nums {
-		normText[s] = 1 - m.BText + m.BText*textLen[s]/avgText
-		normTitle[s] = 1 - m.BTitle + m.BTitle*titleLen[s]/avgTitle
+		normText[s] = 1 - m.BText + m.BText*lens.text[s]/avgText
+		normTitle[s] = 1 - m.BTitle + m.BTitle*lens.title[s]/avgTitle
 	}
-	// The words' score, key by key in the query's order (the same sums on every store).
 	score := make([]float64, len(acc.nums))
-	for i, l := range lists {
+	for i, l := range ps.lists {
 		for _, e := range l {
 			s, _ := acc.find(e.num)
 			tf := float64(e.value>>2)/normText[s] + m.WTitle*float64(e.value&3)/normTitle[s]
 			score[s] += idf[i] * tf * (m.K1 + 1) / (m.K1 + tf)
 		}
 	}
-	// The terms each may have: all of a term's keys (a skipped key: any item may).
+	return score
+}
+
+// mayHave is the terms (bit t: term t) each slot's item may have, as far as the postings
+// tell: those of whose keys it has every one, a skipped key counting as had (any item
+// may have it). Only reading the text tells whether a phrase's tokens come in order.
+func (ps postings) mayHave(termKeys [][]int, acc *slots) []uint64 {
 	maybe := make([]uint64, len(acc.nums))
 	count := make([]uint16, len(acc.nums))
 	for t, ks := range termKeys {
 		need := 0
 		clear(count)
 		for _, i := range ks {
-			if skipped[i] {
+			if ps.skipped[i] {
 				continue
 			}
 			need++
-			for _, e := range lists[i] {
+			for _, e := range ps.lists[i] {
 				s, _ := acc.find(e.num)
 				count[s]++
 			}
@@ -207,14 +291,7 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 			}
 		}
 	}
-	quoted, req := q.Quoted(), q.Required()
-	for s, num := range acc.nums {
-		if maybe[s]&req == 0 || maybe[s]&quoted != quoted {
-			continue
-		}
-		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0, Len: int(textLen[s] + titleLen[s])})
-	}
-	return p, nil
+	return maybe
 }
 
 // slots gives each item number met a slot in dense arrays: by a table when the numbers
@@ -310,9 +387,8 @@ type cand struct {
 // (< 1: all), each with up to lines of its lines, reading at most budget bytes of texts
 // (MaxRead, or what another search of the same call left of it).
 func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
-	q := p.Query
 	cs := make([]*cand, len(p.Candidates))
-	req := q.Required()
+	req := p.Query.Required()
 	for i, c := range p.Candidates {
 		cs[i] = &cand{Candidate: c, found: true, every: c.Maybe&req == req, final: c.Score}
 	}
@@ -320,54 +396,81 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 	if limit > 0 {
 		k = min(k, max(limit, p.Model.Rerank))
 	}
-	sc := newScanner(q, p.Weights)
-	var res Result
-	start := budget
-	// Those to read are read the shortest first: within the budget, as many as can be.
-	read := func(batch []*cand) (bool, error) {
-		slices.SortStableFunc(batch, func(a, b *cand) int { return a.Len - b.Len })
-		for len(batch) > 0 {
-			nums := make([]uint32, len(batch))
-			for i, c := range batch {
-				nums[i] = c.Num
-			}
-			got, used, err := fetch(nums, budget)
-			if err != nil {
-				return false, err
-			}
-			budget -= used
-			if len(got) == 0 {
-				return false, nil
-			}
-			for i, f := range got {
-				c := batch[i]
-				c.read, c.time = true, f.Time
-				if f.Gone {
-					c.found = false
-					continue
-				}
-				c.hit = sc.match(f.Doc, lines)
-				c.found, c.every = c.hit.Found(q), c.hit.Every(q)
-				c.final = c.Score + p.Model.Near*c.hit.Near
-			}
-			batch = batch[len(got):]
-		}
-		return true, nil
+	r := &reader{q: p.Query, near: p.Model.Near, sc: newScanner(p.Query, p.Weights), lines: lines, budget: budget, fetch: fetch}
+	cs, more, err := r.readBest(cs, k)
+	if err != nil {
+		return Result{}, err
 	}
-	byWords := func(a, b *cand) int {
-		if a.every != b.every {
-			if a.every {
-				return -1
-			}
-			return 1
+	if more {
+		if err := r.readUnsure(cs); err != nil {
+			return Result{}, err
 		}
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Num, a.Num)
 	}
-	// The best k, read; reading may show that some lack a phrase, or a word of several
-	// tokens, and then others come up.
+	res, final := tally(cs)
+	best(final, k, byWords)
+	slices.SortFunc(final[:min(k, len(final))], byFinal)
+	if limit > 0 && len(final) > limit {
+		final = final[:limit]
+	}
+	for _, c := range final {
+		res.Ranked = append(res.Ranked, c.ranked())
+	}
+	res.Read = budget - r.budget
+	return res, nil
+}
+
+// reader reads candidates' texts for Rank, within what is left of its budget, and
+// matches the query in them.
+type reader struct {
+	q      Query
+	near   float64 // Model.Near
+	sc     *scanner
+	lines  int // the lines to keep of each text (Hit)
+	budget int // bytes of texts left to read
+	fetch  Fetch
+}
+
+// read reads the texts of batch, the shortest first so that as many as can be are read
+// within the budget, and matches each: whether it is still found, has every word, and its
+// score with its words' nearness. It reports false when the budget ran out (fetch gave
+// nothing) before all of batch was read.
+func (r *reader) read(batch []*cand) (bool, error) {
+	slices.SortStableFunc(batch, func(a, b *cand) int { return a.Len - b.Len })
+	for len(batch) > 0 {
+		nums := make([]uint32, len(batch))
+		for i, c := range batch {
+			nums[i] = c.Num
+		}
+		got, used, err := r.fetch(nums, r.budget)
+		if err != nil {
+			return false, err
+		}
+		r.budget -= used
+		if len(got) == 0 {
+			return false, nil
+		}
+		for i, f := range got {
+			c := batch[i]
+			c.read, c.time = true, f.Time
+			if f.Gone {
+				c.found = false
+				continue
+			}
+			c.hit = r.sc.match(f.Doc, r.lines)
+			c.found, c.every = c.hit.Found(r.q), c.hit.Every(r.q)
+			c.final = c.Score + r.near*c.hit.Near
+		}
+		batch = batch[len(got):]
+	}
+	return true, nil
+}
+
+// readBest reads the best k candidates by their words (byWords), and reads again while
+// reading shows some of those not found (they lack a phrase, or a word of several tokens)
+// and others come up into the k. It gives cs without those found wanting (but for the
+// last read's, which tally leaves out), the best k first, and false if the budget ran
+// out before the best k were all read.
+func (r *reader) readBest(cs []*cand, k int) ([]*cand, bool, error) {
 	more := true
 	for more {
 		live := cs[:0]
@@ -388,29 +491,40 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 			break
 		}
 		var err error
-		if more, err = read(unread); err != nil {
-			return Result{}, err
+		if more, err = r.read(unread); err != nil {
+			return nil, false, err
 		}
 	}
-	// The others that may have a phrase: read to know whether they are found.
+	return cs, more, nil
+}
+
+// readUnsure reads the others that may lack a phrase or a word of several tokens (not
+// Sure), to know whether they are found: they are counted only if they are.
+func (r *reader) readUnsure(cs []*cand) error {
 	var unsure []*cand
 	for _, c := range cs {
 		if !c.read && !c.Sure {
 			unsure = append(unsure, c)
 		}
 	}
-	if more && len(unsure) > 0 {
-		if _, err := read(unsure); err != nil {
-			return Result{}, err
-		}
+	if len(unsure) == 0 {
+		return nil
 	}
-	final := make([]*cand, 0, len(cs))
+	_, err := r.read(unsure)
+	return err
+}
+
+// tally counts the candidates found, with every word and with some, and those not known
+// to be found because their texts were past the budget (Unread); it gives the found.
+func tally(cs []*cand) (Result, []*cand) {
+	var res Result
+	found := make([]*cand, 0, len(cs))
 	for _, c := range cs {
 		switch {
 		case !c.read && !c.Sure:
 			res.Unread++
 		case c.found:
-			final = append(final, c)
+			found = append(found, c)
 			if c.every {
 				res.Every++
 			} else {
@@ -418,35 +532,49 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 			}
 		}
 	}
-	best(final, k, byWords)
-	top := final[:min(k, len(final))]
-	slices.SortFunc(top, func(a, b *cand) int {
-		if a.every != b.every {
-			if a.every {
-				return -1
-			}
-			return 1
+	return res, found
+}
+
+// byWords orders candidates as the postings can, before any text is read: every word
+// first, then by the words' score, then the higher number first.
+func byWords(a, b *cand) int {
+	if a.every != b.every {
+		if a.every {
+			return -1
 		}
-		if c := cmp.Compare(b.final, a.final); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.time, a.time); c != 0 {
-			return c
-		}
-		return cmp.Compare(b.Num, a.Num)
-	})
-	if limit > 0 && len(final) > limit {
-		final = final[:limit]
+		return 1
 	}
-	for _, c := range final {
-		score := c.Score
-		if c.read {
-			score = c.final
-		}
-		res.Ranked = append(res.Ranked, Ranked{Num: c.Num, Hit: c.hit, Score: score, Every: c.every, Time: c.time})
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
 	}
-	res.Read = start - budget
-	return res, nil
+	return cmp.Compare(b.Num, a.Num)
+}
+
+// byFinal orders the candidates Rank gives: every word first, then by score with
+// nearness, then the last changed first, then the higher number first.
+func byFinal(a, b *cand) int {
+	if a.every != b.every {
+		if a.every {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.final, a.final); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.time, a.time); c != 0 {
+		return c
+	}
+	return cmp.Compare(b.Num, a.Num)
+}
+
+// ranked is c as Rank gives it: scored with its words' nearness if its text was read.
+func (c *cand) ranked() Ranked {
+	score := c.Score
+	if c.read {
+		score = c.final
+	}
+	return Ranked{Num: c.Num, Hit: c.hit, Score: score, Every: c.every, Time: c.time}
 }
 
 // best puts the first k of cs (by cmp) first, in order; the rest after, in no order. It

@@ -80,14 +80,34 @@ type line struct {
 	m           Message
 }
 
+// given is a line's fields as they came, before checkLine checks them.
+type given struct {
+	conv, title, at, from, to, text, id string
+	private                             bool
+}
+
 // parseLine reads and checks one line; its errors name the field at fault.
 func (im *importer) parseLine(raw []byte) (line, error) {
+	fields, err := lineObject(raw)
+	if err != nil {
+		return line{}, err
+	}
+	g, err := givenFields(fields)
+	if err != nil {
+		return line{}, err
+	}
+	return im.checkLine(g)
+}
+
+// lineObject reads raw as one JSON object with none but lineFields, so that a field
+// misspelled is refused by name rather than silently dropped.
+func lineObject(raw []byte) (jsonargs.Fields, error) {
 	fields, err := jsonargs.Object(raw)
 	switch {
 	case errors.Is(err, jsonargs.ErrNotObject):
-		return line{}, fmt.Errorf("a line is one JSON object, got %s", jsonargs.Kind(raw))
+		return nil, fmt.Errorf("a line is one JSON object, got %s", jsonargs.Kind(raw))
 	case err != nil:
-		return line{}, fmt.Errorf("not valid JSON: %v", err)
+		return nil, fmt.Errorf("not valid JSON: %v", err)
 	}
 	if unknown := jsonargs.Unknown(fields, lineFields); len(unknown) > 0 {
 		for i, u := range unknown {
@@ -97,53 +117,67 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		if len(unknown) > 1 {
 			what += "s"
 		}
-		return line{}, fmt.Errorf("%s %s: a line takes conversation, title, at, from, to, text, private and id", what, strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("%s %s: a line takes conversation, title, at, from, to, text, private and id", what, strings.Join(unknown, ", "))
 	}
+	return fields, nil
+}
 
-	var l line
-	var at, from, to, id string
+// givenFields takes a line's fields by their JSON types, the strings first (of them, the
+// three a line needs: conversation, from and text), then private, a boolean. Their values
+// are checked by checkLine.
+func givenFields(fields jsonargs.Fields) (given, error) {
+	var g given
 	for _, f := range []struct {
 		name     string
 		to       *string
 		required bool
 	}{
-		{"conversation", &l.conv, true},
-		{"from", &from, true},
-		{"text", &l.m.Text, true},
-		{"to", &to, false},
-		{"at", &at, false},
-		{"title", &l.title, false},
-		{"id", &id, false},
+		{"conversation", &g.conv, true},
+		{"from", &g.from, true},
+		{"text", &g.text, true},
+		{"to", &g.to, false},
+		{"at", &g.at, false},
+		{"title", &g.title, false},
+		{"id", &g.id, false},
 	} {
 		ok, err := stringField(fields, f.name, f.to)
 		if err != nil {
-			return line{}, err
+			return given{}, err
 		}
 		if !ok && f.required {
-			return line{}, fmt.Errorf("field %q is missing: a line needs conversation, from and text", f.name)
+			return given{}, fmt.Errorf("field %q is missing: a line needs conversation, from and text", f.name)
 		}
 	}
 	if raw := fields.Get("private"); jsonargs.Given(raw) {
-		if err := json.Unmarshal(raw, &l.m.Private); err != nil {
-			return line{}, fmt.Errorf("field \"private\" must be true or false, got %s", jsonargs.Kind(raw))
+		if err := json.Unmarshal(raw, &g.private); err != nil {
+			return given{}, fmt.Errorf("field \"private\" must be true or false, got %s", jsonargs.Kind(raw))
 		}
 	}
+	return g, nil
+}
 
+// checkLine checks a line's fields and makes its message: actors with their prefix, the
+// time (the import's, if none is given), and an external ID, the one given or else one
+// made of its content (contentID), so that importing the same input again adds nothing.
+func (im *importer) checkLine(g given) (line, error) {
+	l := line{conv: g.conv, m: Message{Text: g.text, Private: g.private}}
 	if err := CheckID(l.conv); err != nil {
 		return line{}, fmt.Errorf("field \"conversation\": %w", err)
 	}
-	l.title = CleanTitle(l.title)
-	if l.m.From, err = prefixedActor(from); err != nil {
+	l.title = CleanTitle(g.title)
+	var err error
+	if l.m.From, err = prefixedActor(g.from); err != nil {
 		return line{}, fmt.Errorf("field \"from\": %w", err)
 	}
-	if to != "" {
-		if l.m.To, err = prefixedActor(to); err != nil {
+	if g.to != "" {
+		if l.m.To, err = prefixedActor(g.to); err != nil {
 			return line{}, fmt.Errorf("field \"to\": %w", err)
 		}
 	}
 	if l.m.Text == "" || len(l.m.Text) > MaxText {
 		return line{}, fmt.Errorf("field \"text\": %w, got %d bytes", ErrBadText, len(l.m.Text))
 	}
+	at := g.at
 	l.m.At = im.now
 	if at != "" {
 		t, err := time.Parse(time.RFC3339Nano, at)
@@ -160,11 +194,11 @@ func (im *importer) parseLine(raw []byte) (line, error) {
 		}
 		return line{}, fmt.Errorf("field %q: %w", field, err)
 	}
-	if id != "" {
-		if err := CheckExternal(id); err != nil {
+	if g.id != "" {
+		if err := CheckExternal(g.id); err != nil {
 			return line{}, fmt.Errorf("field \"id\": %w", err)
 		}
-		l.m.External = id
+		l.m.External = g.id
 	} else {
 		l.m.External = im.contentID(l.conv, at, l.m)
 	}
