@@ -1,6 +1,7 @@
 package docstore_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func TestBlameOfOneVersion(t *testing.T) {
 	if err != nil || len(bl.Runs) != 1 || bl.Runs[0] != (docstore.Run{Version: 1, First: 1, Count: 2}) || bl.Versions[1].Author != north {
 		t.Fatalf("Blame = %+v, %v", bl, err)
 	}
-	if _, err := s.Blame(d.ID + "x"); err != docstore.ErrNotFound {
+	if _, err := s.Blame(d.ID + "x"); !errors.Is(err, docstore.ErrNotFound) {
 		t.Errorf("Blame of nothing: %v", err)
 	}
 	empty := mustCreate(t, s, "Empty", "")
