@@ -178,7 +178,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	html, err := s.html.version(r.Context(), d.ID, v.Number, v.Text)
+	if err != nil {
+		return // the browser went away while it was rendered: nobody to answer
+	}
+	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: html, Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
 	s.names(func(n spaces.Names) {

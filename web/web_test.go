@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"html/template"
 	"io"
@@ -380,7 +381,7 @@ func TestRenderCacheRendersOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	got := make([]template.HTML, 8)
 	for i := range got {
-		wg.Go(func() { got[i] = c.version("01M8PGKZD91FPDJN4QQFFR0WBP", 1, md) })
+		wg.Go(func() { got[i], _ = c.version(context.Background(), "01M8PGKZD91FPDJN4QQFFR0WBP", 1, md) })
 	}
 	wg.Wait()
 	for _, h := range got {
@@ -392,7 +393,7 @@ func TestRenderCacheRendersOnce(t *testing.T) {
 		t.Fatalf("cache: %d kept, %d pending, %d bytes", len(c.html), len(c.pending), c.bytes)
 	}
 	small := newRenderCache(100)
-	if h := small.version("x", 1, md); h != got[0] || len(small.html) != 0 {
+	if h, _ := small.version(context.Background(), "x", 1, md); h != got[0] || len(small.html) != 0 {
 		t.Fatal("a version too large to keep is rendered and not kept")
 	}
 }
