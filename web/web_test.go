@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"html/template"
@@ -396,4 +397,45 @@ func TestRenderCacheRendersOnce(t *testing.T) {
 	if h, _ := small.version(context.Background(), "x", 1, md); h != got[0] || len(small.html) != 0 {
 		t.Fatal("a version too large to keep is rendered and not kept")
 	}
+}
+
+// An open page's event stream outlives the server's read timeout (which --http and the
+// page's own listener set: transport.Harden): the timeout is for reading requests, and a
+// stream is a request that lasts.
+func TestEventsOutliveTheReadTimeout(t *testing.T) {
+	db, path := openStore(t)
+	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(site)
+	srv.Config.ReadTimeout = 300 * time.Millisecond
+	srv.Start()
+	t.Cleanup(func() { site.Close(); srv.Close() })
+	f := &fixture{t: t, db: db, docs: docstore.New(db, "personal"), site: site, srv: srv}
+	saved, err := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/document/"+saved.Document.ID+"/events?version=1", nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	time.Sleep(3 * srv.Config.ReadTimeout)
+	if _, err := f.docs.Append(saved.Document.ID, "two", agent); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), `"version":2`) {
+			return
+		}
+	}
+	t.Fatalf("the stream ended before version 2 came (%v), %v after it opened", sc.Err(), 3*srv.Config.ReadTimeout)
 }

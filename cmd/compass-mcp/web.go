@@ -17,6 +17,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"
 )
 
@@ -31,9 +32,10 @@ func webFlag(fs interface {
 
 // page is the person's page one process serves.
 type page struct {
-	site *web.Site
-	url  string
-	done chan error // gets Serve's error once it has stopped
+	site   *web.Site
+	server *http.Server // with --http's timeouts (transport.Harden)
+	url    string
+	done   chan error // gets Serve's error once it has stopped
 }
 
 // announce records the page's address in the data file for other processes, and says
@@ -98,10 +100,11 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 		ln.Close()
 		return nil, err
 	}
-	p := &page{site: site, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
+	p := &page{site: site, server: &http.Server{}, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
+	transport.Harden(p.server) // a connection idle or slow to send its request is closed, as on --http
 	announce(db, p.url)
 	go func() {
-		err := site.Serve(ctx, ln)
+		err := site.Serve(ctx, ln, p.server)
 		if err != nil {
 			slog.Error("serving the person's page", "err", err)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -376,5 +378,40 @@ func TestWebAddress(t *testing.T) {
 	}
 	if _, err := webAddress("7411", false); err == nil || !strings.Contains(err.Error(), "--web takes") {
 		t.Errorf("no port: %v", err)
+	}
+}
+
+// The page's own listener (beside stdio, and compass-mcp web) has the timeouts of --http's
+// (transport.Harden): a connection that sends nothing, or a request slowly, doesn't stay
+// open for good. (Before, only the header had a timeout: 200 connections that had each
+// made one request were all still open 150 s later.)
+func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
+	c := config{data: newData(t), space: "personal", me: "ana"}
+	db, err := c.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	p, err := startPage(ctx, &c, db, "127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stop(); <-p.done }()
+	var want http.Server
+	transport.Harden(&want)
+	got := p.server
+	if got.ReadTimeout != want.ReadTimeout || got.IdleTimeout != want.IdleTimeout || got.ReadHeaderTimeout != want.ReadHeaderTimeout || got.WriteTimeout != want.WriteTimeout {
+		t.Fatalf("the page's server: read %v, idle %v, header %v, write %v; --http's: read %v, idle %v, header %v, write %v",
+			got.ReadTimeout, got.IdleTimeout, got.ReadHeaderTimeout, got.WriteTimeout, want.ReadTimeout, want.IdleTimeout, want.ReadHeaderTimeout, want.WriteTimeout)
+	}
+	// And it serves with them.
+	resp, err := http.Get(p.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the page, not signed in: %d", resp.StatusCode)
 	}
 }
