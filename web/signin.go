@@ -7,6 +7,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // Signing in is the access room's: a one-time code (access.Store.NewSignInCode, made by
@@ -91,13 +92,60 @@ func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true}})
 }
 
+// signin follows a sign-in link: it signs the browser in at once when the person opened
+// the link themselves (from a terminal, the address bar, another app: Sec-Fetch-Site none,
+// or a browser too old to say) and it replaces nobody else; otherwise it asks first.
+// Without the question, any member with a link of their own could sign another person's
+// browser in as themselves from a page of theirs (login CSRF), and that browser's next
+// OAuth consent would give the agent their account.
 func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
-	cookie, g, err := s.cfg.Access.RedeemCode(r.URL.Query().Get("code"))
+	code := r.URL.Query().Get("code")
+	g, err := s.cfg.Access.CodeFor(code)
 	if err != nil {
-		if !errors.Is(err, access.ErrBadCode) {
-			s.log.Error("signing in", "err", err)
-		}
-		s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true}})
+		s.signinFailed(w, r, err)
+		return
+	}
+	now, signedIn := s.session(r)
+	if fromElsewhere(r) || signedIn && now.Person != g.Person {
+		v := askView{Code: code, Person: g.Person}
+		s.names(func(n spaces.Names) {
+			v.Name = n.Show(spaces.Person(g.Person))
+			if signedIn {
+				v.Replaces = n.Show(spaces.Person(now.Person))
+			}
+		})
+		w.Header().Set("Cache-Control", "no-store")
+		s.render(w, r, http.StatusOK, "asksignin", page{Title: "Sign in as " + v.Name + "?", Data: v})
+		return
+	}
+	s.redeem(w, r, code)
+}
+
+// fromElsewhere reports whether r is a navigation another site started (a link or a form
+// on another origin, by the browser's Sec-Fetch-Site).
+func fromElsewhere(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site == "cross-site" || site == "same-site"
+}
+
+// askView is the question the page asks before a sign-in link it didn't see the person
+// open themselves signs the browser in.
+type askView struct {
+	Code, Person, Name string
+	Replaces           string // who is signed in on the browser now, if anyone
+}
+
+// signinPost is the question's answer: the page's own form (a post from another origin is
+// refused before it gets here: http.CrossOriginProtection).
+func (s *Site) signinPost(w http.ResponseWriter, r *http.Request) {
+	s.redeem(w, r, r.PostFormValue("code"))
+}
+
+// redeem uses code up and signs the browser in for its person, ending the session it had.
+func (s *Site) redeem(w http.ResponseWriter, r *http.Request, code string) {
+	cookie, g, err := s.cfg.Access.RedeemCode(code)
+	if err != nil {
+		s.signinFailed(w, r, err)
 		return
 	}
 	s.forget(r) // the session this browser had, if any, ends: one browser, one session
@@ -113,6 +161,13 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 		next = "/?space=" + url.QueryEscape(g.Space) // open --space launch: launch's documents
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (s *Site) signinFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, access.ErrBadCode) {
+		s.log.Error("signing in", "err", err)
+	}
+	s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true}})
 }
 
 // secure reports whether the session cookie is marked Secure: over TLS, or behind an https

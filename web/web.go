@@ -111,6 +111,7 @@ func (s *Site) routes() http.Handler {
 	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, http.FileServerFS(static))))
 	mux.HandleFunc("GET "+storePath, s.storeID)
 	mux.HandleFunc("GET /signin", s.signin)
+	mux.HandleFunc("POST /signin", s.signinPost)
 	mux.HandleFunc("POST /signout", s.signout)
 
 	in := func(pattern string, h func(http.ResponseWriter, *http.Request, who)) {
