@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -438,4 +439,50 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 		}
 	}
 	t.Fatalf("the stream ended before version 2 came (%v), %v after it opened", sc.Err(), 3*srv.Config.ReadTimeout)
+}
+
+// The history page reads versions' headers only (docstore's Log), never their texts: for
+// 200 versions of a 1 MiB document it allocates a few hundred KiB, not 200 MiB (it once
+// rebuilt every version's text to show its number).
+//
+//	go test -run TestHistoryPageIsCheap -v ./web
+func TestHistoryPageIsCheap(t *testing.T) {
+	f := newFixture(t)
+	saved, err := f.docs.Create("Notes", strings.Repeat("A line of the notes, long enough to count.\n", 1<<20/43), docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := saved.Document.ID
+	for i := range 199 {
+		if _, err := f.docs.Append(id, fmt.Sprintf("Entry %d of the log.", i), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	u, _ := url.Parse(f.srv.URL)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/document/"+id+"/history", nil)
+	for _, ck := range c.Jar.Cookies(u) {
+		req.AddCookie(ck)
+	}
+	serve := func() *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		f.site.ServeHTTP(w, req)
+		return w
+	}
+	if w := serve(); w.Code != http.StatusOK || strings.Count(w.Body.String(), "/diff?from=") != 200 {
+		t.Fatalf("history: %d, %d versions listed", w.Code, strings.Count(w.Body.String(), "/diff?from="))
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	serve()
+	took := time.Since(start)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("the history of 200 versions of 1 MiB: %d KiB allocated, %v", allocated>>10, took)
+	if allocated > 4<<20 {
+		t.Errorf("the history page allocated %d KiB for 200 versions of 1 MiB; want at most 4 MiB (a version's size, and a little)", allocated>>10)
+	}
 }
