@@ -350,7 +350,7 @@ func TestListPages(t *testing.T) {
 		t.Fatalf("searching titles: %s", main.FindString(found))
 	}
 	saved, _ := f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
-	if found := body(t, f.get(c, "/?q=studio+tuesday")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "3: The studio is booked for Tuesday.") {
+	if found := body(t, f.get(c, "/?q=studio+tuesday")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "3: The <mark>studio</mark> is booked for <mark>Tuesday</mark>.") {
 		t.Fatalf("searching texts: %s", main.FindString(found))
 	}
 	if found := body(t, f.get(c, "/?q="+url.QueryEscape("http://127.0.0.1:7411/document/"+saved.Document.ID))); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, ">Trailer<") {
@@ -484,5 +484,59 @@ func TestHistoryPageIsCheap(t *testing.T) {
 	t.Logf("the history of 200 versions of 1 MiB: %d KiB allocated, %v", allocated>>10, took)
 	if allocated > 4<<20 {
 		t.Errorf("the history page allocated %d KiB for 200 versions of 1 MiB; want at most 4 MiB (a version's size, and a little)", allocated>>10)
+	}
+}
+
+// A text that starts with its title as a heading shows the title once (the page's own
+// header has it), and the list's preview doesn't repeat it either, nor show a heading's #.
+func TestTitleShownOnce(t *testing.T) {
+	f := newFixture(t)
+	plan, _ := f.docs.Create("Launch plan", "# Launch plan\n\nRecord the trailer.\n", docstore.KindWrite, agent)
+	other, _ := f.docs.Create("Pricing", "# The price\n\nTwelve a month.\n", docstore.KindWrite, agent)
+	f.docs.Create("Notes", "## Weekly notes\n\nNothing yet.\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	h1 := regexp.MustCompile(`<h1[ >]`)
+	if page := body(t, f.get(c, "/document/"+plan.Document.ID)); len(h1.FindAllString(page, -1)) != 1 || !strings.Contains(page, "Record the trailer.") {
+		t.Errorf("a text that starts with its title: %d <h1>s, want 1:\n%s", len(h1.FindAllString(page, -1)), page)
+	}
+	if page := body(t, f.get(c, "/document/"+other.Document.ID)); len(h1.FindAllString(page, -1)) != 2 || !strings.Contains(page, "The price</h1>") {
+		t.Errorf("a text that starts with another heading keeps it:\n%s", page)
+	}
+	list := body(t, f.get(c, "/"))
+	for _, bad := range []string{">Launch plan</div>", "# Launch plan", "## Weekly notes", "# The price"} {
+		if strings.Contains(list, bad) {
+			t.Errorf("the list's previews show %q:\n%s", bad, list)
+		}
+	}
+	for _, want := range []string{`<div class="opens">The price</div>`, `<div class="opens">Weekly notes</div>`} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the list lacks the preview %s:\n%s", want, list)
+		}
+	}
+}
+
+// Search results on the page mark the words found, and whatever else the line holds is
+// text, escaped.
+func TestSearchMarksTheWordsFound(t *testing.T) {
+	f := newFixture(t)
+	f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n\n<b onclick=x>Studios</b> & the \"studio\" <script>alert(1)</script>\n", docstore.KindWrite, agent)
+	f.docs.Create("Plan", "夏の計画: 東京のスタジオ\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	found := body(t, f.get(c, "/?q=studio+tuesday"))
+	for _, want := range []string{
+		"3: The <mark>studio</mark> is booked for <mark>Tuesday</mark>.",
+		"&lt;b onclick=x&gt;Studios&lt;/b&gt; &amp; the &#34;<mark>studio</mark>&#34; &lt;script&gt;alert(1)&lt;/script&gt;",
+	} {
+		if !strings.Contains(found, want) {
+			t.Errorf("the results lack %s:\n%s", want, found)
+		}
+	}
+	if strings.Contains(found, "<script>") || strings.Contains(found, "<b onclick") {
+		t.Errorf("a line's HTML reached the page:\n%s", found)
+	}
+	if got := body(t, f.get(c, "/?q="+url.QueryEscape(`"東京"`))); !strings.Contains(got, "<mark>東</mark><mark>京</mark>") {
+		t.Errorf("a phrase of Han characters isn't marked:\n%s", got)
 	}
 }
