@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 
@@ -53,7 +54,7 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 		p, ok := s.session(r)
 		if !ok {
 			doc, _ := doclink.ID(r.URL.Path) // a document's page: the command to run names it
-			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc}})
+			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc, AskAgent: s.agentHandsLinks(r)}})
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -62,9 +63,23 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 }
 
 type signinView struct {
-	Doc    string // the document the browser asked for, for the command to run
-	Failed bool   // a sign-in link was refused
-	Return bool   // another front door sent the browser here: come back to it once signed in
+	Doc      string // the document the browser asked for, for the command to run
+	Failed   bool   // a sign-in link was refused
+	Return   bool   // another front door sent the browser here: come back to it once signed in
+	AskAgent bool   // the agent may hand the person a link (agentHandsLinks)
+}
+
+// agentHandsLinks reports whether the person may ask their agent for a sign-in link
+// (list_documents sign_in), which a one-person server on this machine hands out: the
+// request came to a loopback listener, and the server has no tokens (a team's has).
+// Someone who installed the one-click bundle has no compass-mcp command to run.
+func (s *Site) agentHandsLinks(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || !loopback(hostOf(local.String())) {
+		return false
+	}
+	has, err := s.cfg.Access.HasTokens()
+	return err == nil && !has
 }
 
 // SignedIn returns the person signed in on the browser that sent r: for the front doors
@@ -89,7 +104,7 @@ func pageHeaders(h http.Header) {
 func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
 	pageHeaders(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
-	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true}})
+	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true, AskAgent: s.agentHandsLinks(r)}})
 }
 
 // signin follows a sign-in link: it signs the browser in at once when the person opened
@@ -167,7 +182,7 @@ func (s *Site) signinFailed(w http.ResponseWriter, r *http.Request, err error) {
 	if !errors.Is(err, access.ErrBadCode) {
 		s.log.Error("signing in", "err", err)
 	}
-	s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true}})
+	s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true, AskAgent: s.agentHandsLinks(r)}})
 }
 
 // secure reports whether the session cookie is marked Secure: over TLS, or behind an https
@@ -188,5 +203,5 @@ func (s *Site) forget(r *http.Request) {
 func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
 	s.forget(r)
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
-	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{}})
+	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{AskAgent: s.agentHandsLinks(r)}})
 }

@@ -278,3 +278,20 @@ func TestSignInFromAnotherSiteAsksFirst(t *testing.T) {
 		t.Fatalf("mallory again: %d, cookie %v", resp.StatusCode, c)
 	}
 }
+
+// Not signed in, on a one-person server on this machine (a loopback listener, no tokens),
+// the page says to ask the agent for a link (a bundle's user has no terminal command to
+// run); a team's server (with tokens) says to run compass-mcp open, as before.
+func TestSignInPageSaysToAskTheAgent(t *testing.T) {
+	f := newFixture(t)
+	page := func() string { return body(t, f.get(noRedirects, "/document/01JDXAAAAAAAAAAAAAAAAAAAAA")) }
+	if got := page(); !strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open 01JDXAAAAAAAAAAAAAAAAAAAAA") {
+		t.Errorf("a one-person server's sign-in page:\n%s", got)
+	}
+	if _, _, err := access.New(f.db).AddToken(access.NewToken{Person: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open") {
+		t.Errorf("a server with tokens' sign-in page:\n%s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"
 )
@@ -187,6 +189,30 @@ func signInLink(c config, url, next string, browser bool) error {
 		openBrowser(link)
 	}
 	return nil
+}
+
+// agentSignIn makes the one-time sign-in links the agent may hand the person
+// (list_documents sign_in), who may have no terminal command to get one with (the
+// one-click bundle): for --for only, in --space, and only while this is a one-person
+// server, no token rows in the data (a team's server has them), whose page is on this
+// machine (its address loopback). docs/PAGE.md says why that is safe.
+func (c *config) agentSignIn(db kv.DB) func(next string) (string, error) {
+	return func(next string) (string, error) {
+		base := c.links.Base()
+		u, err := url.Parse(base)
+		if err != nil || u.Scheme != "http" || !transport.IsLoopback(u.Hostname()) || u.Path != "" {
+			return "", tools.ErrNoSignIn // no page, or one reached from elsewhere (--link-base)
+		}
+		if guardedBy("", db) {
+			return "", tools.ErrNoSignIn
+		}
+		code, err := access.New(db).NewSignInCode(c.me, c.space, next)
+		if err != nil {
+			return "", err
+		}
+		slog.Info("the agent was given a sign-in link to the page", "person", c.me, "space", c.space, "next", next)
+		return base + "/signin?code=" + code, nil
+	}
 }
 
 // servePageOnly serves the page in the foreground and prints a sign-in link to it; with

@@ -415,3 +415,45 @@ func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
 		t.Fatalf("the page, not signed in: %d", resp.StatusCode)
 	}
 }
+
+var signInLinkRE = regexp.MustCompile(`http://[0-9.:]+/signin\?code=[0-9a-f]{64}`)
+
+// A person who installed the one-click bundle has no compass-mcp on their PATH to run
+// "compass-mcp open" with: on their own one-person server (stdio, the page on loopback, no
+// tokens) the agent hands them a one-time sign-in link when asked (list_documents
+// sign_in), for --for only, leading to the document named; a server with tokens (a team's)
+// hands none, and says how to sign in instead.
+func TestAgentHandsASignInLink(t *testing.T) {
+	data := newData(t)
+	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
+	if page == "" {
+		t.Fatalf("no page logged:\n%s", logs)
+	}
+	written := callTool(t, c, "write_document", map[string]any{"title": "Launch plan", "text": "Record the trailer.\n"}).text
+	doc := regexp.MustCompile(`\((http://[^)]+/document/[0-9A-Z]{26})\)`).FindStringSubmatch(written)[1]
+	got := callTool(t, c, "list_documents", map[string]any{"sign_in": doc})
+	link := signInLinkRE.FindString(got.text)
+	if got.isError || link == "" || !strings.HasPrefix(link, page+"/") || strings.Contains(got.text, "Documents here") {
+		t.Fatalf("list_documents sign_in: %v\n%s", got.isError, got.text)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 5 * time.Second}
+	resp, err := browser.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Record the trailer.") || !strings.HasSuffix(resp.Request.URL.Path, doc[len(doc)-26:]) {
+		t.Fatalf("the agent's sign-in link: %d at %s\n%s", resp.StatusCode, resp.Request.URL, body)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(link); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the link used again: %v %v, want 403", resp.StatusCode, err)
+	}
+	// A team's server (tokens) hands none.
+	cli(t, data, "tokens", "add", "--for", "ana")
+	got = callTool(t, c, "list_documents", map[string]any{"sign_in": "/"})
+	if !got.isError || signInLinkRE.MatchString(got.text) || !strings.Contains(got.text, "compass-mcp open") {
+		t.Fatalf("with a token row: %v\n%s", got.isError, got.text)
+	}
+}
