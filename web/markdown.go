@@ -38,7 +38,7 @@ import (
 //     wall time, and maxHTML of HTML, checked from inside goldmark at every line and
 //     every delimiter it looks at. When it is spent, the rest of the text, from the piece
 //     being rendered, is shown as written, with a note saying from which line and why.
-//     An ordinary text renders in full up to about 4 MiB (a megabyte in 80 to 110 ms).
+//     An ordinary text renders whole up to about 3 MiB (a megabyte in 80 to 160 ms).
 //   - The context. A render stops at its next check when nobody waits for it any more
 //     (renderCache cancels it), and at most renderSlots run at once.
 //
