@@ -441,9 +441,9 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 	t.Fatalf("the stream ended before version 2 came (%v), %v after it opened", sc.Err(), 3*srv.Config.ReadTimeout)
 }
 
-// The history page reads versions' headers only (docstore's Log), never their texts: for
-// 200 versions of a 1 MiB document it allocates a few hundred KiB, not 200 MiB (it once
-// rebuilt every version's text to show its number).
+// The history page reads versions' headers only (docstore's Log), never rebuilds their
+// texts: for 200 versions of a 1 MiB document it allocates about a MiB (5 on PostgreSQL),
+// not 200 MiB (it once rebuilt every version's text to show its number).
 //
 //	go test -run TestHistoryPageIsCheap -v ./web
 func TestHistoryPageIsCheap(t *testing.T) {
@@ -473,17 +473,28 @@ func TestHistoryPageIsCheap(t *testing.T) {
 	if w := serve(); w.Code != http.StatusOK || strings.Count(w.Body.String(), "/diff?from=") != 200 {
 		t.Fatalf("history: %d, %d versions listed", w.Code, strings.Count(w.Body.String(), "/diff?from="))
 	}
-	runtime.GC()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	serve()
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	allocated := after.TotalAlloc - before.TotalAlloc
+	// The least of five: the count is the process's, and other tests' goroutines may
+	// still be winding down.
+	allocated, took := uint64(1<<63), time.Duration(0)
+	for range 5 {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		serve()
+		took = time.Since(start)
+		runtime.ReadMemStats(&after)
+		allocated = min(allocated, after.TotalAlloc-before.TotalAlloc)
+	}
 	t.Logf("the history of 200 versions of 1 MiB: %d KiB allocated, %v", allocated>>10, took)
-	if allocated > 4<<20 {
-		t.Errorf("the history page allocated %d KiB for 200 versions of 1 MiB; want at most 4 MiB (a version's size, and a little)", allocated>>10)
+	bound := uint64(4 << 20) // a version's size, and a little
+	if kvtest.OnPostgres() {
+		// A version's record holds its text (a delta, or one in 64 the whole text): bbolt
+		// maps them, PostgreSQL sends them, so the four chunks' whole texts are read too.
+		bound = 8 << 20
+	}
+	if allocated > bound {
+		t.Errorf("the history page allocated %d KiB for 200 versions of 1 MiB; want at most %d MiB", allocated>>10, bound>>20)
 	}
 }
 
