@@ -22,8 +22,11 @@ import (
 // across parses but the parser.Context render made and drops.
 
 var (
-	// errOverBudget is what a render stops with when it used its CPU or wall time.
+	// errOverBudget is what a render stops with when it used its CPU time.
 	errOverBudget = errors.New("the render used its time")
+	// errOverWall is what a render stops with when it took its wall time: the machine was
+	// too busy to give it its CPU time, and another time it may finish.
+	errOverWall = errors.New("the render took too long on a busy machine")
 	// errTooMuchHTML is what a render stops with when it made more HTML than a page may hold.
 	errTooMuchHTML = errors.New("the render made too much HTML")
 )
@@ -52,8 +55,12 @@ func newBudget(ctx context.Context, limit time.Duration, maxHTML int) *budget {
 }
 
 // wallFor is the wall time a render with a CPU budget of limit may take: on a machine so
-// busy that a render gets a quarter of a core, it ends anyway, and frees its slot.
-func wallFor(limit time.Duration) time.Duration { return 4 * limit }
+// busy that a render gets less than 1/wallTimes of a core, it ends anyway, and frees its
+// slot (and its HTML is not kept: see renderWithin).
+func wallFor(limit time.Duration) time.Duration { return time.Duration(wallTimes * float64(limit)) }
+
+// wallTimes is a render's wall time over its CPU time; a var for tests.
+var wallTimes = 4.0
 
 // over returns why the render must stop, or nil. The thread's CPU clock is a system call:
 // it is read at most once a millisecond, which is also all the CPU time can have grown by.
@@ -63,7 +70,7 @@ func (b *budget) over() error {
 	}
 	now := time.Now()
 	if now.After(b.wallEnd) {
-		return errOverBudget
+		return errOverWall
 	}
 	if now.Sub(b.lastWall) >= time.Millisecond {
 		b.lastWall, b.spent = now, b.cpu()-b.cpuStart

@@ -103,18 +103,20 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 // render turns Markdown into HTML that is safe whatever the text holds, within the
 // budget, for a caller that waits for it whatever it takes.
 func render(md string) template.HTML {
-	h, _ := renderWithin(context.Background(), md, renderCPU)
+	h, _, _ := renderWithin(context.Background(), md, renderCPU)
 	return h
 }
 
 // renderWithin renders md within a budget of limit of CPU time (see above). It returns
-// ctx's error, and no HTML, if ctx ends first.
-func renderWithin(ctx context.Context, md string, limit time.Duration) (template.HTML, error) {
+// ctx's error, and no HTML, if ctx ends first. keep is false when the render was cut short
+// by its wall time (the machine too busy to give it its CPU time): its HTML is fine to
+// show, but not to keep for good.
+func renderWithin(ctx context.Context, md string, limit time.Duration) (h template.HTML, keep bool, err error) {
 	return renderPieces(ctx, md, limit, pieceTarget)
 }
 
 // renderPieces is renderWithin with pieces cut at target bytes.
-func renderPieces(ctx context.Context, md string, limit time.Duration, target int) (template.HTML, error) {
+func renderPieces(ctx context.Context, md string, limit time.Duration, target int) (template.HTML, bool, error) {
 	// The budget is this thread's CPU time: the render stays on it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -123,10 +125,10 @@ func renderPieces(ctx context.Context, md string, limit time.Duration, target in
 	if len(pieces) > 1 {
 		if err := r.guard(func() { r.collectRefs(pieces) }); err != nil {
 			if ctx.Err() != nil {
-				return "", ctx.Err()
+				return "", false, ctx.Err()
 			}
 			r.asText(pieces[0], err)
-			return template.HTML(r.out.String()), nil
+			return template.HTML(r.out.String()), !errors.Is(err, errOverWall), nil
 		}
 	}
 	for _, p := range pieces {
@@ -136,13 +138,13 @@ func renderPieces(ctx context.Context, md string, limit time.Duration, target in
 		}
 		if err := r.guard(func() { r.piece(p) }); err != nil {
 			if ctx.Err() != nil {
-				return "", ctx.Err()
+				return "", false, ctx.Err()
 			}
 			r.asText(p, err)
-			break
+			return template.HTML(r.out.String()), !errors.Is(err, errOverWall), nil
 		}
 	}
-	return template.HTML(r.out.String()), nil
+	return template.HTML(r.out.String()), true, nil
 }
 
 // rendering is one render's state: the text, its budget, the link reference definitions

@@ -325,7 +325,7 @@ func TestPiecesRenderAsOneParse(t *testing.T) {
 	}
 	check := func(name, md string) {
 		t.Helper()
-		got, err := renderPieces(context.Background(), md, time.Hour, 0)
+		got, _, err := renderPieces(context.Background(), md, time.Hour, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,5 +437,23 @@ func TestLiveUpdatesRenderNothingForNobody(t *testing.T) {
 	})
 	if started := f.site.html.started.Load() - before; started != 0 {
 		t.Fatalf("%d renders started for %d versions nobody asked to see", started, n)
+	}
+}
+
+// A render cut short by its wall time (a machine too busy to give it its CPU time) is
+// shown, partly as text, but not kept: the next view renders it again.
+func TestRenderCutByTheClockIsNotKept(t *testing.T) {
+	defer func(w float64) { wallTimes = w }(wallTimes)
+	wallTimes = 0 // no wall time at all: as if the machine gave the render none
+	c := newRenderCache(64 << 20)
+	md := markdownOf(200_000)
+	for range 2 {
+		h, err := c.version(context.Background(), "01M8PGKZD91FPDJN4QQFFR0WBP", 1, md)
+		if err != nil || !strings.Contains(string(h), `class="plain"`) {
+			t.Fatalf("cut by the clock: %v, %.200s", err, h)
+		}
+	}
+	if c.started.Load() != 2 || len(c.html) != 0 {
+		t.Fatalf("%d renders, %d kept; want 2 and none", c.started.Load(), len(c.html))
 	}
 }

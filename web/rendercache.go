@@ -20,7 +20,7 @@ var renderSlots = min(4, max(2, runtime.NumCPU()/2))
 // bytes of HTML. A version being rendered is rendered once: other callers wait for it, and
 // it stops when the last of them stops waiting (their requests' contexts end). At most
 // cap(slots) renders run at once; the others wait for a slot, as long as someone waits
-// for them.
+// for them. A render cut short by its wall time (a busy machine) is shown, not kept.
 type renderCache struct {
 	mu      sync.Mutex
 	html    map[string]template.HTML
@@ -95,7 +95,7 @@ func (c *renderCache) start(key, text string) *inFlight {
 	c.started.Add(1)
 	go func() {
 		defer cancel()
-		h, err := c.render(ctx, text)
+		h, keep, err := c.render(ctx, text)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		defer close(f.done)
@@ -103,19 +103,19 @@ func (c *renderCache) start(key, text string) *inFlight {
 		if c.pending[key] == f {
 			delete(c.pending, key)
 		}
-		if err == nil {
+		if err == nil && keep {
 			c.keep(key, h)
 		}
 	}()
 	return f
 }
 
-// render renders text in a slot, once one is free.
-func (c *renderCache) render(ctx context.Context, text string) (template.HTML, error) {
+// render renders text in a slot, once one is free (see renderWithin).
+func (c *renderCache) render(ctx context.Context, text string) (template.HTML, bool, error) {
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return "", false, ctx.Err()
 	}
 	defer func() { <-c.slots }()
 	now := c.running.Add(1)
