@@ -121,6 +121,34 @@ func (s *Store) RedeemCode(code string) (cookie string, g SignIn, err error) {
 	return cookie, g, nil
 }
 
+// CodeFor returns whom code signs in, without using it up: for the page to ask before it
+// signs a browser in. It returns ErrBadCode as RedeemCode would.
+func (s *Store) CodeFor(code string) (SignIn, error) {
+	if len(code) != signInChars {
+		return SignIn{}, ErrBadCode
+	}
+	var g SignIn
+	bad := false
+	err := s.db.View(func(tx kv.Tx) error {
+		codes := signInsIn(tx, bucketSignInCodes)
+		if codes == nil {
+			bad = true
+			return nil
+		}
+		key := hashOf(code)
+		raw := codes.Get(key[:])
+		bad = raw == nil || json.Unmarshal(raw, &g) != nil || s.now().After(g.Expires) || !slices.Contains(s.spacesOf(tx, g.Person), g.Space)
+		return nil
+	})
+	if err != nil {
+		return SignIn{}, fmt.Errorf("reading a sign-in code: %w", err)
+	}
+	if bad {
+		return SignIn{}, ErrBadCode
+	}
+	return g, nil
+}
+
 // SignedIn returns who the browser with cookie was signed in for, if it still is.
 func (s *Store) SignedIn(cookie string) (SignIn, bool, error) {
 	if len(cookie) != signInChars {

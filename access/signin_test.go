@@ -221,3 +221,32 @@ func signInRows(t *testing.T, db kv.DB, bucket string) int {
 	}
 	return n
 }
+
+// CodeFor says whom a code signs in without using it up (the page asks before it signs a
+// browser in from another site), and refuses what RedeemCode would.
+func TestCodeForReadsWithoutUsingUp(t *testing.T) {
+	c := &clock{now: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)}
+	s := access.New(openDB(t)).WithOwner("personal", "ana").WithClock(c.Now)
+	code, err := s.NewSignInCode("ana", "personal", "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if g, err := s.CodeFor(code); err != nil || g.Person != "ana" || g.Space != "personal" {
+			t.Fatalf("CodeFor: %+v %v", g, err)
+		}
+	}
+	if _, _, err := s.RedeemCode(code); err != nil {
+		t.Fatalf("redeeming after CodeFor: %v", err)
+	}
+	if _, err := s.CodeFor(code); !errors.Is(err, access.ErrBadCode) {
+		t.Errorf("a used code: %v, want ErrBadCode", err)
+	}
+	stale, _ := s.NewSignInCode("ana", "personal", "/")
+	c.Add(access.CodeLife + time.Second)
+	for _, bad := range []string{stale, "nope", strings.Repeat("0", 64)} {
+		if _, err := s.CodeFor(bad); !errors.Is(err, access.ErrBadCode) {
+			t.Errorf("CodeFor(%.10s…): %v, want ErrBadCode", bad, err)
+		}
+	}
+}

@@ -234,6 +234,7 @@ func TestRegisterIsBounded(t *testing.T) {
 	used, verifier := h.loopbackClient()
 	h.exchange(used, h.code(used, "launch"), verifier)
 	for range 2 * maxUnusedClients {
+		h.clock.advance(time.Second / limitRate) // within the limit of one address (limit.go)
 		h.register("https://app.example/cb")
 	}
 	var count int

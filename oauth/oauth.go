@@ -113,6 +113,7 @@ type Server struct {
 	fetch                                      FetchOptions
 	now                                        func() time.Time
 	client                                     *http.Client // for client ID metadata documents
+	limit                                      *limiter     // unauthenticated requests, per client address (limit.go)
 }
 
 // New checks c and returns the authorization server it describes.
@@ -149,6 +150,7 @@ func New(c Config) (*Server, error) {
 		s.fetch.MaxBytes = 64 << 10
 	}
 	s.client = fetchClient(s.fetch)
+	s.limit = newLimiter(s.now)
 	if err := s.db.Update(createBuckets); err != nil {
 		return nil, err
 	}
@@ -176,13 +178,14 @@ func or(d, def time.Duration) time.Duration {
 func (s *Server) Issuer() string { return s.issuer }
 
 // Register adds the authorization server's routes to mux: the two metadata documents (the
-// protected resource's also path-qualified), /authorize, /consent, /token and /register.
+// protected resource's also path-qualified), /authorize, /consent, /token and /register
+// (these two limited per client address: limit.go).
 func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/.well-known/oauth-protected-resource", s.resourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", s.resourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-authorization-server", s.serverMetadata)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.Handle("POST /consent", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.consent)))
-	mux.HandleFunc("/token", s.token)
-	mux.HandleFunc("/register", s.register)
+	mux.HandleFunc("/token", s.limited(s.token))
+	mux.HandleFunc("/register", s.limited(s.register))
 }

@@ -89,8 +89,8 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	var refusal *tokenError
 	var ended []string // rows to revoke, when the code was used before
 	now := s.now()
-	err := s.db.Update(func(tx kv.Tx) error {
-		refusal, ended = nil, nil
+	err := s.readFirst(func(tx kv.Tx) error {
+		c, refusal, ended = code{}, nil, nil
 		b := bucket(tx, codesBucket)
 		found, err := get(b, key, &c)
 		if err != nil {
@@ -99,6 +99,9 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 		if !found {
 			refusal = invalidGrant("unknown or expired authorization code")
 			return nil
+		}
+		if !tx.Writable() {
+			return errWrite // a real code: burned by this attempt, right or wrong
 		}
 		if c.Burned {
 			refusal = invalidGrant("the authorization code was already used; what it gave is revoked")
@@ -141,6 +144,23 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	})
 }
 
+// errWrite is what a function given to readFirst returns, in the read transaction, when
+// the request needs a write.
+var errWrite = errors.New("this needs a write transaction")
+
+// readFirst runs fn in a read transaction, and again in a write transaction only if it
+// returned errWrite: a request that can be refused with a read (a made-up code, refresh
+// token or client: anyone can send those, as fast as they like) costs no write, nor, on
+// PostgreSQL, the store's write lock. fn checks everything again in the write, where
+// another request may have changed it; it must set its results afresh on every run.
+func (s *Server) readFirst(fn func(kv.Tx) error) error {
+	err := s.db.View(fn)
+	if errors.Is(err, errWrite) {
+		return s.db.Update(fn)
+	}
+	return err
+}
+
 // checkCode is what must hold of a code and the request redeeming it.
 func (s *Server) checkCode(c code, now time.Time, clientID, verifier, redirectURI, resource string) *tokenError {
 	switch {
@@ -176,8 +196,8 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	var refusal *tokenError
 	var ended []string
 	now := s.now()
-	err := s.db.Update(func(tx kv.Tx) error {
-		refusal, ended = nil, nil
+	err := s.readFirst(func(tx kv.Tx) error {
+		rt, ch, refusal, ended = refresh{}, chain{}, nil, nil
 		found, err := get(bucket(tx, refreshBucket), key, &rt)
 		if err != nil {
 			return err
@@ -193,6 +213,8 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 			refusal = invalidGrant("unknown, expired or revoked refresh token; sign in again")
 		case ch.ClientID != clientID:
 			refusal = invalidGrant("the refresh token was issued to another client")
+		case !tx.Writable() && (rt.Used || !rt.Expires.Before(now) && !ch.Expires.Before(now) && (resource == "" || s.resource(resource) == ch.Grant.Resource)):
+			return errWrite // reused (the chain ends) or good (the token is used up)
 		case rt.Used:
 			refusal = invalidGrant("the refresh token was already used, so a copy of it is somewhere else: the sign-in is ended; sign in again")
 			ended, err = endChain(tx, rt.Chain)

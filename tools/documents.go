@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -30,11 +31,15 @@ func limitOf(tool string, limit *int, def int) (int, error) {
 }
 
 type listDocumentsArgs struct {
-	Limit *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
-	Query string `arg:"query" about:"Words and \"quoted phrases\" (a question as you would ask it) to search titles and texts for: those with every word first, then by relevance; a quoted phrase is required."`
+	Limit  *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
+	Query  string `arg:"query" about:"Words and \"quoted phrases\" (a question as you would ask it) to search titles and texts for: those with every word first, then by relevance; a quoted phrase is required."`
+	SignIn string `arg:"sign_in" about:"Instead: a one-time link signing the person in to their page (when it asks them to), opening this document (title, id, link; / for all)."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
+	if a.SignIn != "" {
+		return s.signInLink(a.SignIn)
+	}
 	limit, err := limitOf("list_documents", a.Limit, 50)
 	if err != nil {
 		return "", err
@@ -70,6 +75,41 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 	}
 	return strings.TrimSuffix(b.String(), "\n"), err
 }
+
+// ErrNoSignIn is returned by Config.SignIn when this server may not hand out sign-in
+// links (see Config.SignIn).
+var ErrNoSignIn = errors.New("this server hands out no sign-in links")
+
+// signInLink is list_documents' sign_in: a one-time link that signs the person's browser
+// in to their page, opening the document named (or the list, for "/").
+func (s *Server) signInLink(name string) (string, error) {
+	next := "/"
+	if name = strings.TrimSpace(name); name != "/" {
+		id, ok := doclink.ID(name)
+		if !ok {
+			d, err := s.docs.Find(name)
+			if err != nil {
+				return "", s.explain(err, name)
+			}
+			id = d.ID
+		}
+		next = "/document/" + id
+	}
+	if s.cfg.SignIn == nil {
+		return "", refusal(noSignIn)
+	}
+	link, err := s.cfg.SignIn(next)
+	if errors.Is(err, ErrNoSignIn) {
+		return "", refusal(noSignIn)
+	}
+	if err != nil {
+		return "", err
+	}
+	return "A sign-in link to the person's page (it works once, within 15 minutes, on this computer): " + link + "\nGive it to them as it is.", nil
+}
+
+const noSignIn = "This server hands out no sign-in links: it serves a team (it has tokens), or no page of it is on this computer. " +
+	"The person signs in with the link that `compass-mcp open` prints, run in a terminal where the server runs (with its --data)."
 
 type readDocumentArgs struct {
 	Document string `arg:"document,required" about:"The document's title, id or link."`

@@ -43,7 +43,12 @@ type Config struct {
 	// LinkBaseFunc, if set, gives the prefix of document links at each answer instead of
 	// LinkBase: the person's page may start or stop while the server runs.
 	LinkBaseFunc func() string
-	Logger       *slog.Logger
+	// SignIn, if set, makes a one-time link that signs For's browser in to their page,
+	// leading to next (a path of the page), for list_documents' sign_in; it returns
+	// ErrNoSignIn when this server may not hand one out now. Set only where that is safe: a
+	// one-person server whose page is on this machine (cmd/compass-mcp; docs/PAGE.md says why).
+	SignIn func(next string) (string, error)
+	Logger *slog.Logger
 	// Review makes every agent's change a proposal, for the person to accept or decline
 	// (docstore.Store.Proposing); a token can ask for it too (access.Principal.Review).
 	Review bool

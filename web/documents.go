@@ -3,14 +3,18 @@ package web
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -21,7 +25,7 @@ type docRow struct {
 	ID, Title, By, Opens string
 	Version, Bytes       int
 	Saved                time.Time
-	Lines                []string // a search's matching lines, "12: the line"
+	Lines                []template.HTML // a search's matching lines, "12: the line", its words found marked
 }
 
 type listView struct {
@@ -37,7 +41,7 @@ type listView struct {
 func rows(n spaces.Names, docs []docstore.Document) []docRow {
 	out := make([]docRow, len(docs))
 	for i, d := range docs {
-		out[i] = docRow{ID: d.ID, Title: d.Title, By: byWhom(n, d.Author), Opens: gist(d.Opens, 140), Version: d.Version, Bytes: d.Bytes, Saved: d.Saved}
+		out[i] = docRow{ID: d.ID, Title: d.Title, By: byWhom(n, d.Author), Opens: gist(preview(d.Opens, d.Title), 140), Version: d.Version, Bytes: d.Bytes, Saved: d.Saved}
 	}
 	return out
 }
@@ -51,7 +55,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
 	var (
 		docs  []docstore.Document
-		lines [][]string
+		lines [][]template.HTML
 		err   error
 	)
 	if v.Query != "" {
@@ -81,14 +85,14 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 // "quoted phrase", in the title or the text, best first), each with its matching lines; a
 // link or an id finds its document in whichever of the person's spaces holds it, as
 // opening the link would.
-func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) ([]docstore.Document, [][]string, error) {
+func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) ([]docstore.Document, [][]template.HTML, error) {
 	id, ok := doclink.ID(q)
 	if !ok {
 		id, ok = pathID(q)
 	}
 	if ok {
 		if _, d, err := s.byID(r, p, id); err == nil {
-			return []docstore.Document{d}, [][]string{nil}, nil
+			return []docstore.Document{d}, [][]template.HTML{nil}, nil
 		}
 	}
 	res, err := store.Search(q, PageSize)
@@ -99,14 +103,73 @@ func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) (
 		return nil, nil, err
 	}
 	docs := make([]docstore.Document, len(res.Found))
-	lines := make([][]string, len(res.Found))
+	lines := make([][]template.HTML, len(res.Found))
+	words := wordsOf(res.Query)
 	for i, f := range res.Found {
 		docs[i] = f.Document
 		for _, l := range f.Hit.Lines {
-			lines[i] = append(lines[i], fmt.Sprintf("%d: %s", l.Number, l.Text))
+			lines[i] = append(lines[i], marked(words, l.Number, l.Text))
 		}
 	}
 	return docs, lines, nil
+}
+
+// wordsOf is the set of a query's words, folded as search folds them.
+func wordsOf(q search.Query) map[string]bool {
+	words := map[string]bool{}
+	for _, t := range q.Terms {
+		for _, tok := range t.Tokens {
+			words[tok] = true
+		}
+	}
+	return words
+}
+
+// marked is a line a search found, as the list shows it: its number, then its text,
+// escaped, with each word of words in <mark>. A word is a run of letters, digits and
+// marks, folded as search folds it; a run search reads as several words (Han characters
+// are a word each) is marked a character at a time.
+func marked(words map[string]bool, n int, line string) template.HTML {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d: ", n)
+	done := 0
+	mark := func(start, end int) {
+		b.WriteString(template.HTMLEscapeString(line[done:start]))
+		b.WriteString("<mark>" + template.HTMLEscapeString(line[start:end]) + "</mark>")
+		done = end
+	}
+	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) }
+	for i := 0; i < len(line); {
+		r, size := utf8.DecodeRuneInString(line[i:])
+		if !isWord(r) {
+			i += size
+			continue
+		}
+		j := i + size
+		for j < len(line) {
+			r, size := utf8.DecodeRuneInString(line[j:])
+			if !isWord(r) {
+				break
+			}
+			j += size
+		}
+		if toks := search.Tokens(line[i:j]); len(toks) == 1 {
+			if words[toks[0]] {
+				mark(i, j)
+			}
+		} else {
+			for k := i; k < j; {
+				_, size := utf8.DecodeRuneInString(line[k:])
+				if toks := search.Tokens(line[k : k+size]); len(toks) == 1 && words[toks[0]] {
+					mark(k, k+size)
+				}
+				k += size
+			}
+		}
+		i = j
+	}
+	b.WriteString(template.HTMLEscapeString(line[done:]))
+	return template.HTML(b.String())
 }
 
 func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
@@ -180,7 +243,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	html, err := s.html.version(r.Context(), d.ID, v.Number, untitled(v.Text, v.Title))
+	if err != nil {
+		return // the browser went away while it was rendered: nobody to answer
+	}
+	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: html, Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
 	if d.Review != nil {
 		view.Comments = d.Review.Unresolved
 	}
@@ -237,6 +304,60 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		Versions []historyRow
 	}{d, out}
 	s.render(w, r, http.StatusOK, "history", pg)
+}
+
+// headingText is what line says if it is an ATX heading (# Title, ## Title ##), white
+// space folded.
+func headingText(line string) (string, bool) {
+	t := strings.TrimLeft(line, " ")
+	if len(line)-len(t) > 3 {
+		return "", false
+	}
+	level := len(t) - len(strings.TrimLeft(t, "#"))
+	rest := t[level:]
+	if level < 1 || level > 6 || rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '\n' && rest[0] != '\r' {
+		return "", false
+	}
+	rest = strings.TrimSpace(rest)
+	if closed := strings.TrimRight(rest, "#"); closed == "" || strings.HasSuffix(closed, " ") || strings.HasSuffix(closed, "\t") {
+		rest = strings.TrimSpace(closed)
+	}
+	return strings.Join(strings.Fields(rest), " "), true
+}
+
+// untitled is text without its first line when that line is a heading saying title: the
+// page's header shows the title already. The line is left empty, so that line numbers
+// (which the render's notes give) still hold.
+func untitled(text, title string) string {
+	start := 0
+	for start < len(text) {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			end = len(text) - start
+		}
+		line := text[start : start+end]
+		if strings.TrimSpace(line) == "" {
+			start += end + 1
+			continue
+		}
+		if h, ok := headingText(line); ok && strings.EqualFold(h, title) {
+			return text[:start] + text[start+end:]
+		}
+		return text
+	}
+	return text
+}
+
+// preview is a document's first line as the list shows it: a heading without its #, and
+// nothing when it only says the title again.
+func preview(opens, title string) string {
+	if h, ok := headingText(opens); ok {
+		if strings.EqualFold(h, title) {
+			return ""
+		}
+		return h
+	}
+	return opens
 }
 
 // byID finds the document an address names, not deleted, and the documents of its space:

@@ -218,8 +218,9 @@ func (h *hub) check(docs map[string]listened) {
 			}
 		}
 		h.mu.Unlock()
-		// The pages told will ask for the new version at once: have its HTML under way.
-		go h.s.html.version(id, v.Number, v.Text)
+		// No render of the new version starts here: the pages told ask for it, and it is
+		// rendered for them as long as one of them waits (an agent saving a version a
+		// second costs no render for nobody).
 	}
 }
 

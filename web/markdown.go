@@ -2,10 +2,16 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/microcosm-cc/bluemonday"
@@ -17,14 +23,71 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// markdown renders a document's text: CommonMark with GFM's tables, task lists and
+// Rendering within a budget. Everything an agent saves is shown, and an agent can save
+// Markdown that goldmark parses in more than linear time: 256 KiB of "[a](" took 31 s of
+// one core, 2 MiB of nested > and 2,000 nested list items hours. goldmark can't be cancelled, has no work limit, and
+// isn't ours to change; so render bounds what it costs, three ways:
+//
+//   - Pieces. The text is cut into runs of top-level blocks of about pieceTarget bytes,
+//     where cutting changes nothing (see split), and each is parsed, rendered and
+//     sanitized by itself: a superlinear cost is paid on one piece, not on 8 MiB, and
+//     memory holds one piece's syntax tree. A single block longer than maxPiece (2 MiB of
+//     >, 2,000 nested list items, a line of 8 MiB) is shown as it was written, in an
+//     escaped <pre>, without being parsed.
+//   - A budget (budget.go): renderCPU of the CPU time of the render's thread, 4× that of
+//     wall time, and maxHTML of HTML, checked from inside goldmark at every line and
+//     every delimiter it looks at. When it is spent, the rest of the text, from the piece
+//     being rendered, is shown as written, with a note saying from which line and why.
+//     An ordinary text renders whole up to about 3 MiB (a megabyte in 80 to 160 ms).
+//   - The context. A render stops at its next check when nobody waits for it any more
+//     (renderCache cancels it), and at most renderSlots run at once.
+//
+// Why not the others: a fallback to text alone (for a document that looks hostile) needs
+// a list of every shape goldmark is slow on, and a check that is never fooled; a time
+// limit alone, without pieces, pays a quadratic cost on the whole text up to the limit and
+// then shows nothing rendered; rendering in another process (killed at its limit) costs a
+// process start a version and a binary that can start itself. Pieces with a budget show
+// most of an ordinary long text rendered, bound every text's cost by the budget (plus a
+// check's worth of work), and need nothing of goldmark but its extension points.
+
+const (
+	// renderCPU is the CPU time one render may use; a page costs more (reading the text,
+	// the template, the collector): at most 0.65 s of CPU for any text tried (see
+	// TestHostileMarkdownIsBounded).
+	renderCPU = 400 * time.Millisecond
+	// pieceTarget is the size a piece is cut at, at the first place a cut changes nothing.
+	pieceTarget = 32 << 10
+	// maxPiece is the longest piece parsed: one block longer is shown as written. goldmark
+	// allocates up to 500 bytes per byte of some texts (a line of [, nested quotes), so
+	// this bounds the memory a render holds (a table of 1,500 rows is 128 KiB).
+	maxPiece = 128 << 10
+	// maxHTML is the most HTML a render makes before the rest is shown as written: 4× the
+	// largest text, more than ordinary Markdown ever needs.
+	maxHTML = 32 << 20
+)
+
+// markdown parses a document's text: CommonMark with GFM's tables, task lists and
 // strikethrough, raw HTML left out (goldmark's default), links to documents rewritten to
-// their pages here; then bluemonday's UGC policy as a second layer, in case goldmark ever
-// lets something through. GFM's linkify (bare URLs made links) is left out: on a 100 KB
-// text it took as long as the rest of the parse; <https://...> still links.
+// their pages here, and the budget's checkpoints (checkpoint, boundedRefs in place of
+// goldmark's own link reference transformer, budgetReader). GFM's linkify (bare URLs made
+// links) is left out: on a 100 KB text it took as long as the rest of the parse;
+// <https://...> still links. Extensions go in the list below; inline parsers and
+// transformers of their own see the render's budget in the parser.Context (budgetOf).
 var markdown = goldmark.New(
+	goldmark.WithParser(parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(append(parser.DefaultInlineParsers(), util.Prioritized(checkpoint{}, 0))...),
+		parser.WithParagraphTransformers(util.Prioritized(boundedRefs{}, 100)),
+		parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100)),
+	)),
 	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
-	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100))),
+)
+
+// definitions parses only blocks, to find the link reference definitions of pieces that
+// hold some before the pieces are rendered (see collectRefs).
+var definitions = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(util.Prioritized(boundedRefs{}, 100)),
 )
 
 var policy = sync.OnceValue(func() *bluemonday.Policy {
@@ -37,14 +100,177 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	return p
 })
 
-// render turns Markdown into HTML that is safe whatever the text holds.
+// render turns Markdown into HTML that is safe whatever the text holds, within the
+// budget, for a caller that waits for it whatever it takes.
 func render(md string) template.HTML {
-	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(md), &buf); err != nil {
-		// goldmark fails only when writing to buf fails; show the text as it is.
-		return template.HTML("<pre>" + template.HTMLEscapeString(md) + "</pre>")
+	h, _, _ := renderWithin(context.Background(), md, renderCPU)
+	return h
+}
+
+// renderWithin renders md within a budget of limit of CPU time (see above). It returns
+// ctx's error, and no HTML, if ctx ends first. keep is false when the render was cut short
+// by its wall time (the machine too busy to give it its CPU time): its HTML is fine to
+// show, but not to keep for good.
+func renderWithin(ctx context.Context, md string, limit time.Duration) (h template.HTML, keep bool, err error) {
+	return renderPieces(ctx, md, limit, pieceTarget)
+}
+
+// renderPieces is renderWithin with pieces cut at target bytes.
+func renderPieces(ctx context.Context, md string, limit time.Duration, target int) (template.HTML, bool, error) {
+	// The budget is this thread's CPU time: the render stays on it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := &rendering{src: []byte(md), b: newBudget(ctx, limit, maxHTML), refs: map[string]parser.Reference{}}
+	pieces := split(r.src, target)
+	if len(pieces) > 1 {
+		if err := r.guard(func() { r.collectRefs(pieces) }); err != nil {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
+			r.asText(pieces[0], err)
+			return template.HTML(r.out.String()), !errors.Is(err, errOverWall), nil
+		}
 	}
-	return template.HTML(policy().SanitizeBytes(buf.Bytes()))
+	for _, p := range pieces {
+		if p.end-p.start > maxPiece {
+			r.tooLong(p)
+			continue
+		}
+		if err := r.guard(func() { r.piece(p) }); err != nil {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
+			r.asText(p, err)
+			return template.HTML(r.out.String()), !errors.Is(err, errOverWall), nil
+		}
+	}
+	return template.HTML(r.out.String()), true, nil
+}
+
+// rendering is one render's state: the text, its budget, the link reference definitions
+// its pieces share, and the HTML made so far.
+type rendering struct {
+	src        []byte
+	b          *budget
+	refs       map[string]parser.Reference
+	out        bytes.Buffer // the page's HTML
+	raw, clean bytes.Buffer // one piece's, before and after sanitizing
+}
+
+// errPanicked is what a render stops with when goldmark panicked.
+var errPanicked = errors.New("the Markdown parser failed")
+
+// guard runs fn, and returns why the render stopped if a check stopped it, or if fn
+// panicked: a render runs in a goroutine of its own, where a panic would end the server.
+func (r *rendering) guard(fn func()) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if s, ok := p.(stopRender); ok {
+				err = s.err
+				return
+			}
+			slog.Error("rendering Markdown panicked; the text is shown as written", "panic", p, "stack", string(debug.Stack()))
+			err = errPanicked
+		}
+	}()
+	fn()
+	return nil
+}
+
+// context is a parser.Context for one parse: goldmark's own (its list parser leaves
+// state in it from one parse to the next), holding the render's budget, with the link
+// reference definitions the render's.
+func (r *rendering) context() parser.Context {
+	pc := sharedRefs{parser.NewContext(), r.refs}
+	pc.Set(budgetKey, r.b)
+	return pc
+}
+
+// sharedRefs is a parser.Context whose link reference definitions are refs.
+type sharedRefs struct {
+	parser.Context
+	refs map[string]parser.Reference
+}
+
+// AddReference keeps the first definition of a label, as goldmark's own does.
+func (c sharedRefs) AddReference(ref parser.Reference) {
+	key := util.ToLinkReference(ref.Label())
+	if _, ok := c.refs[key]; !ok {
+		c.refs[key] = ref
+	}
+}
+
+func (c sharedRefs) Reference(label string) (parser.Reference, bool) {
+	ref, ok := c.refs[label]
+	return ref, ok
+}
+
+func (c sharedRefs) References() []parser.Reference {
+	out := make([]parser.Reference, 0, len(c.refs))
+	for _, ref := range c.refs {
+		out = append(out, ref)
+	}
+	return out
+}
+
+// collectRefs finds the link reference definitions of every piece that may hold some, in
+// the text's order, so that a link finds its definition wherever in the text it is (the
+// first of a label wins, as in one parse).
+func (r *rendering) collectRefs(pieces []piece) {
+	for _, p := range pieces {
+		src := r.src[p.start:p.end]
+		if p.end-p.start > maxPiece || !bytes.Contains(src, []byte("]:")) {
+			continue
+		}
+		definitions.Parse(budgetReader{text.NewReader(src), r.b}, parser.WithContext(r.context()))
+	}
+}
+
+// piece renders p and adds it to the page's HTML.
+func (r *rendering) piece(p piece) {
+	src := r.src[p.start:p.end]
+	doc := markdown.Parser().Parse(budgetReader{text.NewReader(src), r.b}, parser.WithContext(r.context()))
+	r.raw.Reset()
+	r.clean.Reset()
+	if err := markdown.Renderer().Render(budgetWriter{r.b, &r.raw}, src, doc); err != nil {
+		panic(stopRender{err}) // only writing to a buffer: never
+	}
+	if err := policy().SanitizeReaderToWriter(budgetRead{r.b, &r.raw}, &r.clean); err != nil {
+		panic(stopRender{err})
+	}
+	r.out.Write(r.clean.Bytes())
+}
+
+// asText shows the text from p on as it was written, saying why.
+func (r *rendering) asText(p piece, why error) {
+	note := fmt.Sprintf("The rest of this text, from line %d, is shown as it was written: laying it out would take the server too long.", p.line)
+	if errors.Is(why, errTooMuchHTML) {
+		note = fmt.Sprintf("The rest of this text, from line %d, is shown as it was written: laid out, it would be too large a page.", p.line)
+	}
+	if p.line == 1 {
+		note = "This text is shown as it was written: laying it out would take the server too long."
+	}
+	r.plain(note, r.src[p.start:])
+}
+
+// tooLong shows p, a block too long to parse, as it was written.
+func (r *rendering) tooLong(p piece) {
+	src := r.src[p.start:p.end]
+	last := p.line + bytes.Count(src, []byte("\n"))
+	if len(src) > 0 && src[len(src)-1] == '\n' {
+		last--
+	}
+	note := fmt.Sprintf("Lines %d to %d are shown as they were written: one block of more than %d KiB is not laid out.", p.line, last, maxPiece>>10)
+	if p.line == last {
+		note = fmt.Sprintf("Line %d is shown as it was written: a block of more than %d KiB is not laid out.", p.line, maxPiece>>10)
+	}
+	r.plain(note, src)
+}
+
+func (r *rendering) plain(note string, src []byte) {
+	fmt.Fprintf(&r.out, `<div class="plain"><p class="note">%s</p><pre>`, template.HTMLEscapeString(note))
+	template.HTMLEscape(&r.out, src)
+	r.out.WriteString("</pre></div>\n")
 }
 
 // documentLinks points links to documents (a page's URL on any host, a compass:// URI, a
@@ -66,67 +292,4 @@ func (documentLinks) Transform(doc *ast.Document, _ text.Reader, _ parser.Contex
 		}
 		return ast.WalkContinue, nil
 	})
-}
-
-// renderCache keeps the HTML of versions recently shown: a version never changes, so its
-// HTML can be kept as long as room allows, and a page opened by several browsers, or
-// reloaded by a live update, renders each version once. Oldest in, first out, within max
-// bytes of HTML. A version being rendered is rendered once: other callers wait for it.
-type renderCache struct {
-	mu      sync.Mutex
-	html    map[string]template.HTML
-	pending map[string]chan struct{} // closed when the version's HTML is in html (or given up)
-	order   []string
-	bytes   int
-	max     int
-}
-
-func newRenderCache(max int) *renderCache {
-	return &renderCache{html: map[string]template.HTML{}, pending: map[string]chan struct{}{}, max: max}
-}
-
-// version returns the HTML of version n of document id, whose text is text.
-func (c *renderCache) version(id string, n int, text string) template.HTML {
-	key := fmt.Sprintf("%s/%d", id, n)
-	c.mu.Lock()
-	for {
-		if h, ok := c.html[key]; ok {
-			c.mu.Unlock()
-			return h
-		}
-		wait, busy := c.pending[key]
-		if !busy {
-			break
-		}
-		c.mu.Unlock()
-		<-wait
-		c.mu.Lock()
-		if _, ok := c.html[key]; !ok {
-			// Too large to keep: render it here.
-			c.mu.Unlock()
-			return render(text)
-		}
-	}
-	done := make(chan struct{})
-	c.pending[key] = done
-	c.mu.Unlock()
-
-	h := render(text)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.pending, key)
-	defer close(done)
-	if len(h) > c.max/4 {
-		return h
-	}
-	c.html[key] = h
-	c.order = append(c.order, key)
-	c.bytes += len(h)
-	for c.bytes > c.max && len(c.order) > 0 {
-		old := c.order[0]
-		c.order = c.order[1:]
-		c.bytes -= len(c.html[old])
-		delete(c.html, old)
-	}
-	return h
 }

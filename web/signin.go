@@ -2,11 +2,13 @@ package web
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // Signing in is the access room's: a one-time code (access.Store.NewSignInCode, made by
@@ -52,7 +54,7 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 		p, ok := s.session(r)
 		if !ok {
 			doc, _ := doclink.ID(r.URL.Path) // a document's page: the command to run names it
-			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc}})
+			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc, AskAgent: s.agentHandsLinks(r)}})
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -61,9 +63,23 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 }
 
 type signinView struct {
-	Doc    string // the document the browser asked for, for the command to run
-	Failed bool   // a sign-in link was refused
-	Return bool   // another front door sent the browser here: come back to it once signed in
+	Doc      string // the document the browser asked for, for the command to run
+	Failed   bool   // a sign-in link was refused
+	Return   bool   // another front door sent the browser here: come back to it once signed in
+	AskAgent bool   // the agent may hand the person a link (agentHandsLinks)
+}
+
+// agentHandsLinks reports whether the person may ask their agent for a sign-in link
+// (list_documents sign_in), which a one-person server on this machine hands out: the
+// request came to a loopback listener, and the server has no tokens (a team's has).
+// Someone who installed the one-click bundle has no compass-mcp command to run.
+func (s *Site) agentHandsLinks(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || !loopback(hostOf(local.String())) {
+		return false
+	}
+	has, err := s.cfg.Access.HasTokens()
+	return err == nil && !has
 }
 
 // SignedIn returns the person signed in on the browser that sent r: for the front doors
@@ -88,16 +104,63 @@ func pageHeaders(h http.Header) {
 func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
 	pageHeaders(w.Header())
 	w.Header().Set("Cache-Control", "no-store")
-	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true}})
+	s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Return: true, AskAgent: s.agentHandsLinks(r)}})
 }
 
+// signin follows a sign-in link: it signs the browser in at once when the person opened
+// the link themselves (from a terminal, the address bar, another app: Sec-Fetch-Site none,
+// or a browser too old to say) and it replaces nobody else; otherwise it asks first.
+// Without the question, any member with a link of their own could sign another person's
+// browser in as themselves from a page of theirs (login CSRF), and that browser's next
+// OAuth consent would give the agent their account.
 func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
-	cookie, g, err := s.cfg.Access.RedeemCode(r.URL.Query().Get("code"))
+	code := r.URL.Query().Get("code")
+	g, err := s.cfg.Access.CodeFor(code)
 	if err != nil {
-		if !errors.Is(err, access.ErrBadCode) {
-			s.log.Error("signing in", "err", err)
-		}
-		s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true}})
+		s.signinFailed(w, r, err)
+		return
+	}
+	now, signedIn := s.session(r)
+	if fromElsewhere(r) || signedIn && now.Person != g.Person {
+		v := askView{Code: code, Person: g.Person}
+		s.names(func(n spaces.Names) {
+			v.Name = n.Show(spaces.Person(g.Person))
+			if signedIn {
+				v.Replaces = n.Show(spaces.Person(now.Person))
+			}
+		})
+		w.Header().Set("Cache-Control", "no-store")
+		s.render(w, r, http.StatusOK, "asksignin", page{Title: "Sign in as " + v.Name + "?", Data: v})
+		return
+	}
+	s.redeem(w, r, code)
+}
+
+// fromElsewhere reports whether r is a navigation another site started (a link or a form
+// on another origin, by the browser's Sec-Fetch-Site).
+func fromElsewhere(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site == "cross-site" || site == "same-site"
+}
+
+// askView is the question the page asks before a sign-in link it didn't see the person
+// open themselves signs the browser in.
+type askView struct {
+	Code, Person, Name string
+	Replaces           string // who is signed in on the browser now, if anyone
+}
+
+// signinPost is the question's answer: the page's own form (a post from another origin is
+// refused before it gets here: http.CrossOriginProtection).
+func (s *Site) signinPost(w http.ResponseWriter, r *http.Request) {
+	s.redeem(w, r, r.PostFormValue("code"))
+}
+
+// redeem uses code up and signs the browser in for its person, ending the session it had.
+func (s *Site) redeem(w http.ResponseWriter, r *http.Request, code string) {
+	cookie, g, err := s.cfg.Access.RedeemCode(code)
+	if err != nil {
+		s.signinFailed(w, r, err)
 		return
 	}
 	s.forget(r) // the session this browser had, if any, ends: one browser, one session
@@ -113,6 +176,13 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 		next = "/?space=" + url.QueryEscape(g.Space) // open --space launch: launch's documents
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (s *Site) signinFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, access.ErrBadCode) {
+		s.log.Error("signing in", "err", err)
+	}
+	s.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Data: signinView{Failed: true, AskAgent: s.agentHandsLinks(r)}})
 }
 
 // secure reports whether the session cookie is marked Secure: over TLS, or behind an https
@@ -133,5 +203,5 @@ func (s *Site) forget(r *http.Request) {
 func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
 	s.forget(r)
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
-	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{}})
+	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{AskAgent: s.agentHandsLinks(r)}})
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -140,5 +141,157 @@ func TestAskSignInHasThePageHeaders(t *testing.T) {
 	resp.Body.Close()
 	if resp.Header.Get("X-Frame-Options") != "DENY" || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		t.Errorf("sign-in page: %v", resp.Header)
+	}
+}
+
+// signInAs follows a sign-in link to code as a browser would that sends fetchSite as its
+// Sec-Fetch-Site ("" for none sent) and the cookies given.
+func signInAs(t *testing.T, url, code, fetchSite string, send ...*http.Cookie) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url+"/signin?code="+code, nil)
+	if fetchSite != "" {
+		req.Header.Set("Sec-Fetch-Site", fetchSite)
+	}
+	for _, c := range send {
+		req.AddCookie(c)
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// cookieOf is the session cookie resp sets, or nil.
+func cookieOf(site *Site, resp *http.Response) *http.Cookie {
+	for _, c := range resp.Cookies() {
+		if c.Name == site.cookieName() && c.MaxAge >= 0 && c.Value != "" {
+			return c
+		}
+	}
+	return nil
+}
+
+// Login CSRF: a member who has a sign-in link of their own (Mallory) makes another
+// person's browser follow it from another site. The browser is not signed in as Mallory:
+// the page asks, naming whom the link signs in (and whom the browser is signed in as), and
+// only a click on its own form, posted from the page itself, signs in. A link followed
+// from the terminal or the address bar (Sec-Fetch-Site: none) signs in at once, as before,
+// unless it would replace another person signed in on that browser.
+func TestSignInFromAnotherSiteAsksFirst(t *testing.T) {
+	f := newFixture(t)
+	members := access.New(f.db)
+	if _, err := members.AddMember("personal", "mallory"); err != nil {
+		t.Fatal(err)
+	}
+	codeFor := func(person string) string {
+		code, err := members.NewSignInCode(person, "personal", "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code
+	}
+	ana, _ := sessionCookie(t, f.site, f.srv.URL, f.db)
+	whoIs := func(c *http.Cookie) string {
+		req, _ := http.NewRequest("GET", f.srv.URL+"/", nil)
+		req.AddCookie(c)
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := body(t, resp)
+		if resp.StatusCode != http.StatusOK {
+			return ""
+		}
+		return regexp.MustCompile(`<form class="who"[^>]*><span>([^<]*)</span>`).FindStringSubmatch(page)[1]
+	}
+	if got := whoIs(ana); got != "Ana" {
+		t.Fatalf("signed in as %q, want Ana", got)
+	}
+
+	// From another site, on Ana's browser: a question, not a sign-in.
+	mallory := codeFor("mallory")
+	for _, site := range []string{"cross-site", "same-site"} {
+		resp := signInAs(t, f.srv.URL, mallory, site, ana)
+		page := body(t, resp)
+		if resp.StatusCode != http.StatusOK || cookieOf(f.site, resp) != nil || !strings.Contains(page, "mallory") || !strings.Contains(page, "Ana") || !strings.Contains(page, `method="post" action="/signin"`) {
+			t.Fatalf("Sec-Fetch-Site %s: %d, cookie %v:\n%s", site, resp.StatusCode, cookieOf(f.site, resp), page)
+		}
+		if got := whoIs(ana); got != "Ana" {
+			t.Fatalf("after a %s sign-in link, the browser is %q's, want still Ana's", site, got)
+		}
+	}
+	// The question's form posted from another site is refused; nothing changes.
+	post := func(code, fetchSite string, c *http.Cookie) *http.Response {
+		req, _ := http.NewRequest("POST", f.srv.URL+"/signin", strings.NewReader("code="+code))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", fetchSite)
+		if c != nil {
+			req.AddCookie(c)
+		}
+		resp, err := noRedirects.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := post(mallory, "cross-site", ana); resp.StatusCode != http.StatusForbidden || cookieOf(f.site, resp) != nil {
+		t.Fatalf("the question's form posted from another site: %d, cookie %v; want 403 and none", resp.StatusCode, cookieOf(f.site, resp))
+	}
+	if got := whoIs(ana); got != "Ana" {
+		t.Fatalf("after a cross-site post, the browser is %q's", got)
+	}
+	// Posted from the page itself: the person chose; Mallory's code, unused so far, signs in.
+	resp := post(mallory, "same-origin", ana)
+	m := cookieOf(f.site, resp)
+	if resp.StatusCode != http.StatusSeeOther || m == nil || whoIs(m) != "mallory" {
+		t.Fatalf("the question answered on the page: %d, cookie %v", resp.StatusCode, m)
+	}
+	if got := whoIs(ana); got != "" {
+		t.Fatalf("Ana's old cookie still signs in %q", got)
+	}
+
+	// From another site, on a browser nobody is signed in on: asked too (else its next
+	// OAuth consent would grant the other person's account).
+	resp = signInAs(t, f.srv.URL, codeFor("mallory"), "cross-site")
+	if page := body(t, resp); resp.StatusCode != http.StatusOK || cookieOf(f.site, resp) != nil || !strings.Contains(page, `action="/signin"`) {
+		t.Fatalf("cross-site, nobody signed in: %d, cookie %v", resp.StatusCode, cookieOf(f.site, resp))
+	}
+	// From the terminal (Sec-Fetch-Site: none), or a client that sends none: at once.
+	for _, site := range []string{"none", ""} {
+		resp = signInAs(t, f.srv.URL, codeFor("ana"), site)
+		resp.Body.Close()
+		if c := cookieOf(f.site, resp); resp.StatusCode != http.StatusSeeOther || c == nil || whoIs(c) != "Ana" {
+			t.Fatalf("Sec-Fetch-Site %q: %d, cookie %v", site, resp.StatusCode, c)
+		}
+	}
+	// From the terminal, but another person is signed in on the browser: asked first.
+	resp = signInAs(t, f.srv.URL, codeFor("ana"), "none", m)
+	if page := body(t, resp); resp.StatusCode != http.StatusOK || cookieOf(f.site, resp) != nil || !strings.Contains(page, "mallory") {
+		t.Fatalf("replacing mallory from the terminal: %d, cookie %v\n%s", resp.StatusCode, cookieOf(f.site, resp), page)
+	}
+	// The same person again: at once.
+	resp = signInAs(t, f.srv.URL, codeFor("mallory"), "none", m)
+	resp.Body.Close()
+	if c := cookieOf(f.site, resp); resp.StatusCode != http.StatusSeeOther || c == nil || whoIs(c) != "mallory" {
+		t.Fatalf("mallory again: %d, cookie %v", resp.StatusCode, c)
+	}
+}
+
+// Not signed in, on a one-person server on this machine (a loopback listener, no tokens),
+// the page says to ask the agent for a link (a bundle's user has no terminal command to
+// run); a team's server (with tokens) says to run compass-mcp open, as before.
+func TestSignInPageSaysToAskTheAgent(t *testing.T) {
+	f := newFixture(t)
+	page := func() string { return body(t, f.get(noRedirects, "/document/01JDXAAAAAAAAAAAAAAAAAAAAA")) }
+	if got := page(); !strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open 01JDXAAAAAAAAAAAAAAAAAAAAA") {
+		t.Errorf("a one-person server's sign-in page:\n%s", got)
+	}
+	if _, _, err := access.New(f.db).AddToken(access.NewToken{Person: "ana"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := page(); strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open") {
+		t.Errorf("a server with tokens' sign-in page:\n%s", got)
 	}
 }

@@ -152,7 +152,7 @@ func TestEveryRouteEveryPersonEverySpace(t *testing.T) {
 		{"list", func(tm *team, sp string) string { return "/?space=" + sp }, "/?space=nowhere",
 			func(sp string) []string { return []string{teamTitle(sp), "Scratch " + sp} }, false},
 		{"search", func(tm *team, sp string) string { return "/?space=" + sp + "&q=marker" }, "/?space=nowhere&q=marker",
-			func(sp string) []string { return []string{teamTitle(sp), "1: marker-" + sp} }, false},
+			func(sp string) []string { return []string{teamTitle(sp), "1: <mark>marker</mark>-" + sp} }, false},
 		{"search by link", func(tm *team, sp string) string {
 			return "/?q=" + url.QueryEscape("http://elsewhere.example/document/"+tm.plans[sp])
 		}, "/?q=" + url.QueryEscape("http://elsewhere.example/document/"+missing),

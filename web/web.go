@@ -118,6 +118,7 @@ func (s *Site) routes() http.Handler {
 	mux.Handle("GET "+icon.PNGPath, cacheFor(24*time.Hour, serveBytes("image/png", icon.PNG48)))
 	mux.Handle("GET /favicon.ico", cacheFor(24*time.Hour, serveBytes("image/png", icon.PNG48)))
 	mux.HandleFunc("GET /signin", s.signin)
+	mux.HandleFunc("POST /signin", s.signinPost)
 	mux.HandleFunc("POST /signout", s.signout)
 
 	in := func(pattern string, h func(http.ResponseWriter, *http.Request, who)) {
@@ -210,9 +211,11 @@ func (s *Site) names(fn func(spaces.Names)) error {
 	})
 }
 
-// Serve serves the page on ln until ctx ends, then shuts down within a few seconds.
-func (s *Site) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+// Serve serves the page on ln with hs until ctx ends, then shuts down within a few
+// seconds. hs's limits are the caller's (compass-mcp gives the page's own listener those
+// of --http: transport.Harden); its Handler becomes the page.
+func (s *Site) Serve(ctx context.Context, ln net.Listener, hs *http.Server) error {
+	hs.Handler = s
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

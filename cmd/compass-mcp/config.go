@@ -147,7 +147,11 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 		return nil, nil, err
 	}
 	c.links = web.NewLinks(c.linkBase, db, db.Path())
-	srv, err := tools.New(db, c.tools())
+	cfg := c.tools()
+	if c.http == "" {
+		cfg.SignIn = c.agentSignIn(db)
+	}
+	srv, err := tools.New(db, cfg)
 	if err != nil {
 		db.Close()
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,8 @@ import (
 	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"
 )
 
@@ -31,9 +34,10 @@ func webFlag(fs interface {
 
 // page is the person's page one process serves.
 type page struct {
-	site *web.Site
-	url  string
-	done chan error // gets Serve's error once it has stopped
+	site   *web.Site
+	server *http.Server // with --http's timeouts (transport.Harden)
+	url    string
+	done   chan error // gets Serve's error once it has stopped
 }
 
 // announce records the page's address in the data file for other processes, and says
@@ -98,10 +102,11 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 		ln.Close()
 		return nil, err
 	}
-	p := &page{site: site, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
+	p := &page{site: site, server: &http.Server{}, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
+	transport.Harden(p.server) // a connection idle or slow to send its request is closed, as on --http
 	announce(db, p.url)
 	go func() {
-		err := site.Serve(ctx, ln)
+		err := site.Serve(ctx, ln, p.server)
 		if err != nil {
 			slog.Error("serving the person's page", "err", err)
 		}
@@ -184,6 +189,30 @@ func signInLink(c config, url, next string, browser bool) error {
 		openBrowser(link)
 	}
 	return nil
+}
+
+// agentSignIn makes the one-time sign-in links the agent may hand the person
+// (list_documents sign_in), who may have no terminal command to get one with (the
+// one-click bundle): for --for only, in --space, and only while this is a one-person
+// server, no token rows in the data (a team's server has them), whose page is on this
+// machine (its address loopback). docs/PAGE.md says why that is safe.
+func (c *config) agentSignIn(db kv.DB) func(next string) (string, error) {
+	return func(next string) (string, error) {
+		base := c.links.Base()
+		u, err := url.Parse(base)
+		if err != nil || u.Scheme != "http" || !transport.IsLoopback(u.Hostname()) || u.Path != "" {
+			return "", tools.ErrNoSignIn // no page, or one reached from elsewhere (--link-base)
+		}
+		if guardedBy("", db) {
+			return "", tools.ErrNoSignIn
+		}
+		code, err := access.New(db).NewSignInCode(c.me, c.space, next)
+		if err != nil {
+			return "", err
+		}
+		slog.Info("the agent was given a sign-in link to the page", "person", c.me, "space", c.space, "next", next)
+		return base + "/signin?code=" + code, nil
+	}
 }
 
 // servePageOnly serves the page in the foreground and prints a sign-in link to it; with

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/client"
 )
 
@@ -402,5 +404,82 @@ func TestWebAddress(t *testing.T) {
 	}
 	if _, err := webAddress("7411", false); err == nil || !strings.Contains(err.Error(), "--web takes") {
 		t.Errorf("no port: %v", err)
+	}
+}
+
+// The page's own listener (beside stdio, and compass-mcp web) has the timeouts of --http's
+// (transport.Harden): a connection that sends nothing, or a request slowly, doesn't stay
+// open for good. (Before, only the header had a timeout: 200 connections that had each
+// made one request were all still open 150 s later.)
+func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
+	c := config{data: newData(t), space: "personal", me: "ana"}
+	db, err := c.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	p, err := startPage(ctx, &c, db, "127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stop(); <-p.done }()
+	var want http.Server
+	transport.Harden(&want)
+	got := p.server
+	if got.ReadTimeout != want.ReadTimeout || got.IdleTimeout != want.IdleTimeout || got.ReadHeaderTimeout != want.ReadHeaderTimeout || got.WriteTimeout != want.WriteTimeout {
+		t.Fatalf("the page's server: read %v, idle %v, header %v, write %v; --http's: read %v, idle %v, header %v, write %v",
+			got.ReadTimeout, got.IdleTimeout, got.ReadHeaderTimeout, got.WriteTimeout, want.ReadTimeout, want.IdleTimeout, want.ReadHeaderTimeout, want.WriteTimeout)
+	}
+	// And it serves with them.
+	resp, err := http.Get(p.url + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the page, not signed in: %d", resp.StatusCode)
+	}
+}
+
+var signInLinkRE = regexp.MustCompile(`http://[0-9.:]+/signin\?code=[0-9a-f]{64}`)
+
+// A person who installed the one-click bundle has no compass-mcp on their PATH to run
+// "compass-mcp open" with: on their own one-person server (stdio, the page on loopback, no
+// tokens) the agent hands them a one-time sign-in link when asked (list_documents
+// sign_in), for --for only, leading to the document named; a server with tokens (a team's)
+// hands none, and says how to sign in instead.
+func TestAgentHandsASignInLink(t *testing.T) {
+	data := newData(t)
+	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
+	if page == "" {
+		t.Fatalf("no page logged:\n%s", logs)
+	}
+	written := callTool(t, c, "write_document", map[string]any{"title": "Launch plan", "text": "Record the trailer.\n"}).text
+	doc := regexp.MustCompile(`\((http://[^)]+/document/[0-9A-Z]{26})\)`).FindStringSubmatch(written)[1]
+	got := callTool(t, c, "list_documents", map[string]any{"sign_in": doc})
+	link := signInLinkRE.FindString(got.text)
+	if got.isError || link == "" || !strings.HasPrefix(link, page+"/") || strings.Contains(got.text, "Documents here") {
+		t.Fatalf("list_documents sign_in: %v\n%s", got.isError, got.text)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 5 * time.Second}
+	resp, err := browser.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Record the trailer.") || !strings.HasSuffix(resp.Request.URL.Path, doc[len(doc)-26:]) {
+		t.Fatalf("the agent's sign-in link: %d at %s\n%s", resp.StatusCode, resp.Request.URL, body)
+	}
+	if resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(link); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the link used again: %v %v, want 403", resp.StatusCode, err)
+	}
+	// A team's server (tokens) hands none.
+	cli(t, data, "tokens", "add", "--for", "ana")
+	got = callTool(t, c, "list_documents", map[string]any{"sign_in": "/"})
+	if !got.isError || signInLinkRE.MatchString(got.text) || !strings.Contains(got.text, "compass-mcp open") {
+		t.Fatalf("with a token row: %v\n%s", got.isError, got.text)
 	}
 }

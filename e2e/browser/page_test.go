@@ -316,3 +316,39 @@ func readCorpus(t *testing.T) []string {
 	}
 	return corpus
 }
+
+// A diff that starts with "⋯ N unchanged lines" keeps its columns: the line numbers narrow,
+// the text the rest, at a laptop's width and a phone's. (table-layout: fixed took the
+// widths from that first row, a cell across all four columns, and gave each a quarter: at
+// 390 px words broke as "certific/ate".)
+func TestDiffStartingWithUnchangedLinesKeepsTheTextWide(t *testing.T) {
+	s := startServer(t)
+	var text strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&text, "Line %d of the launch plan: the studio, the trailer and the course page.\n", i)
+	}
+	_, id := s.write(t, "Launch plan", text.String())
+	s.agent(t, "edit_document", "document="+id, "old=Line 30 of the launch plan", "new=Line 30 of the launch plan, with the certificate")
+	ctx := newBrowser(t)
+	s.signIn(t, ctx, id)
+	for _, width := range []int{1280, 390} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), 844)); err != nil {
+			t.Fatal(err)
+		}
+		navigate(t, ctx, s.URL+"/document/"+id+"/diff?from=1&to=2")
+		waitText(t, ctx, "with the certificate")
+		if first := eval[string](t, ctx, `document.querySelector("table.diff tr").className`); first != "gap" {
+			t.Fatalf("the diff starts with a %q row, want the unchanged lines' gap", first)
+		}
+		table := eval[float64](t, ctx, `document.querySelector("table.diff").getBoundingClientRect().width`)
+		textCell := eval[float64](t, ctx, `document.querySelector("table.diff tr.add td.text").getBoundingClientRect().width`)
+		number := eval[float64](t, ctx, `document.querySelector("table.diff tr.add td.n").getBoundingClientRect().width`)
+		t.Logf("at %d px: the table %.0f px, a line number %.0f px, the text %.0f px", width, table, number, textCell)
+		if textCell < 0.6*table || number > 64 {
+			t.Errorf("at %d px: the text is %.0f px of the table's %.0f, a line number %.0f px; want the text at least 60%% and numbers at most 64 px", width, textCell, table, number)
+		}
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > width {
+			t.Errorf("at %d px the diff is %d px wide: it scrolls sideways", width, w)
+		}
+	}
+}

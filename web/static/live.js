@@ -22,10 +22,17 @@
     body.dataset.version = fresh.body.dataset.version || body.dataset.version;
   }
 
+  // One page asked for at a time: a newer version's request ends the older one's, and the
+  // server stops rendering what nobody waits for.
+  var asking = null;
   function load(url) {
-    return fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
-      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); });
+    if (asking) asking.abort();
+    var mine = asking = new AbortController();
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" }, signal: mine.signal })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .finally(function () { if (asking === mine) asking = null; });
   }
+  function superseded(e) { return e && e.name === "AbortError"; }
 
   var events = new EventSource("/document/" + doc + "/events?version=" + shown + "&proposals=" + proposed);
   // A new proposal: the page shows its banner anew (a page being edited only says so).
@@ -45,7 +52,7 @@
     var what = v.by + " saved version " + v.version + " (" + v.kind + ", +" + v.added + " \u2212" + v.removed + " lines)";
     if (!editing) {
       load(location.pathname + location.search).then(function (html) { swap(html); say(what + ": shown below."); })
-        .catch(function () { say(what + ": reload to see it."); });
+        .catch(function (e) { if (!superseded(e)) say(what + ": reload to see it."); });
       return;
     }
     if (area && area.value === original) {
@@ -56,7 +63,7 @@
         area.value = original = text.value;
         document.querySelector("input[name=base]").value = base.value;
         say(what + ": the editor now holds it.");
-      }).catch(function () { say(what + ": saving merges your changes with it."); });
+      }).catch(function (e) { if (!superseded(e)) say(what + ": saving merges your changes with it."); });
       return;
     }
     say(what + " while you were editing: saving merges your changes with it.");
