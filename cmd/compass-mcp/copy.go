@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
@@ -159,4 +160,35 @@ func dbIdentity(s string) string {
 		port = "5432"
 	}
 	return net.JoinHostPort(strings.ToLower(u.Hostname()), port) + u.Path + "?" + u.Query().Get("search_path")
+}
+
+// backup writes a consistent copy of the data file to path while servers may be using it.
+func backup(args []string, stdout io.Writer) error {
+	var c config
+	fs := flags("backup", &c)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"backup takes FILE: where to write the copy"}
+	}
+	if isPostgres(c.data) {
+		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
+	}
+	db, err := c.open()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	file, ok := db.(*bolt.File)
+	if !ok {
+		return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
+	}
+	size, err := file.Backup(pos[0])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
-	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -346,35 +345,4 @@ func (p docsSession) showClash(c *docstore.ClashError, name string) {
 		}
 	}
 	fmt.Fprintf(w, "\nChoose: save again with --mine (your lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit your file from version %d (docs show %q) and save it with --base %d.\n", c.Document.Version, c.Document.Version, name, c.Document.Version)
-}
-
-// backup writes a consistent copy of the data file to path while servers may be using it.
-func backup(args []string, stdout io.Writer) error {
-	var c config
-	fs := flags("backup", &c)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usageError{"backup takes FILE: where to write the copy"}
-	}
-	if isPostgres(c.data) {
-		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
-	}
-	db, err := c.open()
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	file, ok := db.(*bolt.File)
-	if !ok {
-		return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
-	}
-	size, err := file.Backup(pos[0])
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Backed up %s to %s (%d bytes).\n", c.data, pos[0], size)
-	return nil
 }
