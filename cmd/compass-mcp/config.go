@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -67,7 +68,7 @@ func flags(name string, c *config) *flag.FlagSet {
 // serverFlags adds the flags that only serving and calling tools use.
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
-	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudeCodeSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
+	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudecode.CurrentSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>); / for links relative to the server (default: the person's page when one is served for the data file, else compass://document/<id>) [COMPASS_LINK_BASE]")
 }
 

@@ -13,14 +13,18 @@ import (
 
 // importConversations reads JSON Lines or a Claude export (FILE, or - for stdin) into the space.
 func importConversations(args []string, stdin io.Reader, stdout io.Writer) error {
-	if wantsClaudeCode(args) {
-		return importClaudeCode(args, stdout)
-	}
 	var c config
 	fs := flags("import", &c)
+	project, follow, poll := claudeCodeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if fs.Lookup("claude-code").Value.String() == "true" {
+		return importClaudeCode(c, pos, *project, *follow, *poll, stdout)
+	}
+	if *project != "" || *follow {
+		return usageError{"--project and --follow are for Claude Code's sessions: import --claude-code [DIR] --project PATH [--follow]"}
 	}
 	if len(pos) != 1 {
 		return usageError{"import takes one FILE (JSON Lines, or a Claude export's conversations.json), or - for stdin"}
