@@ -52,6 +52,9 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("no Claude Code projects folder at %s: give the folder (import --claude-code DIR)", dir)
 	}
+	if err := c.person(); err != nil {
+		return err
+	}
 	db, err := c.open()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"strings"
+	"sync"
 
 	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
@@ -96,10 +97,28 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// check checks what every command is scoped to: the space, and the person when given.
 func (c *config) check() error {
 	if err := spaces.Valid(c.space); err != nil {
 		return usageError{fmt.Sprintf("--space: %v", err)}
 	}
+	if c.me == "" {
+		return nil
+	}
+	if _, err := spaces.ParseActor("person:" + c.me); err != nil || strings.Contains(c.me, ":") {
+		return usageError{fmt.Sprintf("--for: a person's id, like ana; got %q", c.me)}
+	}
+	return nil
+}
+
+// fallbackSaid makes the fallback to the system account said once a process, whichever
+// copy of a config asks.
+var fallbackSaid sync.Once
+
+// person makes sure c names the person the command acts as (its versions and messages
+// carry them): --for, else $USER or $USERNAME, else the system account's name, said once
+// on stderr. Only the commands that act as a person ask.
+func (c *config) person() error {
 	if c.me == "" {
 		c.me = env("USER", os.Getenv("USERNAME"))
 	}
@@ -108,16 +127,15 @@ func (c *config) check() error {
 		// since versions and messages will carry it.
 		if u, err := user.Current(); err == nil && u.Username != "" && !strings.ContainsAny(u.Username, `:\`) {
 			c.me = u.Username
-			slog.Info("$USER is empty: working for the system account's user; --for (or COMPASS_ME) names another", "person", "person:"+c.me)
+			fallbackSaid.Do(func() {
+				slog.Info("$USER is empty: working for the system account's user; --for (or COMPASS_ME) names another", "person", "person:"+c.me)
+			})
 		}
 	}
 	if c.me == "" {
 		return usageError{"--for: no person to work for: $USER (or $USERNAME) is empty, and so is the system account's name. Give --for ID (or COMPASS_ME), the id of the person the agent works for, like ana."}
 	}
-	if _, err := spaces.ParseActor("person:" + c.me); err != nil || strings.Contains(c.me, ":") {
-		return usageError{fmt.Sprintf("--for: a person's id, like ana; got %q", c.me)}
-	}
-	return nil
+	return c.check()
 }
 
 // open checks c and opens its data: a bbolt file, or a PostgreSQL database.
@@ -137,6 +155,9 @@ func (c *config) open() (store, error) {
 
 // mcpServer opens the data and makes the MCP server on it; the caller closes the store.
 func (c *config) mcpServer() (store, *server.MCPServer, error) {
+	if err := c.person(); err != nil {
+		return nil, nil, err
+	}
 	db, err := c.open()
 	if err != nil {
 		return nil, nil, err

@@ -38,6 +38,9 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		defer f.Close()
 		in = f
 	}
+	if err := c.person(); err != nil {
+		return err
+	}
 	db, err := c.open()
 	if err != nil {
 		return err
@@ -75,7 +78,7 @@ func say(args []string, stdout io.Writer) error {
 	if len(pos) < 2 {
 		return usageError{"say takes CONVERSATION TEXT: compass-mcp say pricing 'We settled on 12 a month.'"}
 	}
-	if err := c.check(); err != nil {
+	if err := c.person(); err != nil {
 		return err
 	}
 	if *from == "" {

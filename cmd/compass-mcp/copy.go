@@ -5,11 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -55,9 +51,9 @@ func copyCmd(args []string, stdout io.Writer) error {
 	case *from == "" || *to == "":
 		return usageError{"copy needs --from A and --to B (each a bbolt file's path or a postgres:// URL)"}
 	case sameStore(*from, *to):
-		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", redact(*from))}
+		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", pg.Redact(*from))}
 	}
-	if !isPostgres(*from) {
+	if !pg.IsURL(*from) {
 		if _, err := os.Stat(*from); err != nil {
 			return fmt.Errorf("--from: %w", err)
 		}
@@ -68,30 +64,17 @@ func copyCmd(args []string, stdout io.Writer) error {
 	}
 	defer src.Close()
 	_, statErr := os.Stat(*to)
-	made := !isPostgres(*to) && errors.Is(statErr, os.ErrNotExist)
+	made := !pg.IsURL(*to) && errors.Is(statErr, os.ErrNotExist)
 	dst, err := openStore(*to, pg.WithTimeout(*timeout))
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
-	var (
-		n       kv.Counts
-		srcHash string
-	)
-	// The source's digest is taken in the copy's own snapshot, so that servers writing to
-	// it meanwhile don't make a good copy look wrong.
-	err = src.View(func(tx kv.Tx) error {
-		snap := snapshot{tx}
-		var err error
-		if n, err = kv.Copy(snap, dst); err != nil {
-			return err
-		}
-		srcHash, _, err = kv.Digest(snap)
-		return err
-	})
+	n, digest, err := kv.CopyChecked(src, dst)
 	if err == nil && n.Buckets == 0 {
 		err = fmt.Errorf("%s holds nothing: there is nothing to copy (is --from right?)", src.Path())
 	}
-	if err != nil {
+	var differs *kv.DiffersError
+	if err != nil && !errors.As(err, &differs) {
 		dst.Close()
 		if made {
 			os.Remove(*to) // the file this copy made, left empty
@@ -102,13 +85,8 @@ func copyCmd(args []string, stdout io.Writer) error {
 		return fmt.Errorf("copying %s to %s (nothing was copied): %w", src.Path(), dst.Path(), err)
 	}
 	defer dst.Close()
-	dstHash, dn, err := kv.Digest(dst)
-	if err != nil {
-		return fmt.Errorf("checking the copy in %s: %w", dst.Path(), err)
-	}
-	if dstHash != srcHash || dn != n {
-		return fmt.Errorf("the copy in %s differs from %s (sha256 %s, %d buckets, %d keys, %d bytes, against sha256 %s, %d buckets, %d keys, %d bytes): don't use it",
-			dst.Path(), src.Path(), dstHash, dn.Buckets, dn.Keys, dn.Bytes, srcHash, n.Buckets, n.Keys, n.Bytes)
+	if differs != nil {
+		return fmt.Errorf("%s, copied from %s: %w", dst.Path(), src.Path(), err)
 	}
 	if p, ok := dst.(pgStore); ok {
 		if err := p.Analyze(); err != nil {
@@ -116,50 +94,19 @@ func copyCmd(args []string, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "Copied %d buckets, %d keys, %d bytes from %s to %s; checked: both hold the same bytes (sha256 %s).\n",
-		n.Buckets, n.Keys, n.Bytes, src.Path(), dst.Path(), dstHash)
+		n.Buckets, n.Keys, n.Bytes, src.Path(), dst.Path(), digest)
 	return nil
 }
 
-// snapshot is one read transaction seen as a read-only kv.DB.
-type snapshot struct{ tx kv.Tx }
-
-func (s snapshot) View(fn func(kv.Tx) error) error { return fn(s.tx) }
-func (s snapshot) Update(func(kv.Tx) error) error  { return kv.ErrTxNotWritable }
-func (s snapshot) Batch(func(kv.Tx) error) error   { return kv.ErrTxNotWritable }
-
-// sameStore reports whether a and b name the same data: the same file (symbolic links
-// followed), or the same database and schema on the same host and port.
+// sameStore reports whether a and b name the same data: the same file (whatever the path
+// to it), or the same database and schema on the same host and port.
 func sameStore(a, b string) bool {
-	if isPostgres(a) != isPostgres(b) {
-		return false
+	if pg.IsURL(a) || pg.IsURL(b) {
+		return pg.IsURL(a) && pg.IsURL(b) && pg.SameDatabase(a, b)
 	}
-	if isPostgres(a) {
-		return dbIdentity(a) == dbIdentity(b)
-	}
-	return filepath.Clean(realPath(a)) == filepath.Clean(realPath(b))
-}
-
-func realPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
-	}
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		p = real
-	}
-	return p
-}
-
-// dbIdentity is a database URL's host, port, database and search_path.
-func dbIdentity(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return s
-	}
-	port := u.Port()
-	if port == "" {
-		port = "5432"
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port) + u.Path + "?" + u.Query().Get("search_path")
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // backup writes a consistent copy of the data file to path while servers may be using it.
@@ -173,8 +120,8 @@ func backup(args []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return usageError{"backup takes FILE: where to write the copy"}
 	}
-	if isPostgres(c.data) {
-		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
+	if pg.IsURL(c.data) {
+		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + pg.Redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
 	}
 	db, err := c.open()
 	if err != nil {

@@ -67,6 +67,11 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if *mine && *theirs {
 		return usageError{"--mine and --theirs choose opposite sides: give one"}
 	}
+	if actsAsPerson[sub] {
+		if err := c.person(); err != nil {
+			return err
+		}
+	}
 	file, err := c.open()
 	if err != nil {
 		return err
@@ -152,6 +157,9 @@ var docsArgs = map[string]struct {
 	"purge":    {1, 1, "a deleted document", "purge DOC"},
 	"export":   {1, 1, "a folder", "export DIR"},
 }
+
+// actsAsPerson is the docs subcommands that make versions, which carry the person's name.
+var actsAsPerson = map[string]bool{"save": true, "restore": true, "rename": true, "delete": true}
 
 // docsSession is one run of compass-mcp docs: a space's documents, who acts on them (the
 // person the command runs for), and where its answers and notices go.

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -104,4 +106,61 @@ func TestForWithoutUser(t *testing.T) {
 	if strings.Contains(cli(t, data, "docs", "history", "Plan"), "for me") {
 		t.Errorf("a version was saved for a made-up person \"me\"")
 	}
+}
+
+// Without $USER, the fallback is said once, and only by the commands that act as a person:
+// not by those that list people, members, tokens or documents.
+func TestForWithoutUserSaidOnce(t *testing.T) {
+	data := newData(t)
+	env := []string{"COMPASS_DATA=" + data, "COMPASS_LOG=info", "USER=", "USERNAME="}
+	for _, c := range []struct {
+		args []string
+		n    int
+	}{
+		{[]string{"members", "list"}, 0},
+		{[]string{"tokens", "list"}, 0},
+		{[]string{"people", "list"}, 0},
+		{[]string{"docs", "list"}, 0},
+		{[]string{"call", "list_documents"}, 1},
+		{[]string{"say", "pricing", "12 a month."}, 1},
+	} {
+		_, _, errs := runEnv(t, env, c.args...)
+		if n := strings.Count(errs, "$USER is empty"); n != c.n {
+			t.Errorf("compass-mcp %s without $USER said the fallback %d times, want %d:\n%s", strings.Join(c.args, " "), n, c.n, errs)
+		}
+	}
+	// A server: said once, though it opens the data more than once as it starts.
+	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var errb syncBuffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !strings.Contains(errb.String(), "serving MCP over streamable HTTP") && time.Since(start) < 20*time.Second; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if n := strings.Count(errb.String(), "$USER is empty"); n != 1 {
+		t.Errorf("serve --http without $USER said the fallback %d times, want once:\n%s", n, errb.String())
+	}
+}
+
+// syncBuffer is a buffer a process writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -141,6 +141,9 @@ func openCmd(args []string) error {
 	if len(pos) > 1 {
 		return usageError{fmt.Sprintf("open takes at most one document (title, id or link), got %q", pos)}
 	}
+	if err := c.person(); err != nil {
+		return err
+	}
 	db, err := c.open()
 	if err != nil {
 		return err
@@ -191,6 +194,9 @@ func signInLink(c config, url, next string, browser bool) error {
 func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
+	}
+	if err := c.person(); err != nil {
+		return err
 	}
 	db, err := c.open()
 	if err != nil {
