@@ -115,12 +115,17 @@ func (c *config) check() error {
 // copy of a config asks.
 var fallbackSaid sync.Once
 
+// quietPerson is who a command without --for works for, when the environment says ($USER,
+// $USERNAME), without the system account's fallback or a word on stderr: for commands that
+// only need to know the server's own person.
+func quietPerson() string { return env("USER", os.Getenv("USERNAME")) }
+
 // person makes sure c names the person the command acts as (its versions and messages
 // carry them): --for, else $USER or $USERNAME, else the system account's name, said once
 // on stderr. Only the commands that act as a person ask.
 func (c *config) person() error {
 	if c.me == "" {
-		c.me = env("USER", os.Getenv("USERNAME"))
+		c.me = quietPerson()
 	}
 	if c.me == "" {
 		// No $USER (a service, a container): the account the process runs as, said aloud,
