@@ -47,6 +47,7 @@ type config struct {
 	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
 	pageSecure                                     bool       // the page's session cookie is Secure (https --public-url; web.go)
 	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
+	pageDone                                       chan error // the page on its own address: gets its end, once its record is withdrawn
 }
 
 func env(name, def string) string {

@@ -58,22 +58,6 @@ func withFIFO(t *testing.T) (dir, fifo string) {
 	return dir, fifo
 }
 
-// waitExit waits at most d for cmd to end, killing it (and failing the test) if it doesn't.
-func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration, what string) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Errorf("%s: still running after %v (killed)", what, d)
-		return nil
-	}
-}
-
 // A FIFO among Claude Code's transcripts: import --claude-code skips it with a line on
 // stderr and imports the others; serve --follow-claude-code ends at the end of its input,
 // and at SIGTERM. Before, import never returned and the server ignored both.

@@ -46,6 +46,11 @@ func serve(args []string) error {
 	}
 	defer db.Close()
 	tuneGC()
+	defer func() { // after stop: the page withdraws its record before the data is closed
+		if c.pageDone != nil {
+			<-c.pageDone
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
@@ -81,7 +86,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 		return err
 	}
 	web.MountMessages(mux, db, gate, transport.Guard)
-	mountPage(mux, h.Server, c, db, ln)
+	defer mountPage(mux, h.Server, c, db, ln)()
 	h.Server.Handler = transport.ToPage(c.pageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", db.Path())
 	return h.Serve(ctx, ln)

@@ -37,12 +37,19 @@ type page struct {
 }
 
 // announce records the page's address in the data file for other processes, and says
-// where it is.
-func announce(db kv.DB, url string) {
-	if err := web.Announce(db, url); err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
-	}
+// where it is; the func it returns removes the record when the page stops.
+func announce(db kv.DB, url string) (withdraw func()) {
 	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
+	w, err := web.Announce(db, url)
+	if err != nil {
+		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
+		return func() {}
+	}
+	return func() {
+		if err := w(); err != nil {
+			slog.Warn("could not remove the page's address from the data file; other processes find it gone", "err", err)
+		}
+	}
 }
 
 // newSite makes the page of the data file's spaces, c's first; who may see which is the
@@ -99,12 +106,13 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 		return nil, err
 	}
 	p := &page{site: site, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
-	announce(db, p.url)
+	withdraw := announce(db, p.url)
 	go func() {
 		err := site.Serve(ctx, ln)
 		if err != nil {
 			slog.Error("serving the person's page", "err", err)
 		}
+		withdraw()
 		p.done <- err
 	}()
 	return p, nil
@@ -126,14 +134,15 @@ func webCmd(args []string) error {
 }
 
 // openCmd prints a one-time sign-in link to the page (to DOC, when given) for --for, and
-// opens the browser on it where it can. With no page served for the data file, it serves
-// one itself, in the foreground.
+// opens the browser on it where it can. With no page served for the data file, it fails,
+// unless --serve asks it to serve one itself, in the foreground.
 func openCmd(args []string) error {
 	var c config
 	fs := flags("open", &c)
 	webFlag(fs, &c)
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on the link")
+	here := fs.Bool("serve", false, "if set, and no page is served for the data, serve one here, in the foreground, until interrupted")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -164,8 +173,11 @@ func openCmd(args []string) error {
 	}
 	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
-	if !ok {
-		fmt.Fprintln(os.Stderr, "No page is served for this data file yet: serving it here (Ctrl-C stops).")
+	switch {
+	case !ok && !*here:
+		return fmt.Errorf("no page is served for this data (%s) now: open --serve serves one here until Ctrl-C, compass-mcp web serves only the page, and a server (compass-mcp serve) serves it beside MCP", c.data)
+	case !ok:
+		fmt.Fprintln(os.Stderr, "No page is served for this data yet: serving it here (Ctrl-C stops).")
 		return servePageOnly(c, *token, next, *browser, true)
 	}
 	return signInLink(c, url, next, *browser)
@@ -279,16 +291,18 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 	if err != nil || p == nil {
 		return err
 	}
+	c.pageDone = p.done
 	c.links.Serving(p.url)
 	c.pageAt = p.url + "/"
 	return nil
 }
 
 // mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
-// paths, and makes the server's address the link base.
-func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) {
+// paths, and makes the server's address the link base; the func it returns withdraws the
+// page's record, once the server has stopped.
+func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) (withdraw func()) {
 	if c.samePage == nil {
-		return
+		return func() {}
 	}
 	mux.Handle("/", c.samePage)
 	hs.RegisterOnShutdown(c.samePage.Close)
@@ -297,5 +311,5 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.L
 		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
 	}
 	c.links.Serving(url)
-	announce(db, url)
+	return announce(db, url)
 }
