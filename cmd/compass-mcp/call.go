@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/version"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -68,7 +69,7 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "compass-mcp-call", Version: tools.Version}
+	init.Params.ClientInfo = mcp.Implementation{Name: "compass-mcp-call", Version: version.Number()}
 	if _, err := cl.Initialize(ctx, init); err != nil {
 		return fmt.Errorf("starting an in-process session: %w", err)
 	}

@@ -11,7 +11,7 @@
 // nothing depends on the machine, the folder or the clock (times are the commit's, or
 // SOURCE_DATE_EPOCH).
 //
-// The version released is tools.Version, the one the server tells clients in initialize:
+// The version released is version.Release, the one the server tells clients in initialize:
 // to release a new version, change it there, commit, and tag the commit v<version>. One
 // number in one place, so that --version, the archives, the bundle's manifest and the
 // server agree.
@@ -26,7 +26,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/version"
 )
 
 func main() {
@@ -50,7 +50,7 @@ func run(args []string) error {
 		return err
 	}
 	if *manifestOnly != "" {
-		return writeReleaseManifest(*manifestOnly, tools.Version)
+		return writeReleaseManifest(*manifestOnly, version.Release)
 	}
 	var list []string
 	switch *targets {
@@ -73,7 +73,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	files, err := release(config{root: root, out: outDir, version: tools.Version, src: src, targets: list})
+	files, err := release(config{root: root, out: outDir, version: version.Release, src: src, targets: list})
 	if err != nil {
 		return err
 	}
