@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -14,11 +17,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
+var callHelp = subcommand{name: "call", args: "TOOL [name=value ...]",
+	does: "call one tool in-process and print its answer as the model reads it (exit 1 on an error result);\nname=@FILE reads the value from FILE, @- from stdin; call TOOL -h shows the tool's arguments",
+	more: "TOOL is one of " + strings.Join(tools.Names(), ", ") + "."}
+
 // call runs one tool in-process and prints its answer as the model would read it.
 // An error result is printed too, and ends with exit 1.
 func call(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) > 1 && slices.Contains(tools.Names(), args[0]) && slices.ContainsFunc(args[1:], isHelp) {
+		return toolHelp(os.Stderr, args[0])
+	}
 	var c config
-	fs := flags("call", &c)
+	fs := flags(callHelp, &c)
 	serverFlags(fs, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -89,4 +99,37 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 		return errSilent
 	}
 	return nil
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }
+
+// toolHelp writes a tool's description and arguments, as tools/list gives them (ends with
+// flag.ErrHelp: exit 0).
+func toolHelp(w io.Writer, name string) error {
+	for _, t := range tools.Definitions() {
+		if t.Name != name {
+			continue
+		}
+		fmt.Fprintf(w, "Usage: compass-mcp call %s [name=value ...]\n\n%s\n\nArguments (the input schema tools/list gives):\n", name, t.Description)
+		names := slices.Sorted(maps.Keys(t.InputSchema.Properties))
+		slices.SortStableFunc(names, func(a, b string) int { // the required ones first
+			return cmp.Compare(b2i(!slices.Contains(t.InputSchema.Required, a)), b2i(!slices.Contains(t.InputSchema.Required, b)))
+		})
+		for _, n := range names {
+			p, _ := t.InputSchema.Properties[n].(map[string]any)
+			req := ""
+			if slices.Contains(t.InputSchema.Required, n) {
+				req = ", required"
+			}
+			fmt.Fprintf(w, "  %s (%v%s)\n      %v\n", n, p["type"], req, p["description"])
+		}
+	}
+	return flag.ErrHelp
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

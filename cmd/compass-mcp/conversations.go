@@ -11,10 +11,14 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
+var importHelp = subcommand{name: "import", args: "FILE | --claude-code [DIR] [--project PATH] [--follow]",
+	does: "conversations in: JSON Lines or a Claude export's conversations.json (- for stdin);\nor Claude Code's sessions (default ~/.claude/projects), once or as they grow",
+	more: "A bad line of FILE is reported with its number, and nothing of FILE is imported; the same lines\nimported twice add nothing. docs/CLI.md has the JSON Lines' fields."}
+
 // importConversations reads JSON Lines or a Claude export (FILE, or - for stdin) into the space.
 func importConversations(args []string, stdin io.Reader, stdout io.Writer) error {
 	var c config
-	fs := flags("import", &c)
+	fs := flags(importHelp, &c)
 	project, follow, poll := claudeCodeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -63,10 +67,13 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 	return nil
 }
 
+var sayHelp = subcommand{name: "say", args: "CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]",
+	does: "add one message (the conversation is made if new)"}
+
 // say adds one message to a conversation, creating it if new.
 func say(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("say", &c)
+	fs := flags(sayHelp, &c)
 	from := fs.String("from", "", `who says it: person:ID or agent:NAME (default: person:<--for>)`)
 	to := fs.String("to", "", "if set, the agent addressed: agent:NAME")
 	title := fs.String("title", "", "if set, the conversation's title")

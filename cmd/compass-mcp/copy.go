@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +12,14 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
-const copyUsage = `Usage: compass-mcp copy --from A --to B
+var (
+	copyHelp = subcommand{name: "copy", args: "--from A --to B",
+		does: "everything in A (a bbolt file or postgres:// URL) into B, empty, all or nothing, then checked byte for byte", more: copyUsage}
+	backupHelp = subcommand{name: "backup", args: "FILE",
+		does: "a consistent copy of the bbolt data file (--data) into FILE, servers running or not", more: "FILE is never half-written: the copy goes to FILE.partial, then is renamed. For a PostgreSQL database: copy --from URL --to FILE, or pg_dump."}
+)
 
-Copies everything the data A holds (documents and every version, conversations and their
+const copyUsage = `Copies everything the data A holds (documents and every version, conversations and their
 messages, people, members, tokens, sign-ins, the search index) into B, byte for byte, then
 reads both and checks they hold the same bytes. A and B are each a bbolt file's path or a
 PostgreSQL database's postgres:// URL, so it moves a server from bbolt to PostgreSQL, back,
@@ -25,22 +29,14 @@ It is all or nothing: A is read in one snapshot and B written in one transaction
 that fails leaves B as empty as it was, and is simply run again. B must be empty (a new
 file, or a database or schema compass-mcp has not used); A may be in use by running servers
 (on a bbolt file they wait while the copy reads it). On PostgreSQL the planner's statistics
-are updated after the copy (ANALYZE).
-
-Flags:
-`
+are updated after the copy (ANALYZE).`
 
 // copyCmd copies one store into another, empty one, and checks the copy.
 func copyCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := newFlags(copyHelp, os.Stderr)
 	from := fs.String("from", "", "the data to copy: a bbolt file's path or a postgres:// URL")
 	to := fs.String("to", "", "where to copy it: a new bbolt file's path, or an empty PostgreSQL database's (or schema's) postgres:// URL")
 	timeout := fs.Duration("timeout", time.Hour, "on PostgreSQL, how long the copy's transactions may take (a server's are 30 s)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), copyUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -112,7 +108,7 @@ func sameStore(a, b string) bool {
 // backup writes a consistent copy of the data file to path while servers may be using it.
 func backup(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("backup", &c)
+	fs := flags(backupHelp, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

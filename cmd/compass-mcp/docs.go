@@ -33,6 +33,9 @@ const docsUsage = `compass-mcp docs: the person's side of the documents.
 
 DOC is a document's id or title (exact, else the one title with all the words).`
 
+var docsHelp = subcommand{name: "docs", args: "list | show | history | diff | save | restore | rename | delete | undelete | purge | export ...",
+	does: "the person's side of the documents (docs help)"}
+
 // docsCmd runs "compass-mcp docs ...".
 func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
@@ -44,7 +47,8 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	sub, args := args[0], args[1:]
 	var c config
-	fs := flags("docs "+sub, &c)
+	want, ok := docsArgs[sub]
+	fs := flags(subcommand{name: "docs", args: want.usage, does: docsUsage}, &c)
 	version := fs.Int("version", 0, "if set, the version to show")
 	base := fs.Int("base", 0, "if set, the version FILE was made from (default: the latest)")
 	mine := fs.Bool("mine", false, "on a clash, keep your lines where both changed them")
@@ -56,7 +60,6 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	want, ok := docsArgs[sub]
 	if !ok {
 		fmt.Fprintln(stderr, docsUsage)
 		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,19 +16,17 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
-const installUsage = `Usage: compass-mcp install [CLIENT] [--project] [--for ID] [--space S] [--data PATH|URL] [--force] [--print]
+var installHelp = subcommand{name: "install", args: "[CLIENT] [--project] [--for ID] [--space S] [--data PATH|URL] [--force] [--print]",
+	does: "add this binary to an MCP client's configuration (vscode, cursor, zed, claude-desktop, claude-code, ...);\nno CLIENT lists them", more: installUsage}
 
-Adds compass-mcp to an MCP client's configuration on this machine, keeping every other
+const installUsage = `Adds compass-mcp to an MCP client's configuration on this machine, keeping every other
 server and setting of the file (and its comments); the old file is kept beside it as
 FILE.bak-YYYYMMDD-HHMMSS. With no CLIENT, lists the clients and where each keeps its
-configuration here. docs/CLIENTS.md has each client's snippet and how to check it works.
-
-`
+configuration here. docs/CLIENTS.md has each client's snippet and how to check it works.`
 
 // install writes this binary into a client's configuration (clientconfig does the writing).
 func install(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("install", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(installHelp, stderr)
 	me := fs.String("for", "", "if set, the person the client's server works for (its COMPASS_ME) (default: the server's own, $USER where the client runs)")
 	space := fs.String("space", "", "if set, the space the client's server is scoped to (its COMPASS_SPACE) (default: the server's own, personal)")
 	data := fs.String("data", "", "if set, the data the client's server opens (its COMPASS_DATA): a bbolt file's path, made absolute here, or a postgres:// URL (default: the server's own, one file on this machine)")
@@ -38,10 +35,6 @@ func install(args []string, stdout, stderr io.Writer) error {
 	printOnly := fs.Bool("print", false, "if set, write nothing: print the whole file as it would be written (for claude-code, the commands)")
 	command := fs.String("command", "", "if set, the compass-mcp binary the client starts (default: this one)")
 	name := fs.String("name", "compass", "the server's name in the client's configuration (another name keeps two, e.g. one a space)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, installUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -15,7 +16,7 @@ import (
 func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
 	if err := run(os.Args[1:]); err != nil {
-		if err != errSilent && !errors.Is(err, flag.ErrHelp) { // -h has printed the flags
+		if err != errSilent && !errors.Is(err, flag.ErrHelp) { // -h has printed the usage
 			fmt.Fprintln(os.Stderr, "compass-mcp:", err)
 		}
 		os.Exit(exitCode(err))
@@ -30,4 +31,204 @@ func logLevel() slog.Level {
 		return slog.LevelInfo
 	}
 	return l
+}
+
+// subcommand is how one of compass-mcp's commands is called and what it does: help lists
+// them, and COMMAND -h shows one with its flags. Each is defined beside its command.
+type subcommand struct {
+	name, args string // "say", and what follows it: "CONVERSATION TEXT [--from ...]"
+	does       string // what it does, for help
+	more       string // for COMMAND -h only: the rest
+}
+
+// commands are the ones help lists, in its order.
+var commands = []subcommand{serveHelp, callHelp, docsHelp, backupHelp, copyHelp, importHelp, sayHelp, peopleHelp,
+	webHelp, openHelp, membersHelp, tokensHelp, installHelp, versionHelp, {name: "help", does: "this text"}}
+
+const helpTail = `
+Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
+--data is a bbolt file's path (the default: one file on this machine) or a PostgreSQL
+database's URL, postgres://USER:PASSWORD@HOST:PORT/DB[?search_path=SCHEMA], which several
+servers can share (docs/POSTGRES.md).
+Run "compass-mcp COMMAND -h" for a command's arguments and flags.
+`
+
+// help writes what compass-mcp is and its commands.
+func help(w io.Writer) {
+	fmt.Fprint(w, "compass-mcp serves a space's shared, versioned Markdown documents to an AI agent over MCP.\n\nUsage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  compass-mcp %s\n      %s\n", strings.TrimSpace(c.name+" "+c.args), strings.ReplaceAll(c.does, "\n", "\n      "))
+	}
+	fmt.Fprint(w, helpTail)
+}
+
+func run(args []string) error {
+	if versionRequested(args) {
+		return printVersion(os.Stdout)
+	}
+	cmd := "serve"
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(args)
+	case "call":
+		return call(args, os.Stdin, os.Stdout)
+	case "docs":
+		return docsCmd(args, os.Stdin, os.Stdout, os.Stderr)
+	case "backup":
+		return backup(args, os.Stdout)
+	case "copy":
+		return copyCmd(args, os.Stdout)
+	case "import":
+		return importConversations(args, os.Stdin, os.Stdout)
+	case "say":
+		return say(args, os.Stdout)
+	case "people":
+		return people(args, os.Stdout, os.Stderr)
+	case "web":
+		return webCmd(args)
+	case "open":
+		return openCmd(args)
+	case "members":
+		return members(args, os.Stdout)
+	case "tokens":
+		return tokens(args, os.Stdout)
+	case "install":
+		return install(args, os.Stdout, os.Stderr)
+	case "version":
+		if _, err := parse(newFlags(versionHelp, os.Stderr), args); err != nil {
+			return err
+		}
+		return usageError{"version takes no arguments"}
+	case "help", "-h", "-help", "--help":
+		help(os.Stderr)
+		return nil
+	}
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	if near := closest(cmd, names); near != "" {
+		return usageError{fmt.Sprintf("no command %q: did you mean %s? (compass-mcp help lists them)", cmd, near)}
+	}
+	return usageError{fmt.Sprintf("no command %q: compass-mcp help lists them", cmd)}
+}
+
+var versionHelp = subcommand{name: "version", does: "the version and commit this binary was built from (also --version)"}
+
+// newFlags makes a command's flag set, whose -h prints the command's usage and flags on w.
+func newFlags(cmd subcommand, w io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: compass-mcp %s\n\n%s\n", strings.TrimSpace(cmd.name+" "+cmd.args), cmd.does)
+		if cmd.more != "" {
+			fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.more))
+		}
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// flags makes a command's flag set with the flags every command shares.
+func flags(cmd subcommand, c *config) *flag.FlagSet {
+	fs := newFlags(cmd, os.Stderr)
+	fs.StringVar(&c.data, "data", env("COMPASS_DATA", ""), "if set, the data: a bbolt file's path, or a PostgreSQL database's postgres:// URL (pool: pool_max_conns in the URL, default max(4, 2×GOMAXPROCS); 30 s per transaction) (default: the bbolt file $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
+	fs.StringVar(&c.space, "space", env("COMPASS_SPACE", "personal"), "the space every call is scoped to [COMPASS_SPACE]")
+	fs.StringVar(&c.me, "for", env("COMPASS_ME", ""), "the person (id) the agent works for, and who the person's commands act as (default: $USER, else $USERNAME, else the system account's name) [COMPASS_ME]")
+	return fs
+}
+
+// parse reads args into fs, allowing flags after the positional arguments too; everything
+// after "--" is positional. -h prints the command's usage (flag.ErrHelp: exit 0); a flag
+// it doesn't have is refused once, naming the closest one it has, without the list.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for i, a := range args {
+		if a == "--" {
+			args, rest = args[:i], args[i+1:]
+			break
+		}
+	}
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // the flag package's own words would come with every flag
+	defer fs.SetOutput(out)
+	var pos []string
+	for {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(out)
+			fs.Usage()
+			return nil, err
+		} else if err != nil {
+			return nil, flagError(fs, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// flagError says what the flag package refused, as a usage error naming the command and,
+// for a flag it doesn't have, the closest one it has.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		msg = fmt.Sprintf("%s has no flag --%s", fs.Name(), name)
+		if near := closest(strings.TrimLeft(name, "-"), names); near != "" {
+			msg += fmt.Sprintf(": did you mean --%s?", near)
+		}
+	}
+	return usageError{fmt.Sprintf("%s (compass-mcp %s -h lists its flags)", msg, fs.Name())}
+}
+
+// closest is the one of names nearest to s (two edits at most, fewer for short names), or
+// "" when none is near.
+func closest(s string, names []string) string {
+	best, bestD := "", min(2, len(s)/3+1)+1
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the number of one-byte insertions, deletions, substitutions and
+// transpositions of neighbours that make a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 64 // no flag or command is that long
+	}
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }

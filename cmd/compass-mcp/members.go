@@ -24,10 +24,13 @@ const membersUsage = `compass-mcp members: who may see which space, on a server 
 A server's configured person (--for) is always a member of its configured space (--space),
 without a row: a one-person server needs no members add.`
 
+var membersHelp = subcommand{name: "members", args: "add|remove SPACE PERSON | list [SPACE]",
+	does: "who may see a space on a server shared by a team", more: membersUsage}
+
 // members runs "compass-mcp members ...".
 func members(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("members", &c)
+	fs := flags(membersHelp, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -115,6 +118,9 @@ spaces given (--space, repeatable; default: every space its person is a member o
 reaches only those its person is a member of. --expires takes days (90d), or hours and
 minutes (12h, 30m); default: never.`
 
+var tokensHelp = subcommand{name: "tokens", args: "add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d] | list [--for PERSON] | revoke ID",
+	does: "per-person tokens for /mcp and /spaces/{space}/mcp", more: tokensUsage}
+
 // spaceList is a repeatable --space.
 type spaceList []string
 
@@ -124,7 +130,7 @@ func (l *spaceList) Set(s string) error { *l = append(*l, s); return nil }
 // tokens runs "compass-mcp tokens ...".
 func tokens(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("tokens", &c)
+	fs := flags(tokensHelp, &c)
 	var only spaceList
 	// --space here lists the token's spaces, not the one space a command is scoped to.
 	sp := fs.Lookup("space")

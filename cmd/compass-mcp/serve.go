@@ -18,9 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
+var serveHelp = subcommand{name: "serve", args: "[--http ADDR] [flags]",
+	does: "serve MCP over stdio (also with no command), or streamable HTTP at ADDR/mcp (and ADDR/spaces/{space}/mcp)"}
+
 func serve(args []string) error {
 	var c config
-	fs := flags("serve", &c)
+	fs := flags(serveHelp, &c)
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused, on every server of the store, before it ends (0: never)")

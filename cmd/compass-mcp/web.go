@@ -118,10 +118,16 @@ func startPage(ctx context.Context, c *config, db store, addr string, busyOK boo
 	return p, nil
 }
 
+var (
+	webHelp  = subcommand{name: "web", args: "[--web ADDR]", does: "serve only the person's page (default 127.0.0.1:7411), and print a sign-in link"}
+	openHelp = subcommand{name: "open", args: "[DOC] [--serve]",
+		does: "a one-time sign-in link to the page (to DOC: a title, id or link), for --for;\n--serve serves the page here when no process serves it"}
+)
+
 // webCmd serves only the page, in the foreground.
 func webCmd(args []string) error {
 	var c config
-	fs := flags("web", &c)
+	fs := flags(webHelp, &c)
 	webFlag(fs, &c)
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on a sign-in link")
@@ -138,7 +144,7 @@ func webCmd(args []string) error {
 // unless --serve asks it to serve one itself, in the foreground.
 func openCmd(args []string) error {
 	var c config
-	fs := flags("open", &c)
+	fs := flags(openHelp, &c)
 	webFlag(fs, &c)
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on the link")
