@@ -196,27 +196,6 @@ func (s *Server) tools() []tool {
 // then the conversations.
 var toolOrder = []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "list_conversations", "read_conversation"}
 
-// Definitions are the tools as tools/list gives them (name, description, input schema), in
-// its order, without a store: for help on the command line.
-func Definitions() []mcp.Tool {
-	var s Server
-	defs := map[string]mcp.Tool{}
-	for _, t := range s.tools() {
-		defs[t.def.Name] = t.def
-	}
-	out := make([]mcp.Tool, 0, len(defs))
-	for _, name := range toolOrder {
-		if d, ok := defs[name]; ok {
-			out = append(out, d)
-			delete(defs, name)
-		}
-	}
-	for _, d := range defs { // a tool not (yet) in toolOrder: last, as inOrder puts it
-		out = append(out, d)
-	}
-	return out
-}
-
 // Names are the tools' names, in the order tools/list gives them.
 func Names() []string { return slices.Clone(toolOrder) }
 

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -103,33 +101,9 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }
 
-// toolHelp writes a tool's description and arguments, as tools/list gives them (ends with
+// toolHelp writes a tool's usage, its arguments as tools/list gives them (ends with
 // flag.ErrHelp: exit 0).
 func toolHelp(w io.Writer, name string) error {
-	for _, t := range tools.Definitions() {
-		if t.Name != name {
-			continue
-		}
-		fmt.Fprintf(w, "Usage: compass-mcp call %s [name=value ...]\n\n%s\n\nArguments (the input schema tools/list gives):\n", name, t.Description)
-		names := slices.Sorted(maps.Keys(t.InputSchema.Properties))
-		slices.SortStableFunc(names, func(a, b string) int { // the required ones first
-			return cmp.Compare(b2i(!slices.Contains(t.InputSchema.Required, a)), b2i(!slices.Contains(t.InputSchema.Required, b)))
-		})
-		for _, n := range names {
-			p, _ := t.InputSchema.Properties[n].(map[string]any)
-			req := ""
-			if slices.Contains(t.InputSchema.Required, n) {
-				req = ", required"
-			}
-			fmt.Fprintf(w, "  %s (%v%s)\n      %v\n", n, p["type"], req, p["description"])
-		}
-	}
+	fmt.Fprint(w, tools.Usage(name, "compass-mcp call "+name+" [name=value ...]"))
 	return flag.ErrHelp
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
