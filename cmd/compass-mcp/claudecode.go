@@ -15,6 +15,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/tools"
 )
 
 // envBool is an environment variable read as true or false (1, true, yes...); unset is false.
@@ -76,9 +77,9 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
 	}
 	fmt.Fprintf(stdout, "Imported %s and %s from %s into space %s; %s already there.\n",
-		plural(sum.Conversations, "conversation"), plural(sum.Messages, "message"), plural(sum.Files, "transcript"), c.space, plural(sum.Skipped, "message"))
+		tools.Plural(sum.Conversations, "conversation"), tools.Plural(sum.Messages, "message"), tools.Plural(sum.Files, "transcript"), c.space, tools.Plural(sum.Skipped, "message"))
 	if sum.Unreadable > 0 {
-		fmt.Fprintf(stdout, "Skipped %s: not JSON.\n", plural(sum.Unreadable, "line"))
+		fmt.Fprintf(stdout, "Skipped %s: not JSON.\n", tools.Plural(sum.Unreadable, "line"))
 	}
 	if !follow {
 		return nil

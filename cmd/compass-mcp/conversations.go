@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/tools"
 )
 
 var importHelp = subcommand{name: "import", args: "FILE | --claude-code [DIR] [--project PATH] [--follow]",
@@ -63,7 +64,7 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		return fmt.Errorf("nothing was imported: %w", err)
 	}
 	fmt.Fprintf(stdout, "Imported %s and %s into space %s; %s already there.\n",
-		plural(sum.Conversations, "conversation"), plural(sum.Messages, "message"), c.space, plural(sum.Skipped, "message"))
+		tools.Plural(sum.Conversations, "conversation"), tools.Plural(sum.Messages, "message"), c.space, tools.Plural(sum.Skipped, "message"))
 	return nil
 }
 
@@ -117,11 +118,4 @@ func say(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "Added message %s to conversation %s.\n", saved.ID, pos[0])
 	return nil
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

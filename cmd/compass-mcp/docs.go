@@ -4,12 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -65,7 +63,7 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
 	}
 	if len(pos) < want.least || len(pos) > want.most {
-		return usageError{fmt.Sprintf("docs %s takes %s (docs %s); got %s", sub, want.words, want.usage, plural(len(pos), "argument"))}
+		return usageError{fmt.Sprintf("docs %s takes %s (docs %s); got %s", sub, want.words, want.usage, tools.Plural(len(pos), "argument"))}
 	}
 	if *mine && *theirs {
 		return usageError{"--mine and --theirs choose opposite sides: give one"}
@@ -80,65 +78,56 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer file.Close()
-	p := docsSession{store: docstore.New(file, c.space), db: file, me: docstore.Author{By: spaces.Person(c.me).String()}, out: stdout, errs: stderr}
+	p := tools.Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}
 	switch sub {
 	case "list":
-		return p.list(*deleted)
+		return p.List(*deleted)
 	case "show":
-		return p.show(pos[0], *version)
+		return p.Show(pos[0], *version)
 	case "history":
-		return p.history(pos[0])
+		return p.History(pos[0])
 	case "diff":
-		return p.diff(pos[0], pos[1:])
+		a, err := versionArg(pos[1])
+		b := 0
+		if err == nil && len(pos) == 3 {
+			b, err = versionArg(pos[2])
+		}
+		if err != nil {
+			return err
+		}
+		return p.Diff(pos[0], a, b)
 	case "save":
+		if *isNew && *base != 0 {
+			return usageError{"--new makes a new document: it has no --base"}
+		}
 		prefer := linediff.Clash
 		if *mine {
 			prefer = linediff.PreferMine
 		} else if *theirs {
 			prefer = linediff.PreferTheirs
 		}
-		return p.save(pos[0], *base, *isNew, prefer, stdin)
+		var clash *docstore.ClashError
+		if err := p.Save(pos[0], *base, *isNew, prefer, stdin); errors.As(err, &clash) {
+			return errSilent // shown
+		} else {
+			return err
+		}
 	case "restore":
 		n, err := versionArg(pos[1])
 		if err != nil {
 			return err
 		}
-		return p.saved(p.store.Restore(pos[0], n, p.me))
+		return p.Saved(p.Store.Restore(pos[0], n, p.Me))
 	case "rename":
-		return p.saved(p.store.Rename(pos[0], pos[1], p.me))
+		return p.Saved(p.Store.Rename(pos[0], pos[1], p.Me))
 	case "delete":
-		d, err := p.store.Delete(pos[0], p.me)
-		if err != nil {
-			return p.explain(err, pos[0])
-		}
-		fmt.Fprintf(stdout, "Deleted %q (%s). Its %s kept: docs undelete %s brings it back.\n", d.Title, d.ID, versions(d.Version, "is", "are"), d.ID)
-		return nil
+		return p.Delete(pos[0])
 	case "undelete":
-		d, err := p.store.Undelete(pos[0])
-		if err != nil {
-			return p.explain(err, pos[0])
-		}
-		fmt.Fprintf(stdout, "Brought back %q (%s) at version %d.\n", d.Title, d.ID, d.Version)
-		return nil
+		return p.Undelete(pos[0])
 	case "purge":
-		d, err := p.store.Purge(pos[0])
-		if errors.Is(err, docstore.ErrNotFound) {
-			if live, ferr := p.store.Find(pos[0]); ferr == nil {
-				return fmt.Errorf("%q (%s) isn't deleted, and purge removes only deleted documents: docs delete %s first, then purge it", live.Title, live.ID, live.ID)
-			}
-		}
-		if err != nil {
-			return p.explain(err, pos[0])
-		}
-		fmt.Fprintf(stdout, "Purged %q (%s) and its %s.\n", d.Title, d.ID, versions(d.Version, "", ""))
-		return nil
+		return p.Purge(pos[0])
 	case "export":
-		n, err := p.store.ExportDir(pos[0], *whole)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Exported %s to %s.\n", plural(n, "document"), pos[0])
-		return nil
+		return p.Export(pos[0], *whole)
 	}
 	return nil
 }
@@ -164,196 +153,10 @@ var docsArgs = map[string]struct {
 // actsAsPerson is the docs subcommands that make versions, which carry the person's name.
 var actsAsPerson = map[string]bool{"save": true, "restore": true, "rename": true, "delete": true}
 
-// docsSession is one run of compass-mcp docs: a space's documents, who acts on them (the
-// person the command runs for), and where its answers and notices go.
-type docsSession struct {
-	store     *docstore.Store
-	db        kv.DB
-	me        docstore.Author
-	out, errs io.Writer
-}
-
 func versionArg(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))
 	if err != nil || n < 1 {
 		return 0, usageError{fmt.Sprintf("a version is a number from 1; got %q", s)}
 	}
 	return n, nil
-}
-
-// versions is "1 version" or "3 versions", followed by verb's singular or plural when given.
-func versions(n int, one, many string) string {
-	s, verb := plural(n, "version"), many
-	if n == 1 {
-		verb = one
-	}
-	if verb != "" {
-		s += " " + verb
-	}
-	return s
-}
-
-// explain says what went wrong with a named document as a person reads it.
-func (p docsSession) explain(err error, name string) error {
-	var (
-		amb   *docstore.AmbiguousError
-		taken *docstore.TitleTakenError
-		nover *docstore.NoVersionError
-	)
-	switch {
-	case errors.Is(err, docstore.ErrNotFound):
-		return fmt.Errorf("no document %q in space %s (docs list shows them; docs list --deleted the deleted ones)", name, p.store.Space())
-	case errors.As(err, &amb):
-		titles := make([]string, len(amb.Matches))
-		for i, d := range amb.Matches {
-			titles[i] = fmt.Sprintf("%q (%s)", d.Title, d.ID)
-		}
-		return fmt.Errorf("%q could be %s: give the whole title or the id", name, strings.Join(titles, ", "))
-	case errors.As(err, &taken):
-		return fmt.Errorf("the title %q is taken by document %s: pick another", taken.Title, taken.Other.ID)
-	case errors.As(err, &nover):
-		return fmt.Errorf("%s has versions 1 to %d: there's no version %d", nover.Document.Title, nover.Document.Version, nover.Asked)
-	}
-	return err
-}
-
-func (p docsSession) list(deleted bool) error {
-	if deleted {
-		docs, err := p.store.Deleted()
-		if err != nil {
-			return err
-		}
-		if len(docs) == 0 {
-			fmt.Fprintln(p.errs, "No deleted documents in this space.")
-		}
-		return p.store.Names(func(names spaces.Names) {
-			for _, d := range docs {
-				fmt.Fprintf(p.out, "%s  %s  · %s · deleted by %s %s\n", d.ID, d.Title, versions(d.Version, "", ""), d.Deleted.By.Show(names), d.Deleted.At.Local().Format(tools.TimeLayout))
-			}
-		})
-	}
-	docs, total, err := p.store.List(math.MaxInt)
-	if err != nil {
-		return err
-	}
-	if total == 0 {
-		fmt.Fprintln(p.errs, "No documents in this space yet.")
-	}
-	return p.store.Names(func(names spaces.Names) {
-		for _, d := range docs {
-			fmt.Fprintf(p.out, "%s  %s  · version %d · %d bytes · saved by %s %s\n", d.ID, d.Title, d.Version, d.Bytes, d.Author.Show(names), d.Saved.Local().Format(tools.TimeLayout))
-		}
-	})
-}
-
-func (p docsSession) show(name string, version int) error {
-	d, v, err := p.store.Read(name, version)
-	if err != nil {
-		return p.explain(err, name)
-	}
-	err = p.store.Names(func(names spaces.Names) {
-		fmt.Fprintf(p.errs, "%s (%s) · version %d of %d · %s by %s %s\n", v.Title, d.ID, v.Number, d.Version, v.Kind, v.Author.Show(names), v.At.Local().Format(tools.TimeLayout))
-	})
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(p.out, v.Text)
-	return err
-}
-
-func (p docsSession) history(name string) error {
-	d, vs, err := p.store.Log(name)
-	if err != nil {
-		return p.explain(err, name)
-	}
-	fmt.Fprintf(p.out, "%s (%s), %s, newest first:\n", d.Title, d.ID, versions(d.Version, "", ""))
-	return p.store.Names(func(names spaces.Names) {
-		for _, v := range vs {
-			title := ""
-			if v.Title != d.Title {
-				title = fmt.Sprintf("  (titled %q)", v.Title)
-			}
-			fmt.Fprintf(p.out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, v.At.Local().Format(tools.TimeLayout), v.Author.Show(names), v.Added, v.Removed, title)
-		}
-	})
-}
-
-func (p docsSession) diff(name string, versions []string) error {
-	a, err := versionArg(versions[0])
-	if err != nil {
-		return err
-	}
-	b := 0
-	if len(versions) == 2 {
-		if b, err = versionArg(versions[1]); err != nil {
-			return err
-		}
-	}
-	_, diff, err := p.store.Diff(name, a, b)
-	if err != nil {
-		return p.explain(err, name)
-	}
-	if diff == "" {
-		fmt.Fprintln(p.errs, "The two versions' texts are the same.")
-	}
-	_, err = io.WriteString(p.out, diff)
-	return err
-}
-
-func (p docsSession) save(name string, base int, isNew bool, prefer linediff.Prefer, stdin io.Reader) error {
-	text, err := io.ReadAll(io.LimitReader(stdin, docstore.MaxText+1))
-	if err != nil {
-		return fmt.Errorf("reading the text to save from stdin: %w", err)
-	}
-	if isNew {
-		if base != 0 {
-			return usageError{"--new makes a new document: it has no --base"}
-		}
-		saved, err := p.store.Create(name, string(text), docstore.KindSave, p.me)
-		return p.saved(saved, err)
-	}
-	saved, err := p.store.Save(name, base, string(text), p.me, prefer)
-	var clash *docstore.ClashError
-	if errors.As(err, &clash) {
-		p.showClash(clash, name)
-		return errSilent
-	}
-	return p.saved(saved, err)
-}
-
-func (p docsSession) saved(saved docstore.Saved, err error) error {
-	if err != nil {
-		var e error = err
-		if errors.Is(err, docstore.ErrBadTitle) || errors.Is(err, docstore.ErrBadText) {
-			e = fmt.Errorf("nothing was saved: %w", err)
-		}
-		return p.explain(e, "")
-	}
-	d := saved.Document
-	if saved.Unchanged {
-		fmt.Fprintf(p.out, "%q (%s) already has that text: no new version (it stays at version %d).\n", d.Title, d.ID, d.Version)
-		return nil
-	}
-	how := ""
-	if saved.Kind == docstore.KindMerge {
-		how = ", merged with the versions saved since your base"
-	}
-	fmt.Fprintf(p.out, "Saved %q (%s) as version %d%s: +%d \u2212%d lines.\n", d.Title, d.ID, d.Version, how, saved.Added, saved.Removed)
-	return nil
-}
-
-func (p docsSession) showClash(c *docstore.ClashError, name string) {
-	w := p.errs
-	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since your version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, c.Base)
-	for i, k := range c.Conflicts {
-		fmt.Fprintf(w, "\nClash %d:\n  version %d, %s:\n", i+1, c.Document.Version, tools.Span(k.TheirsStart, len(k.Theirs)))
-		for _, l := range k.Theirs {
-			fmt.Fprintf(w, "    | %s\n", l)
-		}
-		fmt.Fprintf(w, "  yours, %s:\n", tools.Span(k.MineStart, len(k.Mine)))
-		for _, l := range k.Mine {
-			fmt.Fprintf(w, "    | %s\n", l)
-		}
-	}
-	fmt.Fprintf(w, "\nChoose: save again with --mine (your lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit your file from version %d (docs show %q) and save it with --base %d.\n", c.Document.Version, c.Document.Version, name, c.Document.Version)
 }
