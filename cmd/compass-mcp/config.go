@@ -41,13 +41,13 @@ func exitCode(err error) int {
 // config is what every command is scoped to, from flags with environment variables as fallbacks.
 type config struct {
 	data, space, agent, me, thread, linkBase, http string
-	publicURL                                      string     // --public-url: where clients reach the HTTP server (oauth.go)
-	web                                            string     // --web: the page's address, or off
-	links                                          *web.Links // the link base, once the file is open
-	samePage                                       *web.Site  // the page, when served beside /mcp on the --http address
-	pageSecure                                     bool       // the page's session cookie is Secure (https --public-url; web.go)
-	pageAt                                         string     // where a browser opening /mcp is sent: "" when no page is served
-	pageDone                                       chan error // the page on its own address: gets its end, once its record is withdrawn
+	publicURL                                      string       // --public-url: where clients reach the HTTP server (oauth.go)
+	web                                            string       // --web: the page's address, or off
+	links                                          *web.Links   // the link base, once the file is open
+	samePage                                       *web.Site    // the page, when served beside /mcp on the --http address
+	pageSecure                                     bool         // the page's session cookie is Secure (https --public-url; web.go)
+	pageAt                                         string       // where a browser opening /mcp is sent: "" when no page is served
+	pageDone                                       <-chan error // the page on its own address: gets its end, once its record is withdrawn
 }
 
 func env(name, def string) string {

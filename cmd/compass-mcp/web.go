@@ -7,9 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -31,25 +29,8 @@ func webFlag(fs interface {
 
 // page is the person's page one process serves.
 type page struct {
-	site *web.Site
 	url  string
-	done chan error // gets Serve's error once it has stopped
-}
-
-// announce records the page's address in the data file for other processes, and says
-// where it is; the func it returns removes the record when the page stops.
-func announce(db kv.DB, url string) (withdraw func()) {
-	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
-	w, err := web.Announce(db, url)
-	if err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
-		return func() {}
-	}
-	return func() {
-		if err := w(); err != nil {
-			slog.Warn("could not remove the page's address from the data file; other processes find it gone", "err", err)
-		}
-	}
+	done <-chan error // gets Serve's error once it has stopped and withdrawn its record
 }
 
 // newSite makes the page of the data file's spaces, c's first; who may see which is the
@@ -78,44 +59,20 @@ func webAddress(addr string, guarded bool) (string, error) {
 	return bindAddress(addr, guarded)
 }
 
-// startPage serves the page on its own address, in the background until ctx ends. With
-// busyOK (beside stdio, where the MCP server must serve whatever happens) a busy address is
-// not a failure: if the page of this same file is already there (another compass-mcp),
-// it returns no page and links go to that one; if something else holds the port, the page
-// moves to a free one.
+// startPage serves the page on its own address, in the background until ctx ends; with
+// busyOK, a busy address is no failure (web.Listen): then it may return no page.
 func startPage(ctx context.Context, c *config, db store, addr string, busyOK bool) (*page, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if !busyOK {
-			return nil, fmt.Errorf("listening for the page on %s: %w", addr, err)
-		}
-		if url, ok := web.Served(ctx, db, db.Path()); ok {
-			slog.Info("the person's page of this data file is already served by another compass-mcp; links go there", "url", url)
-			return nil, nil
-		}
-		host, _, _ := net.SplitHostPort(addr)
-		if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
-			slog.Warn("the person's page is not served: its address is taken", "addr", addr, "err", err)
-			return nil, nil
-		}
-		slog.Warn("the page's address is taken by something else; serving the page on another port", "wanted", addr, "got", ln.Addr().String())
+	ln, _, err := web.Listen(ctx, db, db.Path(), addr, busyOK, slog.Default())
+	if err != nil || ln == nil {
+		return nil, err
 	}
 	site, err := c.newSite(db)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	p := &page{site: site, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
-	withdraw := announce(db, p.url)
-	go func() {
-		err := site.Serve(ctx, ln)
-		if err != nil {
-			slog.Error("serving the person's page", "err", err)
-		}
-		withdraw()
-		p.done <- err
-	}()
-	return p, nil
+	url, done := site.Run(ctx, ln, db)
+	return &page{url: url, done: done}, nil
 }
 
 var (
@@ -202,7 +159,7 @@ func signInLink(c config, url, next string, browser bool) error {
 	link := url + "/signin?code=" + code
 	fmt.Println(link)
 	if browser {
-		openBrowser(link)
+		web.OpenBrowser(link)
 	}
 	return nil
 }
@@ -242,26 +199,6 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return err
 	}
 	return <-p.done
-}
-
-// openBrowser opens link in the person's browser where there is one to open; it never
-// waits for it, and says nothing if it can't.
-func openBrowser(link string) {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", link)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
-	default:
-		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
-			return
-		}
-		cmd = exec.Command("xdg-open", link)
-	}
-	if err := cmd.Start(); err == nil {
-		go cmd.Wait()
-	}
 }
 
 // servePage starts the person's page as --web says, before the MCP server serves: on its
@@ -317,5 +254,5 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.L
 		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
 	}
 	c.links.Serving(url)
-	return announce(db, url)
+	return web.AnnounceLogged(db, url, slog.Default())
 }
