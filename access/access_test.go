@@ -404,3 +404,17 @@ func TestMistypedToken(t *testing.T) {
 		t.Errorf("a whole token of another server: %v, want only ErrUnknownToken", err)
 	}
 }
+
+func TestParseExpiry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{"": {}, "never": {}, "90d": now.AddDate(0, 0, 90), "12h": now.Add(12 * time.Hour), "30m": now.Add(30 * time.Minute)} {
+		if got, err := access.ParseExpiry(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("ParseExpiry(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"90", "d", "-1d", "0h", "99999999999d", "soon"} {
+		if _, err := access.ParseExpiry(bad, now); err == nil {
+			t.Errorf("ParseExpiry(%q) took it", bad)
+		}
+	}
+}

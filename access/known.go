@@ -1,7 +1,9 @@
 package access
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,4 +121,29 @@ func (m Member) String() string {
 		since = "since " + m.Added.Local().Format("2006-01-02 15:04")
 	}
 	return m.Space + "\t" + m.Person + "\t" + since
+}
+
+// ParseExpiry reads when a token made at now expires: 90d (days), 12h or 30m (hours and
+// minutes, as time.ParseDuration reads them) from now; "" and "never" are no expiry (zero).
+func ParseExpiry(s string, now time.Time) (time.Time, error) {
+	if s == "" || s == "never" {
+		return time.Time{}, nil
+	}
+	var d time.Duration
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > 100*365 {
+			return time.Time{}, fmt.Errorf("a token's expiry is like 90d, 12h or 30m; got %q", s)
+		}
+		d = time.Duration(n) * 24 * time.Hour
+	} else {
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			return time.Time{}, fmt.Errorf("a token's expiry is like 90d, 12h or 30m; got %q", s)
+		}
+	}
+	if d <= 0 {
+		return time.Time{}, fmt.Errorf("a token's expiry must be in the future; got %q", s)
+	}
+	return now.Add(d), nil
 }

@@ -10,9 +10,8 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/version"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 var callHelp = subcommand{name: "call", args: "TOOL [name=value ...]",
@@ -66,34 +65,14 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	cl, err := client.NewInProcessClient(srv)
+	texts, isError, err := transport.CallInProcess(context.Background(), srv, "compass-mcp-call", version.Number(), pos[0], arguments)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx := context.Background()
-	if err := cl.Start(ctx); err != nil {
-		return err
+	for _, t := range texts {
+		fmt.Fprintln(stdout, t)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "compass-mcp-call", Version: version.Number()}
-	if _, err := cl.Initialize(ctx, init); err != nil {
-		return fmt.Errorf("starting an in-process session: %w", err)
-	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = pos[0]
-	req.Params.Arguments = arguments
-	res, err := cl.CallTool(ctx, req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	for _, content := range res.Content {
-		if t, ok := content.(mcp.TextContent); ok {
-			fmt.Fprintln(stdout, t.Text)
-		}
-	}
-	if res.IsError {
+	if isError {
 		return errSilent
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/compass-mcp/compass-mcp/search"
 )
 
 func main() {
@@ -110,7 +112,7 @@ func run(args []string) error {
 	for i, c := range commands {
 		names[i] = c.name
 	}
-	if near := closest(cmd, names); near != "" {
+	if near := search.Nearest(cmd, names); near != "" {
 		return usageError{fmt.Sprintf("no command %q: did you mean %s? (compass-mcp help lists them)", cmd, near)}
 	}
 	return usageError{fmt.Sprintf("no command %q: compass-mcp help lists them", cmd)}
@@ -187,48 +189,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 		var names []string
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		msg = fmt.Sprintf("%s has no flag --%s", fs.Name(), name)
-		if near := closest(strings.TrimLeft(name, "-"), names); near != "" {
+		if near := search.Nearest(strings.TrimLeft(name, "-"), names); near != "" {
 			msg += fmt.Sprintf(": did you mean --%s?", near)
 		}
 	}
 	return usageError{fmt.Sprintf("%s (compass-mcp %s -h lists its flags)", msg, fs.Name())}
-}
-
-// closest is the one of names nearest to s (two edits at most, fewer for short names), or
-// "" when none is near.
-func closest(s string, names []string) string {
-	best, bestD := "", min(2, len(s)/3+1)+1
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the number of one-byte insertions, deletions, substitutions and
-// transpositions of neighbours that make a into b (optimal string alignment).
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 64 // no flag or command is that long
-	}
-	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }

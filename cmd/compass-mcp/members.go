@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -163,9 +162,9 @@ func tokens(args []string, stdout io.Writer) error {
 		if !forGiven {
 			return usageError{"tokens add needs --for PERSON: the person the token acts for"}
 		}
-		until, err := parseExpiry(*expires, time.Now())
+		until, err := access.ParseExpiry(*expires, time.Now())
 		if err != nil {
-			return err
+			return usageError{"--expires: " + err.Error()}
 		}
 		// The server's own person is known, whoever the token is for.
 		known, err := store.WithOwner(c.space, cmp.Or(env("COMPASS_ME", ""), quietPerson())).Known()
@@ -223,28 +222,4 @@ func tokens(args []string, stdout io.Writer) error {
 		return usageError{fmt.Sprintf("tokens takes: add --for PERSON [...], list [--for PERSON], or revoke ID; got %q", pos)}
 	}
 	return nil
-}
-
-// parseExpiry reads 90d, 12h or 30m (from now); "" and "never" are no expiry.
-func parseExpiry(s string, now time.Time) (time.Time, error) {
-	if s == "" || s == "never" {
-		return time.Time{}, nil
-	}
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil {
-			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
-		}
-	}
-	if d <= 0 {
-		return time.Time{}, usageError{fmt.Sprintf("--expires must be in the future; got %q", s)}
-	}
-	return now.Add(d), nil
 }
