@@ -9,6 +9,9 @@ import (
 	"os/exec"
 	"runtime"
 
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
@@ -91,4 +94,31 @@ func OpenBrowser(link string) {
 	if err := cmd.Start(); err == nil {
 		go cmd.Wait()
 	}
+}
+
+// SignInLink is a one-time link that signs person in to the page at url (for space) and
+// leads to next, a path of the page.
+func SignInLink(db kv.DB, url, person, space, next string) (string, error) {
+	code, err := access.New(db).NewSignInCode(person, space, next)
+	if err != nil {
+		return "", err
+	}
+	return url + "/signin?code=" + code, nil
+}
+
+// PathOf is the page's path of doc in space ("/" for none): doc is a title or id, found in
+// space, or a link, taken as it is (its document may be of another of the person's
+// spaces: the page finds it there, or says there is no such document).
+func PathOf(db kv.DB, space, doc string) (string, error) {
+	if doc == "" {
+		return "/", nil
+	}
+	if id, ok := doclink.ID(doc); ok {
+		return "/document/" + id, nil
+	}
+	d, err := docstore.New(db, space).Find(doc)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", doc, err)
+	}
+	return "/document/" + d.ID, nil
 }

@@ -12,8 +12,6 @@ import (
 	"syscall"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/doclink"
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/web"
 )
@@ -120,19 +118,10 @@ func openCmd(args []string) error {
 	if err != nil {
 		return err
 	}
-	next := "/"
-	if len(pos) == 1 {
-		next = "/document/"
-		if id, ok := doclink.ID(pos[0]); ok {
-			// A link may be of any of the person's spaces: the page finds it there, or says
-			// there is no such document.
-			next += id
-		} else if d, err := docstore.New(db, c.space).Find(pos[0]); err != nil {
-			db.Close()
-			return fmt.Errorf("%s: %w", pos[0], err)
-		} else {
-			next += d.ID
-		}
+	next, err := web.PathOf(db, c.space, strings.Join(pos, ""))
+	if err != nil {
+		db.Close()
+		return err
 	}
 	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
@@ -151,12 +140,11 @@ func signInLink(c config, url, next string, browser bool) error {
 	if err != nil {
 		return err
 	}
-	code, err := access.New(db).NewSignInCode(c.me, c.space, next)
+	link, err := web.SignInLink(db, url, c.me, c.space, next)
 	db.Close()
 	if err != nil {
 		return err
 	}
-	link := url + "/signin?code=" + code
 	fmt.Println(link)
 	if browser {
 		web.OpenBrowser(link)
