@@ -84,7 +84,7 @@ func copyCmd(args []string, stdout io.Writer) error {
 	if differs != nil {
 		return fmt.Errorf("%s, copied from %s: %w", dst.Path(), src.Path(), err)
 	}
-	if p, ok := dst.(pgStore); ok {
+	if p, ok := dst.(*pg.DB); ok {
 		if err := p.Analyze(); err != nil {
 			return fmt.Errorf("the copy is done and checked, but updating %s's statistics (ANALYZE) failed: %w", dst.Path(), err)
 		}

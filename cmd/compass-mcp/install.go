@@ -61,37 +61,9 @@ func install(args []string, stdout, stderr io.Writer) error {
 	} else if err != nil {
 		return err
 	}
-	if cmds := client.Commands(s, *project, *force); cmds != nil {
-		return client.Run(s.Name, cmds, *printOnly, stdout, stderr)
-	}
-	ch, err := client.Prepare(env, *project, s, *force)
-	var exists *clientconfig.ExistsError
-	var broken *clientconfig.ParseError
-	switch {
-	case errors.As(err, &exists):
+	err = client.Install(env, s, *project, *force, *printOnly, time.Now(), stdout, stderr)
+	if errors.As(err, new(*clientconfig.ExistsError)) {
 		return fmt.Errorf("%v\nnothing was written. To replace it: compass-mcp install %s --force (the old file is kept beside it); to keep both, give another --name", err, strings.Join(args, " "))
-	case errors.As(err, &broken):
-		return fmt.Errorf("%v\nthe file was left as it was: fix it (or move it away), then install again", err)
-	case err != nil:
-		return err
 	}
-	if *printOnly {
-		fmt.Fprintf(stderr, "compass-mcp install: would write %s (%s), %s:\n", ch.File, client.Title, ch.Describe())
-		_, err := stdout.Write(ch.New)
-		return err
-	}
-	if ch.Unchanged() {
-		fmt.Fprintf(stdout, "%s already has %s as it would be written: nothing to do.\n", ch.File, s.Name)
-		return nil
-	}
-	backup, err := ch.Write(time.Now())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Wrote %s into %s (%s): %s.\n", s.Name, ch.File, client.Title, ch.Describe())
-	if backup != "" {
-		fmt.Fprintf(stdout, "The file as it was is kept as %s.\n", backup)
-	}
-	fmt.Fprintf(stdout, "To check it works: %s.\n", client.Check)
-	return nil
+	return err
 }

@@ -36,18 +36,17 @@ func serve(args []string) error {
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
-	var addr string
-	if c.http != "" {
-		var err error
-		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c) || c.publicURL != ""); err != nil {
-			return err
-		}
-	}
 	db, srv, err := c.mcpServer()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	var addr string
+	if c.http != "" {
+		if addr, err = bindAddress(c.http, guardedBy(*token, db) || c.publicURL != ""); err != nil {
+			return err
+		}
+	}
 	tuneGC()
 	defer func() { // after stop: the page withdraws its record before the data is closed
 		if c.pageDone != nil {
@@ -83,7 +82,10 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 	}
 	h := transport.NewHTTP(srv, access.NewSessions(db, idle), idle)
 	mux := http.NewServeMux()
-	gate := registerTeam(mux, db, c, token, h.MCP)
+	// /mcp is the configured space, /spaces/{space}/mcp any the request's token allows and
+	// its person is a member of; the gate is for the other routes that must know who asks.
+	gate := &access.Gate{Store: access.New(db).WithOwner(c.space, c.me), Static: token, Agent: c.agent}
+	transport.Route(mux, gate, c.space, h.MCP)
 	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
 		ln.Close()
 		return err

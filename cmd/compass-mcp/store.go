@@ -11,7 +11,7 @@ import (
 )
 
 // store is the data a command works on, whichever backend --data chose: a bbolt file
-// (*bolt.File) or a PostgreSQL database (pgStore).
+// (*bolt.File) or a PostgreSQL database (*pg.DB).
 type store interface {
 	kv.DB
 	Close() error
@@ -22,16 +22,8 @@ type store interface {
 
 var (
 	_ store = (*bolt.File)(nil)
-	_ store = pgStore{}
+	_ store = (*pg.DB)(nil)
 )
-
-// pgStore is a PostgreSQL database with the URL it was opened by, password removed.
-type pgStore struct {
-	*pg.DB
-	shown string
-}
-
-func (s pgStore) Path() string { return s.shown }
 
 // urlLike is a --data that starts as a URL does (scheme://), which no file path here does.
 var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -59,5 +51,5 @@ func openStore(data string, opts ...pg.Option) (store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", pg.Redact(data), err)
 	}
-	return pgStore{DB: db, shown: pg.Redact(data)}, nil
+	return db, nil
 }

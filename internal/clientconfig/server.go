@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -180,4 +182,43 @@ func ShellQuote(args []string) string {
 		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(q, " ")
+}
+
+// Install writes s into the client's file (the project's, with project; replacing a server
+// of its name, with force), keeping the old file beside it, and says on stdout what it did
+// and how to check it works; printOnly writes nothing and prints the file as it would be
+// (for a client with commands of its own, the commands). A file of s's name already there
+// is an *ExistsError; a file that can't be read as the client's format, a *ParseError, said
+// to be left as it was.
+func (c *Client) Install(e Env, s Server, project, force, printOnly bool, now time.Time, stdout, stderr io.Writer) error {
+	if cmds := c.Commands(s, project, force); cmds != nil {
+		return c.Run(s.Name, cmds, printOnly, stdout, stderr)
+	}
+	ch, err := c.Prepare(e, project, s, force)
+	var broken *ParseError
+	switch {
+	case errors.As(err, &broken):
+		return fmt.Errorf("%v\nthe file was left as it was: fix it (or move it away), then install again", err)
+	case err != nil:
+		return err
+	}
+	if printOnly {
+		fmt.Fprintf(stderr, "compass-mcp install: would write %s (%s), %s:\n", ch.File, c.Title, ch.Describe())
+		_, err := stdout.Write(ch.New)
+		return err
+	}
+	if ch.Unchanged() {
+		fmt.Fprintf(stdout, "%s already has %s as it would be written: nothing to do.\n", ch.File, s.Name)
+		return nil
+	}
+	backup, err := ch.Write(now)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Wrote %s into %s (%s): %s.\n", s.Name, ch.File, c.Title, ch.Describe())
+	if backup != "" {
+		fmt.Fprintf(stdout, "The file as it was is kept as %s.\n", backup)
+	}
+	fmt.Fprintf(stdout, "To check it works: %s.\n", c.Check)
+	return nil
 }

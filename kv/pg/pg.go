@@ -143,6 +143,7 @@ func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(
 // DB is a kv.DB on a PostgreSQL database.
 type DB struct {
 	pool           *pgxpool.Pool
+	shown          string // the URL, password removed (Redact)
 	addr           string // host:port, for error messages
 	schema         string
 	writeLock      int64 // advisory lock key of write transactions
@@ -181,7 +182,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
-	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
+	db := &DB{shown: Redact(url), addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
 		writer: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(db)
@@ -224,6 +225,9 @@ func (db *DB) Analyze() error {
 	}
 	return nil
 }
+
+// Path names the database for people: its URL without the password (Redact).
+func (db *DB) Path() string { return db.shown }
 
 // PoolSize is the most connections the store's transactions hold at once.
 func (db *DB) PoolSize() int { return int(db.pool.Config().MaxConns) }
