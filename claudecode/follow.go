@@ -760,3 +760,24 @@ func (c *Importer) Import() (Summary, error) {
 		}
 	}
 }
+
+// FollowDefault follows the sessions of DefaultDir into s for me (the person), as Start
+// does, beside a server: a folder that isn't there, or can't be followed, is said once on
+// log, and then nothing is followed (stop does nothing).
+func FollowDefault(ctx context.Context, s *threads.Store, me string, log *slog.Logger) (stop func(grace time.Duration) bool) {
+	dir, err := DefaultDir()
+	if err == nil {
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			err = fmt.Errorf("no folder %s", dir)
+		}
+	}
+	var c *Importer
+	if err == nil {
+		c, err = New(s, Options{Dir: dir, Me: me, Log: log})
+	}
+	if err != nil {
+		log.Warn("not following Claude Code's sessions", "err", err)
+		return func(time.Duration) bool { return true }
+	}
+	return c.Start(ctx, time.Second)
+}

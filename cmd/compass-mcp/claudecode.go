@@ -61,7 +61,7 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 		return err
 	}
 	defer db.Close()
-	cc, err := claudeCodeImporter(db, c, dir, project)
+	cc, err := claudecode.New(threads.New(db, c.space), claudecode.Options{Dir: dir, Project: project, Me: spaces.Person(c.me).String(), Log: slog.Default()})
 	if err != nil {
 		return err
 	}
@@ -88,31 +88,10 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 	return cc.Follow(ctx, poll)
 }
 
-func claudeCodeImporter(db kv.DB, c config, dir, project string) (*claudecode.Importer, error) {
-	return claudecode.New(threads.New(db, c.space), claudecode.Options{
-		Dir: dir, Project: project, Me: spaces.Person(c.me).String(), Log: slog.Default(),
-	})
-}
-
 // followClaudeCode follows Claude Code's sessions beside the server (--follow-claude-code)
 // until ctx ends or the func it returns is called, which waits for the follower to end, a
-// few seconds at most (so the data file is closed after it). A missing folder is said once
-// and the server goes on without it.
+// few seconds at most (so the data file is closed after it).
 func followClaudeCode(ctx context.Context, db kv.DB, c config) (stop func()) {
-	dir, err := claudecode.DefaultDir()
-	if err == nil {
-		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
-			err = fmt.Errorf("no folder %s", dir)
-		}
-	}
-	var cc *claudecode.Importer
-	if err == nil {
-		cc, err = claudeCodeImporter(db, c, dir, "")
-	}
-	if err != nil {
-		slog.Warn("not following Claude Code's sessions", "err", err)
-		return func() {}
-	}
-	end := cc.Start(ctx, time.Second)
+	end := claudecode.FollowDefault(ctx, threads.New(db, c.space), spaces.Person(c.me).String(), slog.Default())
 	return func() { end(5 * time.Second) }
 }

@@ -134,7 +134,7 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := ensureIndexes(db, c.space); err != nil {
+	if err := tools.EnsureIndexes(db, c.space, slog.Default()); err != nil {
 		db.Close()
 		return nil, nil, err
 	}

@@ -124,11 +124,7 @@ func backup(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	file, ok := db.(*bolt.File)
-	if !ok {
-		return errors.New("backup copies a bbolt file; for PostgreSQL use `compass-mcp copy --from URL --to FILE` or pg_dump")
-	}
-	size, err := file.Backup(pos[0])
+	size, err := db.(*bolt.File).Backup(pos[0]) // not a URL (above): a bbolt file
 	if err != nil {
 		return err
 	}

@@ -4,49 +4,77 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
-const docsUsage = `compass-mcp docs: the person's side of the documents.
-
-  docs list [--deleted]                  the space's documents, latest saved first
-  docs show DOC [--version N]            a version's text on stdout (its header on stderr)
-  docs history DOC                       every version, newest first
-  docs diff DOC A [B]                    unified diff from version A to B (default: the latest)
-  docs save DOC [--base N] [--mine|--theirs] < FILE
-                                         save FILE as DOC's text; from an older --base it
-                                         merges line by line, and a clash saves nothing
-  docs save --new TITLE < FILE           a new document
-  docs restore DOC N                     a new version with version N's text
-  docs rename DOC TITLE                  a new version with another title
-  docs delete DOC / undelete DOC         out of listings and lookups, and back
-  docs purge DOC                         a deleted document and its versions, gone for good
-  docs export DIR                        every document as Markdown, with its history as JSON
-
-DOC is a document's id or title (exact, else the one title with all the words).`
-
 var docsHelp = subcommand{name: "docs", args: "list | show | history | diff | save | restore | rename | delete | undelete | purge | export ...",
 	does: "the person's side of the documents (docs help)"}
+
+// docsSub is one of docs' subcommands: what it takes (in words, for its refusal) and does;
+// actsAsPerson when it makes versions, which carry the person's name.
+type docsSub struct {
+	name, args, words, does string
+	least, most             int
+	actsAsPerson            bool
+}
+
+// docsSubs are docs' subcommands, in the order docs help lists them.
+var docsSubs = []docsSub{
+	{"list", "[--deleted]", "no arguments", "the space's documents, latest saved first", 0, 0, false},
+	{"show", "DOC [--version N]", "a document", "a version's text on stdout (its header on stderr)", 1, 1, false},
+	{"history", "DOC", "a document", "every version, newest first", 1, 1, false},
+	{"diff", "DOC A [B]", "a document and a version, and maybe a second version", "unified diff from version A to B (default: the latest)", 2, 3, false},
+	{"save", "DOC [--base N] [--mine|--theirs] < FILE", "a document (with --new, a title), and the text on stdin",
+		"save FILE as DOC's text; from an older --base it merges line by line, and a clash\n      saves nothing; save --new TITLE < FILE makes a new document", 1, 1, true},
+	{"restore", "DOC N", "a document and a version", "a new version with version N's text", 2, 2, true},
+	{"rename", "DOC TITLE", "a document and its new title", "a new version with another title", 2, 2, true},
+	{"delete", "DOC", "a document", "out of listings and lookups (its versions kept)", 1, 1, true},
+	{"undelete", "DOC", "a document", "back in them", 1, 1, false},
+	{"purge", "DOC", "a deleted document", "a deleted document and its versions, gone for good", 1, 1, false},
+	{"export", "DIR", "a folder", "every document as Markdown, with its history as JSON", 1, 1, false},
+}
+
+// docsUsage is what docs help says: each subcommand, and what DOC is.
+func docsUsage() string {
+	var b strings.Builder
+	for _, d := range docsSubs {
+		fmt.Fprintf(&b, "  docs %s %s\n      %s\n", d.name, d.args, d.does)
+	}
+	return b.String() + "\nDOC is a document's id or title (exact, else the one title with all the words)."
+}
 
 // docsCmd runs "compass-mcp docs ...".
 func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" {
-		fmt.Fprintln(stderr, docsUsage)
+		fmt.Fprintf(stderr, "Usage: compass-mcp docs SUBCOMMAND ...: the person's side of the documents.\n\n%s\n", docsUsage())
 		if len(args) == 0 {
 			return usageError{"docs needs a subcommand"}
 		}
 		return nil
 	}
 	sub, args := args[0], args[1:]
+	i := slices.IndexFunc(docsSubs, func(d docsSub) bool { return d.name == sub })
+	if i < 0 {
+		names := make([]string, len(docsSubs))
+		for j, d := range docsSubs {
+			names[j] = d.name
+		}
+		if near := search.Nearest(sub, names); near != "" {
+			return usageError{fmt.Sprintf("no docs subcommand %q: did you mean %s? (docs help lists them)", sub, near)}
+		}
+		return usageError{fmt.Sprintf("no docs subcommand %q: docs help lists them", sub)}
+	}
+	want := docsSubs[i]
 	var c config
-	want, ok := docsArgs[sub]
-	fs := flags(subcommand{name: "docs", args: want.usage, does: docsUsage}, &c)
+	fs := flags(subcommand{name: "docs " + sub, args: want.args, does: want.does, more: "DOC is a document's id or title (exact, else the one title with all the words)."}, &c)
 	version := fs.Int("version", 0, "if set, the version to show")
 	base := fs.Int("base", 0, "if set, the version FILE was made from (default: the latest)")
 	mine := fs.Bool("mine", false, "on a clash, keep your lines where both changed them")
@@ -58,17 +86,13 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !ok {
-		fmt.Fprintln(stderr, docsUsage)
-		return usageError{fmt.Sprintf("no docs subcommand %q", sub)}
-	}
 	if len(pos) < want.least || len(pos) > want.most {
-		return usageError{fmt.Sprintf("docs %s takes %s (docs %s); got %s", sub, want.words, want.usage, tools.Plural(len(pos), "argument"))}
+		return usageError{fmt.Sprintf("docs %s takes %s (docs %s %s); got %s", sub, want.words, sub, want.args, tools.Plural(len(pos), "argument"))}
 	}
 	if *mine && *theirs {
 		return usageError{"--mine and --theirs choose opposite sides: give one"}
 	}
-	if actsAsPerson[sub] {
+	if want.actsAsPerson {
 		if err := c.person(); err != nil {
 			return err
 		}
@@ -131,27 +155,6 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
-
-// docsArgs says what each docs subcommand takes, in words for its refusal.
-var docsArgs = map[string]struct {
-	least, most  int
-	words, usage string
-}{
-	"list":     {0, 0, "no arguments", "list [--deleted]"},
-	"show":     {1, 1, "a document", "show DOC [--version N]"},
-	"history":  {1, 1, "a document", "history DOC"},
-	"diff":     {2, 3, "a document and a version, and maybe a second version", "diff DOC A [B]"},
-	"save":     {1, 1, "a document (with --new, a title), and the text on stdin", "save DOC < FILE"},
-	"restore":  {2, 2, "a document and a version", "restore DOC N"},
-	"rename":   {2, 2, "a document and its new title", "rename DOC TITLE"},
-	"delete":   {1, 1, "a document", "delete DOC"},
-	"undelete": {1, 1, "a document", "undelete DOC"},
-	"purge":    {1, 1, "a deleted document", "purge DOC"},
-	"export":   {1, 1, "a folder", "export DIR"},
-}
-
-// actsAsPerson is the docs subcommands that make versions, which carry the person's name.
-var actsAsPerson = map[string]bool{"save": true, "restore": true, "rename": true, "delete": true}
 
 func versionArg(s string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(s, "v"))

@@ -72,39 +72,29 @@ func run(args []string) error {
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "serve":
-		return serve(args)
-	case "call":
-		return call(args, os.Stdin, os.Stdout)
-	case "docs":
-		return docsCmd(args, os.Stdin, os.Stdout, os.Stderr)
-	case "backup":
-		return backup(args, os.Stdout)
-	case "copy":
-		return copyCmd(args, os.Stdout)
-	case "import":
-		return importConversations(args, os.Stdin, os.Stdout)
-	case "say":
-		return say(args, os.Stdout)
-	case "people":
-		return people(args, os.Stdout, os.Stderr)
-	case "web":
-		return webCmd(args)
-	case "open":
-		return openCmd(args)
-	case "members":
-		return members(args, os.Stdout)
-	case "tokens":
-		return tokens(args, os.Stdout)
-	case "install":
-		return install(args, os.Stdout, os.Stderr)
-	case "version":
-		if _, err := parse(newFlags(versionHelp, os.Stderr), args); err != nil {
-			return err
-		}
-		return usageError{"version takes no arguments"}
-	case "help", "-h", "-help", "--help":
+	runs := map[string]func([]string) error{
+		"serve": serve, "web": webCmd, "open": openCmd,
+		"call":    func(a []string) error { return call(a, os.Stdin, os.Stdout) },
+		"docs":    func(a []string) error { return docsCmd(a, os.Stdin, os.Stdout, os.Stderr) },
+		"backup":  func(a []string) error { return backup(a, os.Stdout) },
+		"copy":    func(a []string) error { return copyCmd(a, os.Stdout) },
+		"import":  func(a []string) error { return importConversations(a, os.Stdin, os.Stdout) },
+		"say":     func(a []string) error { return say(a, os.Stdout) },
+		"people":  func(a []string) error { return people(a, os.Stdout, os.Stderr) },
+		"members": func(a []string) error { return members(a, os.Stdout) },
+		"tokens":  func(a []string) error { return tokens(a, os.Stdout) },
+		"install": func(a []string) error { return install(a, os.Stdout, os.Stderr) },
+		"version": func(a []string) error {
+			if _, err := parse(newFlags(versionHelp, os.Stderr), a); err != nil {
+				return err
+			}
+			return usageError{"version takes no arguments"}
+		},
+	}
+	if r, ok := runs[cmd]; ok {
+		return r(args)
+	}
+	if cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help" {
 		help(os.Stderr)
 		return nil
 	}
