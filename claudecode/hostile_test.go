@@ -263,3 +263,34 @@ func TestClaudeCodeStopDeadline(t *testing.T) {
 		t.Error("a follower at rest did not stop within 5 s")
 	}
 }
+
+// A transcript of written NUL bytes (no hole to skip: head -c 64M /dev/zero) costs a pass
+// only what it reads of it, about passBudget; the line it is is skipped once its end comes.
+func TestClaudeCodeZeros(t *testing.T) {
+	s := threads.New(openDB(t), "personal")
+	dir := ccFixtures(t)
+	const session = "77777777-8888-4999-8aaa-bbbbbbbbbbbb"
+	file := filepath.Join(dir, "-home-ana-launch", session+".jsonl")
+	zeros := make([]byte, 64<<20)
+	if err := os.WriteFile(file, append(zeros, "\n"+ccLine(session, "user", "f1000000-0000-4000-8000-000000000001", "2026-11-12T09:00:00Z", "After the zeros.")+"\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cc := ccImporter(t, s, dir, "")
+	passes := 0
+	var worst time.Duration
+	for sum := (Summary{Pending: 1}); sum.Pending > 0; passes++ {
+		before := cpuNow(t)
+		sum = pass(t, cc)
+		worst = max(worst, cpuNow(t)-before)
+		if passes > 20 {
+			t.Fatal("no end of passes")
+		}
+	}
+	t.Logf("64 MiB of NUL bytes: %d passes, the costliest %v of CPU", passes, worst.Round(time.Millisecond))
+	if passes < 64<<20/int(passBudget) || worst > 500*time.Millisecond {
+		t.Errorf("%d passes, the costliest %v: want at least %d, each under 0.5 s", passes, worst, 64<<20/int(passBudget))
+	}
+	if got := pageOf(t, s, session); len(got) != 1 || got[0] != "person:ana: After the zeros." {
+		t.Errorf("the transcript reads %q", got)
+	}
+}
