@@ -477,7 +477,7 @@ func (c *Importer) read(ctx context.Context, file string, src source, b *batch) 
 		return false, false, nil
 	}
 	from := src.Offset
-	if more, err = c.readLines(ctx, f, &src, b); err != nil {
+	if more, err = c.readLines(ctx, f, fi.Size(), &src, b); err != nil {
 		return false, false, err
 	}
 	if src.Pending {
@@ -525,14 +525,14 @@ func (c *Importer) resume(f *os.File, file string, size int64, head []byte, src 
 	return source{}, nil
 }
 
-// readLines reads f from src.Offset, a chunk at a time, adding what each whole line says to
+// readLines reads f (of size bytes when it was opened) from src.Offset, a chunk at a time, adding what each whole line says to
 // b and moving src.Offset past it, until its end, ctx's, or (more) passBudget bytes were
 // read. A line over maxLine, or holding a NUL byte, is skipped and counted unreadable: NUL
 // bytes are no JSON text's, and a hole in a sparse file (which reads as NUL bytes) is
 // skipped without reading it. The start of a line still being written is left for the next
 // read.
-func (c *Importer) readLines(ctx context.Context, f *os.File, src *source, b *batch) (more bool, err error) {
-	buf := make([]byte, 0, min(readChunk, passBudget))
+func (c *Importer) readLines(ctx context.Context, f *os.File, size int64, src *source, b *batch) (more bool, err error) {
+	buf := make([]byte, 0, max(1, min(readChunk, passBudget, size-src.Offset+1)))
 	pos := src.Offset // where the next read starts: src.Offset + len(buf), or further on while skipping
 	skipping := false // within a line that is skipped
 	var read int64    // bytes read this pass
