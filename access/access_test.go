@@ -371,3 +371,50 @@ func TestRotate(t *testing.T) {
 		t.Errorf("rotating an unknown id: %v, want ErrNoToken", err)
 	}
 }
+
+// A token cut short or mistyped (its checksum doesn't match) is said to be so, not "not
+// known": the person copies it again rather than asking for a new one. A whole token that
+// no row has is still unknown.
+func TestMistypedToken(t *testing.T) {
+	s := access.New(openDB(t)).WithOwner("personal", "ana")
+	secret, _, err := s.AddToken(access.NewToken{Person: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := []byte(secret)
+	if typo[10] = 'a'; secret[10] == 'a' {
+		typo[10] = 'b'
+	}
+	for name, bad := range map[string]string{"cut short": secret[:len(secret)-3], "a typo": string(typo), "a space in it": secret[:20] + " " + secret[21:]} {
+		_, err := s.Verify(bad)
+		if !errors.Is(err, access.ErrMistypedToken) || !errors.Is(err, access.ErrUnknownToken) {
+			t.Errorf("%s: Verify = %v, want ErrMistypedToken (an ErrUnknownToken)", name, err)
+		}
+		g := &access.Gate{Store: s}
+		req := httptest.NewRequest("POST", "/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+bad)
+		w := httptest.NewRecorder()
+		g.Require(http.NotFoundHandler()).ServeHTTP(w, req)
+		if w.Code != 401 || !strings.Contains(w.Body.String(), "incomplete or mistyped") {
+			t.Errorf("%s: %d %s, want 401 saying it is incomplete or mistyped", name, w.Code, w.Body.String())
+		}
+	}
+	s2 := access.New(openDB(t))
+	if _, err := s2.Verify(secret); !errors.Is(err, access.ErrUnknownToken) || errors.Is(err, access.ErrMistypedToken) {
+		t.Errorf("a whole token of another server: %v, want only ErrUnknownToken", err)
+	}
+}
+
+func TestParseExpiry(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{"": {}, "never": {}, "90d": now.AddDate(0, 0, 90), "12h": now.Add(12 * time.Hour), "30m": now.Add(30 * time.Minute)} {
+		if got, err := access.ParseExpiry(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("ParseExpiry(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"90", "d", "-1d", "0h", "99999999999d", "soon"} {
+		if _, err := access.ParseExpiry(bad, now); err == nil {
+			t.Errorf("ParseExpiry(%q) took it", bad)
+		}
+	}
+}

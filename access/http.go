@@ -127,6 +127,8 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 				why = "the token has expired"
 			case errors.Is(err, ErrRevokedToken):
 				why = "the token was revoked"
+			case errors.Is(err, ErrMistypedToken):
+				why = "the token is incomplete or mistyped (its checksum doesn't match): copy it again, whole"
 			case errors.Is(err, ErrUnknownToken):
 				why = "the token is not known here"
 			case errors.Is(err, kv.ErrBusy):

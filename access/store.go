@@ -27,9 +27,13 @@ var (
 	// ErrBadAgent is returned by AddToken for an agent's name with white space, ':' or
 	// characters that aren't shown.
 	ErrBadAgent = errors.New("an agent's name is one word without ':', like north")
-	// ErrUnknownToken is returned by Verify for a secret that is malformed, fails its
-	// checksum, or is no token's.
+	// ErrUnknownToken is returned by Verify for a secret that is no token's (wrapped in
+	// ErrMistypedToken when it isn't even shaped as one).
 	ErrUnknownToken = errors.New("unknown token")
+	// ErrMistypedToken is returned by Verify for a secret that starts as a token does
+	// (cmp_) but is cut short, or has a character that no token has or a checksum that
+	// doesn't match: copied in part, or mistyped. It wraps ErrUnknownToken.
+	ErrMistypedToken = fmt.Errorf("%w: incomplete or mistyped (its length or checksum is not a token's)", ErrUnknownToken)
 	// ErrExpiredToken is returned by Verify for a token past its expiry.
 	ErrExpiredToken = errors.New("expired token")
 	// ErrRevokedToken is returned by Verify for a revoked token, and by Rotate.
@@ -456,7 +460,7 @@ func (s *Store) HasTokens() (bool, error) {
 // is written at most once a minute by this process.
 func (s *Store) Verify(secret string) (Principal, error) {
 	if !wellFormed(secret) {
-		return Principal{}, ErrUnknownToken
+		return Principal{}, ErrMistypedToken
 	}
 	hash := hashOf(secret)
 	var (

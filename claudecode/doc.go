@@ -11,4 +11,14 @@
 // are messages people read, and its steps (thinking, tool calls and their results), Claude
 // Code's own notes, slash commands and sub-agents' transcripts are private ones. An Importer
 // reads each file from where it last stopped (Pass), and goes on as they grow (Follow).
+//
+// # Caveats
+//
+// What a transcript says is not trusted to say where it goes: a session id is a UUID, as
+// Claude Code's are (another sessionId is the file's own session), and the import adds only
+// to conversations of its Origin, claude-code (threads.Store.ImportParts refuses the
+// others: a transcript can't write into the chat bridge's #pricing). Only regular files
+// are read (a FIFO named *.jsonl would block an open for good), and one pass reads about
+// passBudget bytes of a file, a sparse file's holes skipped, so that no file can make a
+// pass long.
 package claudecode

@@ -79,11 +79,11 @@ func (f *transcript) parseLine(raw []byte, me string) (p threads.Part, ok bool) 
 	if !ok {
 		return p, false
 	}
-	if r.SessionID != "" && threads.CheckID(r.SessionID) == nil && f.Session == "" {
+	if isSession(r.SessionID) && f.Session == "" {
 		f.Session = r.SessionID
 	}
 	p.Conversation = r.SessionID
-	if p.Conversation == "" || threads.CheckID(p.Conversation) != nil {
+	if !isSession(p.Conversation) {
 		p.Conversation = f.own()
 	}
 	at := f.Last
@@ -332,4 +332,25 @@ func compactJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return buf.String()
+}
+
+// isSession reports whether s looks like a Claude Code session's id: a UUID
+// (8-4-4-4-12 hexadecimal digits), as Claude Code names its sessions and their files. A
+// record naming anything else names no session, and is its file's.
+func isSession(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		switch c := s[i]; {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"sync"
@@ -107,4 +108,26 @@ func (w *watcher) close() {
 	if w.f != nil {
 		w.f.Close()
 	}
+}
+
+// seekData is Linux's SEEK_DATA (lseek(2)): the next offset at or after the one given that
+// holds data rather than a hole.
+const seekData = 3
+
+// nextData is the first offset at or after pos of f that is not in a hole (pos itself on a
+// file system that doesn't say; the end of f when only a hole is left), so that a sparse
+// file's holes are skipped without being read.
+func nextData(f *os.File, pos int64) (int64, error) {
+	off, err := f.Seek(pos, seekData)
+	switch {
+	case errors.Is(err, syscall.ENXIO): // nothing but a hole from pos to the end
+		fi, err := f.Stat()
+		if err != nil {
+			return 0, err
+		}
+		return max(pos, fi.Size()), nil
+	case err != nil || off < pos:
+		return pos, nil
+	}
+	return off, nil
 }

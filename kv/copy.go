@@ -122,3 +122,53 @@ func field(h hash.Hash, tag byte, b []byte) {
 	h.Write(head[:])
 	h.Write(b)
 }
+
+// DiffersError is returned by CopyChecked when the copy, read back, differs from what was
+// copied.
+type DiffersError struct {
+	Want, Got             string // the digests of what was copied and of the copy
+	WantCounts, GotCounts Counts
+}
+
+func (e *DiffersError) Error() string {
+	return fmt.Sprintf("the copy differs from its source (sha256 %s, %d buckets, %d keys, %d bytes, against sha256 %s, %d buckets, %d keys, %d bytes): don't use it",
+		e.Got, e.GotCounts.Buckets, e.GotCounts.Keys, e.GotCounts.Bytes, e.Want, e.WantCounts.Buckets, e.WantCounts.Keys, e.WantCounts.Bytes)
+}
+
+// CopyChecked is Copy, then a check that to holds the bytes that were copied: the digest of
+// from is taken in the copy's own snapshot (so that servers writing to from meanwhile don't
+// make a good copy look wrong), the copy's is read back from to. It returns what was copied
+// and its digest; a *DiffersError when the two differ, and Copy's errors.
+func CopyChecked(from, to DB) (Counts, string, error) {
+	var (
+		n    Counts
+		want string
+	)
+	err := from.View(func(tx Tx) error {
+		snap := snapshot{tx}
+		var err error
+		if n, err = Copy(snap, to); err != nil {
+			return err
+		}
+		want, _, err = Digest(snap)
+		return err
+	})
+	if err != nil {
+		return n, "", err
+	}
+	got, gn, err := Digest(to)
+	if err != nil {
+		return n, "", fmt.Errorf("reading the copy back: %w", err)
+	}
+	if got != want || gn != n {
+		return n, "", &DiffersError{Want: want, Got: got, WantCounts: n, GotCounts: gn}
+	}
+	return n, got, nil
+}
+
+// snapshot is one read transaction seen as a read-only DB.
+type snapshot struct{ tx Tx }
+
+func (s snapshot) View(fn func(Tx) error) error { return fn(s.tx) }
+func (s snapshot) Update(func(Tx) error) error  { return ErrTxNotWritable }
+func (s snapshot) Batch(func(Tx) error) error   { return ErrTxNotWritable }

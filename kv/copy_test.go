@@ -160,3 +160,34 @@ func TestCopyIsAllOrNothing(t *testing.T) {
 		t.Errorf("copying again after a failure: %v", err)
 	}
 }
+
+// CopyChecked checks the copy against the snapshot it was made from: a writer changing the
+// source while it copies doesn't make a good copy look wrong, and the digest it returns is
+// the copy's.
+func TestCopyCheckedWhileWritten(t *testing.T) {
+	from, to := boltStore(t), kvtest.Open(t)
+	fill(t, from)
+	writes := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; i < 200 && err == nil; i++ {
+			err = from.Update(func(tx kv.Tx) error {
+				return tx.Bucket([]byte("docs")).Put([]byte(fmt.Sprint("during-", i)), []byte("x"))
+			})
+		}
+		writes <- err
+	}()
+	n, digest, err := kv.CopyChecked(from, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-writes; err != nil {
+		t.Fatal(err)
+	}
+	if d, c, _ := kv.Digest(to); d != digest || c != n {
+		t.Errorf("CopyChecked said %s %+v; the copy's digest is %s %+v", digest, n, d, c)
+	}
+	if _, _, err := kv.CopyChecked(from, to); !errors.Is(err, kv.ErrNotEmpty) {
+		t.Errorf("CopyChecked into the copy again = %v, want ErrNotEmpty", err)
+	}
+}

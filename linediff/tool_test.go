@@ -1,22 +1,14 @@
 package linediff
 
 import (
-	"os"
-	"os/exec"
 	"testing"
+
+	"github.com/compass-mcp/compass-mcp/internal/testtool"
 )
 
-// tool finds a program a test compares against. It skips the test where the program is
-// missing, except in CI (CI=true), where .ci/run installs it and a skip would hide a check.
+// tool finds a program a test compares against (testtool.Find: skipped without it, failed
+// with CI=true).
 func tool(t *testing.T, name string) string {
 	t.Helper()
-	path, err := exec.LookPath(name)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed, and CI=true: .ci/run installs it (apt-get install %s)", name, name)
-	}
-	t.Skipf("%s is not installed (CI=true makes this a failure)", name)
-	return ""
+	return testtool.Find(t, name, "apt-get install "+name)
 }

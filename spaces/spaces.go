@@ -198,3 +198,21 @@ func People(db interface {
 	})
 	return out, err
 }
+
+// List returns the spaces that hold anything (documents, conversations), sorted.
+func List(db interface {
+	View(func(kv.Tx) error) error
+}) ([]string, error) {
+	var out []string
+	err := db.View(func(tx kv.Tx) error {
+		root := tx.Bucket(spacesBucket)
+		if root == nil {
+			return nil
+		}
+		return root.ForEachBucket(func(name []byte) error {
+			out = append(out, string(name))
+			return nil
+		})
+	})
+	return out, err
+}

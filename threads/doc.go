@@ -10,7 +10,7 @@
 // All values are JSON; keys are raw bytes.
 //
 //	spaces/<space>/conversations/
-//	  summary/<conversation id>             title, created, last, count, first and latest message ids
+//	  summary/<conversation id>             title, created, last, count, first and latest message ids, origin
 //	  recent/<activity><conversation id>    empty; activity is 8 bytes of Unix seconds and 4 of nanoseconds, big-endian
 //	  messages/<conversation id>/<ULID>     a message that people may read, under its 16-byte ULID
 //	  private/<conversation id>/<ULID>      an agent's private step (a tool call or its result)

@@ -40,6 +40,7 @@ type summary struct {
 	Count   int       `json:"count,omitempty"`
 	First   string    `json:"first,omitempty"`  // ULID of the first non-private message
 	Latest  string    `json:"latest,omitempty"` // ULID of the latest non-private message
+	Origin  string    `json:"origin,omitempty"` // the importer that made it (ImportParts' Origin); "" for the others
 }
 
 // activity is the time a conversation is listed by in recent.
@@ -132,7 +133,7 @@ func (v view) conversation(id string) (Conversation, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return Conversation{}, fmt.Errorf("reading the summary of conversation %q: %w", id, err)
 	}
-	conv := Conversation{ID: id, Title: s.Title, Created: s.Created, Last: s.Last, Count: s.Count}
+	conv := Conversation{ID: id, Title: s.Title, Created: s.Created, Last: s.Last, Count: s.Count, Origin: s.Origin}
 	var err error
 	if conv.First, err = v.message(id, s.First); err != nil {
 		return Conversation{}, err

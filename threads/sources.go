@@ -2,6 +2,7 @@ package threads
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -20,30 +21,68 @@ type Part struct {
 	Messages     []Message // added in order; each with its time (CheckMessage) and From
 }
 
+// Origin is an importer that makes conversations of its own (package claudecode's
+// "claude-code"): ImportParts marks the conversations it makes with its name, and adds to no
+// conversation that another origin, or none, made.
+type Origin struct {
+	Name string // kept in each conversation it makes
+	// Agent, if set, is the agent whose messages the importer writes (agent:claude-code): a
+	// conversation without an origin is taken as the importer's, and marked so, when one of
+	// its first adoptScan messages (people's or private) is from or to that agent. That is a
+	// conversation the importer made before origins were kept.
+	Agent string
+}
+
+// adoptScan is how many messages of each of a conversation's buckets Origin.Agent is looked
+// for in: the first prompt of an imported session is to its agent.
+const adoptScan = 64
+
+// PartsSummary says what an ImportParts did.
+type PartsSummary struct {
+	ImportSummary
+	// Refused lists the conversations (once each) that parts named but another origin, or
+	// none, made: nothing was added to them.
+	Refused []string
+}
+
 // ImportParts is Import for an importer that reads its input itself, a little at a time: it
 // adds parts to their conversations and stores sources (key: a record of how far the importer
 // read, kept as given) in one write transaction, so that what was read and where reading
 // stopped are kept together or not at all, and a restart reads only what is new.
 //
+// The conversations it makes are origin's (its Name kept in each), and it adds to no other:
+// a part for a conversation that another origin, or none, made is left out and its id listed
+// in Refused (so that what an importer reads can't write into a conversation of the chat
+// bridge, say). A zero Origin makes conversations without one, and adds to any.
+//
 // Messages are checked as Say checks them (ErrBadText, ErrBadTime, spaces.ErrBadActor, an
 // external id); one that fails leaves nothing of the call behind. A message whose External
 // its conversation has is skipped, and a part without messages for a conversation the space
 // doesn't have (a title that came before its conversation) is left out.
-func (s *Store) ImportParts(parts []Part, sources map[string][]byte) (ImportSummary, error) {
-	var sum ImportSummary
+func (s *Store) ImportParts(origin Origin, parts []Part, sources map[string][]byte) (PartsSummary, error) {
+	var sum PartsSummary
 	err := s.db.Update(func(tx kv.Tx) error {
-		sum = ImportSummary{}
+		sum = PartsSummary{}
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err
 		}
+		refused := map[string]bool{}
 		for _, p := range parts {
 			if len(p.Messages) == 0 && w.threads[p.Conversation] == nil && w.v.summaries.Get([]byte(p.Conversation)) == nil {
+				continue
+			}
+			if refused[p.Conversation] {
 				continue
 			}
 			t, err := w.thread(p.Conversation)
 			if err != nil {
 				return err
+			}
+			if !t.madeBy(origin) {
+				refused[p.Conversation] = true
+				sum.Refused = append(sum.Refused, p.Conversation)
+				continue
 			}
 			if p.Title != "" {
 				t.setTitle(CleanTitle(p.Title))
@@ -78,6 +117,36 @@ func (s *Store) ImportParts(parts []Part, sources map[string][]byte) (ImportSumm
 		return err
 	})
 	return sum, err
+}
+
+// madeBy reports whether origin may add to t: t is new (and is then marked origin's), or
+// origin made it, or (Origin.Agent) made it before origins were kept (and is marked so now).
+func (t *thread) madeBy(origin Origin) bool {
+	switch {
+	case origin.Name == "" || t.sum.Origin == origin.Name:
+		return true
+	case t.stored == nil: // made in this call
+		t.sum.Origin, t.changed = origin.Name, true
+		return true
+	case t.sum.Origin != "" || origin.Agent == "":
+		return false
+	}
+	agent, err := spaces.ParseActor(origin.Agent)
+	if err != nil {
+		return false
+	}
+	for _, b := range []kv.Bucket{t.msgs, t.priv} {
+		c, n := b.Cursor(), 0
+		for k, v := c.First(); k != nil && n < adoptScan; k, v = c.Next() {
+			var r record
+			if json.Unmarshal(v, &r) == nil && (r.From == agent.String() || r.To == agent.String()) {
+				t.sum.Origin, t.changed = origin.Name, true
+				return true
+			}
+			n++
+		}
+	}
+	return false
 }
 
 // checked is m as Say keeps it: its actors in their long form, its text, time and external

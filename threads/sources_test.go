@@ -20,12 +20,12 @@ func TestImportParts(t *testing.T) {
 		at = at.Add(time.Second)
 		return Message{At: at, From: "ana", To: "agent:claude-code", Text: text, External: ext}
 	}
-	sum, err := s.ImportParts([]Part{
+	sum, err := s.ImportParts(Origin{}, []Part{
 		{Conversation: "later", Title: "Before its conversation"},
 		{Conversation: "c1", DefaultTitle: "First prompt", Messages: []Message{msg("e1", "one"), msg("e2", "two")}},
 		{Conversation: "c1", DefaultTitle: "Second prompt", Messages: []Message{msg("e1", "one again")}},
 	}, map[string][]byte{"test:a": []byte(`{"offset":10}`)})
-	if err != nil || sum != (ImportSummary{Conversations: 1, Messages: 2, Skipped: 1}) {
+	if err != nil || sum.ImportSummary != (ImportSummary{Conversations: 1, Messages: 2, Skipped: 1}) || sum.Refused != nil {
 		t.Fatalf("ImportParts = %+v, %v", sum, err)
 	}
 	if c, err := s.Get("c1"); err != nil || c.Title != "First prompt" || c.Count != 2 || c.First.From != "person:ana" {
@@ -34,7 +34,7 @@ func TestImportParts(t *testing.T) {
 	if _, err := s.Get("later"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a title alone made its conversation: %v", err)
 	}
-	if _, err := s.ImportParts([]Part{{Conversation: "c1", Title: "Summary\ntitle"}}, nil); err != nil {
+	if _, err := s.ImportParts(Origin{}, []Part{{Conversation: "c1", Title: "Summary\ntitle"}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c, _ := s.Get("c1"); c.Title != "Summary title" {
@@ -53,7 +53,7 @@ func TestImportParts(t *testing.T) {
 		{"a bad external id", Message{At: t0, From: "ana", Text: "x", External: "a\nb"}, nil},
 	} {
 		parts := []Part{{Conversation: "c2", Messages: []Message{msg("", "fine"), bad.m}}}
-		_, err := s.ImportParts(parts, map[string][]byte{"test:a": []byte(`{"offset":99}`)})
+		_, err := s.ImportParts(Origin{}, parts, map[string][]byte{"test:a": []byte(`{"offset":99}`)})
 		if err == nil || bad.want != nil && !errors.Is(err, bad.want) {
 			t.Errorf("%s: ImportParts = %v, want %v", bad.name, err, bad.want)
 		}
@@ -61,7 +61,7 @@ func TestImportParts(t *testing.T) {
 			t.Errorf("%s: a refused call made its conversation: %v", bad.name, err)
 		}
 	}
-	if _, err := s.ImportParts([]Part{{Conversation: strings.Repeat("x", MaxID+1), Messages: []Message{msg("", "x")}}}, nil); !errors.Is(err, ErrBadID) {
+	if _, err := s.ImportParts(Origin{}, []Part{{Conversation: strings.Repeat("x", MaxID+1), Messages: []Message{msg("", "x")}}}, nil); !errors.Is(err, ErrBadID) {
 		t.Errorf("a conversation id too long: %v", err)
 	}
 
@@ -71,5 +71,46 @@ func TestImportParts(t *testing.T) {
 	}
 	if got, err := New(openDB(t), "personal").Sources([]string{"test:a"}); err != nil || len(got) != 0 {
 		t.Errorf("Sources of a new space = %q, %v", got, err)
+	}
+}
+
+// An importer with an Origin adds only to conversations it made: one that Say made (the
+// chat bridge's, say) is left as it was and listed in Refused, whatever the parts say; one
+// made before origins were kept is its own when its messages are to or from the origin's
+// agent, and is marked so.
+func TestImportPartsOrigin(t *testing.T) {
+	s := New(openDB(t), "personal")
+	cc := Origin{Name: "claude-code", Agent: "agent:claude-code"}
+	if _, err := s.Say("pricing", "#pricing", Message{At: t0, From: "person:ana", Text: "12 a month."}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := []Part{{Conversation: "old-session", Messages: []Message{{At: t0, From: "ana", To: "agent:claude-code", Text: "A prompt.", External: "u0"}}}}
+	if _, err := s.ImportParts(Origin{}, legacy, nil); err != nil { // as an import before origins
+		t.Fatal(err)
+	}
+	at := t0.Add(time.Minute)
+	sum, err := s.ImportParts(cc, []Part{
+		{Conversation: "pricing", Title: "Hijacked", Messages: []Message{{At: at, From: "ana", Text: "Price is 0.", External: "u1"}}},
+		{Conversation: "pricing", Messages: []Message{{At: at, From: "agent:claude-code", Text: "Done.", External: "u2"}}},
+		{Conversation: "new-session", Messages: []Message{{At: at, From: "ana", Text: "New.", External: "u3"}}},
+		{Conversation: "old-session", Messages: []Message{{At: at, From: "agent:claude-code", Text: "Answer.", External: "u4"}}},
+	}, map[string][]byte{"test:a": []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ImportSummary{Conversations: 2, Messages: 2}); sum.ImportSummary != want || len(sum.Refused) != 1 || sum.Refused[0] != "pricing" {
+		t.Errorf("ImportParts = %+v, want %+v and pricing refused once", sum, want)
+	}
+	if c, err := s.Get("pricing"); err != nil || c.Title != "#pricing" || c.Count != 1 || c.Origin != "" {
+		t.Errorf("the chat's conversation after the import: %+v, %v", c, err)
+	}
+	for id, n := range map[string]int{"new-session": 1, "old-session": 2} {
+		if c, err := s.Get(id); err != nil || c.Count != n || c.Origin != "claude-code" {
+			t.Errorf("%s: %+v, %v; want %d messages and origin claude-code", id, c, err, n)
+		}
+	}
+	// A conversation of another origin is refused too.
+	if sum, err := s.ImportParts(Origin{Name: "other"}, []Part{{Conversation: "new-session", Messages: []Message{{At: at, From: "ana", Text: "x"}}}}, nil); err != nil || len(sum.Refused) != 1 || sum.Messages != 0 {
+		t.Errorf("another origin's import into claude-code's conversation: %+v, %v", sum, err)
 	}
 }

@@ -76,6 +76,7 @@ type Conversation struct {
 	Count     int       // non-private messages
 	First     Message   // the first non-private message; zero when none
 	Latest    Message   // the latest non-private message; zero when none
+	Origin    string    // the importer that made it (ImportParts), like "claude-code"; "" when made otherwise
 }
 
 // Recent returns up to limit conversations (at least 1) of the space, latest activity first,

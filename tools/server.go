@@ -25,12 +25,14 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/version"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Version is the server's version, as told to clients.
-const Version = "0.1.0"
+// Version is the release this source is (version.Release). The server tells clients
+// version.Number(): the same, or what the binary was built as (a pseudo-version, +devel).
+const Version = version.Release
 
 // Config is what every call is scoped to and signed with, unless the request carries an
 // access.Principal (its person and agent) and an access space (see Server.in).
@@ -74,7 +76,7 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map)}
-	srv := server.NewMCPServer("compass-mcp", Version,
+	srv := server.NewMCPServer("compass-mcp", version.Number(),
 		server.WithTitle("Compass"),
 		server.WithIcons(serverIcons...),
 		server.WithWebsiteURL(Website),

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,15 +19,16 @@ import (
 
 // The page keeps two things of its own in the data file:
 //
-//	web/store  this store's random id (see StoreID)
-//	web/page   the page last served on this store (see Announce)
+//	web/store          this store's random id (see StoreID)
+//	web/pages/<random> a page served on this store, one record each (see Announce)
 //
 // The sign-in codes and signed-in browsers beside them, under web/codes and web/sessions,
 // are package access's (see its Layout).
 var (
 	webBucket = []byte("web")
 	storeKey  = []byte("store")
-	pageKey   = []byte("page")
+	pageKey   = []byte("page")  // the one page record of older versions, read still
+	pagesKey  = []byte("pages") // a record each page served
 )
 
 // storePath answers with the store's id, so that another compass-mcp on the same data
@@ -66,20 +69,77 @@ type announced struct {
 	At  time.Time `json:"at"`
 }
 
+// maxAnnounced is how many pages' records a data file keeps: the oldest go past it (a page
+// that stopped without withdrawing its record, killed, leaves one).
+const maxAnnounced = 32
+
 // Announce records in the data file that the page is served at url (like
-// http://127.0.0.1:7411), so that other compass-mcp processes on the file link to it.
-func Announce(db kv.DB, url string) error {
+// http://127.0.0.1:7411), so that other compass-mcp processes on the file link to it. Every
+// page has a record of its own: the one withdraw removes, when the page stops, is this
+// one's only, so that a page that comes and goes leaves the others announced.
+func Announce(db kv.DB, url string) (withdraw func() error, err error) {
 	if _, err := StoreID(db); err != nil {
-		return err
+		return nil, err
 	}
+	var b [8]byte
+	rand.Read(b[:])
+	key := []byte(hex.EncodeToString(b[:]))
 	raw, _ := json.Marshal(announced{URL: strings.TrimRight(url, "/"), At: time.Now()})
-	return db.Update(func(tx kv.Tx) error {
-		w, err := tx.CreateBucketIfNotExists(webBucket)
+	err = db.Update(func(tx kv.Tx) error {
+		pages, err := pagesBucket(tx)
 		if err != nil {
 			return err
 		}
-		return w.Put(pageKey, raw)
+		if err := pages.Put(key, raw); err != nil {
+			return err
+		}
+		all := records(pages)
+		for _, old := range all[min(len(all), maxAnnounced):] {
+			if err := pages.Delete(old.key); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		return db.Update(func(tx kv.Tx) error {
+			pages, err := pagesBucket(tx)
+			if err != nil {
+				return err
+			}
+			return pages.Delete(key)
+		})
+	}, nil
+}
+
+func pagesBucket(tx kv.Tx) (kv.Bucket, error) {
+	w, err := tx.CreateBucketIfNotExists(webBucket)
+	if err != nil {
+		return nil, err
+	}
+	return w.CreateBucketIfNotExists(pagesKey)
+}
+
+type record struct {
+	key []byte
+	announced
+}
+
+// records is the pages announced in b, newest first.
+func records(b kv.Bucket) []record {
+	var out []record
+	b.ForEach(func(k, v []byte) error {
+		var a announced
+		if json.Unmarshal(v, &a) == nil && a.URL != "" {
+			out = append(out, record{bytes.Clone(k), a})
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b record) int { return b.At.Compare(a.At) })
+	return out
 }
 
 // fileID names the data file at path by where it is: a hash of its absolute path with links
@@ -100,12 +160,13 @@ func fileID(path string) string {
 	return hex.EncodeToString(h[:16])
 }
 
-// Served returns the address of the page last announced on the data file at path (open
-// as db), if it is still served and answers with this store's id and this file: a page
-// of another store, or of a copy of this one, or none, is not linked to.
+// Served returns the address of the newest page announced on the data file at path (open
+// as db) that is still served and answers with this store's id and this file: a page of
+// another store, or of a copy of this one, or none, is not linked to. The pages announced
+// are asked at once, each for half a second at most.
 func Served(ctx context.Context, db kv.DB, path string) (string, bool) {
 	var (
-		a     announced
+		found []announced
 		store string
 	)
 	err := db.View(func(tx kv.Tx) error {
@@ -114,15 +175,32 @@ func Served(ctx context.Context, db kv.DB, path string) (string, bool) {
 			return nil
 		}
 		store = string(w.Get(storeKey))
-		if raw := w.Get(pageKey); raw != nil {
-			return json.Unmarshal(raw, &a)
+		if pages := w.Bucket(pagesKey); pages != nil {
+			for _, r := range records(pages) {
+				found = append(found, r.announced)
+			}
+		}
+		var a announced // as compass-mcp before 0.2 announced its page: one record for all
+		if raw := w.Get(pageKey); raw != nil && json.Unmarshal(raw, &a) == nil && a.URL != "" {
+			found = append(found, a)
 		}
 		return nil
 	})
-	if err != nil || a.URL == "" || store == "" {
+	if err != nil || len(found) == 0 || store == "" {
 		return "", false
 	}
-	return a.URL, answers(ctx, a.URL, store+" "+fileID(path))
+	alive := make([]chan bool, len(found))
+	for i, a := range found {
+		alive[i] = make(chan bool, 1)
+		go func() { alive[i] <- answers(ctx, a.URL, store+" "+fileID(path)) }()
+	}
+	url, ok := "", false
+	for i, a := range found {
+		if <-alive[i] && !ok {
+			url, ok = a.URL, true
+		}
+	}
+	return url, ok
 }
 
 // answers reports whether the page at url says it serves the store and file of id store.

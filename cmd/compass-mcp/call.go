@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,15 +10,22 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/tools"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/compass-mcp/compass-mcp/transport"
+	"github.com/compass-mcp/compass-mcp/version"
 )
+
+var callHelp = subcommand{name: "call", args: "TOOL [name=value ...]",
+	does: "call one tool in-process and print its answer as the model reads it (exit 1 on an error result);\nname=@FILE reads the value from FILE, @- from stdin; call TOOL -h shows the tool's arguments",
+	more: "TOOL is one of " + strings.Join(tools.Names(), ", ") + "."}
 
 // call runs one tool in-process and prints its answer as the model would read it.
 // An error result is printed too, and ends with exit 1.
 func call(args []string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) > 1 && slices.Contains(tools.Names(), args[0]) && slices.ContainsFunc(args[1:], isHelp) {
+		return toolHelp(os.Stderr, args[0])
+	}
 	var c config
-	fs := flags("call", &c)
+	fs := flags(callHelp, &c)
 	serverFlags(fs, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -57,35 +65,24 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	cl, err := client.NewInProcessClient(srv)
+	texts, isError, err := transport.CallInProcess(context.Background(), srv, "compass-mcp-call", version.Number(), pos[0], arguments)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	ctx := context.Background()
-	if err := cl.Start(ctx); err != nil {
-		return err
+	for _, t := range texts {
+		fmt.Fprintln(stdout, t)
 	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "compass-mcp-call", Version: tools.Version}
-	if _, err := cl.Initialize(ctx, init); err != nil {
-		return fmt.Errorf("starting an in-process session: %w", err)
-	}
-	req := mcp.CallToolRequest{}
-	req.Params.Name = pos[0]
-	req.Params.Arguments = arguments
-	res, err := cl.CallTool(ctx, req)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	for _, content := range res.Content {
-		if t, ok := content.(mcp.TextContent); ok {
-			fmt.Fprintln(stdout, t.Text)
-		}
-	}
-	if res.IsError {
+	if isError {
 		return errSilent
 	}
 	return nil
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }
+
+// toolHelp writes a tool's usage, its arguments as tools/list gives them (ends with
+// flag.ErrHelp: exit 0).
+func toolHelp(w io.Writer, name string) error {
+	fmt.Fprint(w, tools.Usage(name, "compass-mcp call "+name+" [name=value ...]"))
+	return flag.ErrHelp
 }

@@ -199,3 +199,16 @@ func TestServeFollowClaudeCode(t *testing.T) {
 	write(1, "Added while it serves.")
 	seen("Added while it serves.")
 }
+
+// --project naming no project of the folder (a typo) is refused, naming the folders there;
+// before, it imported 0 with exit 0.
+func TestClaudeCodeNoSuchProject(t *testing.T) {
+	data := newData(t)
+	out, err := cliResult(data, "", "import", "--claude-code", ccFixtures, "--project", "/nothere")
+	if err == nil || !strings.Contains(out, "no project folder of /nothere") || !strings.Contains(out, "-home-ana-launch") {
+		t.Errorf("import --project /nothere: %v, said %q", err, out)
+	}
+	if out := cli(t, data, "import", "--claude-code", ccFixtures, "--project", "/home/ana/notes"); !strings.HasPrefix(out, "Imported 1 conversation") {
+		t.Errorf("import --project /home/ana/notes said %q", out)
+	}
+}

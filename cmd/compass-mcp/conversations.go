@@ -10,18 +10,27 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/tools"
 )
+
+var importHelp = subcommand{name: "import", args: "FILE | --claude-code [DIR] [--project PATH] [--follow]",
+	does: "conversations in: JSON Lines or a Claude export's conversations.json (- for stdin);\nor Claude Code's sessions (default ~/.claude/projects), once or as they grow",
+	more: "A bad line of FILE is reported with its number, and nothing of FILE is imported; the same lines\nimported twice add nothing. docs/CLI.md has the JSON Lines' fields."}
 
 // importConversations reads JSON Lines or a Claude export (FILE, or - for stdin) into the space.
 func importConversations(args []string, stdin io.Reader, stdout io.Writer) error {
-	if wantsClaudeCode(args) {
-		return importClaudeCode(args, stdout)
-	}
 	var c config
-	fs := flags("import", &c)
+	fs := flags(importHelp, &c)
+	project, follow, poll := claudeCodeFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if fs.Lookup("claude-code").Value.String() == "true" {
+		return importClaudeCode(c, pos, *project, *follow, *poll, stdout)
+	}
+	if *project != "" || *follow {
+		return usageError{"--project and --follow are for Claude Code's sessions: import --claude-code [DIR] --project PATH [--follow]"}
 	}
 	if len(pos) != 1 {
 		return usageError{"import takes one FILE (JSON Lines, or a Claude export's conversations.json), or - for stdin"}
@@ -34,6 +43,9 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		}
 		defer f.Close()
 		in = f
+	}
+	if err := c.person(); err != nil {
+		return err
 	}
 	db, err := c.open()
 	if err != nil {
@@ -53,14 +65,17 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		return fmt.Errorf("nothing was imported: %w", err)
 	}
 	fmt.Fprintf(stdout, "Imported %s and %s into space %s; %s already there.\n",
-		plural(sum.Conversations, "conversation"), plural(sum.Messages, "message"), c.space, plural(sum.Skipped, "message"))
+		tools.Plural(sum.Conversations, "conversation"), tools.Plural(sum.Messages, "message"), c.space, tools.Plural(sum.Skipped, "message"))
 	return nil
 }
+
+var sayHelp = subcommand{name: "say", args: "CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]",
+	does: "add one message (the conversation is made if new)"}
 
 // say adds one message to a conversation, creating it if new.
 func say(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("say", &c)
+	fs := flags(sayHelp, &c)
 	from := fs.String("from", "", `who says it: person:ID or agent:NAME (default: person:<--for>)`)
 	to := fs.String("to", "", "if set, the agent addressed: agent:NAME")
 	title := fs.String("title", "", "if set, the conversation's title")
@@ -72,7 +87,7 @@ func say(args []string, stdout io.Writer) error {
 	if len(pos) < 2 {
 		return usageError{"say takes CONVERSATION TEXT: compass-mcp say pricing 'We settled on 12 a month.'"}
 	}
-	if err := c.check(); err != nil {
+	if err := c.person(); err != nil {
 		return err
 	}
 	if *from == "" {
@@ -106,23 +121,19 @@ func say(args []string, stdout io.Writer) error {
 	return nil
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 const conversationsUsage = `conversations takes:
   conversations list                     the space's conversations: id, title, messages, latest
   conversations delete ID [ID ...]       those conversations, every message and private step, gone for good
   conversations delete --all             every conversation of the space, gone for good`
 
+var conversationsHelp = subcommand{name: "conversations", args: "list | delete ID ... | delete --all",
+	does: "the space's conversations, or deleting them for good (docs/PRIVACY.md)"}
+
 // conversationsCmd lists the space's conversations, or deletes some or all of them for good:
 // the person's way to take back what was shared into the space (docs/PRIVACY.md).
 func conversationsCmd(args []string, stdout, stderr io.Writer) error {
 	var c config
-	fs := flags("conversations", &c)
+	fs := flags(conversationsHelp, &c)
 	all := fs.Bool("all", false, "delete: if set, every conversation of the space")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -150,7 +161,7 @@ func conversationsCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "No conversations in space %s.\n", c.space)
 		}
 		for _, cv := range convs {
-			fmt.Fprintf(stdout, "%s\t%q\t%s\tlatest %s\n", cv.ID, cv.Title, plural(cv.Count, "message"), cv.Last.Local().Format("2006-01-02 15:04"))
+			fmt.Fprintf(stdout, "%s\t%q\t%s\tlatest %s\n", cv.ID, cv.Title, tools.Plural(cv.Count, "message"), cv.Last.Local().Format("2006-01-02 15:04"))
 		}
 		return nil
 	case *all:
@@ -158,7 +169,7 @@ func conversationsCmd(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Deleted %s of space %s, for good.\n", plural(n, "conversation"), c.space)
+		fmt.Fprintf(stdout, "Deleted %s of space %s, for good.\n", tools.Plural(n, "conversation"), c.space)
 		return nil
 	}
 	for _, id := range pos[1:] {
@@ -173,7 +184,7 @@ func conversationsCmd(args []string, stdout, stderr io.Writer) error {
 		if gone.Title != "" {
 			name += fmt.Sprintf(" %q", gone.Title)
 		}
-		fmt.Fprintf(stdout, "Deleted conversation %s and its %s, for good.\n", name, plural(gone.Count, "message"))
+		fmt.Fprintf(stdout, "Deleted conversation %s and its %s, for good.\n", name, tools.Plural(gone.Count, "message"))
 	}
 	return nil
 }

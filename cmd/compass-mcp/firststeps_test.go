@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -105,5 +107,116 @@ func TestForWithoutUser(t *testing.T) {
 	}
 	if strings.Contains(cli(t, data, "docs", "history", "Plan"), "for me") {
 		t.Errorf("a version was saved for a made-up person \"me\"")
+	}
+}
+
+// Without $USER, the fallback is said once, and only by the commands that act as a person:
+// not by those that list people, members, tokens or documents.
+func TestForWithoutUserSaidOnce(t *testing.T) {
+	data := newData(t)
+	env := []string{"COMPASS_DATA=" + data, "COMPASS_LOG=info", "USER=", "USERNAME="}
+	for _, c := range []struct {
+		args []string
+		n    int
+	}{
+		{[]string{"members", "list"}, 0},
+		{[]string{"tokens", "list"}, 0},
+		{[]string{"people", "list"}, 0},
+		{[]string{"docs", "list"}, 0},
+		{[]string{"call", "list_documents"}, 1},
+		{[]string{"say", "pricing", "12 a month."}, 1},
+	} {
+		_, _, errs := runEnv(t, env, c.args...)
+		if n := strings.Count(errs, "$USER is empty"); n != c.n {
+			t.Errorf("compass-mcp %s without $USER said the fallback %d times, want %d:\n%s", strings.Join(c.args, " "), n, c.n, errs)
+		}
+	}
+	// A server: said once, though it opens the data more than once as it starts.
+	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	var errb syncBuffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !strings.Contains(errb.String(), "serving MCP over streamable HTTP") && time.Since(start) < 20*time.Second; {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if n := strings.Count(errb.String(), "$USER is empty"); n != 1 {
+		t.Errorf("serve --http without $USER said the fallback %d times, want once:\n%s", n, errb.String())
+	}
+}
+
+// syncBuffer is a buffer a process writes to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// -h after any command prints its usage, its arguments and flags, exit 0; call TOOL -h the
+// tool's arguments as tools/list gives them; a mistyped flag or command is refused once,
+// naming the close one, without the flag list. Before, version -h printed everything and
+// exited 2, import -h left out --claude-code, people -h, members -h and backup -h said
+// nothing of their arguments, and a mistyped flag printed its error twice around the list.
+func TestHelp(t *testing.T) {
+	env := testEnv(newData(t))
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"version", "-h"}, []string{"Usage: compass-mcp version\n"}},
+		{[]string{"import", "-h"}, []string{"Usage: compass-mcp import FILE", "-claude-code", "-project", "-follow", "-poll"}},
+		{[]string{"people", "-h"}, []string{"Usage: compass-mcp people list | set ID NAME"}},
+		{[]string{"members", "-h"}, []string{"Usage: compass-mcp members add|remove SPACE PERSON", "members list [SPACE]"}},
+		{[]string{"backup", "-h"}, []string{"Usage: compass-mcp backup FILE", "-data"}},
+		{[]string{"tokens", "add", "-h"}, []string{"Usage: compass-mcp tokens add --for PERSON", "-new-person", "-expires"}},
+		{[]string{"docs", "show", "-h"}, []string{"Usage: compass-mcp docs show DOC [--version N]", "-version"}},
+		{[]string{"copy", "-h"}, []string{"Usage: compass-mcp copy --from A --to B", "all or nothing", "-timeout"}},
+		{[]string{"install", "-h"}, []string{"Usage: compass-mcp install [CLIENT]", "-print"}},
+		{[]string{"open", "-h"}, []string{"Usage: compass-mcp open [DOC] [--serve]", "-serve"}},
+		{[]string{"say", "-h"}, []string{"Usage: compass-mcp say CONVERSATION TEXT", "-private"}},
+		{[]string{"serve", "-h"}, []string{"Usage: compass-mcp serve", "-http", "-follow-claude-code"}},
+		{[]string{"call", "-h"}, []string{"Usage: compass-mcp call TOOL", "read_document"}},
+		{[]string{"call", "read_document", "-h"}, []string{"Usage: compass-mcp call read_document", "document (string, required)", "since (integer)"}},
+	} {
+		code, out, errs := runEnv(t, env, c.args...)
+		if code != 0 || out != "" {
+			t.Errorf("compass-mcp %s: exit %d, stdout %q; want exit 0 and the usage on stderr", strings.Join(c.args, " "), code, out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("compass-mcp %s doesn't say %q:\n%s", strings.Join(c.args, " "), w, errs)
+			}
+		}
+		if strings.Count(errs, "Usage:") != 1 {
+			t.Errorf("compass-mcp %s printed its usage %d times", strings.Join(c.args, " "), strings.Count(errs, "Usage:"))
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"say", "pricing", "hi", "--pivate"}, "say has no flag --pivate: did you mean --private?"},
+		{[]string{"tokens", "add", "--for", "ana", "--expire", "3d"}, "did you mean --expires?"},
+		{[]string{"vesion"}, `no command "vesion": did you mean version?`},
+	} {
+		code, _, errs := runEnv(t, env, c.args...)
+		if code != 2 || strings.Count(errs, c.want) != 1 || strings.Contains(errs, "-data") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("compass-mcp %s: exit %d, %q; want exit 2 and one line saying %q", strings.Join(c.args, " "), code, errs, c.want)
+		}
 	}
 }

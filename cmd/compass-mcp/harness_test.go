@@ -285,3 +285,19 @@ func lineDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// waitExit waits at most d for cmd to end, killing it (and failing the test) if it doesn't.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration, what string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("%s: still running after %v (killed)", what, d)
+		return nil
+	}
+}

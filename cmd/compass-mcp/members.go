@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,10 +23,13 @@ const membersUsage = `compass-mcp members: who may see which space, on a server 
 A server's configured person (--for) is always a member of its configured space (--space),
 without a row: a one-person server needs no members add.`
 
+var membersHelp = subcommand{name: "members", args: "add|remove SPACE PERSON | list [SPACE]",
+	does: "who may see a space on a server shared by a team", more: membersUsage}
+
 // members runs "compass-mcp members ...".
 func members(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("members", &c)
+	fs := flags(membersHelp, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -49,9 +52,19 @@ func members(args []string, stdout io.Writer) error {
 	store := access.New(db)
 	switch pos[0] {
 	case "add":
+		known, err := store.WithOwner(c.space, cmp.Or(c.me, quietPerson())).Known()
+		if err != nil {
+			return err
+		}
 		added, err := store.AddMember(pos[1], pos[2])
 		if err != nil {
 			return err
+		}
+		if !known.Person(pos[2]) {
+			fmt.Fprintf(os.Stderr, "note: %s was never named here before (no space, token or display name; people here: %s). If that's a typo: members remove %s %s.\n", pos[2], access.List(known.People), pos[1], pos[2])
+		}
+		if !known.Space(pos[1]) {
+			fmt.Fprintf(os.Stderr, "note: %s holds nothing yet and had no members (spaces here: %s). If that's a typo: members remove %s %s.\n", pos[1], access.List(known.Spaces), pos[1], pos[2])
 		}
 		if added {
 			fmt.Fprintf(stdout, "%s is now a member of %s.\n", pos[2], pos[1])
@@ -85,7 +98,7 @@ func members(args []string, stdout io.Writer) error {
 			}
 		}
 		for _, m := range ms {
-			fmt.Fprintf(stdout, "%s\t%s\tsince %s\n", m.Space, m.Person, m.Added.Local().Format("2006-01-02 15:04"))
+			fmt.Fprintln(stdout, m)
 		}
 	}
 	return nil
@@ -104,6 +117,9 @@ spaces given (--space, repeatable; default: every space its person is a member o
 reaches only those its person is a member of. --expires takes days (90d), or hours and
 minutes (12h, 30m); default: never.`
 
+var tokensHelp = subcommand{name: "tokens", args: "add --for PERSON [--agent NAME] [--space S ...] [--read-only] [--expires 90d] | list [--for PERSON] | revoke ID",
+	does: "per-person tokens for /mcp and /spaces/{space}/mcp", more: tokensUsage}
+
 // spaceList is a repeatable --space.
 type spaceList []string
 
@@ -113,7 +129,7 @@ func (l *spaceList) Set(s string) error { *l = append(*l, s); return nil }
 // tokens runs "compass-mcp tokens ...".
 func tokens(args []string, stdout io.Writer) error {
 	var c config
-	fs := flags("tokens", &c)
+	fs := flags(tokensHelp, &c)
 	var only spaceList
 	// --space here lists the token's spaces, not the one space a command is scoped to.
 	sp := fs.Lookup("space")
@@ -123,6 +139,8 @@ func tokens(args []string, stdout io.Writer) error {
 	agent := fs.String("agent", "", "add: the agent's name its versions and messages carry (default: the client's own name)")
 	readOnly := fs.Bool("read-only", false, "add: the token may read but not write (its sessions are not offered the writing tools)")
 	review := fs.Bool("review", false, "add: its agent's changes are proposals, kept for its person to accept or decline (docs proposals)")
+	newPerson := fs.Bool("new-person", false, "add: the person is new here (no space, token or display name yet): without it, such a --for is taken for a typo")
+	newSpace := fs.Bool("new-space", false, "add: a --space that holds nothing yet is meant: without it, it is taken for a typo")
 	expires := fs.String("expires", "", "add: how long it lasts: 90d, 12h, 30m (default: never)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -145,9 +163,22 @@ func tokens(args []string, stdout io.Writer) error {
 		if !forGiven {
 			return usageError{"tokens add needs --for PERSON: the person the token acts for"}
 		}
-		until, err := parseExpiry(*expires, time.Now())
+		until, err := access.ParseExpiry(*expires, time.Now())
+		if err != nil {
+			return usageError{"--expires: " + err.Error()}
+		}
+		// The server's own person is known, whoever the token is for.
+		known, err := store.WithOwner(c.space, cmp.Or(env("COMPASS_ME", ""), quietPerson())).Known()
 		if err != nil {
 			return err
+		}
+		if !known.Person(c.me) && !*newPerson {
+			return usageError{fmt.Sprintf("%s was never named here (no space, token or display name; people here: %s): no token made. If %s is new, add --new-person", c.me, access.List(known.People), c.me)}
+		}
+		for _, sp := range only {
+			if !known.Space(sp) && !*newSpace {
+				return usageError{fmt.Sprintf("no space %s here (spaces here: %s): no token made. If it is a new space, add --new-space", sp, access.List(known.Spaces))}
+			}
 		}
 		secret, t, err := store.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Review: *review, Expires: until})
 		if err != nil {
@@ -163,7 +194,7 @@ func tokens(args []string, stdout io.Writer) error {
 			}
 		}
 		fmt.Fprintln(stdout, secret)
-		fmt.Fprintf(os.Stderr, "Token %s: %s. Above is its secret, shown this once: only its hash is kept. Give it to the client as the header Authorization: Bearer <token>.\n", t.ID, describeToken(t))
+		fmt.Fprintf(os.Stderr, "Token %s: %s. Above is its secret, shown this once: only its hash is kept. Give it to the client as the header Authorization: Bearer <token>.\n", t.ID, t.Describe(time.Now()))
 	case pos[0] == "list" && len(pos) == 1:
 		person := ""
 		if forGiven {
@@ -177,7 +208,7 @@ func tokens(args []string, stdout io.Writer) error {
 			fmt.Fprintln(stdout, "No tokens yet (tokens add --for PERSON).")
 		}
 		for _, t := range ts {
-			fmt.Fprintf(stdout, "%s · %s\n", t.ID, describeToken(t))
+			fmt.Fprintf(stdout, "%s · %s\n", t.ID, t.Describe(time.Now()))
 		}
 	case pos[0] == "revoke" && len(pos) == 2:
 		t, err := store.Revoke(pos[1])
@@ -186,81 +217,10 @@ func tokens(args []string, stdout io.Writer) error {
 		} else if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Revoked token %s (%s): requests with it now get 401.\n", t.ID, describeToken(t))
+		fmt.Fprintf(stdout, "Revoked token %s (%s): requests with it now get 401.\n", t.ID, t.Describe(time.Now()))
 	default:
 		fmt.Fprintln(os.Stderr, tokensUsage)
 		return usageError{fmt.Sprintf("tokens takes: add --for PERSON [...], list [--for PERSON], or revoke ID; got %q", pos)}
 	}
 	return nil
-}
-
-// describeToken says everything about a token but its secret, in one line.
-func describeToken(t access.Token) string {
-	parts := []string{"for " + t.Person}
-	if t.Agent != "" {
-		parts = append(parts, "agent "+t.Agent)
-	} else {
-		parts = append(parts, "agent: the client's name")
-	}
-	if len(t.Spaces) > 0 {
-		parts = append(parts, "spaces "+strings.Join(t.Spaces, ", "))
-	} else {
-		parts = append(parts, "every space of "+t.Person)
-	}
-	if t.ReadOnly {
-		parts = append(parts, "read-only")
-	} else {
-		parts = append(parts, "read-write")
-	}
-	if t.Review {
-		parts = append(parts, "changes reviewed")
-	}
-	if t.Client != "" {
-		parts = append(parts, "via "+t.Client)
-	}
-	if t.Resource != "" {
-		parts = append(parts, "bound to "+t.Resource)
-	}
-	const when = "2006-01-02 15:04"
-	switch {
-	case t.Expires.IsZero():
-		parts = append(parts, "never expires")
-	case time.Now().Before(t.Expires):
-		parts = append(parts, "expires "+t.Expires.Local().Format(when))
-	default:
-		parts = append(parts, "expired "+t.Expires.Local().Format(when))
-	}
-	if t.LastUsed.IsZero() {
-		parts = append(parts, "never used")
-	} else {
-		parts = append(parts, "last used "+t.LastUsed.Local().Format(when))
-	}
-	if !t.Revoked.IsZero() {
-		parts = append(parts, "REVOKED "+t.Revoked.Local().Format(when))
-	}
-	return strings.Join(parts, " · ")
-}
-
-// parseExpiry reads 90d, 12h or 30m (from now); "" and "never" are no expiry.
-func parseExpiry(s string, now time.Time) (time.Time, error) {
-	if s == "" || s == "never" {
-		return time.Time{}, nil
-	}
-	var d time.Duration
-	if days, ok := strings.CutSuffix(s, "d"); ok {
-		n, err := strconv.Atoi(days)
-		if err != nil {
-			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
-		}
-		d = time.Duration(n) * 24 * time.Hour
-	} else {
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			return time.Time{}, usageError{fmt.Sprintf("--expires takes 90d, 12h or 30m; got %q", s)}
-		}
-	}
-	if d <= 0 {
-		return time.Time{}, usageError{fmt.Sprintf("--expires must be in the future; got %q", s)}
-	}
-	return now.Add(d), nil
 }

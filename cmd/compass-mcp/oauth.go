@@ -2,11 +2,8 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -26,32 +23,22 @@ func oauthFlags(fs *flag.FlagSet, c *config) {
 // person's page's (site; nil when the page is not served beside /mcp, and then nobody can
 // sign in to allow an app).
 func registerOAuth(mux *http.ServeMux, db kv.DB, c config, addr net.Addr, gate *access.Gate, site *web.Site) error {
-	issuer, err := publicURL(c.publicURL, addr)
-	if err != nil {
-		return err
+	issuer := "http://" + addr.String()
+	if c.publicURL != "" {
+		issuer = c.publicURL // oauth.New checks it
 	}
 	oc := oauth.Config{Issuer: issuer, DB: db, Access: gate.Store}
 	if site != nil { // a nil *web.Site in the interface would not be a nil Page
 		oc.Page = site
 	}
 	as, err := oauth.New(oc)
-	if err != nil {
+	if err != nil && c.publicURL != "" {
+		return usageError{"--public-url: " + err.Error()}
+	} else if err != nil {
 		return err
 	}
 	as.Register(mux)
 	gate.OAuth = as
 	gate.Closed = gate.Closed || c.publicURL != ""
 	return nil
-}
-
-// publicURL is --public-url checked, or the address served on.
-func publicURL(given string, addr net.Addr) (string, error) {
-	if given == "" {
-		return "http://" + addr.String(), nil
-	}
-	u, err := url.Parse(given)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-		return "", usageError{fmt.Sprintf("--public-url is the server's base URL as clients reach it, like https://compass.example.com (no path); got %q", given)}
-	}
-	return strings.TrimRight(given, "/"), nil
 }

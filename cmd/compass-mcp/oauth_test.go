@@ -145,7 +145,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	if c := resp.Header.Get("Set-Cookie"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(c, "; Secure") || !strings.Contains(c, "HttpOnly") {
 		t.Errorf("signing in behind https: %d, Set-Cookie %q, want a Secure cookie", resp.StatusCode, c)
 	}
-	if out, err := cliResult(data, "", "serve", "--http", "127.0.0.1:0", "--public-url", "https://compass.example.com/mcp"); err == nil || !strings.Contains(out, "--public-url is the server's base URL") {
+	if out, err := cliResult(data, "", "serve", "--http", "127.0.0.1:0", "--public-url", "https://compass.example.com/mcp"); err == nil || !strings.Contains(out, "--public-url: the issuer is the server's public base URL") {
 		t.Errorf("a public URL with a path: %v %s", err, out)
 	}
 }

@@ -8,12 +8,15 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
+var peopleHelp = subcommand{name: "people", args: "list | set ID NAME",
+	does: "the people's display names (people list), or a person's (people set ana Ana Lindqvist), shown wherever they are"}
+
 const peopleUsage = "people takes: people list, or people set ID NAME (e.g. people set ana Ana)"
 
 // people lists the people's display names, or sets one: compass-mcp people set ID NAME.
 func people(args []string, stdout, stderr io.Writer) error {
 	var c config
-	fs := flags("people", &c)
+	fs := flags(peopleHelp, &c)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -42,6 +42,10 @@ Comments on lines (agents see the open ones in read_document, and answer with co
   docs comment DOC --resolve N [TEXT]    resolve comment N (TEXT, if given, is a last reply)
   docs comments DOC                      the open comments, at their lines, with their replies`
 
+// docsSession is one run of a review subcommand: the person's side of the documents
+// (tools.Terminal), with the review's own ways of saying things.
+type docsSession struct{ tools.Terminal }
+
 // reviewCommands are the docs subcommands of this file, each with its own flags.
 var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
 	"blame":     blameCmd,
@@ -58,7 +62,7 @@ var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader,
 // opens the data; close closes it.
 func reviewArgs(sub string, args []string, stdout, stderr io.Writer, least, most int, words string, define func(*flag.FlagSet)) (p docsSession, pos []string, close func(), err error) {
 	var c config
-	fs := flags("docs "+sub, &c)
+	fs := flags(subcommand{name: "docs " + sub, does: "review the agents' changes and comment (docs help lists how)"}, &c)
 	if define != nil {
 		define(fs)
 	}
@@ -66,13 +70,13 @@ func reviewArgs(sub string, args []string, stdout, stderr io.Writer, least, most
 		return p, nil, nil, err
 	}
 	if len(pos) < least || len(pos) > most {
-		return p, nil, nil, usageError{fmt.Sprintf("docs %s takes %s; got %s", sub, words, plural(len(pos), "argument"))}
+		return p, nil, nil, usageError{fmt.Sprintf("docs %s takes %s; got %s", sub, words, tools.Plural(len(pos), "argument"))}
 	}
 	file, err := c.open()
 	if err != nil {
 		return p, nil, nil, err
 	}
-	p = docsSession{store: docstore.New(file, c.space), db: file, me: docstore.Author{By: spaces.Person(c.me).String()}, out: stdout, errs: stderr}
+	p = docsSession{tools.Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}}
 	return p, pos, func() { file.Close() }, nil
 }
 
@@ -83,13 +87,13 @@ func blameCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) 
 		return err
 	}
 	defer done()
-	bl, err := p.store.Blame(pos[0])
+	bl, err := p.Store.Blame(pos[0])
 	if err != nil {
-		return p.explain(err, pos[0])
+		return p.Explain(err, pos[0])
 	}
 	d := bl.Document
-	fmt.Fprintf(p.out, "%s (%s), version %d, %s, each with the version that last changed it:\n", d.Title, d.ID, d.Version, plural(len(bl.Lines), "line"))
-	return p.store.Names(func(names spaces.Names) {
+	fmt.Fprintf(p.Out, "%s (%s), version %d, %s, each with the version that last changed it:\n", d.Title, d.ID, d.Version, tools.Plural(len(bl.Lines), "line"))
+	return p.Store.Names(func(names spaces.Names) {
 		who := map[int]string{}
 		wide := map[string]int{}
 		for n, v := range bl.Versions {
@@ -104,7 +108,7 @@ func blameCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) 
 			head := fmt.Sprintf("%-*s %-*s %s%s %s", ver, fmt.Sprintf("v%d", v.Number), wide["kind"], v.Kind, who[r.Version], strings.Repeat(" ", wide["who"]-len([]rune(who[r.Version]))), v.At.Local().Format(tools.TimeLayout))
 			for i := range r.Count {
 				n := r.First + i
-				fmt.Fprintf(p.out, "%*d  %s | %s\n", num, n, head, bl.Lines[n-1])
+				fmt.Fprintf(p.Out, "%*d  %s | %s\n", num, n, head, bl.Lines[n-1])
 			}
 		}
 	})
@@ -118,19 +122,19 @@ func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writ
 	}
 	defer done()
 	if len(pos) == 0 {
-		waiting, err := p.store.Waiting(5)
+		waiting, err := p.Store.Waiting(5)
 		if err != nil {
 			return err
 		}
 		if len(waiting) == 0 {
-			fmt.Fprintln(p.errs, "No proposals wait in this space.")
+			fmt.Fprintln(p.Errs, "No proposals wait in this space.")
 		}
 		for _, w := range waiting {
 			if err := p.listProposals(w.Document, w.Proposals); err != nil {
 				return err
 			}
 			if more := w.Document.Review.Open - len(w.Proposals); more > 0 {
-				fmt.Fprintf(p.out, "  … %d more: docs proposals %s\n", more, w.Document.ID)
+				fmt.Fprintf(p.Out, "  … %d more: docs proposals %s\n", more, w.Document.ID)
 			}
 		}
 		return nil
@@ -138,12 +142,12 @@ func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writ
 	// A page at a time, each in a read transaction of its own: 10,000 open proposals are
 	// listed without holding the store for all of them.
 	for before, first := 0, true; ; first = false {
-		d, ps, err := p.store.Proposals(pos[0], before, 500)
+		d, ps, err := p.Store.Proposals(pos[0], before, 500)
 		if err != nil {
-			return p.explain(err, pos[0])
+			return p.Explain(err, pos[0])
 		}
 		if first && len(ps) == 0 {
-			fmt.Fprintf(p.errs, "No proposals of %q (%s) wait.\n", d.Title, d.ID)
+			fmt.Fprintf(p.Errs, "No proposals of %q (%s) wait.\n", d.Title, d.ID)
 			return nil
 		}
 		if first {
@@ -159,14 +163,14 @@ func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writ
 }
 
 func (p docsSession) listProposals(d docstore.Document, ps []docstore.Proposal) error {
-	fmt.Fprintf(p.out, "%s (%s): %s, newest first:\n", d.Title, d.ID, plural(d.Review.Open, "open proposal"))
+	fmt.Fprintf(p.Out, "%s (%s): %s, newest first:\n", d.Title, d.ID, tools.Plural(d.Review.Open, "open proposal"))
 	return p.proposalLines(ps)
 }
 
 func (p docsSession) proposalLines(ps []docstore.Proposal) error {
-	return p.store.Names(func(names spaces.Names) {
+	return p.Store.Names(func(names spaces.Names) {
 		for _, pr := range ps {
-			fmt.Fprintf(p.out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base)
+			fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base)
 		}
 	})
 }
@@ -197,7 +201,7 @@ func (p docsSession) explainReview(err error, name string) error {
 	case errors.Is(err, docstore.ErrNoReason):
 		return usageError{err.Error()}
 	}
-	return p.explain(err, name)
+	return p.Explain(err, name)
 }
 
 // proposalCmd shows one proposal: its diff against its base on stdout; its status, and what
@@ -212,27 +216,27 @@ func proposalCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	pv, err := p.store.Preview(pos[0], n)
+	pv, err := p.Store.Preview(pos[0], n)
 	if err != nil {
 		return p.explainReview(err, pos[0])
 	}
 	pr, d := pv.Proposal, pv.Document
-	err = p.store.Names(func(names spaces.Names) {
-		fmt.Fprintf(p.errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
+	err = p.Store.Names(func(names spaces.Names) {
+		fmt.Fprintf(p.Errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
 		if pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number {
 			return
 		}
 		if len(pv.Conflicts) > 0 {
-			fmt.Fprintf(p.errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --mine or --theirs chooses, or --edit.\n", pv.Latest.Number, plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
+			fmt.Fprintf(p.Errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --mine or --theirs chooses, or --edit.\n", pv.Latest.Number, tools.Plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
 			return
 		}
 		added, removed := linediff.Stats(pv.Latest.Text, pv.Merged)
-		fmt.Fprintf(p.errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
+		fmt.Fprintf(p.Errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
 	})
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(p.out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s proposal %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
+	_, err = io.WriteString(p.Out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s proposal %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
 	return err
 }
 
@@ -293,7 +297,7 @@ func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Wri
 		}
 		edit = &docstore.Edit{Text: string(text), Base: *base}
 	}
-	saved, pr, err := p.store.Accept(pos[0], n, p.me, edit, prefer)
+	saved, pr, err := p.Store.Accept(pos[0], n, p.Me, edit, prefer)
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		p.showAcceptClash(clash, n)
@@ -311,10 +315,10 @@ func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Wri
 		how = ", merged with the versions saved since its base,"
 	}
 	if saved.Unchanged {
-		fmt.Fprintf(p.out, "Accepted proposal %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
+		fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
 		return nil
 	}
-	fmt.Fprintf(p.out, "Accepted proposal %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
+	fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
 	return nil
 }
 
@@ -335,19 +339,19 @@ func declineCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	pr, err := p.store.Decline(pos[0], n, p.me, *why)
+	pr, err := p.Store.Decline(pos[0], n, p.Me, *why)
 	if err != nil {
 		return p.explainReview(err, pos[0])
 	}
-	d, _ := p.store.Find(pos[0])
-	fmt.Fprintf(p.out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
+	d, _ := p.Store.Find(pos[0])
+	fmt.Fprintf(p.Out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
 	return nil
 }
 
 // showAcceptClash says where a proposal clashes with the versions since its base, and how
 // to choose.
 func (p docsSession) showAcceptClash(c *docstore.ClashError, n int) {
-	w := p.errs
+	w := p.Errs
 	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since proposal %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
 	for i, k := range c.Conflicts {
 		if i == 100 {
@@ -400,9 +404,9 @@ func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 	if text == "" && *resolve == 0 {
 		return usageError{"docs comment needs the comment's text after the document"}
 	}
-	d, err := p.store.Find(pos[0])
+	d, err := p.Store.Find(pos[0])
 	if err != nil {
-		return p.explain(err, pos[0])
+		return p.Explain(err, pos[0])
 	}
 	switch {
 	case *lines != "":
@@ -418,23 +422,23 @@ func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 			}
 			asks = actor.String()
 		}
-		c, err := p.store.Comment(d.ID, docstore.NewComment{Version: *version, Lines: r, Text: text, Author: p.me, Asks: asks})
+		c, err := p.Store.Comment(d.ID, docstore.NewComment{Version: *version, Lines: r, Text: text, Author: p.Me, Asks: asks})
 		if err != nil {
 			return p.explainComment(err, d, 0)
 		}
-		fmt.Fprintf(p.out, "Comment %d on %s of %q (%s), version %d. Agents see it in read_document.\n", c.Number, tools.Span(c.From, c.To-c.From+1), d.Title, d.ID, c.Version)
+		fmt.Fprintf(p.Out, "Comment %d on %s of %q (%s), version %d. Agents see it in read_document.\n", c.Number, tools.Span(c.From, c.To-c.From+1), d.Title, d.ID, c.Version)
 	case *reply != 0:
-		r, err := p.store.Reply(d.ID, *reply, text, p.me)
+		r, err := p.Store.Reply(d.ID, *reply, text, p.Me)
 		if err != nil {
 			return p.explainComment(err, d, *reply)
 		}
-		fmt.Fprintf(p.out, "Replied to comment %d of %q (%s) as comment %d.\n", r.ReplyTo, d.Title, d.ID, r.Number)
+		fmt.Fprintf(p.Out, "Replied to comment %d of %q (%s) as comment %d.\n", r.ReplyTo, d.Title, d.ID, r.Number)
 	default:
-		c, err := p.store.Resolve(d.ID, *resolve, text, p.me)
+		c, err := p.Store.Resolve(d.ID, *resolve, text, p.Me)
 		if err != nil {
 			return p.explainComment(err, d, *resolve)
 		}
-		fmt.Fprintf(p.out, "Resolved comment %d of %q (%s).\n", c.Number, d.Title, d.ID)
+		fmt.Fprintf(p.Out, "Resolved comment %d of %q (%s).\n", c.Number, d.Title, d.ID)
 	}
 	return nil
 }
@@ -450,7 +454,7 @@ func (p docsSession) explainComment(err error, d docstore.Document, n int) error
 	case errors.Is(err, docstore.ErrBadComment), errors.Is(err, docstore.ErrBadRange):
 		return fmt.Errorf("nothing was saved: %w", err)
 	}
-	return p.explain(err, d.ID)
+	return p.Explain(err, d.ID)
 }
 
 // commentsCmd lists a document's open comments, at their lines in the latest version.
@@ -460,29 +464,29 @@ func commentsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Write
 		return err
 	}
 	defer done()
-	d, err := p.store.Find(pos[0])
+	d, err := p.Store.Find(pos[0])
 	if err != nil {
-		return p.explain(err, pos[0])
+		return p.Explain(err, pos[0])
 	}
-	cr, err := p.store.Comments(d.ID, 0, docstore.MaxOpenComments, docstore.MaxReplies)
+	cr, err := p.Store.Comments(d.ID, 0, docstore.MaxOpenComments, docstore.MaxReplies)
 	if err != nil {
 		return err
 	}
 	if cr.Open == 0 {
-		fmt.Fprintf(p.errs, "No open comments on %q (%s).\n", d.Title, d.ID)
+		fmt.Fprintf(p.Errs, "No open comments on %q (%s).\n", d.Title, d.ID)
 		return nil
 	}
-	fmt.Fprintf(p.out, "%s (%s), version %d: %s\n", d.Title, d.ID, d.Version, plural(cr.Open, "open comment"))
-	return p.store.Names(func(names spaces.Names) {
+	fmt.Fprintf(p.Out, "%s (%s), version %d: %s\n", d.Title, d.ID, d.Version, tools.Plural(cr.Open, "open comment"))
+	return p.Store.Names(func(names spaces.Names) {
 		for _, t := range cr.Threads {
 			where := tools.Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
 			if t.Lines.From == 0 {
 				where = fmt.Sprintf("outdated since version %d, on %q", t.Outdated, t.Quote)
 			}
-			fmt.Fprintf(p.out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), t.At.Local().Format(tools.TimeLayout))
-			fmt.Fprintf(p.out, "    %s\n", strings.ReplaceAll(t.Text, "\n", "\n    "))
+			fmt.Fprintf(p.Out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), t.At.Local().Format(tools.TimeLayout))
+			fmt.Fprintf(p.Out, "    %s\n", strings.ReplaceAll(t.Text, "\n", "\n    "))
 			for _, r := range t.Replies {
-				fmt.Fprintf(p.out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), r.At.Local().Format(tools.TimeLayout), strings.ReplaceAll(r.Text, "\n", "\n      "))
+				fmt.Fprintf(p.Out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), r.At.Local().Format(tools.TimeLayout), strings.ReplaceAll(r.Text, "\n", "\n      "))
 			}
 		}
 	})

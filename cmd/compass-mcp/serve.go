@@ -18,9 +18,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
+var serveHelp = subcommand{name: "serve", args: "[--http ADDR] [flags]",
+	does: "serve MCP over stdio (also with no command), or streamable HTTP at ADDR/mcp (and ADDR/spaces/{space}/mcp)"}
+
 func serve(args []string) error {
 	var c config
-	fs := flags("serve", &c)
+	fs := flags(serveHelp, &c)
 	serverFlags(fs, &c)
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused, on every server of the store, before it ends (0: never)")
@@ -33,19 +36,23 @@ func serve(args []string) error {
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
-	var addr string
-	if c.http != "" {
-		var err error
-		if addr, err = bindAddress(c.http, *token != "" || hasTokenRows(c) || c.publicURL != ""); err != nil {
-			return err
-		}
-	}
 	db, srv, err := c.mcpServer()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	var addr string
+	if c.http != "" {
+		if addr, err = bindAddress(c.http, guardedBy(*token, db) || c.publicURL != ""); err != nil {
+			return err
+		}
+	}
 	tuneGC()
+	defer func() { // after stop: the page withdraws its record before the data is closed
+		if c.pageDone != nil {
+			<-c.pageDone
+		}
+	}()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
@@ -75,13 +82,16 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 	}
 	h := transport.NewHTTP(srv, access.NewSessions(db, idle), idle)
 	mux := http.NewServeMux()
-	gate := registerTeam(mux, db, c, token, h.MCP)
+	// /mcp is the configured space, /spaces/{space}/mcp any the request's token allows and
+	// its person is a member of; the gate is for the other routes that must know who asks.
+	gate := &access.Gate{Store: access.New(db).WithOwner(c.space, c.me), Static: token, Agent: c.agent}
+	transport.Route(mux, gate, c.space, h.MCP)
 	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
 		ln.Close()
 		return err
 	}
 	web.MountMessages(mux, db, gate, transport.Guard)
-	mountPage(mux, h.Server, c, db, ln)
+	defer mountPage(mux, h.Server, c, db, ln)()
 	h.Server.Handler = transport.ToPage(c.pageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", db.Path())
 	return h.Serve(ctx, ln)

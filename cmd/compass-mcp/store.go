@@ -3,8 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
+	"regexp"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
@@ -12,7 +11,7 @@ import (
 )
 
 // store is the data a command works on, whichever backend --data chose: a bbolt file
-// (*bolt.File) or a PostgreSQL database (pgStore).
+// (*bolt.File) or a PostgreSQL database (*pg.DB).
 type store interface {
 	kv.DB
 	Close() error
@@ -23,57 +22,34 @@ type store interface {
 
 var (
 	_ store = (*bolt.File)(nil)
-	_ store = pgStore{}
+	_ store = (*pg.DB)(nil)
 )
 
-// pgStore is a PostgreSQL database with the URL it was opened by, password removed.
-type pgStore struct {
-	*pg.DB
-	shown string
-}
+// urlLike is a --data that starts as a URL does (scheme://), which no file path here does.
+var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
-func (s pgStore) Path() string { return s.shown }
-
-// isPostgres reports whether --data names a PostgreSQL database rather than a bbolt file.
-func isPostgres(data string) bool {
-	return strings.HasPrefix(data, "postgres://") || strings.HasPrefix(data, "postgresql://")
-}
-
-// redact is a database URL with its passwords (in the user part, or the password and
-// sslpassword parameters, the client key's passphrase) removed, for logs and messages.
-func redact(data string) string {
-	u, err := url.Parse(data)
-	if err != nil {
-		// Not parsed: show no more than the scheme and what follows the last @, without
-		// the parameters.
-		data, _, _ = strings.Cut(data, "?")
-		if i := strings.LastIndex(data, "@"); i >= 0 {
-			scheme, _, _ := strings.Cut(data, "://")
-			return scheme + "://…@" + data[i+1:]
-		}
-		return data
+// checkData refuses a --data that looks like a URL but is not a PostgreSQL one (a typo,
+// postgress://, would otherwise make folders of the URL and a data file in them, its
+// password in their names).
+func checkData(data string) error {
+	if m := urlLike.FindStringSubmatch(data); m != nil && !pg.IsURL(data) {
+		return usageError{fmt.Sprintf("--data %s is neither of the two forms it takes: a bbolt file's path (like ~/.local/share/compass/compass.db), or a PostgreSQL database's URL, postgres://USER:PASSWORD@HOST:PORT/DB (or postgresql://...); %s:// is not one. Nothing was created.", pg.Redact(data), m[1])}
 	}
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
-	q := u.Query()
-	if q.Has("password") || q.Has("sslpassword") {
-		q.Del("password")
-		q.Del("sslpassword")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
+	return nil
 }
 
 // openStore opens data: a postgres:// or postgresql:// URL, else a bbolt file's path. opts
 // apply to a database only.
 func openStore(data string, opts ...pg.Option) (store, error) {
-	if !isPostgres(data) {
+	if err := checkData(data); err != nil {
+		return nil, err
+	}
+	if !pg.IsURL(data) {
 		return bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	}
 	db, err := pg.Open(context.Background(), data, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", redact(data), err)
+		return nil, fmt.Errorf("opening %s: %w", pg.Redact(data), err)
 	}
-	return pgStore{DB: db, shown: redact(data)}, nil
+	return db, nil
 }

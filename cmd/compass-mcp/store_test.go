@@ -1,37 +1,34 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/compass-mcp/compass-mcp/internal/testbin"
 )
 
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"postgres://ana:s3cret@db.example:5432/compass":                "postgres://ana@db.example:5432/compass",
-		"postgresql://ana:s3cret@db:5432/c?search_path=team&sslmode=x": "postgresql://ana@db:5432/c?search_path=team&sslmode=x",
-		"postgres://db:5432/c?password=s3cret&search_path=team":        "postgres://db:5432/c?search_path=team",
-		"postgres://ana@db/c":         "postgres://ana@db/c",
-		"postgres://ana:s3%cret@db/c": "postgres://…@db/c", // not a URL Go parses
-		// The client key's passphrase, which pgx reads from the URL too.
-		"postgres://ana@db/c?sslpassword=s3cret&sslmode=verify-full": "postgres://ana@db/c?sslmode=verify-full",
-		// Not parsed, and a password in the query.
-		"postgres://db/c%zz?password=s3cret":          "postgres://db/c%zz",
-		"postgres://ana:x@db/c%zz?sslpassword=s3cret": "postgres://…@db/c%zz",
-	} {
-		got := redact(in)
-		if got != want || strings.Contains(got, "s3") {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+// A --data that looks like a URL but not a PostgreSQL one (a typo: postgress://) is refused,
+// naming the accepted forms, without its password, and nothing is created. Before, it made
+// the folders ./postgress:/user:pw@host:5432/ and a bbolt file in them, exit 0.
+func TestDataNotAURLWeTake(t *testing.T) {
+	for _, data := range []string{"postgress://user:pw@host/db", "postgre://user:pw@10.0.0.1/db", "file:///tmp/x.db", "mysql://user:pw@host/db"} {
+		dir := t.TempDir()
+		cmd := exec.Command(testbin.Path, "docs", "list", "--data", data)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "COMPASS_ME=ana")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(errb.String(), "postgres://") || strings.Contains(errb.String(), ":pw") {
+			t.Errorf("--data %s: %v, said %q; want exit 2 naming the forms --data takes, without the password", data, err, errb.String())
 		}
-	}
-}
-
-func TestIsPostgres(t *testing.T) {
-	for data, want := range map[string]bool{
-		"postgres://h/db": true, "postgresql://h/db": true,
-		"/var/lib/compass.db": false, "compass.db": false, "postgres.db": false,
-	} {
-		if isPostgres(data) != want {
-			t.Errorf("isPostgres(%q) = %v", data, !want)
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Errorf("--data %s made %v in the working folder", data, ents)
 		}
 	}
 }

@@ -327,15 +327,19 @@ func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
 	if out, err := cliResult(data, "", "serve", "--http", "0.0.0.0:0"); err == nil || !strings.Contains(out, "tokens add") {
 		t.Fatalf("no token at all, beyond loopback: %v %q; want it refused, naming tokens add", err, out)
 	}
-	c := config{data: data, space: "personal", me: "ana"}
-	if hasTokenRows(c) {
+	hasRows := func() bool {
+		db := openForTest(t, data)
+		defer db.Close()
+		return guardedBy("", db)
+	}
+	if hasRows() {
 		t.Fatal("a fresh file has token rows")
 	}
 	cli(t, data, "tokens", "add", "--for", "ana")
-	if !hasTokenRows(c) {
+	if !hasRows() {
 		t.Fatal("after tokens add, no token rows")
 	}
-	if _, err := bindAddress("0.0.0.0:7410", hasTokenRows(c)); err != nil {
+	if _, err := bindAddress("0.0.0.0:7410", hasRows()); err != nil {
 		t.Errorf("with a token row: %v", err)
 	}
 	url, stop := httpServer(t, data)

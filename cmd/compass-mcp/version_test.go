@@ -1,68 +1,67 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/version"
+	"github.com/mark3labs/mcp-go/client"
 )
 
-// The binary the tests built carries no -ldflags, so --version must say what the go command
-// recorded in it (go version -m shows the same): the module's version and the commit, or
-// "devel" and "unknown" where it recorded none (GOFLAGS=-buildvcs=false, no git, a git
-// worktree, which the go command does not stamp).
-func TestVersionFromBuildInfo(t *testing.T) {
-	t.Parallel()
-	data := t.TempDir() + "/never-opened.db"
-	long := cli(t, data, "--version")
-	if got := cli(t, data, "version"); got != long {
-		t.Errorf("compass-mcp version says %q, --version %q", got, long)
+var versionRE = regexp.MustCompile(`^compass-mcp (\S+) \(commit ([^,]+), go\S+\)\n$`)
+
+// One version everywhere: --version (and version) and what the server tells clients in
+// initialize say the same, for the binary the tests built (no -ldflags: what the go command
+// recorded, here nothing, so the source's release +devel) and for one stamped as the release
+// builder stamps (-ldflags -X, set explicitly: GOFLAGS=-buildvcs=false on these machines).
+// Before, the server said 0.1.0 while --version said devel or a pseudo-version.
+func TestOneVersion(t *testing.T) {
+	stamped := filepath.Join(t.TempDir(), "compass-mcp")
+	build := exec.Command("go", "build", "-o", stamped, "-ldflags",
+		"-X github.com/compass-mcp/compass-mcp/version.stamped=9.9.9-test -X github.com/compass-mcp/compass-mcp/version.commit=0123abc", ".")
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	m := regexp.MustCompile(`^compass-mcp (\S+) \(commit ([^,]+), go\S+\)\n$`).FindStringSubmatch(long)
-	if m == nil {
-		t.Fatalf("--version printed %q, not \"compass-mcp VERSION (commit HASH, GOVERSION)\"", long)
-	}
-	out, err := exec.Command("go", "version", "-m", testbin.Path).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorded := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 3 && f[0] == "mod" {
-			recorded["mod"] = f[2]
+	for bin, want := range map[string]string{testbin.Path: version.Release + "+devel", stamped: "9.9.9-test"} {
+		data := t.TempDir() + "/never-opened.db"
+		long := runBin(t, bin, data, "--version")
+		if short := runBin(t, bin, data, "version"); short != long {
+			t.Errorf("%s: version says %q, --version %q", bin, short, long)
 		}
-		if len(f) == 2 && f[0] == "build" {
-			k, v, _ := strings.Cut(f[1], "=")
-			recorded[k] = v
+		m := versionRE.FindStringSubmatch(long)
+		if m == nil {
+			t.Fatalf("--version printed %q, not \"compass-mcp VERSION (commit HASH, GOVERSION)\"", long)
 		}
-	}
-	wantVersion := strings.TrimPrefix(recorded["mod"], "v")
-	if wantVersion == "(devel)" || wantVersion == "" {
-		wantVersion = "devel"
-	}
-	wantCommit := "unknown"
-	if rev := recorded["vcs.revision"]; rev != "" {
-		wantCommit = rev
-		if recorded["vcs.modified"] == "true" {
-			wantCommit += " with uncommitted changes"
+		c, err := client.NewStdioMCPClient(bin, testEnv(newData(t)), "serve")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if m[1] != wantVersion || m[2] != wantCommit {
-		t.Errorf("--version says version %q, commit %q; go version -m recorded %q, %q:\n%s", m[1], m[2], wantVersion, wantCommit, out)
+		told := initialize(t, c, "test").ServerInfo.Version
+		c.Close()
+		if m[1] != want || told != want {
+			t.Errorf("%s: --version says %q, the server tells clients %q; want %q for both", filepath.Base(filepath.Dir(bin)), m[1], told, want)
+		}
+		if bin == stamped && m[2] != "0123abc" {
+			t.Errorf("the stamped binary's commit is %q", m[2])
+		}
 	}
 }
 
-func TestVersionLineFromLdflags(t *testing.T) {
-	got := versionLine("0.2.0", "0123456789abcdef0123456789abcdef01234567")
-	if !strings.HasPrefix(got, "compass-mcp 0.2.0 (commit 0123456789abcdef0123456789abcdef01234567, go") {
-		t.Errorf("versionLine with the release builder's values = %q", got)
+func runBin(t *testing.T, bin, data string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), testEnv(data)...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v", bin, strings.Join(args, " "), err)
 	}
-	if got := versionLine("v1.0.0", "abc"); !strings.HasPrefix(got, "compass-mcp 1.0.0 (commit abc, ") {
-		t.Errorf("a module version's v is dropped, so a release and go install say the same: got %q", got)
-	}
+	return string(out)
 }
 
 // Only the flag alone asks for the version: anything else is left to the commands.

@@ -8,15 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
-	"runtime"
 	"strings"
 	"syscall"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/doclink"
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
@@ -34,19 +30,9 @@ func webFlag(fs interface {
 
 // page is the person's page one process serves.
 type page struct {
-	site   *web.Site
-	server *http.Server // with --http's timeouts (transport.Harden)
 	url    string
-	done   chan error // gets Serve's error once it has stopped
-}
-
-// announce records the page's address in the data file for other processes, and says
-// where it is.
-func announce(db kv.DB, url string) {
-	if err := web.Announce(db, url); err != nil {
-		slog.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
-	}
-	slog.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
+	done   <-chan error // gets Serve's error once it has stopped and withdrawn its record
+	server *http.Server // with --http's timeouts (transport.Harden)
 }
 
 // newSite makes the page of the data file's spaces, c's first; who may see which is the
@@ -75,50 +61,34 @@ func webAddress(addr string, guarded bool) (string, error) {
 	return bindAddress(addr, guarded)
 }
 
-// startPage serves the page on its own address, in the background until ctx ends. With
-// busyOK (beside stdio, where the MCP server must serve whatever happens) a busy address is
-// not a failure: if the page of this same file is already there (another compass-mcp),
-// it returns no page and links go to that one; if something else holds the port, the page
-// moves to a free one.
+// startPage serves the page on its own address, in the background until ctx ends; with
+// busyOK, a busy address is no failure (web.Listen): then it may return no page.
 func startPage(ctx context.Context, c *config, db store, addr string, busyOK bool) (*page, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		if !busyOK {
-			return nil, fmt.Errorf("listening for the page on %s: %w", addr, err)
-		}
-		if url, ok := web.Served(ctx, db, db.Path()); ok {
-			slog.Info("the person's page of this data file is already served by another compass-mcp; links go there", "url", url)
-			return nil, nil
-		}
-		host, _, _ := net.SplitHostPort(addr)
-		if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err != nil {
-			slog.Warn("the person's page is not served: its address is taken", "addr", addr, "err", err)
-			return nil, nil
-		}
-		slog.Warn("the page's address is taken by something else; serving the page on another port", "wanted", addr, "got", ln.Addr().String())
+	ln, _, err := web.Listen(ctx, db, db.Path(), addr, busyOK, slog.Default())
+	if err != nil || ln == nil {
+		return nil, err
 	}
 	site, err := c.newSite(db)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	p := &page{site: site, server: &http.Server{}, url: web.URLOf(ln.Addr()), done: make(chan error, 1)}
-	transport.Harden(p.server) // a connection idle or slow to send its request is closed, as on --http
-	announce(db, p.url)
-	go func() {
-		err := site.Serve(ctx, ln, p.server)
-		if err != nil {
-			slog.Error("serving the person's page", "err", err)
-		}
-		p.done <- err
-	}()
-	return p, nil
+	hs := &http.Server{}
+	transport.Harden(hs) // a connection idle or slow to send its request is closed, as on --http
+	url, done := site.Run(ctx, ln, hs, db)
+	return &page{url: url, done: done, server: hs}, nil
 }
+
+var (
+	webHelp  = subcommand{name: "web", args: "[--web ADDR]", does: "serve only the person's page (default 127.0.0.1:7411), and print a sign-in link"}
+	openHelp = subcommand{name: "open", args: "[DOC] [--serve]",
+		does: "a one-time sign-in link to the page (to DOC: a title, id or link), for --for;\n--serve serves the page here when no process serves it"}
+)
 
 // webCmd serves only the page, in the foreground.
 func webCmd(args []string) error {
 	var c config
-	fs := flags("web", &c)
+	fs := flags(webHelp, &c)
 	webFlag(fs, &c)
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on a sign-in link")
@@ -131,14 +101,15 @@ func webCmd(args []string) error {
 }
 
 // openCmd prints a one-time sign-in link to the page (to DOC, when given) for --for, and
-// opens the browser on it where it can. With no page served for the data file, it serves
-// one itself, in the foreground.
+// opens the browser on it where it can. With no page served for the data file, it fails,
+// unless --serve asks it to serve one itself, in the foreground.
 func openCmd(args []string) error {
 	var c config
-	fs := flags("open", &c)
+	fs := flags(openHelp, &c)
 	webFlag(fs, &c)
 	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on the link")
+	here := fs.Bool("serve", false, "if set, and no page is served for the data, serve one here, in the foreground, until interrupted")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -146,28 +117,25 @@ func openCmd(args []string) error {
 	if len(pos) > 1 {
 		return usageError{fmt.Sprintf("open takes at most one document (title, id or link), got %q", pos)}
 	}
+	if err := c.person(); err != nil {
+		return err
+	}
 	db, err := c.open()
 	if err != nil {
 		return err
 	}
-	next := "/"
-	if len(pos) == 1 {
-		next = "/document/"
-		if id, ok := doclink.ID(pos[0]); ok {
-			// A link may be of any of the person's spaces: the page finds it there, or says
-			// there is no such document.
-			next += id
-		} else if d, err := docstore.New(db, c.space).Find(pos[0]); err != nil {
-			db.Close()
-			return fmt.Errorf("%s: %w", pos[0], err)
-		} else {
-			next += d.ID
-		}
+	next, err := web.PathOf(db, c.space, strings.Join(pos, ""))
+	if err != nil {
+		db.Close()
+		return err
 	}
 	url, ok := web.Served(context.Background(), db, db.Path())
 	db.Close()
-	if !ok {
-		fmt.Fprintln(os.Stderr, "No page is served for this data file yet: serving it here (Ctrl-C stops).")
+	switch {
+	case !ok && !*here:
+		return fmt.Errorf("no page is served for this data (%s) now: open --serve serves one here until Ctrl-C, compass-mcp web serves only the page, and a server (compass-mcp serve) serves it beside MCP", c.data)
+	case !ok:
+		fmt.Fprintln(os.Stderr, "No page is served for this data yet: serving it here (Ctrl-C stops).")
 		return servePageOnly(c, *token, next, *browser, true)
 	}
 	return signInLink(c, url, next, *browser)
@@ -178,15 +146,14 @@ func signInLink(c config, url, next string, browser bool) error {
 	if err != nil {
 		return err
 	}
-	code, err := access.New(db).NewSignInCode(c.me, c.space, next)
+	link, err := web.SignInLink(db, url, c.me, c.space, next)
 	db.Close()
 	if err != nil {
 		return err
 	}
-	link := url + "/signin?code=" + code
 	fmt.Println(link)
 	if browser {
-		openBrowser(link)
+		web.OpenBrowser(link)
 	}
 	return nil
 }
@@ -221,6 +188,9 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
+	if err := c.person(); err != nil {
+		return err
+	}
 	db, err := c.open()
 	if err != nil {
 		return err
@@ -247,26 +217,6 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return err
 	}
 	return <-p.done
-}
-
-// openBrowser opens link in the person's browser where there is one to open; it never
-// waits for it, and says nothing if it can't.
-func openBrowser(link string) {
-	var cmd *exec.Cmd
-	switch runtime.GOOS {
-	case "darwin":
-		cmd = exec.Command("open", link)
-	case "windows":
-		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
-	default:
-		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
-			return
-		}
-		cmd = exec.Command("xdg-open", link)
-	}
-	if err := cmd.Start(); err == nil {
-		go cmd.Wait()
-	}
 }
 
 // servePage starts the person's page as --web says, before the MCP server serves: on its
@@ -302,16 +252,18 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 	if err != nil || p == nil {
 		return err
 	}
+	c.pageDone = p.done
 	c.links.Serving(p.url)
 	c.pageAt = p.url + "/"
 	return nil
 }
 
 // mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
-// paths, and makes the server's address the link base.
-func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) {
+// paths, and makes the server's address the link base; the func it returns withdraws the
+// page's record, once the server has stopped.
+func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) (withdraw func()) {
 	if c.samePage == nil {
-		return
+		return func() {}
 	}
 	mux.Handle("/", c.samePage)
 	hs.RegisterOnShutdown(c.samePage.Close)
@@ -320,5 +272,5 @@ func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.L
 		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
 	}
 	c.links.Serving(url)
-	announce(db, url)
+	return web.AnnounceLogged(db, url, slog.Default())
 }

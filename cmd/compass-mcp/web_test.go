@@ -259,10 +259,11 @@ func (l *lockedLog) String() string {
 }
 
 // "compass-mcp web" serves only the page, and prints a sign-in link that works; so does
-// "compass-mcp open" when no page is served for the file, its link leading to the document.
+// "compass-mcp open --serve" when no page is served for the file, its link leading to the
+// document.
 func TestWebServesOnlyThePage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"web"}, {"open", "Launch plan"}} {
+	for _, args := range [][]string{{"web"}, {"open", "--serve", "Launch plan"}} {
 		t.Run(args[0], func(t *testing.T) { pageOnly(t, args) })
 	}
 }
@@ -481,5 +482,58 @@ func TestAgentHandsASignInLink(t *testing.T) {
 	got = callTool(t, c, "list_documents", map[string]any{"sign_in": "/"})
 	if !got.isError || signInLinkRE.MatchString(got.text) || !strings.Contains(got.text, "compass-mcp open") {
 		t.Fatalf("with a token row: %v\n%s", got.isError, got.text)
+	}
+}
+
+// A running server's page stays announced whoever else comes and goes: a second process
+// serving a page of its own on the same data file (compass-mcp web) exits, and then open
+// prints a link to the first one's page and exits, and a third server's answers link
+// there. Before, the second's exit made the page forgotten: open served one of its own and
+// never returned, and answers linked compass://. Open with no page says to give --serve.
+func TestPageStaysAnnounced(t *testing.T) {
+	data := newData(t)
+	_, page, logs := stdioWithPage(t, data, "127.0.0.1:0")
+	if page == "" {
+		t.Fatalf("no page logged:\n%s", logs)
+	}
+	second := exec.Command(testbin.Path, "web", "--web", "127.0.0.1:0", "--browser=false")
+	second.Env = append(os.Environ(), pageEnv(data)...)
+	out, _ := second.StdoutPipe()
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !bufio.NewScanner(out).Scan() {
+		t.Fatal("compass-mcp web printed no link")
+	}
+	second.Process.Signal(os.Interrupt)
+	second.Wait()
+
+	open := exec.Command(testbin.Path, "open", "--browser=false")
+	open.Env = append(os.Environ(), pageEnv(data)...)
+	var printed strings.Builder
+	open.Stdout = &printed
+	if err := open.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitExit(t, open, 10*time.Second, "open after another page came and went"); err != nil {
+		t.Errorf("open: %v", err)
+	}
+	if !strings.HasPrefix(printed.String(), page+"/signin?code=") {
+		t.Errorf("open printed %q, want a link to the running page %s", printed.String(), page)
+	}
+	c3, _, _ := stdioWithPage(t, data, "off")
+	if base := linkBaseOf(t, callTool(t, c3, "write_document", map[string]any{"title": "A", "text": "a\n"}).text); base != page {
+		t.Errorf("a third server links to %q, want the running page %q", base, page)
+	}
+
+	alone := exec.Command(testbin.Path, "open", "--browser=false", "--web", "127.0.0.1:0")
+	alone.Env = append(os.Environ(), pageEnv(newData(t))...)
+	var stdout, errs strings.Builder
+	alone.Stdout, alone.Stderr = &stdout, &errs
+	if err := alone.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitExit(t, alone, 10*time.Second, "open with no page"); err == nil || stdout.String() != "" || !strings.Contains(errs.String(), "--serve") {
+		t.Errorf("open with no page: %v, %q, %q; want a failure saying --serve serves one", err, stdout.String(), errs.String())
 	}
 }

@@ -149,7 +149,7 @@ func emptyOut(out string) error {
 // environment that could change the bytes is set here, not taken from the caller's (whose
 // GOFLAGS, GOAMD64 or CGO_ENABLED may say otherwise).
 func goBuild(cfg config, goos, goarch, path string) error {
-	ldflags := fmt.Sprintf("-s -w -X main.version=%s -X main.commit=%s", cfg.version, cfg.src.commit)
+	ldflags := fmt.Sprintf("-s -w -X github.com/compass-mcp/compass-mcp/version.stamped=%s -X github.com/compass-mcp/compass-mcp/version.commit=%s", cfg.version, cfg.src.commit)
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", path, "./cmd/compass-mcp")
 	cmd.Dir = cfg.root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS=-mod=readonly",

@@ -13,7 +13,7 @@
 // nothing depends on the machine, the folder or the clock (times are the commit's, or
 // SOURCE_DATE_EPOCH).
 //
-// The version released is tools.Version, the one the server tells clients in initialize:
+// The version released is version.Release, the one the server tells clients in initialize:
 // to release a new version, change it there, commit, and tag the commit v<version>. One
 // number in one place, so that --version, the archives, the bundle's manifest and the
 // server agree.
@@ -28,7 +28,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/version"
 )
 
 func main() {
@@ -52,7 +52,7 @@ func run(args []string) error {
 		return err
 	}
 	if *manifestOnly != "" {
-		return writeReleaseManifest(*manifestOnly, tools.Version)
+		return writeReleaseManifest(*manifestOnly, version.Release)
 	}
 	var list []string
 	switch *targets {
@@ -75,7 +75,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := config{root: root, out: outDir, version: tools.Version, src: src, targets: list}
+	cfg := config{root: root, out: outDir, version: version.Release, src: src, targets: list}
 	if *targets == "all" {
 		// The whole release is the one published: its server.json is the repository's too.
 		cfg.registry = filepath.Join(root, "server.json")

@@ -21,6 +21,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/internal/mcpb"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/version"
 )
 
 // Building the same commit twice gives the same bytes (every archive, the bundle and
@@ -48,8 +49,8 @@ func TestReproducible(t *testing.T) {
 		return out
 	}
 	a := build(root)
-	b := build(copySource(t, root), "GOFLAGS=-tags=netgo -ldflags=-X=main.version=other", "GOAMD64=v3", "CGO_ENABLED=1")
-	v := tools.Version
+	b := build(copySource(t, root), "GOFLAGS=-tags=netgo -ldflags=-X=github.com/compass-mcp/compass-mcp/version.stamped=other", "GOAMD64=v3", "CGO_ENABLED=1")
+	v := version.Release
 	names := []string{"SHA256SUMS", "compass-mcp_" + v + ".mcpb", "compass-mcp_" + v + "_linux_amd64.tar.gz", "server.json"}
 	for _, n := range names {
 		x, err := os.ReadFile(filepath.Join(a, n))

@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testtool"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -98,10 +99,7 @@ func (s *Server) Run(t *testing.T, args ...string) string {
 // height; a JavaScript dialog fails the test (and is dismissed, so nothing hangs).
 func NewBrowser(t *testing.T, width, height int) context.Context {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("the browser tests need Debian's chromium: apt-get install -y chromium")
-	}
+	path := testtool.Find(t, "chromium", "Debian's: apt-get install -y chromium")
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(width, height))

@@ -1,13 +1,17 @@
 package bolt
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -83,11 +87,49 @@ func Open(path string, timeout time.Duration) (*bbolt.DB, error) {
 			return db, nil
 		}
 		if !errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("opening the data file %s: %w", path, err)
+			return nil, openError(path, err)
 		}
 		if time.Now().After(deadline) {
 			return nil, &busyError{path, timeout}
 		}
 		time.Sleep(wait)
 	}
+}
+
+// openError says why path could not be opened: bbolt's error, or, for a file that is not a
+// bbolt file at all (--data given the wrong file), what it seems to hold and what to do.
+func openError(path string, err error) error {
+	head := make([]byte, 4096)
+	f, ferr := os.Open(path)
+	if ferr == nil {
+		n, _ := io.ReadFull(f, head)
+		head = head[:n]
+		f.Close()
+	}
+	// bbolt's first page is a meta page: a 16-byte page header, then its magic number.
+	if ferr != nil || len(head) == 0 || len(head) >= 20 && binary.LittleEndian.Uint32(head[16:]) == boltMagic {
+		return fmt.Errorf("opening the data file %s: %w", path, err)
+	}
+	return fmt.Errorf("%s is not a compass-mcp data file: it holds %s (%v). Give --data the path of compass-mcp's data file, or of a file that doesn't exist yet to start a new one; this file was left as it is", path, holds(head), err)
+}
+
+// boltMagic is the number bbolt writes in its meta pages.
+const boltMagic = 0xED0CDAED
+
+// holds names what a file that starts with head seems to be.
+func holds(head []byte) string {
+	for _, k := range []struct{ prefix, what string }{
+		{"SQLite format 3\x00", "an SQLite database"},
+		{"PK\x03\x04", "a zip archive"},
+		{"\x1f\x8b", "gzip data"},
+		{"%PDF", "a PDF document"},
+	} {
+		if bytes.HasPrefix(head, []byte(k.prefix)) {
+			return k.what
+		}
+	}
+	if t := head; utf8.Valid(t[:max(0, len(t)-utf8.UTFMax)]) && bytes.IndexByte(t, 0) < 0 {
+		return "text"
+	}
+	return "data of another kind"
 }

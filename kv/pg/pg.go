@@ -170,17 +170,19 @@ func (db *DB) CacheStats() (bytes, items int) { return db.cache.stats() }
 
 // DB is a kv.DB on a PostgreSQL database.
 type DB struct {
-	pool         *pgxpool.Pool
-	addr         string // host:port, for error messages
-	schema       string
-	writeLock    int64 // advisory lock key of write transactions
-	channel      string
-	timeout      time.Duration
-	serializable bool
-	writeBuffer  int // bytes of a write transaction's writes kept in memory before they're sent
-	cacheSize    int
-	batcher      kv.Batcher
-	writer       chan struct{} // held by this process's write transaction
+	pool           *pgxpool.Pool
+	shown          string // the URL, password removed (Redact)
+	addr           string // host:port, for error messages
+	schema         string
+	writeLock      int64 // advisory lock key of write transactions
+	channel        string
+	timeout        time.Duration
+	connectTimeout time.Duration
+	serializable   bool
+	writeBuffer    int // bytes of a write transaction's writes kept in memory before they're sent
+	cacheSize      int
+	batcher        kv.Batcher
+	writer         chan struct{} // held by this process's write transaction
 
 	idMu           sync.Mutex
 	nextID, lastID int64 // bucket numbers reserved from kv_bucket_ids, not yet used
@@ -196,14 +198,21 @@ var _ kv.DB = (*DB)(nil)
 // migrates its schema and returns it. It refuses a schema newer than it knows
 // (ErrSchemaTooNew) and a search_path whose first schema does not exist.
 func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
+	if err := checkURL(url); err != nil {
+		return nil, err
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("reading the database URL: %w", err)
 	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["connect_timeout"]; !ok && !strings.Contains(url, "connect_timeout") {
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	cfg.ConnConfig.DialFunc = sniffingDialer()
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
-	db := &DB{addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
+	db := &DB{shown: Redact(url), addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
 		writer: make(chan struct{}, 1), cacheSize: DefaultCache}
 	for _, o := range opts {
 		o(db)
@@ -211,12 +220,17 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	if db.cacheSize > 0 {
 		db.cache = newEntryCache(db.cacheSize)
 	}
+	db.connectTimeout = cfg.ConnConfig.ConnectTimeout
 	db.changes.db = db
 	if db.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, db.wrap(err)
 	}
 	if err := db.migrate(ctx); err != nil {
 		db.pool.Close()
+		var np *notPostgresError
+		if errors.As(err, &np) {
+			return nil, np // its own words say it all; pgx's around them, nothing more
+		}
 		return nil, err
 	}
 	h := fnv.New64a()
@@ -244,6 +258,9 @@ func (db *DB) Analyze() error {
 	}
 	return nil
 }
+
+// Path names the database for people: its URL without the password (Redact).
+func (db *DB) Path() string { return db.shown }
 
 // PoolSize is the most connections the store's transactions hold at once.
 func (db *DB) PoolSize() int { return int(db.pool.Config().MaxConns) }
@@ -448,6 +465,10 @@ func (db *DB) wrap(err error) error {
 			return fmt.Errorf("%w: the database at %s reports corrupted data (its log says where); restore it from a backup: %w", kv.ErrDamaged, db.addr, err)
 		}
 		return err
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && errors.Is(err, context.DeadlineExceeded) && db.connectTimeout > 0 {
+		return &unavailable{db.addr, fmt.Errorf("no answer as PostgreSQL within the connect timeout (%v; connect_timeout in the URL sets it): is the URL's host and port PostgreSQL's? %w", db.connectTimeout, err)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return &unavailable{db.addr, fmt.Errorf("no answer within the transaction's %v deadline: %w", db.timeout, err)}

@@ -1,8 +1,8 @@
-package main
+package tools
 
 import (
 	"fmt"
-	"os"
+	"log/slog"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -10,16 +10,17 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-// ensureIndexes builds the search indexes of the space's documents and conversations if
-// the file has none yet (it was written before search), before serving, so the first
-// search doesn't pay for it. Past a second, progress is shown on stderr.
-func ensureIndexes(db kv.DB, space string) error {
+// EnsureIndexes builds the search indexes of the space's documents and conversations if
+// the data has none yet (it was written before search), so that the first list_documents or
+// list_conversations with a query doesn't pay for it: a server calls it before it serves.
+// Past a second, progress is said on log, every second.
+func EnsureIndexes(db kv.DB, space string, log *slog.Logger) error {
 	start := time.Now()
 	shown := start // the last line shown; the first comes a second in
 	progress := func(what string) func(done, total int) {
 		return func(done, total int) {
 			if now := time.Now(); now.Sub(shown) >= time.Second || (done == total && shown != start) {
-				fmt.Fprintf(os.Stderr, "compass-mcp: indexing %s for search: %d of %d\n", what, done, total)
+				log.Info("indexing "+what+" for search", "done", done, "total", total)
 				shown = now
 			}
 		}
