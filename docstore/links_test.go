@@ -366,7 +366,7 @@ func (b countingBucket) ForEach(fn func(k, v []byte) error) error {
 func (b countingBucket) ForEachBucket(fn func(name []byte) error) error {
 	return b.b.ForEachBucket(fn)
 }
-func (b countingBucket) KeyN() int        { return b.b.KeyN() }
+func (b countingBucket) KeyN() int         { return b.b.KeyN() }
 func (b countingBucket) Tune(fill float64) { b.b.Tune(fill) }
 
 type countingCursor struct {

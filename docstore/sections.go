@@ -137,7 +137,9 @@ func newHeading(h mdscan.Heading) heading {
 	return heading{level: h.Level, plain: plain, fold: foldHeading(h.Text), pfold: foldHeading(plain)}
 }
 
-func (h heading) is(folded string) bool { return folded != "" && (h.fold == folded || h.pfold == folded) }
+func (h heading) is(folded string) bool {
+	return folded != "" && (h.fold == folded || h.pfold == folded)
+}
 
 func pathOf(stack []heading) string {
 	texts := make([]string, len(stack))
