@@ -40,48 +40,89 @@ func (s *Store) Links(name string, limit int) (Document, Links, error) {
 		ls Links
 	)
 	err := s.view(func(b *buckets) (err error) {
-		ls = Links{}
 		if d, err = b.named(name); err != nil {
 			return err
 		}
-		x, _ := b.linkIndex()
-		var to, gone []string
-		seen := map[string]bool{}
-		for _, t := range byTitleFirst(x.outOf(d.ID)) {
-			switch {
-			case t.to == "":
-				if ls.BrokenTotal++; len(ls.Broken) < limit {
-					ls.Broken = append(ls.Broken, brokenOf(t))
-				}
-			case t.to == d.ID, seen[t.to]:
-			case x.gone.Get([]byte(t.to)) != nil:
-				seen[t.to] = true
-				if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
-					gone = append(gone, t.to)
-				}
-			default:
-				seen[t.to] = true
-				if ls.ToTotal++; len(to) < limit {
-					to = append(to, t.to)
-				}
-			}
-		}
-		from, total := x.from(d.ID, "", limit)
-		ls.FromTotal = total
-		b.prefetchDocs(slices.Concat(to, from, gone))
-		if ls.To, err = b.records(to); err != nil {
-			return err
-		}
-		if ls.From, err = b.records(from); err != nil {
-			return err
-		}
-		deleted, err := b.records(gone)
-		for i := range deleted {
-			ls.Broken = append(ls.Broken, BrokenLink{Deleted: &deleted[i]})
-		}
+		ls, err = b.linksOf(d, limit)
 		return err
 	})
 	return d, ls, err
+}
+
+// ReadLinked is Read and, when the version read is the latest, Links, in one transaction
+// (on PostgreSQL, one round trip more for the links, not a transaction more).
+func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
+	var (
+		d     Document
+		v     Version
+		ls    Links
+		built bool
+	)
+	read := func() error {
+		return s.view(func(b *buckets) (err error) {
+			ls = Links{}
+			if d, version, err = b.namedVersion(name, version); err != nil {
+				return err
+			}
+			if v, err = b.version(d.ID, version); err != nil {
+				return err
+			}
+			x, _ := b.linkIndex()
+			if built = x.built(); built && v.Number == d.Version {
+				ls, err = b.linksOf(d, limit)
+			}
+			return err
+		})
+	}
+	err := read()
+	if err == nil && !built && v.Number == d.Version {
+		if err = s.EnsureLinks(nil); err == nil {
+			err = read()
+		}
+	}
+	return d, v, ls, err
+}
+
+// linksOf is Links of document d.
+func (b *buckets) linksOf(d Document, limit int) (Links, error) {
+	var ls Links
+	x, _ := b.linkIndex()
+	var to, gone []string
+	seen := map[string]bool{}
+	for _, t := range byTitleFirst(x.outOf(d.ID)) {
+		switch {
+		case t.to == "":
+			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
+				ls.Broken = append(ls.Broken, brokenOf(t))
+			}
+		case t.to == d.ID, seen[t.to]:
+		case x.gone.Get([]byte(t.to)) != nil:
+			seen[t.to] = true
+			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
+				gone = append(gone, t.to)
+			}
+		default:
+			seen[t.to] = true
+			if ls.ToTotal++; len(to) < limit {
+				to = append(to, t.to)
+			}
+		}
+	}
+	from, total := x.from(d.ID, "", limit)
+	ls.FromTotal = total
+	b.prefetchDocs(slices.Concat(to, from, gone))
+	var err error
+	if ls.To, err = b.records(to); err != nil {
+		return ls, err
+	}
+	if ls.From, err = b.records(from); err != nil {
+		return ls, err
+	}
+	deleted, err := b.records(gone)
+	for i := range deleted {
+		ls.Broken = append(ls.Broken, BrokenLink{Deleted: &deleted[i]})
+	}
+	return ls, err
 }
 
 // byTitleFirst puts ts's [[Title]] links (by title) before its Markdown links (by id).

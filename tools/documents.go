@@ -30,14 +30,20 @@ func limitOf(tool string, limit *int, def int) (int, error) {
 }
 
 type listDocumentsArgs struct {
-	Limit *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
-	Query string `arg:"query" about:"Words and \"quoted phrases\" to search titles and texts for: only documents that have them all, best first, with matching lines."`
+	Limit      *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
+	Query      string `arg:"query" about:"Words and \"quoted phrases\" to search titles and texts for: only documents that have them all, best first, with matching lines."`
+	LinkedFrom string `arg:"linked_from" about:"A document: list those it links to."`
+	LinksTo    string `arg:"links_to" about:"A document: list those linking to it."`
+	Links      string `arg:"links" about:"none (documents nothing links to) or broken (links to none)."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
 	limit, err := limitOf("list_documents", a.Limit, 50)
 	if err != nil {
 		return "", err
+	}
+	if a.LinkedFrom != "" || a.LinksTo != "" || a.Links != "" {
+		return s.linkedDocuments(a, limit)
 	}
 	if strings.TrimSpace(a.Query) != "" {
 		return s.searchDocuments(a.Query, limit)
@@ -55,16 +61,7 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 	} else {
 		fmt.Fprintf(&b, "Documents here (%d), latest saved first:\n", total)
 	}
-	err = s.names(func(names spaces.Names) {
-		for _, d := range docs {
-			fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
-			opens := gist(d.Opens, 100)
-			if opens == "" {
-				opens = "(empty)"
-			}
-			fmt.Fprintf(&b, "  opens: %s\n", opens)
-		}
-	})
+	err = s.rows(&b, docs)
 	if len(docs) < total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or name a document by its title.\n", total-len(docs), MaxListLimit)
 	}
@@ -76,6 +73,7 @@ type readDocumentArgs struct {
 	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
+	Section  string `arg:"section" about:"A heading (FAQ, Launch/Pricing): only that section, numbered."`
 }
 
 func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, error) {
@@ -83,10 +81,13 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 		if a.Version != nil {
 			return "", refusef("read_document takes version or since, not both: version reads one version whole, since shows what changed after it.")
 		}
-		if a.Lines != "" {
-			return "", refusef("read_document takes lines or since, not both: since shows what changed as a diff; read the lines it names with lines.")
+		if a.Lines != "" || a.Section != "" {
+			return "", refusef("read_document takes lines or section, or since, not both: since shows what changed as a diff; read the lines it names with lines.")
 		}
 		return s.changesSince(a.Document, *a.Since)
+	}
+	if a.Lines != "" && a.Section != "" {
+		return "", refusef("read_document takes lines or section, not both: section reads a heading's lines, numbered; lines reads the lines given.")
 	}
 	version := 0
 	if a.Version != nil {
@@ -98,12 +99,19 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 	if a.Lines != "" {
 		return s.someLines(a.Document, version, a.Lines)
 	}
-	d, v, err := s.docs.Read(a.Document, version)
+	if strings.TrimSpace(a.Section) != "" {
+		return s.section(a.Document, version, a.Section)
+	}
+	d, v, ls, err := s.docs.ReadLinked(a.Document, version, MaxLinksShown)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
 	head, err := s.versionHead(d, v)
-	return head + "\n\n" + v.Text, err
+	text := head + "\n\n" + v.Text
+	if v.Number == d.Version {
+		text = withAfter(text, s.afterText(d, ls))
+	}
+	return text, err
 }
 
 // versionHead is the line read_document puts above a version.
