@@ -81,8 +81,11 @@ func (s *Server) readDocument(_ context.Context, a *readDocumentArgs) (string, e
 		if a.Version != nil {
 			return "", refusef("read_document takes version or since, not both: version reads one version whole, since shows what changed after it.")
 		}
-		if a.Lines != "" || a.Section != "" {
-			return "", refusef("read_document takes lines or section, or since, not both: since shows what changed as a diff; read the lines it names with lines.")
+		if a.Lines != "" {
+			return "", refusef("read_document takes lines or since, not both: since shows what changed as a diff; read the lines it names with lines.")
+		}
+		if a.Section != "" {
+			return "", refusef("read_document takes section or since, not both: since shows what changed as a diff; section reads a heading's part of a version.")
 		}
 		return s.changesSince(a.Document, *a.Since)
 	}

@@ -236,7 +236,7 @@ func TestReadDocumentSection(t *testing.T) {
 		{map[string]any{"section": "FAQ"}, `"FAQ" is 2 sections of Plan at version 1: "Launch/FAQ" (line 9), "Course/FAQ" (line 15). Give the path of the one you want, or read its lines.`},
 		{map[string]any{"section": "Budget"}, `Plan has no section "Budget" at version 1. Its headings: "Launch" (line 1), "Launch/Pricing" (line 5), "Launch/FAQ" (line 9), "Course" (line 13), "Course/FAQ" (line 15). Give one of them, or its path.`},
 		{map[string]any{"section": "FAQ", "lines": "1-2"}, "read_document takes lines or section, not both: section reads a heading's lines, numbered; lines reads the lines given."},
-		{map[string]any{"section": "FAQ", "since": 1}, "read_document takes lines or section, or since, not both: since shows what changed as a diff; read the lines it names with lines."},
+		{map[string]any{"section": "FAQ", "since": 1}, "read_document takes section or since, not both: since shows what changed as a diff; section reads a heading's part of a version."},
 	} {
 		tc.args["document"] = "Plan"
 		if got, isError := a.call(t, "read_document", tc.args); !isError || got != tc.want {

@@ -19,7 +19,8 @@ import (
 const docsUsage = `compass-mcp docs: the person's side of the documents.
 
   docs list [--deleted]                  the space's documents, latest saved first
-  docs show DOC [--version N]            a version's text on stdout (its header on stderr)
+  docs show DOC [--version N]            a version's text on stdout (its header, and the
+                                         latest's links, on stderr)
   docs history DOC                       every version, newest first
   docs diff DOC A [B]                    unified diff from version A to B (default: the latest)
   docs save DOC [--base N] [--mine|--theirs] < FILE
@@ -237,7 +238,7 @@ func (p docsSession) list(deleted bool) error {
 }
 
 func (p docsSession) show(name string, version int) error {
-	d, v, err := p.store.Read(name, version)
+	d, v, ls, err := p.store.ReadLinked(name, version, showLinks)
 	if err != nil {
 		return p.explain(err, name)
 	}
@@ -247,8 +248,51 @@ func (p docsSession) show(name string, version int) error {
 	if err != nil {
 		return err
 	}
+	if v.Number == d.Version {
+		showLinksOf(p.errs, ls)
+	}
 	_, err = io.WriteString(p.out, v.Text)
 	return err
+}
+
+// showLinks is how many documents of each kind docs show names.
+const showLinks = 20
+
+// showLinksOf writes a latest version's links under docs show's header, one kind a line,
+// each document as "Title (id)": stderr, like the header, so that stdout is the text alone.
+func showLinksOf(w io.Writer, ls docstore.Links) {
+	line := func(what string, docs []docstore.Document, total int) {
+		if total == 0 {
+			return
+		}
+		names := make([]string, len(docs))
+		for i, d := range docs {
+			names[i] = fmt.Sprintf("%s (%s)", d.Title, d.ID)
+		}
+		if more := total - len(docs); more > 0 {
+			names = append(names, fmt.Sprintf("and %d more", more))
+		}
+		fmt.Fprintf(w, "%s: %s\n", what, strings.Join(names, ", "))
+	}
+	line("links to", ls.To, ls.ToTotal)
+	line("linked from", ls.From, ls.FromTotal)
+	if ls.BrokenTotal > 0 {
+		var names []string
+		for _, b := range ls.Broken {
+			switch {
+			case b.Deleted != nil:
+				names = append(names, fmt.Sprintf("%s (%s, deleted)", b.Deleted.Title, b.Deleted.ID))
+			case b.ID != "":
+				names = append(names, "document "+b.ID+" (not in this space)")
+			default:
+				names = append(names, "[["+b.Title+"]] (no such document)")
+			}
+		}
+		if more := ls.BrokenTotal - len(ls.Broken); more > 0 {
+			names = append(names, fmt.Sprintf("and %d more", more))
+		}
+		fmt.Fprintf(w, "broken links: %s\n", strings.Join(names, ", "))
+	}
 }
 
 func (p docsSession) history(name string) error {
