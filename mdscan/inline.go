@@ -56,7 +56,9 @@ func (w *walker) scan(start, end int) {
 				i += n
 			}
 		case '[':
-			if title, shown, n, ok := WikiLink(s[i:end]); ok {
+			// ![ opens an image, so ![[Title]] is no [[link]] (Obsidian's embed is not either).
+			image := i > start && s[i-1] == '!' && (i-1 == start || s[i-2] != '\\')
+			if title, shown, n, ok := WikiLink(s[i:end]); ok && !image {
 				if !w.emit(Link{Title: title, Shown: shown}) {
 					return
 				}
@@ -64,7 +66,7 @@ func (w *walker) scan(start, end int) {
 				continue
 			}
 			if len(in.openers) < maxOpeners {
-				in.openers = append(in.openers, opener{image: i > start && s[i-1] == '!' && (i-1 == start || s[i-2] != '\\')})
+				in.openers = append(in.openers, opener{image: image})
 			}
 			i++
 		case ']':

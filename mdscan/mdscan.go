@@ -110,6 +110,7 @@ type walker struct {
 	// the open paragraph: text[paraStart:paraEnd], from line paraLine; paraStart < 0 when none
 	paraStart, paraEnd, paraLine int
 	paraTop                      bool // it is outside list items and block quotes
+	paraQuote                    int  // the block quotes it is in
 	// the open fenced code block
 	fence      byte // '`' or '~'; 0 when none
 	fenceLen   int
@@ -173,6 +174,13 @@ func (w *walker) line(start int, s string, num, end int) {
 		w.flush()
 		return
 	}
+	if w.paraStart >= 0 && quotes != w.paraQuote {
+		if quotes < w.paraQuote && !startsBlock(t, indent) {
+			w.paraEnd = end // a lazy continuation of the quote's paragraph
+			return
+		}
+		w.flush()
+	}
 	if w.listIndent > 0 && indent < w.listIndent {
 		if w.paraStart >= 0 && !startsBlock(t, indent) {
 			w.paraEnd = end // a lazy continuation of the item's paragraph
@@ -218,7 +226,7 @@ func (w *walker) line(start int, s string, num, end int) {
 				w.stopped = true
 				return
 			}
-			w.scanParagraph(ps, pe)
+			w.scanText(ps, pe, false)
 			return
 		case thematicBreak(t):
 			w.flush()
@@ -241,7 +249,7 @@ func (w *walker) line(start int, s string, num, end int) {
 			continue
 		}
 		if w.paraStart < 0 {
-			w.paraStart, w.paraLine, w.paraTop = start, num, quotes == 0 && base == 0
+			w.paraStart, w.paraLine, w.paraTop, w.paraQuote = start, num, quotes == 0 && base == 0, quotes
 		}
 		w.paraEnd = end
 	}
@@ -254,12 +262,12 @@ func (w *walker) flush() {
 	}
 	ps, pe := w.paraStart, w.paraEnd
 	w.paraStart = -1
-	w.scanParagraph(ps, pe)
+	w.scanText(ps, pe, true)
 }
 
-// scanParagraph reads a paragraph's leading link reference definitions, then the rest
-// inline.
-func (w *walker) scanParagraph(start, end int) {
+// scanText reads a paragraph's (or setext heading's) leading link reference definitions,
+// then the rest: a paragraph's as a table if it has one (see table), else inline.
+func (w *walker) scanText(start, end int, paragraph bool) {
 	if w.link == nil || w.stopped {
 		return
 	}
@@ -279,7 +287,7 @@ func (w *walker) scanParagraph(start, end int) {
 		}
 		start = lineEnd + 1
 	}
-	if start < end {
+	if start < end && (!paragraph || !w.table(start, end)) {
 		w.scan(start, end)
 	}
 }

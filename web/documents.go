@@ -146,7 +146,8 @@ type docView struct {
 	HTML     any
 	Latest   bool
 	Notice   string
-	Previous int // the version before, for "what changed": 0 when none
+	Previous int        // the version before, for "what changed": 0 when none
+	Links    *linksView // the latest version's: its backlinks and broken links
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -178,7 +179,20 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: s.html.version(d.ID, v.Number, v.Text), Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	html, err := s.versionHTML(store, d.ID, v)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: html, Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
+	if view.Latest {
+		_, ls, err := store.Links(d.ID, backlinksShown)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		view.Links = linksOf(d, store.Space(), ls)
+	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
 	s.names(func(n spaces.Names) {

@@ -206,7 +206,7 @@ func (h *hub) check(docs map[string]listened) {
 		}
 		h.mu.Unlock()
 		// The pages told will ask for the new version at once: have its HTML under way.
-		go h.s.html.version(id, v.Number, v.Text)
+		go h.s.versionHTML(l.docs, id, v)
 	}
 }
 

@@ -19,12 +19,14 @@ import (
 
 // markdown renders a document's text: CommonMark with GFM's tables, task lists and
 // strikethrough, raw HTML left out (goldmark's default), links to documents rewritten to
-// their pages here; then bluemonday's UGC policy as a second layer, in case goldmark ever
-// lets something through. GFM's linkify (bare URLs made links) is left out: on a 100 KB
-// text it took as long as the rest of the parse; <https://...> still links.
+// their pages here, [[links]] to the documents they name (wikiLinks), headings with ids
+// (headingIDs) for the table of contents; then bluemonday's UGC policy as a second layer,
+// in case goldmark ever lets something through. GFM's linkify (bare URLs made links) is
+// left out: on a 100 KB text it took as long as the rest of the parse; <https://...> still
+// links.
 var markdown = goldmark.New(
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
-	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100))),
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, wikiLinks{}),
+	goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100)), parser.WithAutoHeadingID()),
 )
 
 var policy = sync.OnceValue(func() *bluemonday.Policy {
@@ -32,19 +34,28 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	// GFM task lists: disabled checkboxes, nothing else of <input>.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikilink( broken)?$`)).OnElements("a")
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return p
 })
 
 // render turns Markdown into HTML that is safe whatever the text holds.
-func render(md string) template.HTML {
+func render(md string) template.HTML { return renderLinked(md, nil) }
+
+// renderLinked is render with the [[links]] lv knows (nil: each shown as a [[link]] to no
+// document), and, for a text of three or more headings, a table of contents before it.
+func renderLinked(md string, lv *linkView) template.HTML {
+	src := []byte(md)
+	pc := parser.NewContext(parser.WithIDs(newHeadingIDs()))
+	pc.Set(linkViewKey, lv)
+	doc := markdown.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	var buf bytes.Buffer
-	if err := markdown.Convert([]byte(md), &buf); err != nil {
+	if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
 		// goldmark fails only when writing to buf fails; show the text as it is.
 		return template.HTML("<pre>" + template.HTMLEscapeString(md) + "</pre>")
 	}
-	return template.HTML(policy().SanitizeBytes(buf.Bytes()))
+	return toc(doc, src) + template.HTML(policy().SanitizeBytes(buf.Bytes()))
 }
 
 // documentLinks points links to documents (a page's URL on any host, a compass:// URI, a
@@ -87,7 +98,13 @@ func newRenderCache(max int) *renderCache {
 
 // version returns the HTML of version n of document id, whose text is text.
 func (c *renderCache) version(id string, n int, text string) template.HTML {
-	key := fmt.Sprintf("%s/%d", id, n)
+	return c.linked(id, n, text, nil)
+}
+
+// linked is version with the [[links]] of lv: kept apart from the same version's HTML
+// with other targets (a document since made, renamed or deleted).
+func (c *renderCache) linked(id string, n int, text string, lv *linkView) template.HTML {
+	key := fmt.Sprintf("%s/%d/%s", id, n, lv.key())
 	c.mu.Lock()
 	for {
 		if h, ok := c.html[key]; ok {
@@ -104,14 +121,14 @@ func (c *renderCache) version(id string, n int, text string) template.HTML {
 		if _, ok := c.html[key]; !ok {
 			// Too large to keep: render it here.
 			c.mu.Unlock()
-			return render(text)
+			return renderLinked(text, lv)
 		}
 	}
 	done := make(chan struct{})
 	c.pending[key] = done
 	c.mu.Unlock()
 
-	h := render(text)
+	h := renderLinked(text, lv)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.pending, key)
