@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"slices"
+	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -34,6 +35,9 @@ import (
 //	broken/<target> 0x00 <id>  nothing: document id (not deleted) has this broken link
 //	gone/<id>                  nothing: document id is deleted; the links to it stay in in/,
 //	                           for Undelete, and show it as deleted
+//	sums/<id>                  8 bytes: a digest of the links of document id's latest text,
+//	                           in order, as written: a save whose text has the same links
+//	                           as before (most edits) reads no more of the index than this
 //	meta/built                 the index's format, once built
 //
 // Every version (put), Delete, Undelete and Purge bring it up to date in the same
@@ -55,6 +59,7 @@ var (
 	linksIn     = []byte("in")
 	linksBroken = []byte("broken")
 	linksGone   = []byte("gone")
+	linksSums   = []byte("sums")
 	linksMeta   = []byte("meta")
 	linksBuilt  = []byte("built")
 )
@@ -65,7 +70,7 @@ const brokenMark = '?'
 // linkIndex is the space's links index in one transaction; in a read transaction on a
 // space without one, its buckets are nil and it finds nothing.
 type linkIndex struct {
-	out, in, broken, gone, meta kv.Bucket
+	out, in, broken, gone, sums, meta kv.Bucket
 }
 
 func (b *buckets) linkIndex() (linkIndex, error) {
@@ -74,7 +79,7 @@ func (b *buckets) linkIndex() (linkIndex, error) {
 		if parent == nil {
 			return linkIndex{}, nil
 		}
-		return linkIndex{out: parent.Bucket(linksOut), in: parent.Bucket(linksIn), broken: parent.Bucket(linksBroken), gone: parent.Bucket(linksGone), meta: parent.Bucket(linksMeta)}, nil
+		return linkIndex{out: parent.Bucket(linksOut), in: parent.Bucket(linksIn), broken: parent.Bucket(linksBroken), gone: parent.Bucket(linksGone), sums: parent.Bucket(linksSums), meta: parent.Bucket(linksMeta)}, nil
 	}
 	parent, err := spaces.CreateSub(b.tx, b.space, bucketLinks)
 	if err != nil {
@@ -84,13 +89,15 @@ func (b *buckets) linkIndex() (linkIndex, error) {
 	for _, sub := range []struct {
 		name []byte
 		to   *kv.Bucket
-	}{{linksOut, &x.out}, {linksIn, &x.in}, {linksBroken, &x.broken}, {linksGone, &x.gone}, {linksMeta, &x.meta}} {
+	}{{linksOut, &x.out}, {linksIn, &x.in}, {linksBroken, &x.broken}, {linksGone, &x.gone}, {linksSums, &x.sums}, {linksMeta, &x.meta}} {
 		bk, err := parent.CreateBucketIfNotExists(sub.name)
 		if err != nil {
 			return linkIndex{}, fmt.Errorf("creating the links index's %s bucket: %w", sub.name, err)
 		}
 		*sub.to = bk
 	}
+	// A document's out/ keys, and its sums/ key, go in order.
+	x.out.Tune(0.9)
 	return x, nil
 }
 
@@ -116,27 +123,225 @@ func (x linkIndex) built() bool {
 }
 
 // linkSet is what a text's links name: each target once ("t" and a folded title, or "i"
-// and an id), sorted, with how it was first written.
+// and an id), sorted, with how it was first written (keys and written are nil when only the
+// digest was read: see linkDigest), and the digest of its links.
 type linkSet struct {
 	keys    []string
 	written map[string]string
+	digest  uint64
+	same    bool // the change kept the links as they were: none of the above was read
 }
 
-// scanLinks reads text's links, at most MaxLinks targets of them.
+// plainLine tells whether a line (with its line break) can neither hold a link nor change
+// what another line is: it begins with a letter (so it begins no block: no list item,
+// heading, fence, quote, table row or indented code), and has none of the characters that
+// links, code spans, destinations and table cells are made of.
+func plainLine(line string) bool {
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return false
+	}
+	if c := line[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+		return false
+	}
+	return !strings.ContainsAny(line, "[]<>`\\|()\"'")
+}
+
+// sameLinks tells, from the line diff alone, whether a change leaves a text's links as
+// they were: each run of changed lines replaces plain lines (see plainLine) by plain lines,
+// at least one of each (a paragraph's line stays a paragraph's line, wherever it is), or
+// one line by another in words alone (inertEdit), or, at the end of the text, adds or
+// removes plain or blank lines. Most edits of prose are
+// such; a save that passes costs nothing here for however many links the text has.
+func sameLinks(c change) bool {
+	if c.ops == nil {
+		return false
+	}
+	for i := 0; i < len(c.ops); {
+		if c.ops[i].Kind == linediff.Equal {
+			i++
+			continue
+		}
+		j := i
+		for j < len(c.ops) && c.ops[j].Kind != linediff.Equal {
+			j++
+		}
+		// One line changed into another, its words beside its links.
+		if j == i+2 && c.ops[i].Kind == linediff.Delete && c.ops[i].A1-c.ops[i].A0 == 1 && c.ops[i+1].B1-c.ops[i+1].B0 == 1 &&
+			inertEdit(c.old[c.ops[i].A0], c.new[c.ops[i+1].B0]) {
+			i = j
+			continue
+		}
+		j = i
+		removed, added, blanks := 0, 0, false
+		for ; j < len(c.ops) && c.ops[j].Kind != linediff.Equal; j++ {
+			op := c.ops[j]
+			lines := c.new[op.B0:op.B1]
+			if op.Kind == linediff.Delete {
+				lines = c.old[op.A0:op.A1]
+				removed += len(lines)
+			} else {
+				added += len(lines)
+			}
+			for _, l := range lines {
+				if strings.TrimRight(l, " \t\r\n") == "" {
+					blanks = true
+				} else if !plainLine(l) {
+					return false
+				}
+			}
+		}
+		if j < len(c.ops) && (removed == 0 || added == 0 || blanks) {
+			return false // before the end, a line added, removed or blank may change others
+		}
+		i = j
+	}
+	return true
+}
+
+// inertEdit tells whether changing line old into new leaves the links of any text as
+// they were: the two differ only between a common beginning and end, in letters, digits,
+// spaces and punctuation that makes nothing of Markdown there (no bracket, parenthesis,
+// angle bracket, backtick, backslash, pipe or !); the line begins as a paragraph's or a list
+// item's text does, with a letter or [; it has no "]:" (a link reference definition); and
+// the change is outside every bracket, parenthesis and angle bracket the beginning opened.
+// Such is the edit of a line's words beside a link that stays.
+func inertEdit(old, new string) bool {
+	old, new = strings.TrimRight(old, "\r\n"), strings.TrimRight(new, "\r\n")
+	p := 0
+	for p < len(old) && p < len(new) && old[p] == new[p] {
+		p++
+	}
+	q := 0
+	for q < len(old)-p && q < len(new)-p && old[len(old)-1-q] == new[len(new)-1-q] {
+		q++
+	}
+	prefix := old[:p]
+	if strings.ContainsAny(old[p:len(old)-q]+new[p:len(new)-q], "[]()<>`\\|!") || strings.Contains(old, "]:") || strings.Contains(new, "]:") {
+		return false
+	}
+	if strings.Count(prefix, "[") != strings.Count(prefix, "]") || strings.Count(prefix, "(") != strings.Count(prefix, ")") || strings.Count(prefix, "<") != strings.Count(prefix, ">") {
+		return false
+	}
+	// The line's first non-space character, and after a list marker the first after it, is
+	// in the common beginning, and is a letter or [.
+	t := strings.TrimLeft(prefix, " ")
+	if len(prefix)-len(t) > 3 {
+		return false // indented code, or a list item's deeper lines: left to the full reading
+	}
+	if t != "" && (t[0] == '-' || t[0] == '*' || t[0] == '+') && len(t) > 1 && t[1] == ' ' {
+		t = strings.TrimLeft(t[1:], " ")
+	}
+	if t == "" {
+		return false
+	}
+	c := t[0]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || c == '['
+}
+
+// FNV-1a, 64 bits.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return (h ^ 0xff) * fnvPrime // a separator no UTF-8 text has
+}
+
+// linkDigest is the digest of text's links: each, in order, as written, so that two texts
+// with the same digest have the same links. It costs the text's reading and no more.
+func linkDigest(text string) uint64 {
+	h := uint64(fnvOffset)
+	if mayLink(text) {
+		mdscan.Links(text, func(l mdscan.Link) bool {
+			h = fnvAdd(fnvAdd(h, l.ID), l.Title)
+			return true
+		})
+	}
+	return h
+}
+
+// mayLink tells whether text can have a link at all: every link has a [ or a <.
+func mayLink(text string) bool { return strings.ContainsAny(text, "[<") }
+
+// scanLinks reads text's links: their digest, and at most MaxLinks targets.
 func scanLinks(text string) *linkSet {
-	written := map[string]string{}
+	set := &linkSet{digest: fnvOffset}
+	if !mayLink(text) {
+		set.written = map[string]string{}
+		return set
+	}
+	// Room for as many targets as the text may have, so that the map doesn't grow as it fills.
+	room := strings.Count(text, "[[") + strings.Count(text, "](") + strings.Count(text, "]:") + strings.Count(text, "<")
+	set.written = make(map[string]string, min(room, MaxLinks))
+	set.keys = make([]string, 0, min(room, MaxLinks))
 	mdscan.Links(text, func(l mdscan.Link) bool {
+		set.digest = fnvAdd(fnvAdd(set.digest, l.ID), l.Title)
+		if len(set.keys) >= MaxLinks {
+			return true // past the links kept: only the digest goes on
+		}
 		key := "i" + l.ID
-		as := l.ID
 		if l.ID == "" {
-			key, as = "t"+string(titleKey(l.Title)), l.Title
+			key = "t" + foldTitle(l.Title)
 		}
-		if _, ok := written[key]; !ok {
-			written[key] = as
+		if _, ok := set.written[key]; !ok {
+			set.written[key] = l.ID + l.Title // one of them is ""
+			set.keys = append(set.keys, key)
 		}
-		return len(written) < MaxLinks
+		return true
 	})
-	return &linkSet{keys: slices.Sorted(maps.Keys(written)), written: written}
+	slices.Sort(set.keys)
+	return set
+}
+
+// foldTitle is titleKey's string, made at one allocation for a title in ASCII.
+func foldTitle(title string) string {
+	title = strings.TrimSpace(title)
+	for i := 0; i < len(title); i++ {
+		if title[i] >= 0x80 {
+			return strings.ToLower(title)
+		}
+	}
+	b := make([]byte, len(title))
+	for i := 0; i < len(title); i++ {
+		c := title[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b)
+}
+
+// sum is the digest of document id's links as the index has them, and whether it has one.
+func (x linkIndex) sum(id string) (uint64, bool) {
+	if x.sums == nil {
+		return 0, false
+	}
+	v := x.sums.Get([]byte(id))
+	if len(v) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v), true
+}
+
+// prepareLinks is what a change's commit needs of its new text's links, read before the
+// commit: nothing when the line diff shows the links are as they were (sameLinks); the
+// digest alone when the index's is the same; else every target.
+func (b *buckets) prepareLinks(id, text string, c change) *linkSet {
+	if sameLinks(c) {
+		return &linkSet{same: true}
+	}
+	x, _ := b.linkIndex()
+	d := linkDigest(text)
+	if sum, ok := x.sum(id); ok && sum == d {
+		return &linkSet{digest: d}
+	}
+	return scanLinks(text)
 }
 
 // target is one out/ entry: the target key, and the id it names ("" when broken, then
@@ -235,8 +440,16 @@ func (b *buckets) linksPut(id string, v Version, prev *Version, set *linkSet) er
 		if set == nil {
 			set = scanLinks(v.Text)
 		}
-		if err := b.relink(x, id, set); err != nil {
-			return err
+		if sum, ok := x.sum(id); !set.same && (!ok || sum != set.digest) {
+			if set.keys == nil && set.written == nil { // only the digest was read, and it differs now
+				set = scanLinks(v.Text)
+			}
+			if err := b.relink(x, id, set); err != nil {
+				return err
+			}
+			if err := x.sums.Put([]byte(id), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
+				return err
+			}
 		}
 	}
 	if prev == nil || !bytes.Equal(titleKey(prev.Title), titleKey(v.Title)) {
@@ -246,33 +459,42 @@ func (b *buckets) linksPut(id string, v Version, prev *Version, set *linkSet) er
 }
 
 // relink changes document id's out/ entries, and what counts them, to set: only the targets
-// that came or went are written.
+// that came or went are written, and only theirs are read whole.
 func (b *buckets) relink(x linkIndex, id string, set *linkSet) error {
-	old := x.outOf(id)
-	i, j := 0, 0
-	for i < len(old) || j < len(set.keys) {
-		switch {
-		case j == len(set.keys) || i < len(old) && old[i].key < set.keys[j]:
-			if err := x.out.Delete(outKey(id, old[i].key)); err != nil {
-				return err
-			}
-			if err := x.link(id, old[i], -1); err != nil {
-				return err
-			}
-			i++
-		case i == len(old) || set.keys[j] < old[i].key:
-			key := set.keys[j]
-			t := target{key: key, to: b.resolve(key), written: set.written[key]}
-			if err := x.out.Put(outKey(id, key), t.value()); err != nil {
-				return err
-			}
-			if err := x.link(id, t, 1); err != nil {
-				return err
-			}
-			j++
-		default: // the same target: it keeps the document it was resolved to
-			i++
-			j++
+	prefix := []byte(id)
+	var gone []target
+	var came []string
+	c := x.out.Cursor()
+	k, v := c.Seek(prefix)
+	for _, key := range set.keys {
+		for ; k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) < key; k, v = c.Next() {
+			gone = append(gone, decodeTarget(k[len(prefix):], v))
+		}
+		if k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) == key {
+			k, v = c.Next() // the same target: it keeps the document it was resolved to
+			continue
+		}
+		came = append(came, key)
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		gone = append(gone, decodeTarget(k[len(prefix):], v))
+	}
+	// The cursor is done with: now the writes.
+	for _, t := range gone {
+		if err := x.out.Delete(outKey(id, t.key)); err != nil {
+			return err
+		}
+		if err := x.link(id, t, -1); err != nil {
+			return err
+		}
+	}
+	for _, key := range came {
+		t := target{key: key, to: b.resolve(key), written: set.written[key]}
+		if err := x.out.Put(outKey(id, key), t.value()); err != nil {
+			return err
+		}
+		if err := x.link(id, t, 1); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -369,6 +591,9 @@ func (b *buckets) linksForget(id string) error {
 	if err := x.gone.Delete([]byte(id)); err != nil {
 		return err
 	}
+	if err := x.sums.Delete([]byte(id)); err != nil {
+		return err
+	}
 	var from []string
 	prefix := []byte(id)
 	c := x.in.Cursor()
@@ -429,7 +654,7 @@ func (s *Store) EnsureLinks(progress func(done, total int)) error {
 }
 
 func (b *buckets) rebuildLinks(x linkIndex, progress func(done, total int)) error {
-	for _, bk := range []kv.Bucket{x.out, x.in, x.broken, x.gone} {
+	for _, bk := range []kv.Bucket{x.out, x.in, x.broken, x.gone, x.sums} {
 		if err := emptyBucket(bk); err != nil {
 			return err
 		}
@@ -447,6 +672,9 @@ func (b *buckets) rebuildLinks(x linkIndex, progress func(done, total int)) erro
 			return err
 		}
 		set := scanLinks(v.Text)
+		if err := x.sums.Put([]byte(d.ID), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
+			return err
+		}
 		for _, key := range set.keys {
 			t := target{key: key, to: b.resolve(key), written: set.written[key]}
 			if err := x.out.Put(outKey(d.ID, key), t.value()); err != nil {
@@ -525,6 +753,9 @@ func (s *Store) CheckLinks() error {
 			}
 			if !slices.Equal(keys, set.keys) {
 				return fmt.Errorf("%s's links are kept as %q, but its text has %q", d.ID, keys, set.keys)
+			}
+			if sum, ok := x.sum(d.ID); !ok || sum != set.digest || linkDigest(v.Text) != set.digest {
+				return fmt.Errorf("%s's links' digest is kept as %x (%v), but its text's is %x", d.ID, sum, ok, set.digest)
 			}
 			if d.Deleted != nil {
 				wantGone[d.ID] = true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -422,4 +423,97 @@ func oldLinksFile(t *testing.T) kv.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// Saves that change a line or a few, in texts of every kind of block, keep the index what
+// the texts make of it, whether the save read the links again or saw from the line diff
+// that they can't have changed (plain lines replaced by plain lines): CheckLinks reads
+// every text whole each time, and compares.
+func TestLineEditsKeepTheLinks(t *testing.T) {
+	s := open(t, "personal")
+	mustCreate(t, s, "Alpha", "a\n")
+	palette := []string{
+		"Plain words here", "Another plain line", "More prose, with commas; and dots.", "", "",
+		"    [[Alpha]] indented", "```", "~~~", "- item [[Alpha]]", "- plain item", "> quoted [[Beta]]",
+		"| a | [[Alpha]] |", "|---|---|", "Title", "===", "---", "[[Alpha]] and [[Gamma]]", "`code [[Beta]]`",
+		"[x](/document/01M8PGKZD91FPDJN4QQFFR0WBP)", "1. [[Beta]]", "  continued [[Gamma]]", "Über plain",
+		"- [[Alpha]] is about one", "- [[Alpha]] is about two", "[[Beta]] then words", "[[Beta]] then other words",
+		"[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBP", "[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBQ", "See [[Gamma]] now", "See [[Gamma]] now!",
+	}
+	r := rand.New(rand.NewPCG(25, 3))
+	lines := []string{"Start"}
+	mustCreate(t, s, "Doc", "Start\n")
+	fast := 0
+	for step := range 3000 {
+		before := strings.Join(lines, "\n") + "\n"
+		pick := func() string { return palette[r.IntN(len(palette))] }
+		switch k := r.IntN(12); {
+		case k >= 10 && len(lines) > 0: // change a word of a line: beside a link, or in it
+			at := r.IntN(len(lines))
+			words := regexp.MustCompile(`[a-z]+`).FindAllStringIndex(lines[at], -1)
+			if len(words) > 0 {
+				w := words[r.IntN(len(words))]
+				lines[at] = lines[at][:w[0]] + []string{"one", "two", "alpha", "lpha", "x"}[r.IntN(5)] + lines[at][w[1]:]
+			}
+		case k < 5 && len(lines) > 0: // replace a line, often by a plain one
+			line := pick()
+			if r.IntN(2) == 0 {
+				line = palette[r.IntN(3)]
+			}
+			lines[r.IntN(len(lines))] = line
+		case k < 7: // insert
+			at := r.IntN(len(lines) + 1)
+			lines = append(lines[:at], append([]string{pick()}, lines[at:]...)...)
+		case k < 8 && len(lines) > 1: // delete
+			at := r.IntN(len(lines))
+			lines = append(lines[:at], lines[at+1:]...)
+		default: // add at the end
+			lines = append(lines, pick())
+		}
+		if docstore.SameLinks(before, strings.Join(lines, "\n")+"\n") {
+			fast++
+		}
+		if _, err := s.Save("Doc", 0, strings.Join(lines, "\n")+"\n", ana, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CheckLinks(); err != nil {
+			t.Fatalf("step %d, text:\n%s\n%v", step, strings.Join(lines, "\n"), err)
+		}
+		if step%300 == 0 {
+			mustCreate(t, s, fmt.Sprintf("Gamma %d", step), "g\n") // documents come and go beside it
+		}
+	}
+	t.Logf("%d of 3000 saves kept the links by the line diff alone", fast)
+	if fast < 100 {
+		t.Errorf("only %d saves took the line diff's way: the test doesn't test it", fast)
+	}
+}
+
+func TestSameLinks(t *testing.T) {
+	for _, tc := range []struct {
+		old, new string
+		same     bool
+	}{
+		{"Plain one\n[[A]]\n", "Plain two\n[[A]]\n", true},
+		{"[[A]]\nPlain one\n", "[[A]]\nPlain one\nPlain two\n\nMore\n", true}, // at the end
+		{"Plain one\n\n    [[A]]\n", "\n    [[A]]\n", false},                  // the indented line becomes code
+		{"\n    [[A]]\n", "Plain\n\n    [[A]]\n", false},
+		{"Plain\n\n    [[A]]\n", "Plain\nmore\n    [[A]]\n", false}, // a blank line goes
+		{"Plain one\n", "Plain [[A]]\n", false},
+		{"Plain one\n", "- Plain one\n", false},
+		{"a `b\nplain\nc` d\n", "a `b\nother\nc` d\n", true}, // inside a code span
+		{"a `b\nplain\nc` d\n", "a `b\npl`ain\nc` d\n", false},
+		{"- [[Doc 1]] is about x.\nmore\n", "- [[Doc 1]] is about y, really.\nmore\n", true}, // words beside a link
+		{"- [[Doc 1]] is about x.\n", "- [[Doc 2]] is about x.\n", false},                  // the link itself
+		{"See [[Doc 1]] now\n", "See [[Doc 1]] now!\n", false},
+		{"[a](/document/01M8PGKZD91FPDJN4QQFFR0WBP) x\n", "[a](/document/01M8PGKZD91FPDJN4QQFFR0WBQ) x\n", false},
+		{"[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBP\n", "[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBQ\n", false},
+		{"1 [[A]]\n", "1. [[A]]\n", false},
+		{"Some [[A]] x\n", "Some [[A]] x `y\n", false},
+		{"    [[A]] x\n", "    [[A]] y\n", false}, // indented: left to the full reading
+	} {
+		if got := docstore.SameLinks(tc.old, tc.new); got != tc.same {
+			t.Errorf("SameLinks(%q, %q) = %v, want %v", tc.old, tc.new, got, tc.same)
+		}
+	}
 }

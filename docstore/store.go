@@ -472,7 +472,7 @@ func (b *buckets) prepare(name string, kind Kind, how func(d Document, latest Ve
 	p.change = diffTexts(latest.Text, next.Text)
 	p.added, p.removed = p.change.counts()
 	if next.Text != latest.Text {
-		p.change.links = scanLinks(next.Text)
+		p.change.links = b.prepareLinks(d.ID, next.Text, p.change)
 	}
 	return p, nil
 }

@@ -19,10 +19,50 @@ type inline struct {
 	// next is, for each of " ' ), where the scan found it next (-1: nowhere before
 	// the end), asked for at from.
 	next [3]struct{ at, from int }
+	// the text being scanned, to end; whether its backtick runs are counted yet
+	s       string
+	end     int
+	counted bool
+	short   bool // it is read a byte at a time
+	// at is, for each of specials, where it is next (-1: nowhere before the end; before
+	// the scan's place, or unknown: to be looked for)
+	at [len(specials)]int
 }
 
 type opener struct {
 	image bool
+}
+
+// specials are the bytes an inline scan stops at; special says which bytes they are.
+const specials = "[]`\\<"
+
+var special = [256]bool{'[': true, ']': true, '`': true, '\\': true, '<': true}
+
+// shortText is the length below which a text is scanned a byte at a time.
+const shortText = 256
+
+// nextSpecial is where the first of specials at or after i is (the end when none): each
+// byte's next place is found by strings.IndexByte and kept until the scan passes it, so a
+// scan costs a few passes of IndexByte over the text, not a step a byte.
+func (in *inline) nextSpecial(i int) int {
+	if in.short {
+		for i < in.end && !special[in.s[i]] {
+			i++
+		}
+		return i
+	}
+	at := in.end
+	for k := range len(specials) {
+		p := in.at[k]
+		if p == unknown || p >= 0 && p < i {
+			p = in.special(i, k)
+			in.at[k] = p
+		}
+		if p >= 0 && p < at {
+			at = p
+		}
+	}
+	return at
 }
 
 // maxOpeners is how many unclosed brackets a scan keeps track of: more are text.
@@ -34,13 +74,31 @@ func (w *walker) scan(start, end int) {
 		return
 	}
 	s, in := w.text, &w.in
-	in.reset(s, start, end)
-	for i := start; i < end; {
-		j := strings.IndexAny(s[i:end], "[]`\\<")
-		if j < 0 {
+	// Every link has a [ or a <: a text with neither (most prose) has none. A short text is
+	// read a byte at a time; a long one's specials are found with IndexByte, each call of
+	// which costs more than reading a few dozen bytes.
+	if end-start < shortText {
+		found := false
+		for i := start; i < end && !found; i++ {
+			found = s[i] == '[' || s[i] == '<'
+		}
+		if !found {
 			return
 		}
-		i += j
+		in.reset(s, start, end)
+		in.short = true
+	} else {
+		open, angle := strings.IndexByte(s[start:end], '['), strings.IndexByte(s[start:end], '<')
+		if open < 0 && angle < 0 {
+			return
+		}
+		in.reset(s, start, end)
+		in.at[0], in.at[4] = from(start, open), from(start, angle) // '[' and '<' are specials[0] and [4]
+	}
+	for i := start; i < end; {
+		if i = in.nextSpecial(i); i == end {
+			return
+		}
 		switch s[i] {
 		case '\\':
 			if i+1 < end && isPunct(s[i+1]) {
@@ -49,6 +107,9 @@ func (w *walker) scan(start, end int) {
 				i++
 			}
 		case '`':
+			if !in.counted {
+				in.countRuns(i)
+			}
 			n := runOf(s[i:end], '`')
 			if close := in.nextRun(n, i); close >= 0 {
 				i = close + n // a code span: nothing in it counts
@@ -108,13 +169,40 @@ func (in *inline) reset(s string, start, end int) {
 	for i := range in.next {
 		in.next[i].from = -1
 	}
+	in.s, in.end, in.counted, in.short = s, end, false, false
+	for k := range in.at {
+		in.at[k] = unknown
+	}
+}
+
+// from is an IndexByte's answer j in a text that begins at start, made a place in the whole.
+func from(start, j int) int {
+	if j < 0 {
+		return -1
+	}
+	return start + j
+}
+
+// unknown is an in.at that hasn't been looked for yet.
+const unknown = -2
+
+// special is where specials[k] is first at or after i, or -1.
+func (in *inline) special(i, k int) int {
+	if j := strings.IndexByte(in.s[i:in.end], specials[k]); j >= 0 {
+		return i + j
+	}
+	return -1
+}
+
+// countRuns finds every run of backticks from start to the end of the text being scanned:
+// done at the first backtick met, so a paragraph without any pays nothing for them.
+func (in *inline) countRuns(start int) {
+	s, end := in.s, in.end
+	in.counted = true
 	for k := range in.runs {
 		in.runs[k] = in.runs[k][:0]
 	}
 	clear(in.passed)
-	if strings.IndexByte(s[start:end], '`') < 0 {
-		return
-	}
 	if in.runs == nil {
 		in.runs, in.passed = map[int][]int32{}, map[int]int{}
 	}

@@ -97,7 +97,19 @@ func WikiLink[T string | []byte](s T) (title, shown string, n int, ok bool) {
 // ValidTitle reports whether s can be a [[Title]]'s title: not empty, valid UTF-8, at most
 // MaxTitle characters, without control characters.
 func ValidTitle(s string) bool {
-	return s != "" && utf8.ValidString(s) && utf8.RuneCountInString(s) <= MaxTitle && !strings.ContainsFunc(s, unicode.IsControl)
+	if s == "" {
+		return false
+	}
+	if len(s) <= MaxTitle {
+		plain := true // printable ASCII: valid, and no longer than it is long
+		for i := 0; i < len(s) && plain; i++ {
+			plain = s[i] >= 0x20 && s[i] < 0x7f
+		}
+		if plain {
+			return true
+		}
+	}
+	return utf8.ValidString(s) && utf8.RuneCountInString(s) <= MaxTitle && !strings.ContainsFunc(s, unicode.IsControl)
 }
 
 // walker is one pass over a text's lines, keeping the little block structure it needs.

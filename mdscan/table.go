@@ -9,6 +9,10 @@ import "strings"
 // backslash (so that a [[Title|shown]] in a table is two cells, and [[Title\|shown]] one);
 // a row's cells past the header's are dropped. It reports whether there was a table.
 func (w *walker) table(start, end int) bool {
+	first := strings.IndexByte(w.text[start:end], '\n')
+	if first < 0 || !strings.ContainsAny(w.text[start+first:end], "|:") {
+		return false // a delimiter row, after the first line, has one or the other
+	}
 	type line struct{ start, end int } // without block quote markers or white space around
 	var lines []line
 	for pos := start; ; {
