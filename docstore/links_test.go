@@ -504,7 +504,7 @@ func TestSameLinks(t *testing.T) {
 		{"a `b\nplain\nc` d\n", "a `b\nother\nc` d\n", true}, // inside a code span
 		{"a `b\nplain\nc` d\n", "a `b\npl`ain\nc` d\n", false},
 		{"- [[Doc 1]] is about x.\nmore\n", "- [[Doc 1]] is about y, really.\nmore\n", true}, // words beside a link
-		{"- [[Doc 1]] is about x.\n", "- [[Doc 2]] is about x.\n", false},                  // the link itself
+		{"- [[Doc 1]] is about x.\n", "- [[Doc 2]] is about x.\n", false},                    // the link itself
 		{"See [[Doc 1]] now\n", "See [[Doc 1]] now!\n", false},
 		{"[a](/document/01M8PGKZD91FPDJN4QQFFR0WBP) x\n", "[a](/document/01M8PGKZD91FPDJN4QQFFR0WBQ) x\n", false},
 		{"[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBP\n", "[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBQ\n", false},
