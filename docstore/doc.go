@@ -28,6 +28,8 @@
 //	doc_meta/count                how many documents there are
 //	doc_search/...                the search index of the latest titles and texts (see
 //	                              search.Index), of documents not deleted
+//	doc_links/...                 the links index: each document's links, the links to each,
+//	                              the broken ones by the title they name (see links.go)
 package docstore
 
 import (
