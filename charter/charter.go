@@ -33,7 +33,7 @@ const (
 	ListDocuments = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens. " +
 		"To find something, search instead of listing: query (a question, words, \"a phrase\") ranks the documents that have them, best first, with their best lines."
 	ReadDocument = "Read a document (by title or id) as Markdown with its version. version reads an older one; since (a version) shows only what changed after it, as a diff, with who changed it. " +
-		"lines (120-180) reads only those lines of a long document, numbered, instead of all of it."
+		"lines (120-180) or section (a heading) reads only part of a long document, numbered. A whole read ends with its links."
 	WriteDocument = "Make a new document (title and text), or, naming one (document), replace its whole text (and title, if given). To change part of a document, edit_document or append_document keep the rest as it is. " +
 		"When replacing, give version (the one your text was based on): changes made since are merged with yours, and a clash is refused, not saved." + WriteRule
 	AppendDocument    = "Add text at the end of a document, after one blank line; everything already there stays." + WriteRule

@@ -2,8 +2,9 @@
 // (http://127.0.0.1:7411/document/<id>, /document/<id>/v/3), the resource URIs
 // (compass://document/<id>) and Markdown links around either ([Launch plan](...)).
 //
-// The tools take such a link wherever they take a document's name, and the page rewrites
-// links between documents to its own; docstore stays ignorant of URLs.
+// The tools take such a link wherever they take a document's name, the page rewrites links
+// between documents to its own, and package mdscan finds them in texts, for the links the
+// store keeps; docstore itself stays ignorant of URLs.
 package doclink
 
 import (

@@ -57,6 +57,7 @@ func eol(text string) string {
 type change struct {
 	old, new []string
 	ops      []linediff.Op
+	links    *linkSet // the new text's links, when read before the commit (links.go)
 }
 
 func diffTexts(old, new string) change {

@@ -34,6 +34,8 @@
 //	doc_comments/<id><n>          comments on lines, and replies (see Comment)
 //	doc_unresolved/<id><n>        nothing: the comments not resolved
 //	doc_anchors/<id>              where the open comments are in the latest version
+//	doc_links/...                 the links index: each document's links, the links to each,
+//	                              the broken ones by the title they name (see links.go)
 package docstore
 
 import (

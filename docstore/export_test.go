@@ -7,3 +7,6 @@ func SetSnapshotEvery(k int) (restore func()) {
 	snapshotEvery = k
 	return func() { snapshotEvery = old }
 }
+
+// SameLinks is sameLinks of the change from old to new, for tests.
+func SameLinks(old, new string) bool { return sameLinks(diffTexts(old, new)) }

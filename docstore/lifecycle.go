@@ -34,6 +34,9 @@ func (s *Store) Delete(name string, by Author) (Document, error) {
 		if err := b.indexDrop(d); err != nil {
 			return err
 		}
+		if err := b.linksDrop(d.ID); err != nil {
+			return err
+		}
 		return b.addCount(-1)
 	})
 	return d, err
@@ -113,6 +116,9 @@ func (s *Store) Undelete(name string) (Document, error) {
 		if err := b.indexAdd(d); err != nil {
 			return err
 		}
+		if err := b.linksAdd(d); err != nil {
+			return err
+		}
 		return b.addCount(1)
 	})
 	return d, err
@@ -126,6 +132,9 @@ func (s *Store) Purge(name string) (Document, error) {
 			return err
 		}
 		if err := b.forget(d.ID); err != nil {
+			return err
+		}
+		if err := b.linksForget(d.ID); err != nil {
 			return err
 		}
 		if err := b.purgeReview(d.ID); err != nil {

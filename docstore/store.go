@@ -344,6 +344,7 @@ func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) 
 	if err := CheckText(text); err != nil {
 		return Saved{}, err
 	}
+	links := scanLinks(text) // before the commit, which other writers wait for
 	var saved Saved
 	err = s.update(func(b *buckets) error {
 		if other := b.titles.Get(titleKey(title)); other != nil {
@@ -357,7 +358,7 @@ func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) 
 		d := Document{ID: newID(now)}
 		added, _ := diffTexts("", text).counts()
 		v := Version{Number: 1, Title: title, Text: text, Kind: kind, Author: by, At: now, Added: added}
-		if err := b.put(&d, v, nil, change{}); err != nil {
+		if err := b.put(&d, v, nil, change{links: links}); err != nil {
 			return fmt.Errorf("creating document %q: %w", title, err)
 		}
 		if err := b.addCount(1); err != nil {
@@ -518,6 +519,9 @@ func (b *buckets) prepare(name string, kind Kind, how howFunc) (prepared, error)
 	}
 	p.change = diffTexts(latest.Text, next.Text)
 	p.added, p.removed = p.change.counts()
+	if next.Text != latest.Text {
+		p.change.links = b.prepareLinks(d.ID, next.Text, p.change)
+	}
 	return p, nil
 }
 
@@ -567,7 +571,10 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	if err := b.recent.Put(recentKey(*d), nil); err != nil {
 		return err
 	}
-	return b.indexPut(d.ID, v, prev, c)
+	if err := b.indexPut(d.ID, v, prev, c); err != nil {
+		return err
+	}
+	return b.linksPut(d.ID, v, prev, c.links)
 }
 
 // opens is the first non-empty line of text, kept short enough to list without the text.

@@ -34,6 +34,9 @@ type listDocumentsArgs struct {
 	Limit  *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
 	Query  string `arg:"query" about:"Words and \"quoted phrases\" (a question as you would ask it) to search titles and texts for: those with every word first, then by relevance; a quoted phrase is required."`
 	SignIn string `arg:"sign_in" about:"Instead: a one-time link signing the person in to their page (when it asks them to), opening this document (title, id, link; / for all)."`
+	LinkedFrom string `arg:"linked_from" about:"A document: list those it links to."`
+	LinksTo    string `arg:"links_to" about:"A document: list those linking to it."`
+	Links      string `arg:"links" about:"none (documents nothing links to) or broken (links to none)."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
@@ -43,6 +46,9 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 	limit, err := limitOf("list_documents", a.Limit, 50)
 	if err != nil {
 		return "", err
+	}
+	if a.LinkedFrom != "" || a.LinksTo != "" || a.Links != "" {
+		return s.linkedDocuments(a, limit)
 	}
 	if strings.TrimSpace(a.Query) != "" {
 		return s.searchDocuments(a.Query, limit)
@@ -60,16 +66,7 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 	} else {
 		fmt.Fprintf(&b, "Documents here (%d), latest saved first:\n", total)
 	}
-	err = s.names(func(names spaces.Names) {
-		for _, d := range docs {
-			fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
-			opens := gist(d.Opens, 100)
-			if opens == "" {
-				opens = "(empty)"
-			}
-			fmt.Fprintf(&b, "  opens: %s\n", opens)
-		}
-	})
+	err = s.rows(&b, docs)
 	if len(docs) < total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or name a document by its title.\n", total-len(docs), MaxListLimit)
 	}
@@ -117,6 +114,7 @@ type readDocumentArgs struct {
 	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
 	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
 	Proposal *int   `arg:"proposal" about:"A proposal's number: show it as a diff."`
+	Section  string `arg:"section" about:"A heading (FAQ, Launch/Pricing): only that section, numbered."`
 }
 
 func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string, error) {
@@ -133,7 +131,13 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 		if a.Lines != "" {
 			return "", refusef("read_document takes lines or since, not both: since shows what changed as a diff; read the lines it names with lines.")
 		}
+		if a.Section != "" {
+			return "", refusef("read_document takes section or since, not both: since shows what changed as a diff; section reads a heading's part of a version.")
+		}
 		return s.changesSince(a.Document, *a.Since)
+	}
+	if a.Lines != "" && a.Section != "" {
+		return "", refusef("read_document takes lines or section, not both: section reads a heading's lines, numbered; lines reads the lines given.")
 	}
 	version := 0
 	if a.Version != nil {
@@ -145,7 +149,10 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 	if a.Lines != "" {
 		return s.someLines(a.Document, version, a.Lines)
 	}
-	d, v, err := s.docs.Read(a.Document, version)
+	if strings.TrimSpace(a.Section) != "" {
+		return s.section(a.Document, version, a.Section)
+	}
+	d, v, ls, err := s.docs.ReadLinked(a.Document, version, MaxLinksShown)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
@@ -157,7 +164,11 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 	if err != nil {
 		return "", err
 	}
-	return head + "\n\n" + afterText(v.Text, s.proposalNotes(notes), s.commentNotes(notes)), nil
+	var links string
+	if v.Number == d.Version {
+		links = strings.Join(s.afterText(d, ls), "\n")
+	}
+	return head + "\n\n" + afterText(v.Text, links, s.proposalNotes(notes), s.commentNotes(notes)), nil
 }
 
 // versionHead is the line read_document puts above a version.

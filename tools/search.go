@@ -151,14 +151,7 @@ func (s *Server) someLines(name string, version int, lines string) (string, erro
 	} else {
 		fmt.Fprintf(&b, "%s · lines %d-%d of %d\n\n", head, part.First, part.Last, part.Total)
 	}
-	width := len(strconv.Itoa(part.Last))
-	for i, line := range part.Lines {
-		fmt.Fprintf(&b, "%*d", width, part.First+i)
-		if line != "" {
-			b.WriteString("\t" + line)
-		}
-		b.WriteByte('\n')
-	}
+	numbered(&b, part)
 	return strings.TrimSuffix(b.String(), "\n"), err
 }
 

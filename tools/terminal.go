@@ -103,7 +103,7 @@ func (p Terminal) List(deleted bool) error {
 
 // Show writes a version's text (0: the latest), its header on Errs.
 func (p Terminal) Show(name string, version int) error {
-	d, v, err := p.Store.Read(name, version)
+	d, v, ls, err := p.Store.ReadLinked(name, version, showLinks)
 	if err != nil {
 		return p.Explain(err, name)
 	}
@@ -112,6 +112,9 @@ func (p Terminal) Show(name string, version int) error {
 	})
 	if err != nil {
 		return err
+	}
+	if v.Number == d.Version {
+		showLinksOf(p.Errs, ls)
 	}
 	_, err = io.WriteString(p.Out, v.Text)
 	return err
@@ -273,4 +276,44 @@ func Plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// showLinks is how many documents of each kind docs show names.
+const showLinks = 20
+
+// showLinksOf writes a latest version's links under docs show's header, one kind a line,
+// each document as "Title (id)": stderr, like the header, so that stdout is the text alone.
+func showLinksOf(w io.Writer, ls docstore.Links) {
+	line := func(what string, docs []docstore.Document, total int) {
+		if total == 0 {
+			return
+		}
+		names := make([]string, len(docs))
+		for i, d := range docs {
+			names[i] = fmt.Sprintf("%s (%s)", d.Title, d.ID)
+		}
+		if more := total - len(docs); more > 0 {
+			names = append(names, fmt.Sprintf("and %d more", more))
+		}
+		fmt.Fprintf(w, "%s: %s\n", what, strings.Join(names, ", "))
+	}
+	line("links to", ls.To, ls.ToTotal)
+	line("linked from", ls.From, ls.FromTotal)
+	if ls.BrokenTotal > 0 {
+		var names []string
+		for _, b := range ls.Broken {
+			switch {
+			case b.Deleted != nil:
+				names = append(names, fmt.Sprintf("%s (%s, deleted)", b.Deleted.Title, b.Deleted.ID))
+			case b.ID != "":
+				names = append(names, "document "+b.ID+" (not in this space)")
+			default:
+				names = append(names, "[["+b.Title+"]] (no such document)")
+			}
+		}
+		if more := ls.BrokenTotal - len(ls.Broken); more > 0 {
+			names = append(names, fmt.Sprintf("and %d more", more))
+		}
+		fmt.Fprintf(w, "broken links: %s\n", strings.Join(names, ", "))
+	}
 }

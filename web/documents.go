@@ -209,9 +209,10 @@ type docView struct {
 	HTML     any
 	Latest   bool
 	Notice   string
-	Previous int     // the version before, for "what changed": 0 when none
-	Banner   *banner // the open proposals (proposals.go); nil when none
-	Comments int     // open comments (comments.go)
+	Previous int        // the version before, for "what changed": 0 when none
+	Banner   *banner    // the open proposals (proposals.go); nil when none
+	Comments int        // open comments (comments.go)
+	Links    *linksView // the latest version's: its backlinks and broken links
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -243,13 +244,24 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	html, err := s.html.version(r.Context(), d.ID, v.Number, untitled(v.Text, v.Title))
+	html, err := s.versionHTML(r.Context(), store, d.ID, v, untitled(v.Text, v.Title))
 	if err != nil {
-		return // the browser went away while it was rendered: nobody to answer
+		if r.Context().Err() == nil {
+			s.fail(w, r, err)
+		}
+		return // else the browser went away while it was rendered: nobody to answer
 	}
 	view := docView{Doc: d, Number: v.Number, Title: v.Title, Kind: v.Kind, At: v.At, HTML: html, Latest: v.Number == d.Version, Notice: r.URL.Query().Get("saved"), Previous: v.Number - 1}
 	if d.Review != nil {
 		view.Comments = d.Review.Unresolved
+	}
+	if view.Latest {
+		_, ls, err := store.Links(d.ID, backlinksShown)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		view.Links = linksOf(d, store.Space(), ls)
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view

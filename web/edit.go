@@ -240,7 +240,9 @@ func (s *Site) newForm(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	s.newPage(w, r, p, sp, http.StatusOK, &newView{})
+	// A broken [[link]] leads here with the title it names (?title=).
+	title, _ := docstore.CleanTitle(r.URL.Query().Get("title"))
+	s.newPage(w, r, p, sp, http.StatusOK, &newView{Title: title})
 }
 
 func (s *Site) newPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *newView) {

@@ -79,8 +79,9 @@ var markdown = goldmark.New(
 		parser.WithInlineParsers(append(parser.DefaultInlineParsers(), util.Prioritized(checkpoint{}, 0))...),
 		parser.WithParagraphTransformers(util.Prioritized(boundedRefs{}, 100)),
 		parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100)),
+		parser.WithAutoHeadingID(),
 	)),
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, wikiLinks{}),
 )
 
 // definitions parses only blocks, to find the link reference definitions of pieces that
@@ -95,6 +96,7 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	// GFM task lists: disabled checkboxes, nothing else of <input>.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikilink( broken)?$`)).OnElements("a")
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return p
@@ -112,15 +114,21 @@ func render(md string) template.HTML {
 // by its wall time (the machine too busy to give it its CPU time): its HTML is fine to
 // show, but not to keep for good.
 func renderWithin(ctx context.Context, md string, limit time.Duration) (h template.HTML, keep bool, err error) {
-	return renderPieces(ctx, md, limit, pieceTarget)
+	return renderPieces(ctx, md, limit, pieceTarget, nil)
+}
+
+// renderLinked is renderWithin with the [[links]] lv knows (nil: each shown as a [[link]]
+// to no document).
+func renderLinked(ctx context.Context, md string, limit time.Duration, lv *linkView) (h template.HTML, keep bool, err error) {
+	return renderPieces(ctx, md, limit, pieceTarget, lv)
 }
 
 // renderPieces is renderWithin with pieces cut at target bytes.
-func renderPieces(ctx context.Context, md string, limit time.Duration, target int) (template.HTML, bool, error) {
+func renderPieces(ctx context.Context, md string, limit time.Duration, target int, lv *linkView) (template.HTML, bool, error) {
 	// The budget is this thread's CPU time: the render stays on it.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	r := &rendering{src: []byte(md), b: newBudget(ctx, limit, maxHTML), refs: map[string]parser.Reference{}}
+	r := &rendering{src: []byte(md), b: newBudget(ctx, limit, maxHTML), refs: map[string]parser.Reference{}, lv: lv, ids: newHeadingIDs()}
 	pieces := split(r.src, target)
 	if len(pieces) > 1 {
 		if err := r.guard(func() { r.collectRefs(pieces) }); err != nil {
@@ -144,7 +152,7 @@ func renderPieces(ctx context.Context, md string, limit time.Duration, target in
 			return template.HTML(r.out.String()), !errors.Is(err, errOverWall), nil
 		}
 	}
-	return template.HTML(r.out.String()), true, nil
+	return r.heads.html() + template.HTML(r.out.String()), true, nil
 }
 
 // rendering is one render's state: the text, its budget, the link reference definitions
@@ -153,6 +161,9 @@ type rendering struct {
 	src        []byte
 	b          *budget
 	refs       map[string]parser.Reference
+	lv         *linkView    // the [[links]]' targets, or nil
+	ids        *headingIDs  // the headings' anchors, unique across the pieces
+	heads      tocEntries   // the headings, for the table of contents
 	out        bytes.Buffer // the page's HTML
 	raw, clean bytes.Buffer // one piece's, before and after sanitizing
 }
@@ -181,8 +192,9 @@ func (r *rendering) guard(fn func()) (err error) {
 // state in it from one parse to the next), holding the render's budget, with the link
 // reference definitions the render's.
 func (r *rendering) context() parser.Context {
-	pc := sharedRefs{parser.NewContext(), r.refs}
+	pc := sharedRefs{parser.NewContext(parser.WithIDs(r.ids)), r.refs}
 	pc.Set(budgetKey, r.b)
+	pc.Set(linkViewKey, r.lv)
 	return pc
 }
 
@@ -235,6 +247,7 @@ func (r *rendering) piece(p piece) {
 	if err := markdown.Renderer().Render(budgetWriter{r.b, &r.raw}, src, doc); err != nil {
 		panic(stopRender{err}) // only writing to a buffer: never
 	}
+	r.heads.add(doc, src)
 	if err := policy().SanitizeReaderToWriter(budgetRead{r.b, &r.raw}, &r.clean); err != nil {
 		panic(stopRender{err})
 	}

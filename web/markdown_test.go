@@ -24,6 +24,7 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -266,14 +267,16 @@ func heapPeak() (stop func() uint64) {
 func whole(t *testing.T, md string) string {
 	t.Helper()
 	ref := goldmark.New(
-		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
-		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100))),
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList, wikiLinks{}),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(documentLinks{}, 100)), parser.WithAutoHeadingID()),
 	)
+	src := []byte(md)
+	doc := ref.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(newHeadingIDs()))))
 	var buf bytes.Buffer
-	if err := ref.Convert([]byte(md), &buf); err != nil {
+	if err := ref.Renderer().Render(&buf, src, doc); err != nil {
 		t.Fatal(err)
 	}
-	return string(policy().SanitizeBytes(buf.Bytes()))
+	return string(toc(doc, src)) + string(policy().SanitizeBytes(buf.Bytes()))
 }
 
 // specExamples are CommonMark's spec examples, as goldmark's tests keep them.
@@ -325,7 +328,7 @@ func TestPiecesRenderAsOneParse(t *testing.T) {
 	}
 	check := func(name, md string) {
 		t.Helper()
-		got, _, err := renderPieces(context.Background(), md, time.Hour, 0)
+		got, _, err := renderPieces(context.Background(), md, time.Hour, 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -51,7 +51,13 @@ func newRenderCache(max int) *renderCache {
 // version returns the HTML of version n of document id, whose text is text, or ctx's
 // error if ctx ends first.
 func (c *renderCache) version(ctx context.Context, id string, n int, text string) (template.HTML, error) {
-	key := fmt.Sprintf("%s/%d", id, n)
+	return c.linked(ctx, id, n, text, nil)
+}
+
+// linked is version with the [[links]] of lv: kept apart from the same version's HTML with
+// other targets (a document since made, renamed or deleted).
+func (c *renderCache) linked(ctx context.Context, id string, n int, text string, lv *linkView) (template.HTML, error) {
+	key := fmt.Sprintf("%s/%d/%s", id, n, lv.key())
 	for {
 		c.mu.Lock()
 		if h, ok := c.html[key]; ok {
@@ -60,7 +66,7 @@ func (c *renderCache) version(ctx context.Context, id string, n int, text string
 		}
 		f := c.pending[key]
 		if f == nil {
-			f = c.start(key, text)
+			f = c.start(key, text, lv)
 		}
 		f.waiting++
 		c.mu.Unlock()
@@ -88,14 +94,14 @@ func (c *renderCache) version(ctx context.Context, id string, n int, text string
 }
 
 // start renders text in the background, as key; c.mu is held.
-func (c *renderCache) start(key, text string) *inFlight {
+func (c *renderCache) start(key, text string, lv *linkView) *inFlight {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &inFlight{done: make(chan struct{}), cancel: cancel}
 	c.pending[key] = f
 	c.started.Add(1)
 	go func() {
 		defer cancel()
-		h, keep, err := c.render(ctx, text)
+		h, keep, err := c.render(ctx, text, lv)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		defer close(f.done)
@@ -111,7 +117,7 @@ func (c *renderCache) start(key, text string) *inFlight {
 }
 
 // render renders text in a slot, once one is free (see renderWithin).
-func (c *renderCache) render(ctx context.Context, text string) (template.HTML, bool, error) {
+func (c *renderCache) render(ctx context.Context, text string, lv *linkView) (template.HTML, bool, error) {
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -122,7 +128,7 @@ func (c *renderCache) render(ctx context.Context, text string) (template.HTML, b
 	defer c.running.Add(-1)
 	for most := c.mostRunning.Load(); now > most && !c.mostRunning.CompareAndSwap(most, now); most = c.mostRunning.Load() {
 	}
-	return renderWithin(ctx, text, c.budget)
+	return renderLinked(ctx, text, c.budget, lv)
 }
 
 // keep adds h to the cache, unless it's too large to; c.mu is held.

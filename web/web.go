@@ -131,6 +131,7 @@ func (s *Site) routes() http.Handler {
 	in("GET /document/{id}", s.document)
 	in("GET /document/{id}/v/{n}", s.version)
 	in("GET /document/{id}/history", s.history)
+	in("GET /document/{id}/links", s.links)
 	in("GET /document/{id}/diff", s.diff)
 	in("GET /document/{id}/edit", s.editForm)
 	in("POST /document/{id}/edit", s.save)

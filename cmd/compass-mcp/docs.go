@@ -29,7 +29,7 @@ type docsSub struct {
 // docsSubs are docs' subcommands, in the order docs help lists them.
 var docsSubs = []docsSub{
 	{"list", "[--deleted]", "no arguments", "the space's documents, latest saved first", 0, 0, false},
-	{"show", "DOC [--version N]", "a document", "a version's text on stdout (its header on stderr)", 1, 1, false},
+	{"show", "DOC [--version N]", "a document", "a version's text on stdout (its header, and the latest's links, on stderr)", 1, 1, false},
 	{"history", "DOC", "a document", "every version, newest first", 1, 1, false},
 	{"diff", "DOC A [B]", "a document and a version, and maybe a second version", "unified diff from version A to B (default: the latest)", 2, 3, false},
 	{"save", "DOC [--base N] [--mine|--theirs] < FILE", "a document (with --new, a title), and the text on stdin",

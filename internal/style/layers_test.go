@@ -17,7 +17,7 @@ import (
 var layers = map[string]int{
 	// What knows no other package of ours.
 	"kv": 0, "linediff": 0, "doclink": 0, "charter": 0, "internal/jsonargs": 0,
-	"internal/clientconfig/jsonc": 0, "icon": 0, "version": 0,
+	"internal/clientconfig/jsonc": 0, "icon": 0, "version": 0, "mdscan": 1,
 	// The stores' backends, below the boundary.
 	"kv/bolt": 1, "kv/pg": 1,
 	// Plain functions and scoping over kv.

@@ -1,0 +1,810 @@
+package docstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/mdscan"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// The links index of a space's documents is kept in doc_links, beside the search index
+// and apart from it. A link ([[Title]], [[Title|shown]], a Markdown link to a document of
+// the space: see package mdscan) is resolved when the version that has it is saved, and
+// kept by the id of the document it names, so that a rename changes no link and costs no
+// write but its own: the text keeps the title it was written with, and what shows a link
+// shows the document's title now. A [[Title]] that names no document of the space is
+// broken, and is kept by the title it names, so that making (or renaming, or bringing back)
+// a document of that title resolves it.
+//
+// # Layout
+//
+// Inside doc_links:
+//
+//	out/<id><target>           for each link of document id's latest version (each target once):
+//	                           the id of the document it names, or "?" and the target as
+//	                           written when it is broken; <target> is "t" and the folded
+//	                           title of a [[Title]], or "i" and the id a Markdown link names
+//	in/<to><from>              uvarint: how many of from's targets name to (from ≠ to, both
+//	                           not deleted)
+//	broken/<target> 0x00 <id>  nothing: document id (not deleted) has this broken link
+//	gone/<id>                  nothing: document id is deleted; the links to it stay in in/,
+//	                           for Undelete, and show it as deleted
+//	sums/<id>                  8 bytes: a digest of the links of document id's latest text,
+//	                           in order, as written: a save whose text has the same links
+//	                           as before (most edits) reads no more of the index than this
+//	meta/built                 the index's format, once built
+//
+// Every version (put), Delete, Undelete and Purge bring it up to date in the same
+// transaction. A file written before links has none until EnsureLinks, the first read of
+// links or the first write builds it: from then on every write keeps it, so that a link is
+// resolved once, when saved, and stays with its document.
+const bucketLinks = "doc_links"
+
+// LinksFormat is the links index's format: an index built in another is built again.
+const LinksFormat = 1
+
+// MaxLinks is how many distinct documents (and broken titles) one version's links are kept
+// for: the links past them are text, and a text of a million distinct [[links]] costs its
+// reading, not a million keys.
+const MaxLinks = 20000
+
+var (
+	linksOut    = []byte("out")
+	linksIn     = []byte("in")
+	linksBroken = []byte("broken")
+	linksGone   = []byte("gone")
+	linksSums   = []byte("sums")
+	linksMeta   = []byte("meta")
+	linksBuilt  = []byte("built")
+)
+
+// brokenMark begins an out/ value of a broken link.
+const brokenMark = '?'
+
+// linkIndex is the space's links index in one transaction; in a read transaction on a
+// space without one, its buckets are nil and it finds nothing.
+type linkIndex struct {
+	out, in, broken, gone, sums, meta kv.Bucket
+}
+
+func (b *buckets) linkIndex() (linkIndex, error) {
+	if !b.tx.Writable() {
+		parent := spaces.Sub(b.tx, b.space, bucketLinks)
+		if parent == nil {
+			return linkIndex{}, nil
+		}
+		return linkIndex{out: parent.Bucket(linksOut), in: parent.Bucket(linksIn), broken: parent.Bucket(linksBroken), gone: parent.Bucket(linksGone), sums: parent.Bucket(linksSums), meta: parent.Bucket(linksMeta)}, nil
+	}
+	parent, err := spaces.CreateSub(b.tx, b.space, bucketLinks)
+	if err != nil {
+		return linkIndex{}, err
+	}
+	var x linkIndex
+	for _, sub := range []struct {
+		name []byte
+		to   *kv.Bucket
+	}{{linksOut, &x.out}, {linksIn, &x.in}, {linksBroken, &x.broken}, {linksGone, &x.gone}, {linksSums, &x.sums}, {linksMeta, &x.meta}} {
+		bk, err := parent.CreateBucketIfNotExists(sub.name)
+		if err != nil {
+			return linkIndex{}, fmt.Errorf("creating the links index's %s bucket: %w", sub.name, err)
+		}
+		*sub.to = bk
+	}
+	// A document's out/ keys, and its sums/ key, go in order.
+	x.out.Tune(0.9)
+	return x, nil
+}
+
+// builtLinks is the links index in a write transaction, built first if it wasn't (a file
+// written before links, or a space whose first document this write makes): rebuilt is then
+// true, and the index already has what the write did.
+func (b *buckets) builtLinks() (x linkIndex, rebuilt bool, err error) {
+	if x, err = b.linkIndex(); err != nil || x.built() {
+		return x, false, err
+	}
+	if err := b.rebuildLinks(x, nil); err != nil {
+		return x, false, fmt.Errorf("building the links index of space %s: %w", b.space, err)
+	}
+	return x, true, nil
+}
+
+func (x linkIndex) built() bool {
+	if x.meta == nil {
+		return false
+	}
+	v := x.meta.Get(linksBuilt)
+	return len(v) == 4 && binary.BigEndian.Uint32(v) == LinksFormat
+}
+
+// linkSet is what a text's links name: each target once ("t" and a folded title, or "i"
+// and an id), sorted, with how it was first written (keys and written are nil when only the
+// digest was read: see linkDigest), and the digest of its links.
+type linkSet struct {
+	keys    []string
+	written map[string]string
+	digest  uint64
+	same    bool // the change kept the links as they were: none of the above was read
+}
+
+// plainLine tells whether a line (with its line break) can neither hold a link nor change
+// what another line is: it begins with a letter (so it begins no block: no list item,
+// heading, fence, quote, table row or indented code), and has none of the characters that
+// links, code spans, destinations and table cells are made of.
+func plainLine(line string) bool {
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return false
+	}
+	if c := line[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
+		return false
+	}
+	return !strings.ContainsAny(line, "[]<>`\\|()\"'")
+}
+
+// sameLinks tells, from the line diff alone, whether a change leaves a text's links as
+// they were: each run of changed lines replaces plain lines (see plainLine) by plain lines,
+// at least one of each (a paragraph's line stays a paragraph's line, wherever it is), or
+// one line by another in words alone (inertEdit), or, at the end of the text, adds or
+// removes plain or blank lines. Most edits of prose are
+// such; a save that passes costs nothing here for however many links the text has.
+func sameLinks(c change) bool {
+	if c.ops == nil {
+		return false
+	}
+	for i := 0; i < len(c.ops); {
+		if c.ops[i].Kind == linediff.Equal {
+			i++
+			continue
+		}
+		j := i
+		for j < len(c.ops) && c.ops[j].Kind != linediff.Equal {
+			j++
+		}
+		// One line changed into another, its words beside its links.
+		if j == i+2 && c.ops[i].Kind == linediff.Delete && c.ops[i].A1-c.ops[i].A0 == 1 && c.ops[i+1].B1-c.ops[i+1].B0 == 1 &&
+			inertEdit(c.old[c.ops[i].A0], c.new[c.ops[i+1].B0]) {
+			i = j
+			continue
+		}
+		j = i
+		removed, added, blanks := 0, 0, false
+		for ; j < len(c.ops) && c.ops[j].Kind != linediff.Equal; j++ {
+			op := c.ops[j]
+			lines := c.new[op.B0:op.B1]
+			if op.Kind == linediff.Delete {
+				lines = c.old[op.A0:op.A1]
+				removed += len(lines)
+			} else {
+				added += len(lines)
+			}
+			for _, l := range lines {
+				if strings.TrimRight(l, " \t\r\n") == "" {
+					blanks = true
+				} else if !plainLine(l) {
+					return false
+				}
+			}
+		}
+		if j < len(c.ops) && (removed == 0 || added == 0 || blanks) {
+			return false // before the end, a line added, removed or blank may change others
+		}
+		i = j
+	}
+	return true
+}
+
+// inertEdit tells whether changing line old into new leaves the links of any text as
+// they were: the two differ only between a common beginning and end, in letters, digits,
+// spaces and punctuation that makes nothing of Markdown there (no bracket, parenthesis,
+// angle bracket, backtick, backslash, pipe or !); the line begins as a paragraph's or a list
+// item's text does, with a letter or [; it has no "]:" (a link reference definition); and
+// the change is outside every bracket, parenthesis and angle bracket the beginning opened.
+// Such is the edit of a line's words beside a link that stays.
+func inertEdit(old, new string) bool {
+	old, new = strings.TrimRight(old, "\r\n"), strings.TrimRight(new, "\r\n")
+	p := 0
+	for p < len(old) && p < len(new) && old[p] == new[p] {
+		p++
+	}
+	q := 0
+	for q < len(old)-p && q < len(new)-p && old[len(old)-1-q] == new[len(new)-1-q] {
+		q++
+	}
+	prefix := old[:p]
+	if strings.ContainsAny(old[p:len(old)-q]+new[p:len(new)-q], "[]()<>`\\|!") || strings.Contains(old, "]:") || strings.Contains(new, "]:") {
+		return false
+	}
+	if strings.Count(prefix, "[") != strings.Count(prefix, "]") || strings.Count(prefix, "(") != strings.Count(prefix, ")") || strings.Count(prefix, "<") != strings.Count(prefix, ">") {
+		return false
+	}
+	// The line's first non-space character, and after a list marker the first after it, is
+	// in the common beginning, and is a letter or [.
+	t := strings.TrimLeft(prefix, " ")
+	if len(prefix)-len(t) > 3 {
+		return false // indented code, or a list item's deeper lines: left to the full reading
+	}
+	if t != "" && (t[0] == '-' || t[0] == '*' || t[0] == '+') && len(t) > 1 && t[1] == ' ' {
+		t = strings.TrimLeft(t[1:], " ")
+	}
+	if t == "" {
+		return false
+	}
+	c := t[0]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 || c == '['
+}
+
+// FNV-1a, 64 bits.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return (h ^ 0xff) * fnvPrime // a separator no UTF-8 text has
+}
+
+// linkDigest is the digest of text's links: each, in order, as written, so that two texts
+// with the same digest have the same links. It costs the text's reading and no more.
+func linkDigest(text string) uint64 {
+	h := uint64(fnvOffset)
+	if mayLink(text) {
+		mdscan.Links(text, func(l mdscan.Link) bool {
+			h = fnvAdd(fnvAdd(h, l.ID), l.Title)
+			return true
+		})
+	}
+	return h
+}
+
+// mayLink tells whether text can have a link at all: every link has a [ or a <.
+func mayLink(text string) bool { return strings.ContainsAny(text, "[<") }
+
+// scanLinks reads text's links: their digest, and at most MaxLinks targets.
+func scanLinks(text string) *linkSet {
+	set := &linkSet{digest: fnvOffset}
+	if !mayLink(text) {
+		set.written = map[string]string{}
+		return set
+	}
+	// Room for as many targets as the text may have, so that the map doesn't grow as it fills.
+	room := strings.Count(text, "[[") + strings.Count(text, "](") + strings.Count(text, "]:") + strings.Count(text, "<")
+	set.written = make(map[string]string, min(room, MaxLinks))
+	set.keys = make([]string, 0, min(room, MaxLinks))
+	mdscan.Links(text, func(l mdscan.Link) bool {
+		set.digest = fnvAdd(fnvAdd(set.digest, l.ID), l.Title)
+		if len(set.keys) >= MaxLinks {
+			return true // past the links kept: only the digest goes on
+		}
+		key := "i" + l.ID
+		if l.ID == "" {
+			key = "t" + foldTitle(l.Title)
+		}
+		if _, ok := set.written[key]; !ok {
+			set.written[key] = l.ID + l.Title // one of them is ""
+			set.keys = append(set.keys, key)
+		}
+		return true
+	})
+	slices.Sort(set.keys)
+	return set
+}
+
+// foldTitle is titleKey's string, made at one allocation for a title in ASCII.
+func foldTitle(title string) string {
+	title = strings.TrimSpace(title)
+	for i := 0; i < len(title); i++ {
+		if title[i] >= 0x80 {
+			return strings.ToLower(title)
+		}
+	}
+	b := make([]byte, len(title))
+	for i := 0; i < len(title); i++ {
+		c := title[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return string(b)
+}
+
+// sum is the digest of document id's links as the index has them, and whether it has one.
+func (x linkIndex) sum(id string) (uint64, bool) {
+	if x.sums == nil {
+		return 0, false
+	}
+	v := x.sums.Get([]byte(id))
+	if len(v) != 8 {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(v), true
+}
+
+// prepareLinks is what a change's commit needs of its new text's links, read before the
+// commit: nothing when the line diff shows the links are as they were (sameLinks); the
+// digest alone when the index's is the same; else every target.
+func (b *buckets) prepareLinks(id, text string, c change) *linkSet {
+	if sameLinks(c) {
+		return &linkSet{same: true}
+	}
+	x, _ := b.linkIndex()
+	d := linkDigest(text)
+	if sum, ok := x.sum(id); ok && sum == d {
+		return &linkSet{digest: d}
+	}
+	return scanLinks(text)
+}
+
+// target is one out/ entry: the target key, and the id it names ("" when broken, then
+// written is how it was written).
+type target struct {
+	key, to, written string
+}
+
+func decodeTarget(key, value []byte) target {
+	t := target{key: string(key)}
+	if len(value) > 0 && value[0] == brokenMark {
+		t.written = string(value[1:])
+	} else {
+		t.to = string(value)
+	}
+	return t
+}
+
+func (t target) value() []byte {
+	if t.to == "" {
+		return append([]byte{brokenMark}, t.written...)
+	}
+	return []byte(t.to)
+}
+
+// outOf is document id's out/ entries, in key order.
+func (x linkIndex) outOf(id string) []target {
+	if x.out == nil {
+		return nil
+	}
+	var ts []target
+	prefix := []byte(id)
+	c := x.out.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		ts = append(ts, decodeTarget(k[len(prefix):], v))
+	}
+	return ts
+}
+
+func outKey(id, key string) []byte { return append([]byte(id), key...) }
+func inKey(to, from string) []byte { return append([]byte(to), from...) }
+func brokenKey(key, id string) []byte {
+	return append(append([]byte(key), 0), id...)
+}
+
+// resolve is the document target key names now, or "".
+func (b *buckets) resolve(key string) string {
+	switch key[0] {
+	case 't':
+		if id := b.titles.Get([]byte(key[1:])); id != nil {
+			return string(id)
+		}
+	case 'i':
+		if b.docs.Get([]byte(key[1:])) != nil {
+			return key[1:]
+		}
+	}
+	return ""
+}
+
+// count adds delta to the uvarint at key of bk, deleting the key at zero.
+func count(bk kv.Bucket, key []byte, delta int) error {
+	n := int64(0)
+	if v := bk.Get(key); v != nil {
+		n, _ = binary.Varint(v)
+	}
+	if n += int64(delta); n <= 0 {
+		return bk.Delete(key)
+	}
+	return bk.Put(key, binary.AppendVarint(nil, n))
+}
+
+// link counts t, a link of document from, in in/ or broken/.
+func (x linkIndex) link(from string, t target, delta int) error {
+	switch {
+	case t.to == "":
+		if delta > 0 {
+			return x.broken.Put(brokenKey(t.key, from), nil)
+		}
+		return x.broken.Delete(brokenKey(t.key, from))
+	case t.to != from:
+		return count(x.in, inKey(t.to, from), delta)
+	}
+	return nil // a link to itself is kept, and counted nowhere
+}
+
+// linksPut brings the links index up to date with version v of document id; prev is the
+// version before (nil for a new document), set what v's text links to (nil: not read yet).
+// It runs after the titles index knows v's title.
+func (b *buckets) linksPut(id string, v Version, prev *Version, set *linkSet) error {
+	x, rebuilt, err := b.builtLinks()
+	if err != nil || rebuilt {
+		return err
+	}
+	if prev == nil || prev.Text != v.Text {
+		if set == nil {
+			set = scanLinks(v.Text)
+		}
+		if sum, ok := x.sum(id); !set.same && (!ok || sum != set.digest) {
+			if set.keys == nil && set.written == nil { // only the digest was read, and it differs now
+				set = scanLinks(v.Text)
+			}
+			if err := b.relink(x, id, set); err != nil {
+				return err
+			}
+			if err := x.sums.Put([]byte(id), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
+				return err
+			}
+		}
+	}
+	if prev == nil || !bytes.Equal(titleKey(prev.Title), titleKey(v.Title)) {
+		return b.resolveBroken(x, id, v.Title)
+	}
+	return nil
+}
+
+// relink changes document id's out/ entries, and what counts them, to set: only the targets
+// that came or went are written, and only theirs are read whole.
+func (b *buckets) relink(x linkIndex, id string, set *linkSet) error {
+	prefix := []byte(id)
+	var gone []target
+	var came []string
+	c := x.out.Cursor()
+	k, v := c.Seek(prefix)
+	for _, key := range set.keys {
+		for ; k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) < key; k, v = c.Next() {
+			gone = append(gone, decodeTarget(k[len(prefix):], v))
+		}
+		if k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) == key {
+			k, v = c.Next() // the same target: it keeps the document it was resolved to
+			continue
+		}
+		came = append(came, key)
+	}
+	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		gone = append(gone, decodeTarget(k[len(prefix):], v))
+	}
+	// The cursor is done with: now the writes.
+	for _, t := range gone {
+		if err := x.out.Delete(outKey(id, t.key)); err != nil {
+			return err
+		}
+		if err := x.link(id, t, -1); err != nil {
+			return err
+		}
+	}
+	for _, key := range came {
+		t := target{key: key, to: b.resolve(key), written: set.written[key]}
+		if err := x.out.Put(outKey(id, key), t.value()); err != nil {
+			return err
+		}
+		if err := x.link(id, t, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveBroken points the broken links to title at document id, which has it now.
+func (b *buckets) resolveBroken(x linkIndex, id, title string) error {
+	key := "t" + string(titleKey(title))
+	prefix := brokenKey(key, "")
+	var from []string
+	c := x.broken.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		from = append(from, string(k[len(prefix):]))
+	}
+	for _, f := range from {
+		t := target{key: key, to: id}
+		if err := x.out.Put(outKey(f, key), t.value()); err != nil {
+			return err
+		}
+		if err := x.broken.Delete(brokenKey(key, f)); err != nil {
+			return err
+		}
+		if err := x.link(f, t, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linksDrop takes document id (deleted) out of what its links count, keeping its out/
+// entries for Undelete, and marks it gone.
+func (b *buckets) linksDrop(id string) error {
+	x, rebuilt, err := b.builtLinks()
+	if err != nil || rebuilt {
+		return err
+	}
+	for _, t := range x.outOf(id) {
+		if t.to == "" {
+			err = x.broken.Delete(brokenKey(t.key, id))
+		} else if t.to != id {
+			err = x.in.Delete(inKey(t.to, id))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return x.gone.Put([]byte(id), nil)
+}
+
+// linksAdd brings document d (undeleted) back: its links are resolved again where they
+// were broken, or named a document purged meanwhile, and the broken links to its title
+// are resolved.
+func (b *buckets) linksAdd(d Document) error {
+	x, rebuilt, err := b.builtLinks()
+	if err != nil || rebuilt {
+		return err
+	}
+	if err := x.gone.Delete([]byte(d.ID)); err != nil {
+		return err
+	}
+	for _, t := range x.outOf(d.ID) {
+		was := t
+		switch {
+		case t.to == "":
+			t.to = b.resolve(t.key)
+		case b.docs.Get([]byte(t.to)) == nil: // purged while d was deleted
+			t.to, t.written = b.resolve(t.key), t.key[1:]
+		}
+		if t != was {
+			if err := x.out.Put(outKey(d.ID, t.key), t.value()); err != nil {
+				return err
+			}
+		}
+		if err := x.link(d.ID, t, 1); err != nil {
+			return err
+		}
+	}
+	return b.resolveBroken(x, d.ID, d.Title)
+}
+
+// linksForget removes document id (deleted, being purged) from the index: its own links
+// go, and the links to it become broken (by the title they were written with, which a new
+// document may take).
+func (b *buckets) linksForget(id string) error {
+	x, _, err := b.builtLinks()
+	if err != nil {
+		return err
+	}
+	for _, t := range x.outOf(id) {
+		if err := x.out.Delete(outKey(id, t.key)); err != nil {
+			return err
+		}
+	}
+	if err := x.gone.Delete([]byte(id)); err != nil {
+		return err
+	}
+	if err := x.sums.Delete([]byte(id)); err != nil {
+		return err
+	}
+	var from []string
+	prefix := []byte(id)
+	c := x.in.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		from = append(from, string(k[len(prefix):]))
+	}
+	for _, f := range from {
+		if err := x.in.Delete(inKey(id, f)); err != nil {
+			return err
+		}
+		for _, t := range x.outOf(f) {
+			if t.to != id {
+				continue
+			}
+			// Another document may have the title by now (this one was deleted).
+			if t.to, t.written = b.resolve(t.key), t.key[1:]; t.to == id {
+				t.to = ""
+			}
+			if err := x.out.Put(outKey(f, t.key), t.value()); err != nil {
+				return err
+			}
+			if err := x.link(f, t, 1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// EnsureLinks builds the links index of the space's documents if it isn't built yet (a
+// file written before links, or by an older format): each document's latest text is read
+// for its links, resolved by the titles and ids of the documents now. progress, if not
+// nil, is called inside the transaction with how many documents were read of how many,
+// every 100 and at the end; it must not use the database.
+func (s *Store) EnsureLinks(progress func(done, total int)) error {
+	built := false
+	if err := s.view(func(b *buckets) error {
+		x, _ := b.linkIndex()
+		built = x.built()
+		return nil
+	}); err != nil || built {
+		return err
+	}
+	return s.db.Update(func(tx kv.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.linkIndex()
+		if err != nil || x.built() {
+			return err
+		}
+		if err := b.rebuildLinks(x, progress); err != nil {
+			return fmt.Errorf("building the links index of space %s: %w", s.space, err)
+		}
+		return nil
+	})
+}
+
+func (b *buckets) rebuildLinks(x linkIndex, progress func(done, total int)) error {
+	for _, bk := range []kv.Bucket{x.out, x.in, x.broken, x.gone, x.sums} {
+		if err := emptyBucket(bk); err != nil {
+			return err
+		}
+	}
+	var docs []Document
+	if err := b.eachDoc(func(d Document) error {
+		docs = append(docs, d)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, d := range docs {
+		v, err := b.version(d.ID, d.Version)
+		if err != nil {
+			return err
+		}
+		set := scanLinks(v.Text)
+		if err := x.sums.Put([]byte(d.ID), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
+			return err
+		}
+		for _, key := range set.keys {
+			t := target{key: key, to: b.resolve(key), written: set.written[key]}
+			if err := x.out.Put(outKey(d.ID, key), t.value()); err != nil {
+				return err
+			}
+			if d.Deleted == nil {
+				if err := x.link(d.ID, t, 1); err != nil {
+					return err
+				}
+			}
+		}
+		if d.Deleted != nil {
+			if err := x.gone.Put([]byte(d.ID), nil); err != nil {
+				return err
+			}
+		}
+		if progress != nil && ((i+1)%100 == 0 || i+1 == len(docs)) {
+			progress(i+1, len(docs))
+		}
+	}
+	return x.meta.Put(linksBuilt, binary.BigEndian.AppendUint32(nil, LinksFormat))
+}
+
+func emptyBucket(b kv.Bucket) error {
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckLinks checks the links index against the documents, and returns an error naming the
+// first difference (nil when it holds, or when there is no index yet): each document's
+// out/ entries are its latest text's targets, each naming a document the space has (or
+// broken); in/, broken/ and gone/ are what the documents not deleted, and those deleted,
+// make of them; no broken [[Title]] of a document not deleted names a title a document has.
+// Which document a resolved link names is not checked: it was chosen when it was saved. For
+// tests and checks of a file.
+func (s *Store) CheckLinks() error {
+	return s.view(func(b *buckets) error {
+		x, _ := b.linkIndex()
+		if !x.built() {
+			return nil
+		}
+		wantIn := map[string]int64{}
+		wantBroken := map[string]bool{}
+		wantGone := map[string]bool{}
+		seen := map[string]bool{}
+		err := b.eachDoc(func(d Document) error {
+			seen[d.ID] = true
+			v, err := b.version(d.ID, d.Version)
+			if err != nil {
+				return err
+			}
+			set := scanLinks(v.Text)
+			out := x.outOf(d.ID)
+			keys := make([]string, len(out))
+			for i, t := range out {
+				keys[i] = t.key
+				switch {
+				case t.to != "" && d.Deleted == nil && b.docs.Get([]byte(t.to)) == nil:
+					return fmt.Errorf("%s's link %q names %s, which the space doesn't have", d.ID, t.key, t.to)
+				case t.to == "" && d.Deleted == nil && b.resolve(t.key) != "":
+					return fmt.Errorf("%s's link %q is kept as broken, but names %s", d.ID, t.key, b.resolve(t.key))
+				}
+				if d.Deleted != nil {
+					continue
+				}
+				if t.to == "" {
+					wantBroken[string(brokenKey(t.key, d.ID))] = true
+				} else if t.to != d.ID {
+					wantIn[string(inKey(t.to, d.ID))]++
+				}
+			}
+			if !slices.Equal(keys, set.keys) {
+				return fmt.Errorf("%s's links are kept as %q, but its text has %q", d.ID, keys, set.keys)
+			}
+			if sum, ok := x.sum(d.ID); !ok || sum != set.digest || linkDigest(v.Text) != set.digest {
+				return fmt.Errorf("%s's links' digest is kept as %x (%v), but its text's is %x", d.ID, sum, ok, set.digest)
+			}
+			if d.Deleted != nil {
+				wantGone[d.ID] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := x.out.ForEach(func(k, _ []byte) error {
+			if len(k) < 26 || !seen[string(k[:26])] {
+				return fmt.Errorf("out/ has %q, of no document", k)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if err := sameKeys("in/", x.in, func(k, v []byte) (bool, error) {
+			n, _ := binary.Varint(v)
+			if want := wantIn[string(k)]; want != n {
+				return false, fmt.Errorf("in/%q counts %d links, want %d", k, n, want)
+			}
+			return true, nil
+		}, len(wantIn)); err != nil {
+			return err
+		}
+		if err := sameKeys("broken/", x.broken, func(k, _ []byte) (bool, error) { return wantBroken[string(k)], nil }, len(wantBroken)); err != nil {
+			return err
+		}
+		return sameKeys("gone/", x.gone, func(k, _ []byte) (bool, error) { return wantGone[string(k)], nil }, len(wantGone))
+	})
+}
+
+// sameKeys checks that every key of bk is wanted (want), and that there are as many as wanted.
+func sameKeys(name string, bk kv.Bucket, want func(k, v []byte) (bool, error), n int) error {
+	got := 0
+	err := bk.ForEach(func(k, v []byte) error {
+		ok, err := want(k, v)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s has %q, which no document's links make", name, k)
+		}
+		got++
+		return nil
+	})
+	if err == nil && got != n {
+		err = fmt.Errorf("%s has %d keys, want %d", name, got, n)
+	}
+	return err
+}

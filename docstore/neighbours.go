@@ -1,0 +1,405 @@
+package docstore
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+)
+
+// Links is what is known of a document's links: the documents its latest version links to,
+// those whose latest versions link to it, and its links that are broken. A document's
+// links to itself are in none of them.
+type Links struct {
+	To          []Document   // at most the limit asked for: those linked by [[Title]] by the title written (folded), then those by id
+	ToTotal     int          // documents it links to, each once
+	From        []Document   // at most the limit asked for, oldest made first
+	FromTotal   int          // documents not deleted that link to it
+	Broken      []BrokenLink // at most the limit asked for
+	BrokenTotal int
+}
+
+// BrokenLink is a link that names no document of the space: a [[Title]] that no title is
+// (Title, as written), a Markdown link to an id the space has no document of (ID), or a
+// link to a document that is deleted (Deleted).
+type BrokenLink struct {
+	Title   string
+	ID      string
+	Deleted *Document
+}
+
+// Links returns the named document and its links, at most limit of each kind (limit < 1:
+// none listed, only counted). It builds the links index first if the space has none. It
+// returns what Find returns.
+func (s *Store) Links(name string, limit int) (Document, Links, error) {
+	if err := s.EnsureLinks(nil); err != nil {
+		return Document{}, Links{}, err
+	}
+	var (
+		d  Document
+		ls Links
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		ls, err = b.linksOf(d, limit)
+		return err
+	})
+	return d, ls, err
+}
+
+// ReadLinked is Read and, when the version read is the latest, Links, in one transaction
+// (on PostgreSQL, one round trip more for the links, not a transaction more).
+func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
+	var (
+		d     Document
+		v     Version
+		ls    Links
+		built bool
+	)
+	read := func() error {
+		return s.view(func(b *buckets) (err error) {
+			ls = Links{}
+			if d, version, err = b.namedVersion(name, version); err != nil {
+				return err
+			}
+			if v, err = b.version(d.ID, version); err != nil {
+				return err
+			}
+			x, _ := b.linkIndex()
+			if built = x.built(); built && v.Number == d.Version {
+				ls, err = b.linksOf(d, limit)
+			}
+			return err
+		})
+	}
+	err := read()
+	if err == nil && !built && v.Number == d.Version {
+		if err = s.EnsureLinks(nil); err == nil {
+			err = read()
+		}
+	}
+	return d, v, ls, err
+}
+
+// linksOf is Links of document d.
+func (b *buckets) linksOf(d Document, limit int) (Links, error) {
+	var ls Links
+	x, _ := b.linkIndex()
+	var to, gone []string
+	seen := map[string]bool{}
+	for _, t := range byTitleFirst(x.outOf(d.ID)) {
+		switch {
+		case t.to == "":
+			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
+				ls.Broken = append(ls.Broken, brokenOf(t))
+			}
+		case t.to == d.ID, seen[t.to]:
+		case x.gone.Get([]byte(t.to)) != nil:
+			seen[t.to] = true
+			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
+				gone = append(gone, t.to)
+			}
+		default:
+			seen[t.to] = true
+			if ls.ToTotal++; len(to) < limit {
+				to = append(to, t.to)
+			}
+		}
+	}
+	from, total := x.from(d.ID, "", limit)
+	ls.FromTotal = total
+	b.prefetchDocs(slices.Concat(to, from, gone))
+	var err error
+	if ls.To, err = b.records(to); err != nil {
+		return ls, err
+	}
+	if ls.From, err = b.records(from); err != nil {
+		return ls, err
+	}
+	deleted, err := b.records(gone)
+	for i := range deleted {
+		ls.Broken = append(ls.Broken, BrokenLink{Deleted: &deleted[i]})
+	}
+	return ls, err
+}
+
+// byTitleFirst puts ts's [[Title]] links (by title) before its Markdown links (by id).
+func byTitleFirst(ts []target) []target {
+	slices.SortStableFunc(ts, func(a, b target) int { return int(b.key[0]) - int(a.key[0]) })
+	return ts
+}
+
+func brokenOf(t target) BrokenLink {
+	if t.key[0] == 'i' {
+		return BrokenLink{ID: t.key[1:]}
+	}
+	return BrokenLink{Title: t.written}
+}
+
+// from is up to limit ids of the documents that link to document id, after the id after
+// ("" from the first), oldest made first, and how many there are in all.
+func (x linkIndex) from(id, after string, limit int) ([]string, int) {
+	if x.in == nil {
+		return nil, 0
+	}
+	var ids []string
+	total := 0
+	prefix := []byte(id)
+	c := x.in.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		total++
+		if from := string(k[len(prefix):]); from > after && len(ids) < limit {
+			ids = append(ids, from)
+		}
+	}
+	return ids, total
+}
+
+// records reads the records of documents ids.
+func (b *buckets) records(ids []string) ([]Document, error) {
+	docs := make([]Document, 0, len(ids))
+	for _, id := range ids {
+		d, ok, err := b.doc(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			docs = append(docs, d)
+		}
+	}
+	return docs, nil
+}
+
+// Backlinks returns the named document and a page of the documents whose latest versions
+// link to it: up to limit (at least 1), oldest made first, from the one after the id after
+// ("" from the first); how many there are in all; and the id to give as after for the next
+// page ("" when there is none).
+func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, int, string, error) {
+	if err := s.EnsureLinks(nil); err != nil {
+		return Document{}, nil, 0, "", err
+	}
+	limit = max(limit, 1)
+	var (
+		d     Document
+		docs  []Document
+		total int
+		next  string
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		x, _ := b.linkIndex()
+		ids, n := x.from(d.ID, after, limit+1)
+		total, next = n, ""
+		if len(ids) > limit {
+			ids, next = ids[:limit], ids[limit-1]
+		}
+		b.prefetchDocs(ids)
+		docs, err = b.records(ids)
+		return err
+	})
+	return d, docs, total, next, err
+}
+
+// Unlinked returns up to limit of the space's documents that no other document links to,
+// latest saved first, and how many there are in all.
+func (s *Store) Unlinked(limit int) ([]Document, int, error) {
+	if err := s.EnsureLinks(nil); err != nil {
+		return nil, 0, err
+	}
+	var (
+		docs  []Document
+		total int
+	)
+	err := s.view(func(b *buckets) error {
+		docs, total = nil, 0
+		if b.recent == nil {
+			return nil
+		}
+		x, _ := b.linkIndex()
+		var ids []string
+		c := b.recent.Cursor()
+		var ic kv.Cursor
+		if x.in != nil {
+			ic = x.in.Cursor()
+		}
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			id := k[8:]
+			if ic != nil {
+				if got, _ := ic.Seek(id); got != nil && bytes.HasPrefix(got, id) {
+					continue
+				}
+			}
+			if total++; len(ids) < limit {
+				ids = append(ids, string(id))
+			}
+		}
+		listed, err := b.listed(ids)
+		docs = listed
+		return err
+	})
+	return docs, total, err
+}
+
+// BrokenGroup is one broken link of the space, and the documents (not deleted) that have it.
+type BrokenGroup struct {
+	BrokenLink
+	In      []Document // at most MaxBrokenIn, oldest made first
+	InTotal int
+}
+
+// MaxBrokenIn is how many of the documents that have a broken link BrokenLinks names.
+const MaxBrokenIn = 5
+
+// BrokenLinks returns up to limit of the space's broken links, each with the documents that
+// have it: the [[Titles]] that name no document first, by title (folded), then the ids that
+// name none, then the links to deleted documents, oldest made first. It returns how many
+// there are in all.
+func (s *Store) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
+	if err := s.EnsureLinks(nil); err != nil {
+		return nil, 0, err
+	}
+	var (
+		groups []BrokenGroup
+		total  int
+	)
+	err := s.view(func(b *buckets) error {
+		groups, total = nil, 0
+		x, _ := b.linkIndex()
+		if x.broken == nil {
+			return nil
+		}
+		type group struct {
+			key  string // a target key, or "d" and a deleted document's id
+			from []string
+			n    int
+		}
+		var gs []group
+		add := func(key string, from []string, n int) {
+			if total++; len(gs) < limit {
+				gs = append(gs, group{key: key, from: from, n: n})
+			}
+		}
+		for _, r := range [][2]string{{"t", "u"}, {"i", "j"}} {
+			c := x.broken.Cursor()
+			var cur *group
+			last := ""
+			for k, _ := c.Seek([]byte(r[0])); k != nil && string(k) < r[1]; k, _ = c.Next() {
+				zero := bytes.LastIndexByte(k, 0)
+				if zero < 0 {
+					continue
+				}
+				if key := string(k[:zero]); key != last {
+					last, cur = key, nil
+					if add(key, nil, 0); len(gs) > 0 && gs[len(gs)-1].key == key {
+						cur = &gs[len(gs)-1]
+					}
+				}
+				if cur != nil {
+					if cur.n++; len(cur.from) < MaxBrokenIn {
+						cur.from = append(cur.from, string(k[zero+1:]))
+					}
+				}
+			}
+		}
+		gc := x.gone.Cursor()
+		for k, _ := gc.First(); k != nil; k, _ = gc.Next() {
+			if ids, n := x.from(string(k), "", MaxBrokenIn); n > 0 {
+				add("d"+string(k), ids, n)
+			}
+		}
+		var ids []string
+		for _, g := range gs {
+			ids = append(ids, g.from...)
+			if g.key[0] == 'd' {
+				ids = append(ids, g.key[1:])
+			}
+		}
+		b.prefetchDocs(ids)
+		for _, g := range gs {
+			in, err := b.records(g.from)
+			if err != nil {
+				return err
+			}
+			bg := BrokenGroup{In: in, InTotal: g.n}
+			switch g.key[0] {
+			case 'd':
+				d, _, err := b.doc(g.key[1:])
+				if err != nil {
+					return err
+				}
+				bg.Deleted = &d
+			case 'i':
+				bg.ID = g.key[1:]
+			case 't':
+				bg.Title = decodeTarget(nil, x.out.Get(outKey(g.from[0], g.key))).written
+			}
+			groups = append(groups, bg)
+		}
+		return nil
+	})
+	return groups, total, err
+}
+
+// Target is the document a [[Title]] names now: its id and title, and whether it is
+// deleted; ID is "" when it names none.
+type Target struct {
+	ID, Title string
+	Deleted   bool
+}
+
+// FoldTitle is a title as titles are compared: the key Targets answers by.
+func FoldTitle(title string) string { return string(titleKey(title)) }
+
+// Targets says which document each of titles, [[Titles]] of a version of document id, names
+// now, by FoldTitle: the one the link was resolved to when id's latest version was saved,
+// if that version has it, else the one that has the title now (an older version's link
+// that the latest no longer has).
+func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
+	if err := s.EnsureLinks(nil); err != nil {
+		return nil, err
+	}
+	out := map[string]Target{}
+	err := s.view(func(b *buckets) error {
+		clear(out)
+		if b.docs == nil {
+			return nil
+		}
+		x, _ := b.linkIndex()
+		for _, title := range titles {
+			key := FoldTitle(title)
+			if _, ok := out[key]; ok {
+				continue
+			}
+			to := ""
+			if v := x.outGet(id, "t"+key); v != nil {
+				to = decodeTarget(nil, v).to
+			} else if got := b.titles.Get([]byte(key)); got != nil {
+				to = string(got)
+			}
+			t := Target{}
+			if to != "" {
+				d, ok, err := b.doc(to)
+				if err != nil {
+					return err
+				}
+				if ok {
+					t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
+				}
+			}
+			out[key] = t
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (x linkIndex) outGet(id, key string) []byte {
+	if x.out == nil {
+		return nil
+	}
+	return x.out.Get(outKey(id, key))
+}
