@@ -9,7 +9,7 @@ package charter
 const Rule = "Read a document before you edit it; keep others' work (edit or append rather than rewrite it whole); change only your part; leave it coherent."
 
 // WriteRule is the rule as the writing tools' descriptions end with it.
-const WriteRule = " Read it first (read_document); keep others' work; change only your part."
+const WriteRule = " Read it first; keep others' work; change only your part."
 
 // Instructions is what the server tells the model once, at the start of a session.
 const Instructions = `This server holds the documents and conversations of one shared space.
@@ -30,15 +30,15 @@ const PromptDescription = "How to work with this space's documents and conversat
 // wrote; rewriting a whole text is still the way their lines get dropped from the latest
 // version, which is why the rule says to edit or append.
 const (
-	ListDocuments = "List this space's documents, latest saved first: each a link, with its id, version, size, who saved it last and when, and how it opens. " +
-		"To find something, search instead of listing: query (a question, words, \"a phrase\") ranks the documents that have them, best first, with their best lines."
-	ReadDocument = "Read a document (by title or id) as Markdown with its version. version reads an older one; since (a version) shows only what changed after it, as a diff, with who changed it. " +
-		"lines (120-180) or section (a heading) reads only part of a long document, numbered. A whole read ends with its links."
-	WriteDocument = "Make a new document (title and text), or, naming one (document), replace its whole text (and title, if given). To change part of a document, edit_document or append_document keep the rest as it is. " +
-		"When replacing, give version (the one your text was based on): changes made since are merged with yours, and a clash is refused, not saved." + WriteRule
-	AppendDocument    = "Add text at the end of a document, after one blank line; everything already there stays." + WriteRule
-	EditDocument      = "Replace text that occurs exactly once in a document (old, copied exactly from read_document) with new: the way to change part of a document without rewriting the rest." + WriteRule
-	CommentDocument   = "Comment on a document's lines (lines, text), reply (reply_to, text) or resolve one. Ask the person here rather than guess; resolve once your edit answers it." + WriteRule
-	ListConversations = "List the other conversations people shared into this space, latest first: how each opened and where it is now. query searches what was said instead, with the matching lines."
-	ReadConversation  = "Read a conversation of this space (by id), a page at a time, oldest first; before pages back."
+	ListDocuments = "The space's documents, latest saved first: each a link with id, version, size, who saved it, how it opens. " +
+		"query ranks them by a question or words, with their best lines."
+	ReadDocument = "Read a document as Markdown, ending with its links. " +
+		"version: an older one; since: changes after a version, as a diff; lines (120-180) or section (a heading): one part."
+	WriteDocument = "Make a document (title, text), or replace a named one's whole text. For part of one, use edit_document or append_document. " +
+		"When replacing, give the version your text was based on: later changes are merged, a clash refused." + WriteRule
+	AppendDocument    = "Add text at the end of a document, after a blank line." + WriteRule
+	EditDocument      = "Replace text occurring once in a document (old, copied exactly) with new." + WriteRule
+	CommentDocument   = "Comment on lines of a document, reply (reply_to) or resolve one. Ask the person here rather than guess." + WriteRule
+	ListConversations = "Conversations people shared into this space, latest first: how each opened and where it is now. query searches what was said."
+	ReadConversation  = "A conversation of this space, a page at a time, oldest first; before pages back."
 )

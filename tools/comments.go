@@ -14,11 +14,11 @@ import (
 // comments are listed by read_document after the text, at their lines as of the version read.
 
 type commentDocumentArgs struct {
-	Document string `arg:"document,required" about:"The document's title, id or link."`
-	Lines    string `arg:"lines" about:"Lines of the latest version: 4-6."`
+	Document string `arg:"document,required" about:"Title, id or link."`
+	Lines    string `arg:"lines" about:"Of the latest version: 4-6."`
 	Text     string `arg:"text" about:"The comment or reply."`
-	ReplyTo  *int   `arg:"reply_to" about:"A comment's number: reply to it."`
-	Resolve  *int   `arg:"resolve" about:"A comment's number: resolve it."`
+	ReplyTo  *int   `arg:"reply_to" about:"A comment's number."`
+	Resolve  *int   `arg:"resolve" about:"A comment's number."`
 }
 
 func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (string, error) {

@@ -12,8 +12,8 @@ import (
 )
 
 type listConversationsArgs struct {
-	Limit *int   `arg:"limit" about:"How many to show (default 20, at most 500)."`
-	Query string `arg:"query" about:"Words and \"quoted phrases\" to search what was said for, with the matching lines."`
+	Limit *int   `arg:"limit" about:"Default 20, at most 500."`
+	Query string `arg:"query" about:"Words and \"quoted phrases\"."`
 }
 
 func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) (string, error) {
@@ -57,9 +57,9 @@ func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) 
 }
 
 type readConversationArgs struct {
-	Conversation string `arg:"conversation,required" about:"The conversation's id, from list_conversations."`
-	Limit        *int   `arg:"limit" about:"How many messages (default 30, at most 500)."`
-	Before       string `arg:"before" about:"A message id: read the page before it (the last line of a page gives it)."`
+	Conversation string `arg:"conversation,required" about:"Its id, from list_conversations."`
+	Limit        *int   `arg:"limit" about:"Messages, default 30, at most 500."`
+	Before       string `arg:"before" about:"A message id: the page before it."`
 }
 
 func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (string, error) {

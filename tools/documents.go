@@ -31,12 +31,12 @@ func limitOf(tool string, limit *int, def int) (int, error) {
 }
 
 type listDocumentsArgs struct {
-	Limit  *int   `arg:"limit" about:"How many to show (default 50, at most 500)."`
-	Query  string `arg:"query" about:"Words and \"quoted phrases\" (a question as you would ask it) to search titles and texts for: those with every word first, then by relevance; a quoted phrase is required."`
-	SignIn string `arg:"sign_in" about:"Instead: a one-time link signing the person in to their page (when it asks them to), opening this document (title, id, link; / for all)."`
-	LinkedFrom string `arg:"linked_from" about:"A document: list those it links to."`
-	LinksTo    string `arg:"links_to" about:"A document: list those linking to it."`
-	Links      string `arg:"links" about:"none (documents nothing links to) or broken (links to none)."`
+	Limit      *int   `arg:"limit" about:"Default 50, at most 500."`
+	Query      string `arg:"query" about:"A question or words; \"quoted phrases\" must match."`
+	SignIn     string `arg:"sign_in" when:"sign-in" about:"Instead: a one-time sign-in link for the person's page (DOC or /)."`
+	LinkedFrom string `arg:"linked_from" about:"A document: those it links to."`
+	LinksTo    string `arg:"links_to" about:"A document: those linking to it."`
+	Links      string `arg:"links" about:"none (nothing links to them) or broken."`
 }
 
 func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
@@ -109,12 +109,12 @@ const noSignIn = "This server hands out no sign-in links: it serves a team (it h
 	"The person signs in with the link that `compass-mcp open` prints, run in a terminal where the server runs (with its --data)."
 
 type readDocumentArgs struct {
-	Document string `arg:"document,required" about:"The document's title, id or link."`
-	Version  *int   `arg:"version" about:"An older version to read (default: the latest)."`
-	Since    *int   `arg:"since" about:"A version: show only what changed after it, as a diff."`
-	Lines    string `arg:"lines" about:"Only these lines, numbered: 120-180, 120- (to the end) or -40 (the first 40)."`
-	Proposal *int   `arg:"proposal" about:"A proposal's number: show it as a diff."`
-	Section  string `arg:"section" about:"A heading (FAQ, Launch/Pricing): only that section, numbered."`
+	Document string `arg:"document,required" about:"Title, id or link."`
+	Version  *int   `arg:"version" about:"An older version."`
+	Since    *int   `arg:"since" about:"A version: what changed after it."`
+	Lines    string `arg:"lines" about:"120-180, 120- or -40."`
+	Proposal *int   `arg:"proposal" about:"A proposal's number."`
+	Section  string `arg:"section" about:"A heading: FAQ, Launch/Pricing."`
 }
 
 func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string, error) {
@@ -184,10 +184,10 @@ func (s *Server) versionHead(d docstore.Document, v docstore.Version) (string, e
 }
 
 type writeDocumentArgs struct {
-	Title    string `arg:"title" about:"The title: needed for a new document; for an existing one, a new title (optional)."`
+	Title    string `arg:"title" about:"Needed for a new document."`
 	Text     string `arg:"text,required" about:"The whole Markdown text."`
-	Document string `arg:"document" about:"To replace an existing document's whole text: its title, id or link."`
-	Version  *int   `arg:"version" about:"With document: the version your text was based on; changes made since are merged with yours."`
+	Document string `arg:"document" about:"To replace: its title, id or link."`
+	Version  *int   `arg:"version" about:"What your text was based on."`
 }
 
 func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (string, error) {
@@ -222,8 +222,8 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 }
 
 type appendDocumentArgs struct {
-	Document string `arg:"document,required" about:"The document's title, id or link."`
-	Text     string `arg:"text,required" about:"The Markdown to add at the end."`
+	Document string `arg:"document,required" about:"Title, id or link."`
+	Text     string `arg:"text,required" about:"The Markdown to add."`
 }
 
 func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (string, error) {
@@ -238,9 +238,9 @@ func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (str
 }
 
 type editDocumentArgs struct {
-	Document string  `arg:"document,required" about:"The document's title, id or link."`
-	Old      string  `arg:"old,required" about:"The text to replace, copied exactly from read_document; it must occur once."`
-	New      *string `arg:"new,required" about:"The text to put in its place (empty to delete it)."`
+	Document string  `arg:"document,required" about:"Title, id or link."`
+	Old      string  `arg:"old,required" about:"The text to replace, exactly; it must occur once."`
+	New      *string `arg:"new,required" about:"Its replacement (empty deletes it)."`
 }
 
 func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string, error) {

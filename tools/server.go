@@ -137,6 +137,9 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 	t := reflect.TypeFor[A]()
 	for _, f := range fieldsOf(t) {
 		sf := t.Field(f.index)
+		if when := sf.Tag.Get("when"); when != "" && !s.offers(when) {
+			continue // an argument this server can't honour is not shown (it is still refused with why)
+		}
 		prop := []mcp.PropertyOption{mcp.Description(sf.Tag.Get("about"))}
 		if f.required {
 			prop = append(prop, mcp.Required())
@@ -363,4 +366,15 @@ func unavailable(err error, readOnly bool) string {
 		msg += " This change may or may not have been saved: read the document before making it again."
 	}
 	return msg + " (" + err.Error() + ")"
+}
+
+// offers reports whether this server honours the arguments tagged when: "sign-in", the
+// sign-in links only a one-person stdio server hands out (Config.SignIn). tools/list shows
+// only those it does, so that a team's server spends none of the model's context on them.
+func (s *Server) offers(when string) bool {
+	switch when {
+	case "sign-in":
+		return s.cfg.SignIn != nil
+	}
+	return true
 }

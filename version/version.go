@@ -11,7 +11,7 @@ import (
 // Release is the version this source is released as: to release a new one, change it
 // here, commit, and tag the commit v<Release>. The release builder (go run
 // ./internal/release) stamps it into the binaries it builds.
-const Release = "0.1.0"
+const Release = "0.2.0"
 
 // stamped and commit are set by the release builder with -ldflags
 // "-X github.com/compass-mcp/compass-mcp/version.stamped=... -X ...version.commit=...". In

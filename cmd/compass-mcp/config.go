@@ -142,7 +142,7 @@ func (c *config) mcpServer() (store, *server.MCPServer, error) {
 	}
 	c.links = web.NewLinks(c.linkBase, db, db.Path())
 	cfg := c.tools()
-	if c.http == "" {
+	if c.http == "" && c.linkBase == "" { // a --link-base is a page elsewhere: no links to hand out
 		cfg.SignIn = c.agentSignIn(db)
 	}
 	srv, err := tools.New(db, cfg)

@@ -17,7 +17,7 @@ import (
 // What a client is told of the server and its tools, as the built binary says it over stdio
 // and over HTTP: initialize's serverInfo (its icons' data URIs shortened to their size) and
 // tools/list, each tool's title, annotations, description, schema and icons, in
-// testdata/sessions/tools-list.txtar, so that a change to any of it shows in review. Then
+// testdata/sessions/tools-list.txtar (tools-list-http.txtar over HTTP), so that a change to any of it shows in review. Then
 // the icons the tools get when the page is at an https address, and the size of tools/list,
 // which must stay within 6 KB.
 func TestToolsListGolden(t *testing.T) {
@@ -35,7 +35,9 @@ func TestToolsListGolden(t *testing.T) {
 	if err := overHTTP.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*client.Client{stdio, overHTTP} {
+	// Over stdio the tools offer list_documents' sign_in (a one-person server's page); over
+	// HTTP they don't: a golden each.
+	for i, c := range []*client.Client{stdio, overHTTP} {
 		t.Cleanup(func() { c.Close() })
 		init := initialize(t, c, "test-client")
 		list := listTools(t, c)
@@ -51,7 +53,7 @@ func TestToolsListGolden(t *testing.T) {
 			icons, _ := json.Marshal(tl.Icons)
 			fmt.Fprintf(&b, "%s: %s\n", tl.Name, icons)
 		}
-		golden(t, "tools-list.txtar", b.String())
+		golden(t, [...]string{"tools-list.txtar", "tools-list-http.txtar"}[i], b.String())
 
 		for _, ts := range [][]mcp.Tool{list, hosted} {
 			raw, err := json.Marshal(ts)
