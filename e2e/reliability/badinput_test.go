@@ -84,7 +84,7 @@ func badCalls() []badCall {
 		{"no title, no document", "write_document", map[string]any{"text": "x"}, "needs a title"},
 		{"no conversation", "read_conversation", map[string]any{}, "needs conversation"},
 		{"old_text for old", "edit_document", map[string]any{"document": "Launch plan", "old_text": "studio", "new": "room"}, "edit_document takes document, old, new; it got old_text"},
-		{"a misspelt limit", "list_documents", map[string]any{"limt": 5}, "takes limit, query; it got limt"},
+		{"a misspelt limit", "list_documents", map[string]any{"limt": 5}, "links; it got limt"},
 		// empty and huge strings, NUL
 		{"empty document", "read_document", map[string]any{"document": ""}, "can't be empty"},
 		{"empty text to append", "append_document", map[string]any{"document": "Launch plan", "text": ""}, "can't be empty"},
