@@ -7,11 +7,13 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-const linkedPlan = "# Launch plan\n\nPrices are in [[Pricing]]; the budget is in [[Budget]].\n\n## Steps\n\nRecord the trailer.\n\n## Open questions\n\nWho reviews the course page?\n\n```\n[[Not a link]]\n```\n"
+const linkedPlan = "# Overview\n\nPrices are in [[Pricing]]; the budget is in [[Budget]].\n\n## Steps\n\nRecord the trailer.\n\n## Open questions\n\nWho reviews the course page?\n\n```\n[[Not a link]]\n```\n"
 
 // The person follows a [[link]], sees the backlink on the page it leads to, sees the link
 // keep its document when the agent renames it, and makes a broken link whole by making the
-// document it names; a document of three headings has a table of contents.
+// document it names; a document of three headings has a table of contents. (Its first
+// heading is not its title: the page shows a leading heading that repeats the title once,
+// in the header, so it would not count.)
 func TestLinksAPersonFollows(t *testing.T) {
 	s := startServer(t)
 	_, pricing := s.write(t, "Pricing", "# Pricing\n\nTwelve a month.\n")
@@ -21,7 +23,7 @@ func TestLinksAPersonFollows(t *testing.T) {
 	waitText(t, ctx, "Prices are in Pricing; the budget is in Budget.")
 
 	// The table of contents, and its anchors.
-	if toc := eval[string](t, ctx, `[...document.querySelectorAll("nav.toc a")].map(a => a.getAttribute("href") + " " + a.innerText).join("\n")`); toc != "#s-launch-plan Launch plan\n#s-steps Steps\n#s-open-questions Open questions" {
+	if toc := eval[string](t, ctx, `[...document.querySelectorAll("nav.toc a")].map(a => a.getAttribute("href") + " " + a.innerText).join("\n")`); toc != "#s-overview Overview\n#s-steps Steps\n#s-open-questions Open questions" {
 		t.Errorf("the table of contents:\n%s", toc)
 	}
 	click(t, ctx, `nav.toc a[href="#s-open-questions"]`)
