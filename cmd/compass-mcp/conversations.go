@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -151,40 +150,8 @@ func conversationsCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 	store := threads.New(db, c.space)
-	switch {
-	case pos[0] == "list":
-		convs, err := store.Recent(1<<30, "")
-		if err != nil {
-			return err
-		}
-		if len(convs) == 0 {
-			fmt.Fprintf(stderr, "No conversations in space %s.\n", c.space)
-		}
-		for _, cv := range convs {
-			fmt.Fprintf(stdout, "%s\t%q\t%s\tlatest %s\n", cv.ID, cv.Title, tools.Plural(cv.Count, "message"), cv.Last.Local().Format("2006-01-02 15:04"))
-		}
-		return nil
-	case *all:
-		n, err := store.DeleteAll()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Deleted %s of space %s, for good.\n", tools.Plural(n, "conversation"), c.space)
-		return nil
+	if pos[0] == "list" {
+		return tools.ListConversations(store, c.space, stdout, stderr)
 	}
-	for _, id := range pos[1:] {
-		gone, err := store.Delete(id)
-		if errors.Is(err, threads.ErrNotFound) {
-			return fmt.Errorf("space %s has no conversation %q (conversations list shows them); nothing more was deleted", c.space, id)
-		}
-		if err != nil {
-			return err
-		}
-		name := gone.ID
-		if gone.Title != "" {
-			name += fmt.Sprintf(" %q", gone.Title)
-		}
-		fmt.Fprintf(stdout, "Deleted conversation %s and its %s, for good.\n", name, tools.Plural(gone.Count, "message"))
-	}
-	return nil
+	return tools.DeleteConversations(store, c.space, pos[1:], *all, stdout)
 }
