@@ -194,6 +194,9 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 	return res, err
 }
 
+// search is one pass of Search with a reading budget: it plans the query from the index,
+// ranks what the plan finds, reading documents as the ranking asks, reads the records of
+// those ranked without being read, and makes the ranked ones that are not deleted Found.
 func (s *Store) search(query string, limit, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
@@ -202,88 +205,21 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 	if err := s.EnsureIndex(nil); err != nil {
 		return Results{}, err
 	}
-	var plan *search.Plan
-	err = s.view(func(b *buckets) error {
-		x, _ := b.index()
-		var err error
-		plan, err = x.Plan(q, search.Ranking)
-		return err
-	})
+	plan, err := s.plan(q)
 	if err != nil {
 		return Results{}, err
 	}
 	docs := map[uint32]Document{}
 	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
-		var out []search.Fetched
-		used := 0
-		err := s.view(func(b *buckets) error {
-			x, _ := b.index()
-			b.prefetchItems(x, nums, true)
-			var live []Document
-			for _, num := range nums {
-				d, ok, err := b.doc(x.Key(num))
-				if err != nil {
-					return err
-				}
-				if !ok || d.Deleted != nil {
-					out = append(out, search.Fetched{Gone: true})
-					continue
-				}
-				size := d.Bytes + len(d.Title)
-				if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
-					break
-				}
-				used += size
-				docs[num] = d
-				live = append(live, d)
-				out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
-			}
-			b.prefetchLatest(live)
-			for i := range out {
-				if out[i].Gone {
-					continue
-				}
-				d := docs[nums[i]]
-				v, err := b.version(d.ID, d.Version)
-				if err != nil {
-					return err
-				}
-				out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
-			}
-			return nil
-		})
-		return out, used, err
+		return s.fetch(docs, nums, budget)
 	}
 	r, err := plan.Rank(limit, MatchLines, budget, fetch)
 	if err != nil {
 		return Results{}, err
 	}
 	res := Results{Query: q, Every: r.Every, Some: r.Some, Total: r.Every + r.Some, Unread: r.Unread, Read: r.Read}
-	// Those ranked without being read (past MaxRead): their records.
-	var missing []uint32
-	for _, rk := range r.Ranked {
-		if _, ok := docs[rk.Num]; !ok {
-			missing = append(missing, rk.Num)
-		}
-	}
-	if len(missing) > 0 {
-		err := s.view(func(b *buckets) error {
-			x, _ := b.index()
-			b.prefetchItems(x, missing, true)
-			for _, num := range missing {
-				d, ok, err := b.doc(x.Key(num))
-				if err != nil {
-					return err
-				}
-				if ok {
-					docs[num] = d
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return Results{}, err
-		}
+	if err := s.readUnread(docs, r.Ranked); err != nil {
+		return Results{}, err
 	}
 	for _, rk := range r.Ranked {
 		d, ok := docs[rk.Num]
@@ -293,6 +229,91 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 		res.Found = append(res.Found, Found{Document: d, Hit: rk.Hit, Every: rk.Every, Score: rk.Score})
 	}
 	return res, nil
+}
+
+// plan reads the space's search index in one transaction and plans q on it.
+func (s *Store) plan(q search.Query) (*search.Plan, error) {
+	var plan *search.Plan
+	err := s.view(func(b *buckets) error {
+		x, _ := b.index()
+		var err error
+		plan, err = x.Plan(q, search.Ranking)
+		return err
+	})
+	return plan, err
+}
+
+// fetch is the ranking's search.Fetch: in one transaction it reads the records of the
+// documents numbered nums, as many as fit budget (and, past the first, search.MaxBatch),
+// into docs, then their latest texts, copied, and returns them with the bytes it used.
+func (s *Store) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]search.Fetched, int, error) {
+	var out []search.Fetched
+	used := 0
+	err := s.view(func(b *buckets) error {
+		x, _ := b.index()
+		b.prefetchItems(x, nums, true)
+		var live []Document
+		for _, num := range nums {
+			d, ok, err := b.doc(x.Key(num))
+			if err != nil {
+				return err
+			}
+			if !ok || d.Deleted != nil {
+				out = append(out, search.Fetched{Gone: true})
+				continue
+			}
+			size := d.Bytes + len(d.Title)
+			if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
+				break
+			}
+			used += size
+			docs[num] = d
+			live = append(live, d)
+			out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
+		}
+		b.prefetchLatest(live)
+		for i := range out {
+			if out[i].Gone {
+				continue
+			}
+			d := docs[nums[i]]
+			v, err := b.version(d.ID, d.Version)
+			if err != nil {
+				return err
+			}
+			out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
+		}
+		return nil
+	})
+	return out, used, err
+}
+
+// readUnread reads into docs, in one transaction, the records of those ranked without
+// being read (past MaxRead); it reads nothing when there are none.
+func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) error {
+	var missing []uint32
+	for _, rk := range ranked {
+		if _, ok := docs[rk.Num]; !ok {
+			missing = append(missing, rk.Num)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return s.view(func(b *buckets) error {
+		x, _ := b.index()
+		b.prefetchItems(x, missing, true)
+		for _, num := range missing {
+			d, ok, err := b.doc(x.Key(num))
+			if err != nil {
+				return err
+			}
+			if ok {
+				docs[num] = d
+			}
+		}
+		return nil
+	})
 }
 
 // errCheckDone rolls back CheckIndex's transaction once it has compared.

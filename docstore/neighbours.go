@@ -272,76 +272,104 @@ func (s *Store) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
 		if x.broken == nil {
 			return nil
 		}
-		type group struct {
-			key  string // a target key, or "d" and a deleted document's id
-			from []string
-			n    int
-		}
-		var gs []group
-		add := func(key string, from []string, n int) {
-			if total++; len(gs) < limit {
-				gs = append(gs, group{key: key, from: from, n: n})
-			}
-		}
-		for _, r := range [][2]string{{"t", "u"}, {"i", "j"}} {
-			c := x.broken.Cursor()
-			var cur *group
-			last := ""
-			for k, _ := c.Seek([]byte(r[0])); k != nil && string(k) < r[1]; k, _ = c.Next() {
-				zero := bytes.LastIndexByte(k, 0)
-				if zero < 0 {
-					continue
-				}
-				if key := string(k[:zero]); key != last {
-					last, cur = key, nil
-					if add(key, nil, 0); len(gs) > 0 && gs[len(gs)-1].key == key {
-						cur = &gs[len(gs)-1]
-					}
-				}
-				if cur != nil {
-					if cur.n++; len(cur.from) < MaxBrokenIn {
-						cur.from = append(cur.from, string(k[zero+1:]))
-					}
-				}
-			}
-		}
-		gc := x.gone.Cursor()
-		for k, _ := gc.First(); k != nil; k, _ = gc.Next() {
-			if ids, n := x.from(string(k), "", MaxBrokenIn); n > 0 {
-				add("d"+string(k), ids, n)
-			}
-		}
-		var ids []string
-		for _, g := range gs {
-			ids = append(ids, g.from...)
-			if g.key[0] == 'd' {
-				ids = append(ids, g.key[1:])
-			}
-		}
-		b.prefetchDocs(ids)
-		for _, g := range gs {
-			in, err := b.records(g.from)
-			if err != nil {
-				return err
-			}
-			bg := BrokenGroup{In: in, InTotal: g.n}
-			switch g.key[0] {
-			case 'd':
-				d, _, err := b.doc(g.key[1:])
-				if err != nil {
-					return err
-				}
-				bg.Deleted = &d
-			case 'i':
-				bg.ID = g.key[1:]
-			case 't':
-				bg.Title = decodeTarget(nil, x.out.Get(outKey(g.from[0], g.key))).written
-			}
-			groups = append(groups, bg)
-		}
-		return nil
+		t := brokenTally{limit: limit}
+		t.count(x)
+		total = t.total
+		var err error
+		groups, err = b.brokenGroups(x, t.gs)
+		return err
 	})
 	return groups, total, err
+}
+
+// brokenKeys is a broken link as the link index has it: a target key, or "d" and a
+// deleted document's id, with up to MaxBrokenIn of the documents that have it, of n.
+type brokenKeys struct {
+	key  string
+	from []string
+	n    int
+}
+
+// brokenTally counts a space's broken links, keeping the first limit of them.
+type brokenTally struct {
+	gs           []brokenKeys
+	total, limit int
+}
+
+// add counts a broken link, and keeps it when fewer than limit are kept.
+func (t *brokenTally) add(key string, from []string, n int) {
+	if t.total++; len(t.gs) < t.limit {
+		t.gs = append(t.gs, brokenKeys{key: key, from: from, n: n})
+	}
+}
+
+// count reads x's broken links in BrokenLinks' order: the [[Titles]] that name no
+// document (keys "t"), the ids that name none ("i"), then the links to deleted documents.
+func (t *brokenTally) count(x linkIndex) {
+	for _, r := range [][2]string{{"t", "u"}, {"i", "j"}} {
+		c := x.broken.Cursor()
+		var cur *brokenKeys
+		last := ""
+		for k, _ := c.Seek([]byte(r[0])); k != nil && string(k) < r[1]; k, _ = c.Next() {
+			zero := bytes.LastIndexByte(k, 0)
+			if zero < 0 {
+				continue
+			}
+			if key := string(k[:zero]); key != last {
+				last, cur = key, nil
+				if t.add(key, nil, 0); len(t.gs) > 0 && t.gs[len(t.gs)-1].key == key {
+					cur = &t.gs[len(t.gs)-1]
+				}
+			}
+			if cur != nil {
+				if cur.n++; len(cur.from) < MaxBrokenIn {
+					cur.from = append(cur.from, string(k[zero+1:]))
+				}
+			}
+		}
+	}
+	gc := x.gone.Cursor()
+	for k, _ := gc.First(); k != nil; k, _ = gc.Next() {
+		if ids, n := x.from(string(k), "", MaxBrokenIn); n > 0 {
+			t.add("d"+string(k), ids, n)
+		}
+	}
+}
+
+// brokenGroups reads the records of the documents the kept broken links gs name, and
+// makes each a BrokenGroup: a deleted document's, an id's or a written [[Title]]'s. On an
+// error it returns those made before it.
+func (b *buckets) brokenGroups(x linkIndex, gs []brokenKeys) ([]BrokenGroup, error) {
+	var ids []string
+	for _, g := range gs {
+		ids = append(ids, g.from...)
+		if g.key[0] == 'd' {
+			ids = append(ids, g.key[1:])
+		}
+	}
+	b.prefetchDocs(ids)
+	var groups []BrokenGroup
+	for _, g := range gs {
+		in, err := b.records(g.from)
+		if err != nil {
+			return groups, err
+		}
+		bg := BrokenGroup{In: in, InTotal: g.n}
+		switch g.key[0] {
+		case 'd':
+			d, _, err := b.doc(g.key[1:])
+			if err != nil {
+				return groups, err
+			}
+			bg.Deleted = &d
+		case 'i':
+			bg.ID = g.key[1:]
+		case 't':
+			bg.Title = decodeTarget(nil, x.out.Get(outKey(g.from[0], g.key))).written
+		}
+		groups = append(groups, bg)
+	}
+	return groups, nil
 }
 
 // Target is the document a [[Title]] names now: its id and title, and whether it is

@@ -74,6 +74,38 @@ func (w *walker) scan(start, end int) {
 		return
 	}
 	s, in := w.text, &w.in
+	if !in.begin(s, start, end) {
+		return
+	}
+	for i := start; i < end; {
+		if i = in.nextSpecial(i); i == end {
+			return
+		}
+		more := true
+		switch s[i] {
+		case '\\':
+			if i+1 < end && isPunct(s[i+1]) {
+				i += 2
+			} else {
+				i++
+			}
+		case '`':
+			i = in.codeSpan(i)
+		case '[':
+			i, more = w.openBracket(start, i, end)
+		case ']':
+			i, more = w.closeBracket(i, end)
+		case '<':
+			i, more = w.angleLink(i, end)
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+// begin readies in to scan s[start:end], and is false when the text can have no link.
+func (in *inline) begin(s string, start, end int) bool {
 	// Every link has a [ or a <: a text with neither (most prose) has none. A short text is
 	// read a byte at a time; a long one's specials are found with IndexByte, each call of
 	// which costs more than reading a few dozen bytes.
@@ -83,85 +115,90 @@ func (w *walker) scan(start, end int) {
 			found = s[i] == '[' || s[i] == '<'
 		}
 		if !found {
-			return
+			return false
 		}
 		in.reset(s, start, end)
 		in.short = true
 	} else {
 		open, angle := strings.IndexByte(s[start:end], '['), strings.IndexByte(s[start:end], '<')
 		if open < 0 && angle < 0 {
-			return
+			return false
 		}
 		in.reset(s, start, end)
 		in.at[0], in.at[4] = from(start, open), from(start, angle) // '[' and '<' are specials[0] and [4]
 	}
-	for i := start; i < end; {
-		if i = in.nextSpecial(i); i == end {
-			return
+	return true
+}
+
+// codeSpan reads the backtick run at i: where the scan goes on, past the code span it
+// opens (nothing in it counts), or past the run when none closes it.
+func (in *inline) codeSpan(i int) int {
+	if !in.counted {
+		in.countRuns(i)
+	}
+	n := runOf(in.s[i:in.end], '`')
+	if close := in.nextRun(n, i); close >= 0 {
+		return close + n // a code span: nothing in it counts
+	}
+	return i + n
+}
+
+// openBracket reads the [ at i, in the text scanned from start: a [[wiki link]] is
+// emitted, any other [ kept as an opener; it returns where the scan goes on, and false
+// when the walk is to stop.
+func (w *walker) openBracket(start, i, end int) (int, bool) {
+	s, in := w.text, &w.in
+	// ![ opens an image, so ![[Title]] is no [[link]] (Obsidian's embed is not either).
+	image := i > start && s[i-1] == '!' && (i-1 == start || s[i-2] != '\\')
+	if title, shown, n, ok := WikiLink(s[i:end]); ok && !image {
+		if !w.emit(Link{Title: title, Shown: shown}) {
+			return i, false
 		}
-		switch s[i] {
-		case '\\':
-			if i+1 < end && isPunct(s[i+1]) {
-				i += 2
-			} else {
-				i++
-			}
-		case '`':
-			if !in.counted {
-				in.countRuns(i)
-			}
-			n := runOf(s[i:end], '`')
-			if close := in.nextRun(n, i); close >= 0 {
-				i = close + n // a code span: nothing in it counts
-			} else {
-				i += n
-			}
-		case '[':
-			// ![ opens an image, so ![[Title]] is no [[link]] (Obsidian's embed is not either).
-			image := i > start && s[i-1] == '!' && (i-1 == start || s[i-2] != '\\')
-			if title, shown, n, ok := WikiLink(s[i:end]); ok && !image {
-				if !w.emit(Link{Title: title, Shown: shown}) {
-					return
+		return i + n, true
+	}
+	if len(in.openers) < maxOpeners {
+		in.openers = append(in.openers, opener{image: image})
+	}
+	return i + 1, true
+}
+
+// closeBracket reads the ] at i: it closes the innermost opener, and when a (destination)
+// follows, that is a link (emitted when it is to a document) or an image; it returns
+// where the scan goes on, and false when the walk is to stop.
+func (w *walker) closeBracket(i, end int) (int, bool) {
+	s, in := w.text, &w.in
+	if len(in.openers) > 0 {
+		top := len(in.openers) - 1
+		o := in.openers[top]
+		in.openers = in.openers[:top]
+		live := o.image || top >= in.inactive
+		in.inactive = min(in.inactive, top)
+		if i+1 < end && s[i+1] == '(' {
+			if dest, n, ok := in.inlineDest(s, i+2, end); ok && live {
+				if id, ok := doclink.ID(dest); ok && !o.image && !w.emit(Link{ID: id}) {
+					return i, false
 				}
-				i += n
-				continue
-			}
-			if len(in.openers) < maxOpeners {
-				in.openers = append(in.openers, opener{image: image})
-			}
-			i++
-		case ']':
-			if len(in.openers) > 0 {
-				top := len(in.openers) - 1
-				o := in.openers[top]
-				in.openers = in.openers[:top]
-				live := o.image || top >= in.inactive
-				in.inactive = min(in.inactive, top)
-				if i+1 < end && s[i+1] == '(' {
-					if dest, n, ok := in.inlineDest(s, i+2, end); ok && live {
-						if id, ok := doclink.ID(dest); ok && !o.image && !w.emit(Link{ID: id}) {
-							return
-						}
-						if !o.image {
-							in.inactive = len(in.openers)
-						}
-						i = n
-						continue
-					}
+				if !o.image {
+					in.inactive = len(in.openers)
 				}
+				return n, true
 			}
-			i++
-		case '<':
-			if uri, n, ok := autolink(s[i:end]); ok {
-				if id, ok := doclink.ID(uri); ok && !w.emit(Link{ID: id}) {
-					return
-				}
-				i += n
-				continue
-			}
-			i++
 		}
 	}
+	return i + 1, true
+}
+
+// angleLink reads the < at i: an <autolink> to a document is emitted; it returns where
+// the scan goes on, and false when the walk is to stop.
+func (w *walker) angleLink(i, end int) (int, bool) {
+	s := w.text
+	if uri, n, ok := autolink(s[i:end]); ok {
+		if id, ok := doclink.ID(uri); ok && !w.emit(Link{ID: id}) {
+			return i, false
+		}
+		return i + n, true
+	}
+	return i + 1, true
 }
 
 func (in *inline) reset(s string, start, end int) {

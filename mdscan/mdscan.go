@@ -159,7 +159,24 @@ func (w *walker) walk() {
 
 // line reads one line, s: text[start:end], without its line break.
 func (w *walker) line(start int, s string, num, end int) {
-	quotes := 0
+	quotes, s := quoteDepth(s)
+	indent, t := indentOf(s)
+	if w.fence != 0 && w.inFence(quotes, indent, t) {
+		return
+	}
+	if t == "" {
+		w.flush()
+		return
+	}
+	if w.lazy(quotes, indent, t, end) {
+		return
+	}
+	w.block(start, quotes, indent, t, num, end)
+}
+
+// quoteDepth counts the block quote markers (">", up to three spaces before each) that
+// open s, and returns it with them taken off.
+func quoteDepth(s string) (quotes int, _ string) {
 	for {
 		t := strings.TrimLeft(s, " ")
 		if len(s)-len(t) > 3 || !strings.HasPrefix(t, ">") {
@@ -168,38 +185,53 @@ func (w *walker) line(start int, s string, num, end int) {
 		quotes++
 		s = strings.TrimPrefix(t[1:], " ")
 	}
-	indent, t := indentOf(s)
-	if w.fence != 0 {
-		switch {
-		case quotes < w.fenceQuote:
-			w.fence = 0 // its block quote ended
-		case w.fenceBase > 0 && t != "" && indent < w.fenceBase:
-			w.fence, w.listIndent = 0, 0 // its list item ended
-		default:
-			if indent-min(indent, w.fenceBase) <= 3 && closesFence(t, w.fence, w.fenceLen) {
-				w.fence = 0
-			}
-			return
+	return quotes, s
+}
+
+// inFence reads a line, t after indent spaces inside quotes block quotes, while a code
+// fence is open: it closes the fence when the line's block quote or list item ended (and
+// the line is then read as any other: false), or when the line is a closing fence; true
+// when the line is the fence's.
+func (w *walker) inFence(quotes, indent int, t string) bool {
+	switch {
+	case quotes < w.fenceQuote:
+		w.fence = 0 // its block quote ended
+	case w.fenceBase > 0 && t != "" && indent < w.fenceBase:
+		w.fence, w.listIndent = 0, 0 // its list item ended
+	default:
+		if indent-min(indent, w.fenceBase) <= 3 && closesFence(t, w.fence, w.fenceLen) {
+			w.fence = 0
 		}
+		return true
 	}
-	if t == "" {
-		w.flush()
-		return
-	}
+	return false
+}
+
+// lazy reads a non-blank line whose block quote depth or indent is less than the open
+// paragraph's or list item's: true when it is a lazy continuation of the paragraph
+// (which then ends at end); otherwise it closes what the line ended, and is false.
+func (w *walker) lazy(quotes, indent int, t string, end int) bool {
 	if w.paraStart >= 0 && quotes != w.paraQuote {
 		if quotes < w.paraQuote && !startsBlock(t, indent) {
 			w.paraEnd = end // a lazy continuation of the quote's paragraph
-			return
+			return true
 		}
 		w.flush()
 	}
 	if w.listIndent > 0 && indent < w.listIndent {
 		if w.paraStart >= 0 && !startsBlock(t, indent) {
 			w.paraEnd = end // a lazy continuation of the item's paragraph
-			return
+			return true
 		}
 		w.listIndent = 0
 	}
+	return false
+}
+
+// block reads what a line, t from start after indent spaces inside quotes block quotes,
+// opens or continues: indented code, a code fence, a heading, a thematic break, a list
+// item (whose content is read again as a line of its own) or a paragraph.
+func (w *walker) block(start, quotes, indent int, t string, num, end int) {
 	base := w.listIndent
 	for redo := true; redo; {
 		redo = false
@@ -217,28 +249,10 @@ func (w *walker) line(start int, s string, num, end int) {
 			return
 		case t[0] == '#' && atxLevel(t) > 0:
 			w.flush()
-			level := atxLevel(t)
-			content := atxText(t[level:])
-			top := quotes == 0 && base == 0
-			if top && w.heading != nil && !w.heading(Heading{Level: level, Text: foldSpace(content), Line: num}) {
-				w.stopped = true
-				return
-			}
-			if content != "" {
-				rest := t[level:]
-				from := end - len(t) + level + len(rest) - len(strings.TrimLeft(rest, " \t"))
-				w.scan(from, from+len(content))
-			}
+			w.atxHeading(quotes == 0 && base == 0, t, num, end)
 			return
 		case w.paraStart >= 0 && setextLevel(t) > 0:
-			level := setextLevel(t)
-			ps, pe, pl, top := w.paraStart, w.paraEnd, w.paraLine, w.paraTop
-			w.paraStart = -1
-			if top && quotes == 0 && w.heading != nil && !w.heading(Heading{Level: level, Text: foldSpace(w.text[ps:pe]), Line: pl}) {
-				w.stopped = true
-				return
-			}
-			w.scanText(ps, pe, false)
+			w.setextHeading(quotes, t)
 			return
 		case thematicBreak(t):
 			w.flush()
@@ -265,6 +279,36 @@ func (w *walker) line(start int, s string, num, end int) {
 		}
 		w.paraEnd = end
 	}
+}
+
+// atxHeading reads the "#" heading t, ending at end on line num: it hands a top one
+// (outside block quotes and lists) to w.heading, stopping the walk when that says so, and
+// scans its text for links.
+func (w *walker) atxHeading(top bool, t string, num, end int) {
+	level := atxLevel(t)
+	content := atxText(t[level:])
+	if top && w.heading != nil && !w.heading(Heading{Level: level, Text: foldSpace(content), Line: num}) {
+		w.stopped = true
+		return
+	}
+	if content != "" {
+		rest := t[level:]
+		from := end - len(t) + level + len(rest) - len(strings.TrimLeft(rest, " \t"))
+		w.scan(from, from+len(content))
+	}
+}
+
+// setextHeading makes the open paragraph a heading, underlined by t: it hands a top one
+// to w.heading, stopping the walk when that says so, and scans its text for links.
+func (w *walker) setextHeading(quotes int, t string) {
+	level := setextLevel(t)
+	ps, pe, pl, top := w.paraStart, w.paraEnd, w.paraLine, w.paraTop
+	w.paraStart = -1
+	if top && quotes == 0 && w.heading != nil && !w.heading(Heading{Level: level, Text: foldSpace(w.text[ps:pe]), Line: pl}) {
+		w.stopped = true
+		return
+	}
+	w.scanText(ps, pe, false)
 }
 
 // flush scans the open paragraph, if any, and closes it.

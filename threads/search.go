@@ -171,6 +171,9 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 	return res, err
 }
 
+// search is one pass of Search with a reading budget: it plans the query from the index,
+// ranks what the plan finds, reading conversations as the ranking asks, and makes the
+// ranked ones Found.
 func (s *Store) search(query string, limit int, except string, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
@@ -180,8 +183,33 @@ func (s *Store) search(query string, limit int, except string, budget int) (Resu
 		return Results{}, err
 	}
 	res := Results{Query: q}
+	plan, err := s.plan(q)
+	if err != nil || plan == nil {
+		return res, err
+	}
+	read := searchRead{s: s, except: except, convs: map[uint32]Conversation{}, said: map[uint32][]Message{}}
+	r, err := plan.Rank(limit, MatchLines, budget, read.fetch)
+	if err != nil {
+		return Results{}, err
+	}
+	res.Every, res.Some, res.Total, res.Unread, res.Read = r.Every, r.Some, r.Every+r.Some, r.Unread, r.Read
+	for _, rk := range r.Ranked {
+		f, ok, err := read.found(rk)
+		if err != nil {
+			return Results{}, err
+		}
+		if ok {
+			res.Found = append(res.Found, f)
+		}
+	}
+	return res, nil
+}
+
+// plan reads the space's search index in one transaction and plans q on it; nil (and no
+// error) when the space has no conversations yet.
+func (s *Store) plan(q search.Query) (*search.Plan, error) {
 	var plan *search.Plan
-	err = s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil {
 			return nil
@@ -190,109 +218,127 @@ func (s *Store) search(query string, limit int, except string, budget int) (Resu
 		plan, err = search.ReadIndex(root.Bucket(searchName)).Plan(q, search.Ranking)
 		return err
 	})
-	if err != nil || plan == nil {
-		return res, err
-	}
-	convs := map[uint32]Conversation{}
-	said := map[uint32][]Message{}
-	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
-		var out []search.Fetched
-		used := 0
-		err := s.db.View(func(tx kv.Tx) error {
-			root := spaces.Sub(tx, s.space, rootName)
-			if root == nil {
-				return nil
-			}
-			v := readView(tx, s.space)
-			x := search.ReadIndex(root.Bucket(searchName))
-			v.prefetchItems(x, nums)
-		each:
-			for _, num := range nums {
-				id := x.Key(num)
-				conv, err := v.conversation(id)
-				if id == except || errors.Is(err, ErrNotFound) {
-					out = append(out, search.Fetched{Gone: true})
-					continue
-				} else if err != nil {
-					return err
-				}
-				size := len(conv.Title)
-				var parts []string
-				var msgs []Message
-				if b := v.messages.Bucket([]byte(id)); b != nil {
-					var full bool
-					err := b.ForEach(func(k, val []byte) error {
-						m, err := decodeMessage(k, val)
-						if err != nil {
-							return fmt.Errorf("reading a message of conversation %q: %w", id, err)
-						}
-						size += len(m.Text)
-						if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
-							full = true
-							return errFull
-						}
-						parts = append(parts, m.Text)
-						m.Text = ""
-						msgs = append(msgs, m)
-						return nil
-					})
-					if full {
-						break each
-					}
-					if err != nil {
-						return err
-					}
-				}
-				used += size
-				convs[num], said[num] = conv, msgs
-				last := conv.Last
-				if last.IsZero() {
-					last = conv.Created
-				}
-				out = append(out, search.Fetched{Doc: search.Doc{Title: conv.Title, Parts: parts}, Time: last.UnixNano()})
-			}
+	return plan, err
+}
+
+// searchRead is what one search pass has read: the conversations (by index number) and
+// their messages (Text left out), part by part as the ranking saw them.
+type searchRead struct {
+	s      *Store
+	except string
+	convs  map[uint32]Conversation
+	said   map[uint32][]Message
+}
+
+// fetch is the ranking's search.Fetch: it reads the conversations numbered nums in one
+// transaction, as many as fit budget (and, past the first, search.MaxBatch), copying
+// their texts, and returns them with the bytes it used.
+func (r *searchRead) fetch(nums []uint32, budget int) ([]search.Fetched, int, error) {
+	var out []search.Fetched
+	used := 0
+	err := r.s.db.View(func(tx kv.Tx) error {
+		root := spaces.Sub(tx, r.s.space, rootName)
+		if root == nil {
 			return nil
-		})
-		return out, used, err
-	}
-	r, err := plan.Rank(limit, MatchLines, budget, fetch)
-	if err != nil {
-		return Results{}, err
-	}
-	res.Every, res.Some, res.Total, res.Unread, res.Read = r.Every, r.Some, r.Every+r.Some, r.Unread, r.Read
-	for _, rk := range r.Ranked {
-		conv, ok := convs[rk.Num]
-		if !ok {
-			// Ranked without being read (past MaxRead): its summary, without lines.
-			err := s.db.View(func(tx kv.Tx) error {
-				root := spaces.Sub(tx, s.space, rootName)
-				if root == nil {
-					return nil
-				}
-				var err error
-				id := search.ReadIndex(root.Bucket(searchName)).Key(rk.Num)
-				if id == except {
-					return nil
-				}
-				if conv, err = readView(tx, s.space).conversation(id); err == nil {
-					ok = true
-				}
-				return err
-			})
-			if err != nil && !errors.Is(err, ErrNotFound) {
-				return Results{}, err
-			}
-			if !ok {
+		}
+		v := readView(tx, r.s.space)
+		x := search.ReadIndex(root.Bucket(searchName))
+		v.prefetchItems(x, nums)
+		for _, num := range nums {
+			id := x.Key(num)
+			conv, err := v.conversation(id)
+			if id == r.except || errors.Is(err, ErrNotFound) {
+				out = append(out, search.Fetched{Gone: true})
 				continue
+			} else if err != nil {
+				return err
 			}
+			size := len(conv.Title)
+			parts, msgs, size, full, err := readMessages(v, id, size, used, budget, len(out) > 0)
+			if full {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			used += size
+			r.convs[num], r.said[num] = conv, msgs
+			last := conv.Last
+			if last.IsZero() {
+				last = conv.Created
+			}
+			out = append(out, search.Fetched{Doc: search.Doc{Title: conv.Title, Parts: parts}, Time: last.UnixNano()})
 		}
-		f := Found{Conversation: conv, Every: rk.Every, Score: rk.Score}
-		for _, l := range rk.Hit.Lines {
-			f.Lines = append(f.Lines, FoundLine{Message: said[rk.Num][l.Part], Line: l})
-		}
-		res.Found = append(res.Found, f)
+		return nil
+	})
+	return out, used, err
+}
+
+// readMessages reads conversation id's messages in v, their texts as parts and the
+// messages without them, adding each text's length to size; full when a text takes
+// used+size past budget or, when more is read in the batch, past search.MaxBatch.
+func readMessages(v view, id string, size, used, budget int, more bool) (parts []string, msgs []Message, _ int, full bool, _ error) {
+	b := v.messages.Bucket([]byte(id))
+	if b == nil {
+		return nil, nil, size, false, nil
 	}
-	return res, nil
+	err := b.ForEach(func(k, val []byte) error {
+		m, err := decodeMessage(k, val)
+		if err != nil {
+			return fmt.Errorf("reading a message of conversation %q: %w", id, err)
+		}
+		size += len(m.Text)
+		if used+size > budget || more && used+size > search.MaxBatch {
+			full = true
+			return errFull
+		}
+		parts = append(parts, m.Text)
+		m.Text = ""
+		msgs = append(msgs, m)
+		return nil
+	})
+	return parts, msgs, size, full, err
+}
+
+// found makes a ranked conversation Found, with its lines; one ranked without being read
+// (past MaxRead) is read afresh, without lines. Not ok when it is gone or is except.
+func (r *searchRead) found(rk search.Ranked) (Found, bool, error) {
+	conv, ok := r.convs[rk.Num]
+	if !ok {
+		var err error
+		if conv, ok, err = r.unread(rk.Num); err != nil || !ok {
+			return Found{}, false, err
+		}
+	}
+	f := Found{Conversation: conv, Every: rk.Every, Score: rk.Score}
+	for _, l := range rk.Hit.Lines {
+		f.Lines = append(f.Lines, FoundLine{Message: r.said[rk.Num][l.Part], Line: l})
+	}
+	return f, true, nil
+}
+
+// unread reads the summary of the conversation numbered num in the index, in its own
+// transaction; not ok when it is gone or is except.
+func (r *searchRead) unread(num uint32) (conv Conversation, ok bool, _ error) {
+	err := r.s.db.View(func(tx kv.Tx) error {
+		root := spaces.Sub(tx, r.s.space, rootName)
+		if root == nil {
+			return nil
+		}
+		var err error
+		id := search.ReadIndex(root.Bucket(searchName)).Key(num)
+		if id == r.except {
+			return nil
+		}
+		if conv, err = readView(tx, r.s.space).conversation(id); err == nil {
+			ok = true
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return Conversation{}, false, err
+	}
+	return conv, ok, nil
 }
 
 // errFull stops reading a conversation's messages when they are past a search's budget.
