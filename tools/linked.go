@@ -77,18 +77,6 @@ func brokenName(b docstore.BrokenLink) string {
 	return "[[" + b.Title + "]]"
 }
 
-// withAfter puts lines after text, a blank line between.
-func withAfter(text string, lines []string) string {
-	if len(lines) == 0 {
-		return text
-	}
-	sep := "\n\n"
-	if strings.HasSuffix(text, "\n") {
-		sep = "\n"
-	}
-	return text + sep + strings.Join(lines, "\n")
-}
-
 // linkedDocuments answers list_documents with linked_from, links_to or links.
 func (s *Server) linkedDocuments(a *listDocumentsArgs, limit int) (string, error) {
 	given := 0
