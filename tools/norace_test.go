@@ -1,0 +1,5 @@
+//go:build !race
+
+package tools_test
+
+const raceEnabled = false
