@@ -27,6 +27,7 @@ const SEVEN = {
   write_document: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   append_document: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   edit_document: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+  comment_document: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   list_conversations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   read_conversation: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
 };
@@ -105,8 +106,8 @@ function refusal(want) {
   };
 }
 
-// tools/list: the seven, each with its annotations in a closed world.
-step("tools/list: the seven tools with their annotations, schemas portable (--strict)", ["--method", "tools/list", "--strict"], (r) => {
+// tools/list: the eight, each with its annotations in a closed world.
+step("tools/list: the eight tools with their annotations, schemas portable (--strict)", ["--method", "tools/list", "--strict"], (r) => {
   if (r.code !== 0) return `exit ${r.code}, want 0 (6 is a schema portability problem)`;
   const tools = r.out.result?.tools ?? [];
   const names = tools.map((t) => t.name); // in the order a model should meet them, SEVEN's

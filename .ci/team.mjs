@@ -27,7 +27,7 @@ if (!base || !ana || !benReadOnly || !revoked) {
 }
 const launch = `${base}/spaces/launch/mcp`;
 const personal = `${base}/spaces/personal/mcp`;
-const ALL = ["append_document", "edit_document", "list_conversations", "list_documents", "read_conversation", "read_document", "write_document"];
+const ALL = ["append_document", "comment_document", "edit_document", "list_conversations", "list_documents", "read_conversation", "read_document", "write_document"];
 const READING = ["list_conversations", "list_documents", "read_conversation", "read_document"];
 
 let passed = 0;
@@ -71,7 +71,7 @@ async function refusedWith(url, token, status) {
   }
 }
 
-await step("SDK: Ana's token at /spaces/launch/mcp is offered the seven tools, writes, and is recorded as north for Ana", async () => {
+await step("SDK: Ana's token at /spaces/launch/mcp is offered the eight tools, writes, and is recorded as north for Ana", async () => {
   const c = await connect(launch, ana);
   try {
     const tools = names((await c.listTools()).tools);
@@ -126,7 +126,7 @@ function inspect(url, token, ...options) {
 }
 const shown = (r) => `exit ${r.code}; stdout: ${r.stdout.trim()}; stderr: ${r.stderr.trim()}`;
 
-await step("Inspector CLI: Ana's token lists the seven tools at /spaces/launch/mcp", () => {
+await step("Inspector CLI: Ana's token lists the eight tools at /spaces/launch/mcp", () => {
   const r = inspect(launch, ana, "--method", "tools/list");
   const tools = r.out ? names(r.out.result?.tools ?? []) : "";
   return r.code === 0 && tools === ALL.join(",") ? null : `tools ${tools}; ${shown(r)}`;
