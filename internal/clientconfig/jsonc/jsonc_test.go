@@ -244,14 +244,21 @@ func FuzzSplice(f *testing.F) {
 		}
 		a, b := in, after
 		for i, k := range path {
+			seen := map[string]int{} // a key given twice (JSON allows it) is matched occurrence by occurrence
 			for _, m := range a.Members {
 				if m.Key == k {
 					continue
 				}
+				nth := seen[m.Key]
+				seen[m.Key]++
 				var n *Member
-				for j := range b.Members {
+				for j, o := 0, 0; j < len(b.Members); j++ {
 					if b.Members[j].Key == m.Key {
-						n = &b.Members[j]
+						if o == nth {
+							n = &b.Members[j]
+							break
+						}
+						o++
 					}
 				}
 				if n == nil || !bytes.Equal(src[m.Value.Start:m.Value.End], out[n.Value.Start:n.Value.End]) {
