@@ -304,7 +304,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	}
 	out := make([]historyRow, len(vs))
 	pg := p.in(store.Space(), "History of "+d.Title, "docs")
-	pg.Live = &live{Doc: d.ID, Version: d.Version}
+	pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
 	s.names(func(n spaces.Names) {
 		for i, v := range vs { // newest first
 			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}

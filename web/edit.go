@@ -168,7 +168,7 @@ func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
 
 func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *editView) {
 	pg := p.in(space, "Editing "+v.Doc.Title, "docs")
-	pg.Data, pg.Live = v, &live{Doc: v.Doc.ID, Version: v.Doc.Version, Editing: true}
+	pg.Data, pg.Live = v, &live{Doc: v.Doc.ID, Version: v.Doc.Version, Proposals: proposalsOf(v.Doc), Editing: true}
 	s.names(func(n spaces.Names) {
 		v.LatestBy = byWhom(n, v.Doc.Author)
 		pg.Who = n.Show(spaces.Person(p.Person))

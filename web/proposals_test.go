@@ -46,6 +46,13 @@ func TestProposalsOnThePage(t *testing.T) {
 			t.Errorf("the document's banner lacks %q:\n%s", want, doc)
 		}
 	}
+	// Every page that follows the document's events knows the proposals it shows already, or
+	// its script would announce proposal 3 as news (and move the editor under the cursor).
+	for _, path := range []string{"/edit", "/history"} {
+		if got := body(t, f.get(c, "/document/"+id+path)); !strings.Contains(got, `data-proposals="3"`) {
+			t.Errorf("%s does not know the 3 proposals:\n%s", path, got)
+		}
+	}
 	page := body(t, f.get(c, "/document/"+id+"/proposal/1"))
 	for _, want := range []string{"change 1</h1>", "<strong>open</strong>, waiting for Ana's review", "<del>Review the page.</del>", "<ins>Review the &lt;course&gt; page.</ins>", `action="/document/` + id + `/proposal/1/accept"`, `name="why" required`} {
 		if !strings.Contains(page, want) {
