@@ -1,0 +1,5 @@
+//go:build !race
+
+package mdscan
+
+const cpuScale = 1
