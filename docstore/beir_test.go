@@ -3,7 +3,9 @@ package docstore_test
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -26,7 +28,8 @@ import (
 //	COMPASS_BEIR=../../shared/beir/scifact go test -run TestBEIR -v ./docstore
 //
 // COMPASS_BEIR_MODELS, if set, is models to try, separated by ";", each as
-// "k1 btext btitle wtitle near rerank" (search.Model's fields in order).
+// "k1 btext btitle wtitle near rerank k3" (search.Model's fields in order; k3 may be left
+// out, for 0).
 func TestBEIR(t *testing.T) {
 	dir := os.Getenv("COMPASS_BEIR")
 	if dir == "" {
@@ -121,7 +124,8 @@ func TestBEIR(t *testing.T) {
 		models = nil
 		for _, m := range strings.Split(env, ";") {
 			var x search.Model
-			if _, err := fmt.Sscan(m, &x.K1, &x.BText, &x.BTitle, &x.WTitle, &x.Near, &x.Rerank); err != nil {
+			n, err := fmt.Sscan(m, &x.K1, &x.BText, &x.BTitle, &x.WTitle, &x.Near, &x.Rerank, &x.K3)
+			if short := errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF); n < 6 || err != nil && !(n == 6 && short) {
 				t.Fatalf("model %q: %v", m, err)
 			}
 			models = append(models, x)

@@ -148,6 +148,25 @@ func TestSearchAnswer(t *testing.T) {
 	}
 }
 
+// A word the query says three times outweighs one it says once: the same two documents
+// come in the other order when the query names harbor once (lantern is said twice in its
+// document, harbor once in its).
+func TestSearchWeighsRepeatedWords(t *testing.T) {
+	s := open(t, "personal")
+	lantern := mustCreate(t, s, "One", "A lantern, a lantern by the door.\n")
+	harbor := mustCreate(t, s, "Two", "A harbor, and a quay by the door.\n")
+	mustCreate(t, s, "Three", "Nothing here by the door.\n")
+	for q, first := range map[string]string{"lantern harbor": lantern.ID, "lantern harbor, the harbor: which harbor?": harbor.ID} {
+		res, err := s.Search(q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Found) != 2 || res.Found[0].Document.ID != first {
+			t.Errorf("%q: %+v, want %s first of 2", q, res.Found, first)
+		}
+	}
+}
+
 func TestSearchIsolatedBySpace(t *testing.T) {
 	s := open(t, "personal")
 	other := docstore.New(s.DB(), "work")

@@ -180,4 +180,40 @@ func TestLongQueries(t *testing.T) {
 	if err != nil || q.Partial || len(q.Terms) != 6 {
 		t.Errorf("a question: %+v %v", q, err)
 	}
+	// Full of stop words: the words after them take their places, the last stop word too.
+	long := strings.Repeat("the of what did ", 20) + strings.Join(words[:70], " ")
+	q, err = search.Parse(long)
+	if err != nil || len(q.Terms) != search.MaxTerms || !q.Partial {
+		t.Fatalf("stop words, then 70 words: %d terms, partial %v, %v", len(q.Terms), q.Partial, err)
+	}
+	var got []string
+	for _, term := range q.Terms {
+		got = append(got, term.Text)
+	}
+	if want := strings.Join(words[:64], " "); strings.Join(got, " ") != want {
+		t.Errorf("stop words, then 70 words: looked for %q, want %q", got, want)
+	}
+}
+
+// Past MaxWords words, nothing more of a query is read: not even a repeat.
+func TestQueryReadUpToMaxWords(t *testing.T) {
+	q, err := search.Parse("lantern" + strings.Repeat(" harbor", search.MaxWords-2) + " lantern lantern")
+	if err != nil || len(q.Terms) != 2 || q.Repeats[0] != 2 || q.Repeats[1] != search.MaxWords-2 || !q.Partial {
+		t.Errorf("%d words: %d terms, repeats %v, partial %v, %v", search.MaxWords+1, len(q.Terms), q.Repeats, q.Partial, err)
+	}
+}
+
+// A word given again is one term that weighs as many times as it was given.
+func TestRepeatedWords(t *testing.T) {
+	q, err := search.Parse(`retrieval of titles: Retrieval, "retrieval" and RETRIEVAL again`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, term := range q.Terms {
+		got = append(got, fmt.Sprintf("%s×%d", term.Text, q.Repeats[i]))
+	}
+	if want := `retrieval×3 of×1 titles:×1 "retrieval"×1 and×1 again×1`; strings.Join(got, " ") != want {
+		t.Errorf("terms %s, want %s", strings.Join(got, " "), want)
+	}
 }

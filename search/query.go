@@ -2,18 +2,24 @@ package search
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
 // Limits on what of a query is looked for. A longer query is not refused: its first
-// MaxTerms words and phrases are looked for, and its first MaxTokens tokens (a phrase
-// that would pass them is cut; Query.Partial says when something was left out), so that
-// the cost of a query is bounded whatever its length.
+// MaxTerms words and phrases are looked for (a stop word among them giving its place to a
+// later word that is not one), and its first MaxTokens tokens (a phrase that would pass
+// them is cut; Query.Partial says when something was left out), of its first MaxWords, so
+// that the cost of a query is bounded whatever its length.
 const (
 	MaxTerms  = 64
 	MaxTokens = 512
+	// MaxWords is how many of a query's words and phrases are read at all: those past the
+	// first MaxTerms still count when they repeat one (Query.Repeats) or take a stop
+	// word's place.
+	MaxWords = 4096
 )
 
 // ErrEmptyQuery is returned by Parse for a query without a word to look for.
@@ -37,28 +43,34 @@ type Query struct {
 	Text    string // the terms looked for, with white space folded
 	Terms   []Term
 	Partial bool // some of the query was left out (MaxTerms, MaxTokens)
+	// Repeats is how many times each term was given (Terms[i] Repeats[i] times): a word a
+	// long question says three times weighs three times one it says once.
+	Repeats []int
 	m       *matcher
 }
 
 // Parse reads a query: words, and phrases in double quotes (straight or curly; an unclosed
 // quote runs to the end). A word or phrase without a letter or digit is left out; the
-// same term twice counts once. It returns ErrEmptyQuery when no term is left.
+// same term twice is one term, given twice (Query.Repeats). It returns ErrEmptyQuery when
+// no term is left.
 func Parse(q string) (Query, error) {
 	if !utf8.ValidString(q) {
 		q = strings.ToValidUTF8(q, " ")
 	}
 	var (
 		out    Query
-		seen   = map[string]bool{}
+		seen   = map[string]int{} // a term's key: its index in Terms, or -1 once put out
 		tokens int
+		read   int // words and phrases read
 	)
 	add := func(text string, quoted bool) {
-		if len(out.Terms) == MaxTerms || tokens == MaxTokens {
+		if tokens == MaxTokens || read == MaxWords {
 			if strings.TrimSpace(text) != "" {
 				out.Partial = true
 			}
 			return
 		}
+		read++
 		toks := Tokens(text)
 		if len(toks) == 0 {
 			return
@@ -70,15 +82,36 @@ func Parse(q string) (Query, error) {
 		if quoted {
 			key = `"` + key
 		}
-		if seen[key] {
+		if i, ok := seen[key]; ok {
+			if i >= 0 {
+				out.Repeats[i]++
+			}
 			return
 		}
-		seen[key] = true
+		term := Term{Text: text, Tokens: toks, Quoted: quoted, Stop: !quoted && len(toks) == 1 && stopWords[toks[0]]}
+		if len(out.Terms) == MaxTerms {
+			// Full: a word that says something takes the place of the first stop word.
+			i := slices.IndexFunc(out.Terms, func(t Term) bool { return t.Stop })
+			out.Partial = true
+			if term.Stop || i < 0 {
+				return
+			}
+			seen[out.Terms[i].seenKey()] = -1
+			for k, j := range seen {
+				if j > i {
+					seen[k] = j - 1
+				}
+			}
+			out.Terms = slices.Delete(out.Terms, i, i+1)
+			out.Repeats = slices.Delete(out.Repeats, i, i+1)
+		}
+		seen[key] = len(out.Terms)
+		out.Repeats = append(out.Repeats, 1)
 		tokens += len(toks)
 		if quoted {
-			text = `"` + strings.Join(strings.Fields(text), " ") + `"`
+			term.Text = `"` + strings.Join(strings.Fields(text), " ") + `"`
 		}
-		out.Terms = append(out.Terms, Term{Text: text, Tokens: toks, Quoted: quoted, Stop: !quoted && len(toks) == 1 && stopWords[toks[0]]})
+		out.Terms = append(out.Terms, term)
 	}
 	rest := q
 	for rest != "" {
@@ -151,6 +184,16 @@ func (q Query) Keys() []string {
 		}
 	}
 	return out
+}
+
+// seenKey is what tells t from the query's other terms: its folded tokens, a quote before
+// a phrase's.
+func (t Term) seenKey() string {
+	k := strings.Join(t.Tokens, " ")
+	if t.Quoted {
+		k = `"` + k
+	}
+	return k
 }
 
 // keys are the index keys of t's tokens, in order.

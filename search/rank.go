@@ -17,11 +17,14 @@ type Model struct {
 	K1, BText, BTitle, WTitle float64
 	Near                      float64
 	Rerank                    int
+	// K3 is how much a word the query gives n times outweighs one it gives once:
+	// (K3+1)·n/(K3+n) times; 0, not at all.
+	K3 float64
 }
 
 // Ranking is the model the stores rank with, tuned on BEIR SciFact's training claims
 // (docs/SEARCH.md).
-var Ranking = Model{K1: 1.2, BText: 0.75, BTitle: 0.5, WTitle: 2, Near: 0.05, Rerank: 50}
+var Ranking = Model{K1: 1.2, BText: 0.75, BTitle: 0.5, WTitle: 2, Near: 0.05, Rerank: 50, K3: 1.2}
 
 // Budgets that bound what one search costs, whatever the query and the store.
 const (
@@ -85,7 +88,7 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	score := ps.scores(m, st, acc, idf, lens)
+	score := ps.scores(m, st, acc, p.keyWeights(termKeys, idf), lens)
 	maybe := ps.mayHave(termKeys, acc)
 	quoted, req := q.Quoted(), q.Required()
 	for s, num := range acc.nums {
@@ -95,6 +98,31 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0, Len: int(lens.text[s] + lens.title[s])})
 	}
 	return p, nil
+}
+
+// keyWeights is each key's idf times Okapi's weight for how many times the query gives it,
+// (K3+1)·n/(K3+n): n is Query.Repeats summed over the terms that have the key (two words of
+// one stem count twice), a stop word counting once however often it is given.
+func (p *Plan) keyWeights(termKeys [][]int, idf []float64) []float64 {
+	if len(p.Query.Repeats) != len(termKeys) {
+		return idf
+	}
+	times := make([]int, len(idf))
+	for t, ks := range termKeys {
+		n := p.Query.Repeats[t]
+		if p.Query.Terms[t].Stop {
+			n = 1
+		}
+		for _, i := range ks {
+			times[i] += n
+		}
+	}
+	w := make([]float64, len(idf))
+	for i := range idf {
+		q := float64(max(times[i], 1))
+		w[i] = idf[i] * (p.Model.K3 + 1) * q / (p.Model.K3 + q)
+	}
+	return w
 }
 
 // postings are the postings of a query's keys (Query.Keys), key by key, as Plan decoded

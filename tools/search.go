@@ -85,7 +85,7 @@ func counted(q search.Query, every, some int) string {
 // of the reading.
 func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	if q.Partial {
-		fmt.Fprintf(b, "Only the first %d words and phrases of the query, %d words in all, were looked for.\n", search.MaxTerms, search.MaxTokens)
+		fmt.Fprintf(b, "Only %d words and phrases of the query, %d words in all, were looked for: the first, stop words giving their places to later words.\n", search.MaxTerms, search.MaxTokens)
 	}
 	if unread > 0 {
 		fmt.Fprintf(b, "%d more may have the phrase but were not read (too much text): give more words, or a longer phrase.\n", unread)

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,9 +17,15 @@ func TestSearchShowsNothingOfAnotherSpaceNorPrivate(t *testing.T) {
 	if _, err := threads.New(is.db, "personal").Say(is.ourConv, "", threads.Message{From: "agent:north", Text: "list_documents → zebra-step", Private: true}); err != nil {
 		t.Fatal(err)
 	}
+	long := "public notes" + strings.Repeat(" the of", 10)
+	for i := range 70 {
+		long += fmt.Sprintf(" word%d", i)
+	}
 	for _, tc := range []struct {
 		tool, query, want string
 	}{
+		{"list_documents", long, "Public notes"},
+		{"list_documents", long, "Only 64 words and phrases of the query, 512 words in all, were looked for: the first, stop words giving their places to later words."},
 		{"list_documents", "secret plan", "(0 with every word, 1 with some)"}, // "secret" is in Public notes
 		{"list_documents", "launch", "No document here has"},
 		{"list_documents", "quiet", "No document here has"},
