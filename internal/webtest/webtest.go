@@ -95,6 +95,9 @@ func (s *Server) Run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// BrowserDeadline is how long a test may use the browser NewBrowser starts.
+var BrowserDeadline = 3 * time.Minute
+
 // NewBrowser starts a headless chromium (Debian's) for one test, with a tab of width ×
 // height; a JavaScript dialog fails the test (and is dismissed, so nothing hangs).
 func NewBrowser(t *testing.T, width, height int) context.Context {
@@ -104,7 +107,14 @@ func NewBrowser(t *testing.T, width, height int) context.Context {
 		chromedp.Headless, chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(width, height))
 	ctx, cancel2 := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancel2(); cancel() })
+	// A chromedp action has no deadline of its own: a test that waits for an element that
+	// never comes would hang until go test's timeout, naming no test. Past BrowserDeadline
+	// the browser is closed, so that whatever waits on it fails now, in the test that waits.
+	watchdog := time.AfterFunc(BrowserDeadline, func() {
+		t.Errorf("the browser test ran past %v: its browser is closed", BrowserDeadline)
+		cancel2()
+	})
+	t.Cleanup(func() { watchdog.Stop(); cancel2(); cancel() })
 	if err := chromedp.Do(ctx); err != nil { // start the browser on the test's context
 		t.Fatal(err)
 	}
