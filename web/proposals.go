@@ -138,21 +138,31 @@ func (s *Site) proposal(w http.ResponseWriter, r *http.Request, p who) {
 	s.showProposal(w, r, p, http.StatusOK, "")
 }
 
-func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, status int, problem string) {
+// preview reads the proposal the request names (/document/{id}/proposal/{n}) with what the
+// page shows of it; when it can't, it answers the request and returns false.
+func (s *Site) preview(w http.ResponseWriter, r *http.Request, p who) (*docstore.Store, docstore.Preview, bool) {
 	id := r.PathValue("id")
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil || n < 1 {
 		s.problem(w, r, http.StatusNotFound, "No such proposal", "A proposal is a number, 1 or more.")
-		return
+		return nil, docstore.Preview{}, false
 	}
 	store, _, err := s.byID(r, p, id)
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return nil, docstore.Preview{}, false
 	}
 	pv, err := store.Preview(id, n)
 	if err != nil {
 		s.failReview(w, r, err)
+		return nil, docstore.Preview{}, false
+	}
+	return store, pv, true
+}
+
+func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, status int, problem string) {
+	store, pv, ok := s.preview(w, r, p)
+	if !ok {
 		return
 	}
 	pr := pv.Proposal
@@ -218,24 +228,13 @@ func clashRegions(cs []linediff.Conflict) (regions []clashRegion, more int) {
 // latest text with the proposal merged in, when that merges cleanly; else the proposal's
 // own text, from its base (accepting then merges, and shows where it clashes).
 func (s *Site) proposalEdit(w http.ResponseWriter, r *http.Request, p who) {
-	id := r.PathValue("id")
-	n, err := strconv.Atoi(r.PathValue("n"))
-	if err != nil || n < 1 {
-		s.problem(w, r, http.StatusNotFound, "No such proposal", "A proposal is a number, 1 or more.")
+	store, pv, ok := s.preview(w, r, p)
+	if !ok {
 		return
 	}
-	store, _, err := s.byID(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	pv, err := store.Preview(id, n)
-	if err != nil {
-		s.failReview(w, r, err)
-		return
-	}
+	n := pv.Proposal.Number
 	if pv.Proposal.Status != docstore.StatusOpen {
-		http.Redirect(w, r, fmt.Sprintf("/document/%s/proposal/%d", id, n), http.StatusSeeOther)
+		http.Redirect(w, r, fmt.Sprintf("/document/%s/proposal/%d", pv.Document.ID, n), http.StatusSeeOther)
 		return
 	}
 	v := &editView{Doc: pv.Document, Base: pv.Latest.Number, Text: pv.Merged, Proposal: n}
