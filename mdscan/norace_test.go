@@ -1,5 +1,0 @@
-//go:build !race
-
-package mdscan
-
-const cpuScale = 1
