@@ -12,6 +12,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/web"
@@ -26,13 +27,14 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error, else 1.
+// exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error (a --data
+// that is neither a file nor a PostgreSQL URL is one), else 1.
 func exitCode(err error) int {
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)):
 		return 2
 	}
 	return 1
