@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
@@ -28,13 +29,13 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 // exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error (a --data
-// that is neither a file nor a PostgreSQL URL is one), else 1.
+// that is neither a file nor a PostgreSQL URL is one, and a token for a typo), else 1.
 func exitCode(err error) int {
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*access.TypoError)):
 		return 2
 	}
 	return 1
