@@ -47,7 +47,7 @@ func serve(args []string) error {
 			return err
 		}
 	}
-	tuneGC()
+	transport.TuneGC()
 	defer func() { // after stop: the page withdraws its record before the data is closed
 		if c.pageDone != nil {
 			<-c.pageDone

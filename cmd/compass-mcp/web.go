@@ -168,7 +168,7 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return err
 	}
 	defer db.Close()
-	tuneGC() // a server, as serve is: rendering copies each page several times
+	transport.TuneGC() // a server, as serve is: rendering copies each page several times
 	addr, err := webAddress(c.web, guardedBy(token, db))
 	if err != nil {
 		return err
