@@ -16,6 +16,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -29,13 +30,14 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 // exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error (a --data
-// that is neither a file nor a PostgreSQL URL is one, and a token for a typo), else 1.
+// that is neither a file nor a PostgreSQL URL is one, a token for a typo, and a
+// --public-url OAuth refuses), else 1.
 func exitCode(err error) int {
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*access.TypoError)):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*access.TypoError)), errors.As(err, new(*transport.PublicURLError)):
 		return 2
 	}
 	return 1

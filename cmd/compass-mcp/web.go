@@ -229,18 +229,3 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 	c.pageAt = p.URL + "/"
 	return nil
 }
-
-// mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
-// paths, and makes the server's address the link base; the func it returns withdraws the
-// page's record, once the server has stopped.
-func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) (withdraw func()) {
-	if c.samePage == nil {
-		return func() {}
-	}
-	url := web.URLOf(ln.Addr())
-	if c.publicURL != "" {
-		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
-	}
-	c.links.Serving(url)
-	return c.samePage.Mount(mux, hs, db, url)
-}
