@@ -47,7 +47,7 @@ func members(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(c.me, quietPerson())}, Out: stdout, Errs: os.Stderr}
+	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(c.me, access.EnvPerson())}, Out: stdout, Errs: os.Stderr}
 	switch pos[0] {
 	case "add":
 		return admin.AddMember(pos[1], pos[2])
@@ -115,7 +115,7 @@ func tokens(args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	// The server's own person is known, whoever the token is for.
-	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(env("COMPASS_ME", ""), quietPerson())}, Out: stdout, Errs: os.Stderr}
+	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(env("COMPASS_ME", ""), access.EnvPerson())}, Out: stdout, Errs: os.Stderr}
 	switch {
 	case pos[0] == "add" && len(pos) == 1:
 		if !forGiven {
