@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -40,7 +41,7 @@ func serve(args []string) error {
 	defer db.Close()
 	var addr string
 	if c.http != "" {
-		if addr, err = bindAddress(c.http, guardedBy(*token, db) || c.publicURL != ""); err != nil {
+		if addr, err = bindAddress(c.http, access.New(db).Guarded(*token) || c.publicURL != ""); err != nil {
 			return err
 		}
 	}

@@ -34,16 +34,6 @@ func (c *config) siteConfig(db store) web.Config {
 		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure}
 }
 
-// guardedBy reports whether the server has tokens (--token, or token rows in db): what
-// serving beyond loopback needs, for the page as for /mcp.
-func guardedBy(token string, db kv.DB) bool {
-	if token != "" {
-		return true
-	}
-	has, err := access.New(db).HasTokens()
-	return err == nil && has
-}
-
 // webAddress checks --web: HOST:PORT (a bare :PORT is loopback), beyond loopback only when
 // guarded (tokens), by the same rule as --http.
 func webAddress(addr string, guarded bool) (string, error) {
@@ -169,7 +159,7 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 	}
 	defer db.Close()
 	transport.TuneGC() // a server, as serve is: rendering copies each page several times
-	addr, err := webAddress(c.web, guardedBy(token, db))
+	addr, err := webAddress(c.web, access.New(db).Guarded(token))
 	if err != nil {
 		return err
 	}
@@ -205,7 +195,7 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 			want = httpAddr
 		}
 	}
-	addr, err := webAddress(want, guardedBy(token, db))
+	addr, err := webAddress(want, access.New(db).Guarded(token))
 	if err != nil {
 		return err
 	}
