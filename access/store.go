@@ -452,6 +452,17 @@ func (s *Store) HasTokens() (bool, error) {
 	return has, err
 }
 
+// Guarded reports whether a server with the static token (--token; "" for none) on s's
+// store has tokens, the static one or token rows: what serving beyond loopback needs, for
+// the page as for /mcp. A store that can't be read has none.
+func (s *Store) Guarded(static string) bool {
+	if static != "" {
+		return true
+	}
+	has, err := s.HasTokens()
+	return err == nil && has
+}
+
 // Verify returns the principal of the token whose secret is given. It returns
 // ErrUnknownToken, ErrExpiredToken or ErrRevokedToken when there is none to act as.
 //

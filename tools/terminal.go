@@ -175,6 +175,16 @@ func (p Terminal) Save(name string, base int, isNew bool, prefer linediff.Prefer
 	return p.Saved(saved, err)
 }
 
+// Restore makes a new version of the document named name with version n's text.
+func (p Terminal) Restore(name string, n int) error {
+	return p.Saved(p.Store.Restore(name, n, p.Me))
+}
+
+// Rename makes a new version of the document named name with another title.
+func (p Terminal) Rename(name, title string) error {
+	return p.Saved(p.Store.Rename(name, title, p.Me))
+}
+
 // Saved says what a save (a restore, a rename) made of the document, or why it made nothing.
 func (p Terminal) Saved(saved docstore.Saved, err error) error {
 	if err != nil {

@@ -130,7 +130,7 @@ func BenchmarkDocumentPage(b *testing.B) {
 }
 
 // serverGC is the garbage collector's target a compass-mcp server runs with
-// (cmd/compass-mcp/gc.go's serverGC).
+// (transport.ServerGC).
 const serverGC = 400
 
 // BenchmarkList is the server's time to answer / (the first page of the list) with 100

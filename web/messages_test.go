@@ -1,4 +1,4 @@
-package web
+package web_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/transport"
+	"github.com/compass-mcp/compass-mcp/web"
 )
 
 type posted struct {
@@ -68,7 +69,7 @@ func TestPostMessagesPrincipal(t *testing.T) {
 	reader := token(access.NewToken{Person: "ana", Agent: "north", Spaces: []string{"team"}, ReadOnly: true})
 	elsewhere := token(access.NewToken{Person: "ana", Agent: "north", Spaces: []string{"personal"}})
 	mux := http.NewServeMux()
-	MountMessages(mux, db, &access.Gate{Store: store}, transport.Guard)
+	web.MountMessages(mux, db, &access.Gate{Store: store}, transport.Guard)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	url := srv.URL + "/spaces/team/conversations/c/messages"
@@ -101,7 +102,7 @@ func TestPostMessagesPrincipal(t *testing.T) {
 func TestPostMessagesRefusesAnotherHostOnLoopback(t *testing.T) {
 	db := kvtest.Open(t)
 	mux := http.NewServeMux()
-	MountMessages(mux, db, &access.Gate{Store: access.New(db).WithOwner("personal", "ana")}, transport.Guard)
+	web.MountMessages(mux, db, &access.Gate{Store: access.New(db).WithOwner("personal", "ana")}, transport.Guard)
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]

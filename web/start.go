@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -40,6 +41,70 @@ func Listen(ctx context.Context, db kv.DB, path, addr string, busyOK bool, log *
 	}
 	log.Warn("the page's address is taken by something else; serving the page on another port", "wanted", addr, "got", ln.Addr().String())
 	return ln, "", nil
+}
+
+// Page is the person's page as a process serves it on an address of its own (Start).
+type Page struct {
+	URL    string
+	Done   <-chan error // gets Serve's error once the page has stopped and withdrawn its record
+	Server *http.Server // the server it serves with: the one given to Start
+}
+
+// Start serves the page of db's spaces (New with cfg; cfg.Path names the data, as Listen
+// takes it) on addr, with hs, in the background until ctx ends (Run). With busyOK, a busy
+// address is no failure (Listen): then it may return no page, and no error.
+func Start(ctx context.Context, db kv.DB, addr string, busyOK bool, cfg Config, hs *http.Server) (*Page, error) {
+	ln, _, err := Listen(ctx, db, cfg.Path, addr, busyOK, cmpLogger(cfg.Logger))
+	if err != nil || ln == nil {
+		return nil, err
+	}
+	site, err := New(db, cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	url, done := site.Run(ctx, ln, hs, db)
+	return &Page{URL: url, Done: done, Server: hs}, nil
+}
+
+// cmpLogger is log, or slog's default when nil (as New has it).
+func cmpLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.Default()
+	}
+	return log
+}
+
+// Mount serves the site on mux's paths that are not another's (beside /mcp), closes it when
+// hs shuts down, and announces url, where it is reached, in db (AnnounceLogged); the func
+// it returns withdraws that record, once the server has stopped.
+func (s *Site) Mount(mux *http.ServeMux, hs *http.Server, db kv.DB, url string) (withdraw func()) {
+	mux.Handle("/", s)
+	hs.RegisterOnShutdown(s.Close)
+	return AnnounceLogged(db, url, s.log)
+}
+
+// AgentSignIn is a one-time sign-in link to the page at base (the link base, Links.Base)
+// for person in space, leading to next, that the agent may hand the person (list_documents
+// sign_in): the person may have no terminal command to get one with (the one-click
+// bundle). ok is false, and there is no link, unless this is a one-person server (no token
+// rows in db: a team's server has them) whose page is on this machine (base a loopback
+// http address without a path; not a page reached from elsewhere, --link-base).
+// docs/PAGE.md says why that is safe.
+func AgentSignIn(db kv.DB, base, person, space, next string, log *slog.Logger) (link string, ok bool, err error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme != "http" || !loopback(u.Hostname()) || u.Path != "" {
+		return "", false, nil
+	}
+	if access.New(db).Guarded("") {
+		return "", false, nil
+	}
+	code, err := access.New(db).NewSignInCode(person, space, next)
+	if err != nil {
+		return "", false, err
+	}
+	cmpLogger(log).Info("the agent was given a sign-in link to the page", "person", person, "space", space, "next", next)
+	return base + "/signin?code=" + code, true, nil
 }
 
 // Run serves the site on ln with hs (Serve) in the background until ctx ends, announced in

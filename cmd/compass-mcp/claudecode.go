@@ -72,14 +72,8 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	sum, err := cc.Import()
-	if err != nil {
-		return fmt.Errorf("importing Claude Code sessions: %w", err)
-	}
-	fmt.Fprintf(stdout, "Imported %s and %s from %s into space %s; %s already there.\n",
-		tools.Plural(sum.Conversations, "conversation"), tools.Plural(sum.Messages, "message"), tools.Plural(sum.Files, "transcript"), c.space, tools.Plural(sum.Skipped, "message"))
-	if sum.Unreadable > 0 {
-		fmt.Fprintf(stdout, "Skipped %s: not JSON.\n", tools.Plural(sum.Unreadable, "line"))
+	if err := tools.ImportClaudeCode(cc, c.space, stdout); err != nil {
+		return err
 	}
 	if !follow {
 		return nil

@@ -6,17 +6,22 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"strings"
 	"sync"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
+	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
 )
+
+// store is the data a command works on, whichever backend --data chose (kv/stores).
+type store = stores.Store
 
 // errSilent ends a command that has already said why on stderr or stdout.
 var errSilent = errors.New("")
@@ -26,13 +31,15 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error, else 1.
+// exitCode is 0 for -h (help asked for is not a failure), 2 for a usage error (a --data
+// that is neither a file nor a PostgreSQL URL is one, a token for a typo, and a
+// --public-url OAuth refuses), else 1.
 func exitCode(err error) int {
 	var u usageError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*access.TypoError)), errors.As(err, new(*transport.PublicURLError)):
 		return 2
 	}
 	return 1
@@ -84,23 +91,17 @@ func (c *config) check() error {
 // copy of a config asks.
 var fallbackSaid sync.Once
 
-// quietPerson is who a command without --for works for, when the environment says ($USER,
-// $USERNAME), without the system account's fallback or a word on stderr: for commands that
-// only need to know the server's own person.
-func quietPerson() string { return env("USER", os.Getenv("USERNAME")) }
-
 // person makes sure c names the person the command acts as (its versions and messages
 // carry them): --for, else $USER or $USERNAME, else the system account's name, said once
 // on stderr. Only the commands that act as a person ask.
 func (c *config) person() error {
 	if c.me == "" {
-		c.me = quietPerson()
+		c.me = access.EnvPerson()
 	}
 	if c.me == "" {
 		// No $USER (a service, a container): the account the process runs as, said aloud,
 		// since versions and messages will carry it.
-		if u, err := user.Current(); err == nil && u.Username != "" && !strings.ContainsAny(u.Username, `:\`) {
-			c.me = u.Username
+		if c.me = access.AccountPerson(); c.me != "" {
 			fallbackSaid.Do(func() {
 				slog.Info("$USER is empty: working for the system account's user; --for (or COMPASS_ME) names another", "person", "person:"+c.me)
 			})
@@ -124,7 +125,7 @@ func (c *config) open() (store, error) {
 		}
 		c.data = p
 	}
-	return openStore(c.data)
+	return stores.Open(c.data)
 }
 
 // mcpServer opens the data and makes the MCP server on it; the caller closes the store.

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -51,21 +50,7 @@ func importConversations(args []string, stdin io.Reader, stdout io.Writer) error
 		return err
 	}
 	defer db.Close()
-	start, said := time.Now(), time.Now()
-	progress := func(done int) {
-		// Said only when it takes longer than a moment, and then every couple of seconds.
-		if time.Since(start) > time.Second && time.Since(said) > 2*time.Second {
-			fmt.Fprintf(os.Stderr, "compass-mcp: %d messages read…\n", done)
-			said = time.Now()
-		}
-	}
-	sum, err := threads.New(db, c.space).Import(in, c.me, progress)
-	if err != nil {
-		return fmt.Errorf("nothing was imported: %w", err)
-	}
-	fmt.Fprintf(stdout, "Imported %s and %s into space %s; %s already there.\n",
-		tools.Plural(sum.Conversations, "conversation"), tools.Plural(sum.Messages, "message"), c.space, tools.Plural(sum.Skipped, "message"))
-	return nil
+	return tools.ImportConversations(threads.New(db, c.space), c.space, c.me, in, stdout, os.Stderr)
 }
 
 var sayHelp = subcommand{name: "say", args: "CONVERSATION TEXT [--from person:ID|agent:NAME] [--to agent:NAME] [--private] [--title T]",

@@ -1,15 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 )
 
 var (
@@ -46,63 +45,16 @@ func copyCmd(args []string, stdout io.Writer) error {
 		return usageError{fmt.Sprintf("copy takes no arguments but --from and --to, got %q", pos)}
 	case *from == "" || *to == "":
 		return usageError{"copy needs --from A and --to B (each a bbolt file's path or a postgres:// URL)"}
-	case sameStore(*from, *to):
+	case stores.Same(*from, *to):
 		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", pg.Redact(*from))}
 	}
-	if !pg.IsURL(*from) {
-		if _, err := os.Stat(*from); err != nil {
-			return fmt.Errorf("--from: %w", err)
-		}
-	}
-	src, err := openStore(*from, pg.WithTimeout(*timeout))
+	n, err := stores.Copy(*from, *to, pg.WithTimeout(*timeout))
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
-	}
-	defer src.Close()
-	_, statErr := os.Stat(*to)
-	made := !pg.IsURL(*to) && errors.Is(statErr, os.ErrNotExist)
-	dst, err := openStore(*to, pg.WithTimeout(*timeout))
-	if err != nil {
-		return fmt.Errorf("--to: %w", err)
-	}
-	n, digest, err := kv.CopyChecked(src, dst)
-	if err == nil && n.Buckets == 0 {
-		err = fmt.Errorf("%s holds nothing: there is nothing to copy (is --from right?)", src.Path())
-	}
-	var differs *kv.DiffersError
-	if err != nil && !errors.As(err, &differs) {
-		dst.Close()
-		if made {
-			os.Remove(*to) // the file this copy made, left empty
-		}
-		if errors.Is(err, kv.ErrNotEmpty) {
-			return fmt.Errorf("%s is not empty, and a copy never mixes two stores: copy into a new file, or an empty database or schema (CREATE SCHEMA name, then ?search_path=name in the URL); nothing was copied", dst.Path())
-		}
-		return fmt.Errorf("copying %s to %s (nothing was copied): %w", src.Path(), dst.Path(), err)
-	}
-	defer dst.Close()
-	if differs != nil {
-		return fmt.Errorf("%s, copied from %s: %w", dst.Path(), src.Path(), err)
-	}
-	if p, ok := dst.(*pg.DB); ok {
-		if err := p.Analyze(); err != nil {
-			return fmt.Errorf("the copy is done and checked, but updating %s's statistics (ANALYZE) failed: %w", dst.Path(), err)
-		}
+		return err
 	}
 	fmt.Fprintf(stdout, "Copied %d buckets, %d keys, %d bytes from %s to %s; checked: both hold the same bytes (sha256 %s).\n",
-		n.Buckets, n.Keys, n.Bytes, src.Path(), dst.Path(), digest)
+		n.Buckets, n.Keys, n.Bytes, n.From, n.To, n.Digest)
 	return nil
-}
-
-// sameStore reports whether a and b name the same data: the same file (whatever the path
-// to it), or the same database and schema on the same host and port.
-func sameStore(a, b string) bool {
-	if pg.IsURL(a) || pg.IsURL(b) {
-		return pg.IsURL(a) && pg.IsURL(b) && pg.SameDatabase(a, b)
-	}
-	fa, errA := os.Stat(a)
-	fb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // backup writes a consistent copy of the data file to path while servers may be using it.

@@ -13,6 +13,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
@@ -109,7 +110,7 @@ func digestOf(t *testing.T, data string) digest {
 
 func openForTest(t *testing.T, data string) store {
 	t.Helper()
-	db, err := openStore(data)
+	db, err := stores.Open(data)
 	if err != nil {
 		t.Fatal(err)
 	}

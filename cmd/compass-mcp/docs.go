@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -79,7 +77,12 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		return usageError{fmt.Sprintf("no docs subcommand %q: docs help lists them", sub)}
 	}
-	want := docsSubs[i]
+	return docsRun(docsSubs[i], args, stdin, stdout, stderr)
+}
+
+// docsRun runs the docs subcommand want with its flags and arguments.
+func docsRun(want docsSub, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	sub := want.name
 	var c config
 	fs := flags(subcommand{name: "docs " + sub, args: want.args, does: want.does, more: "DOC is a document's id or title (exact, else the one title with all the words)."}, &c)
 	version := fs.Int("version", 0, "if set, the version to show")
@@ -131,26 +134,16 @@ func docsCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if *isNew && *base != 0 {
 			return usageError{"--new makes a new document: it has no --base"}
 		}
-		prefer := linediff.Clash
-		if *mine {
-			prefer = linediff.PreferMine
-		} else if *theirs {
-			prefer = linediff.PreferTheirs
-		}
-		var clash *docstore.ClashError
-		if err := p.Save(pos[0], *base, *isNew, prefer, stdin); errors.As(err, &clash) {
-			return errSilent // shown
-		} else {
-			return err
-		}
+		return reviewErr(p.Save(pos[0], *base, *isNew, preferOf(*mine, *theirs), stdin)) // a clash is shown
+
 	case "restore":
 		n, err := versionArg(pos[1])
 		if err != nil {
 			return err
 		}
-		return p.Saved(p.Store.Restore(pos[0], n, p.Me))
+		return p.Restore(pos[0], n)
 	case "rename":
-		return p.Saved(p.Store.Rename(pos[0], pos[1], p.Me))
+		return p.Rename(pos[0], pos[1])
 	case "delete":
 		return p.Delete(pos[0])
 	case "undelete":

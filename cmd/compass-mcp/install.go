@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/clientconfig"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 )
 
 var installHelp = subcommand{name: "install", args: "[CLIENT] [--project] [--for ID] [--space S] [--data PATH|URL] [--force] [--print]",
@@ -51,7 +52,7 @@ func install(args []string, stdout, stderr io.Writer) error {
 	if *project && !client.HasProject() {
 		return usageError{fmt.Sprintf("%s has no file of a project's own: install it without --project", client.Title)}
 	}
-	if err := checkData(*data); err != nil {
+	if err := stores.Check(*data); err != nil {
 		return err
 	}
 	s, err := clientconfig.NewServer(*name, *command, *me, *space, *data, env)

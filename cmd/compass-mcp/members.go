@@ -2,12 +2,10 @@ package main
 
 import (
 	"cmp"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -49,59 +47,18 @@ func members(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	store := access.New(db)
+	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(c.me, access.EnvPerson())}, Out: stdout, Errs: os.Stderr}
 	switch pos[0] {
 	case "add":
-		known, err := store.WithOwner(c.space, cmp.Or(c.me, quietPerson())).Known()
-		if err != nil {
-			return err
-		}
-		added, err := store.AddMember(pos[1], pos[2])
-		if err != nil {
-			return err
-		}
-		if !known.Person(pos[2]) {
-			fmt.Fprintf(os.Stderr, "note: %s was never named here before (no space, token or display name; people here: %s). If that's a typo: members remove %s %s.\n", pos[2], access.List(known.People), pos[1], pos[2])
-		}
-		if !known.Space(pos[1]) {
-			fmt.Fprintf(os.Stderr, "note: %s holds nothing yet and had no members (spaces here: %s). If that's a typo: members remove %s %s.\n", pos[1], access.List(known.Spaces), pos[1], pos[2])
-		}
-		if added {
-			fmt.Fprintf(stdout, "%s is now a member of %s.\n", pos[2], pos[1])
-		} else {
-			fmt.Fprintf(stdout, "%s was already a member of %s.\n", pos[2], pos[1])
-		}
+		return admin.AddMember(pos[1], pos[2])
 	case "remove":
-		removed, err := store.RemoveMember(pos[1], pos[2])
-		if err != nil {
-			return err
-		}
-		if removed {
-			fmt.Fprintf(stdout, "%s is no longer a member of %s: their tokens no longer reach it.\n", pos[2], pos[1])
-		} else {
-			fmt.Fprintf(stdout, "%s was not a member of %s: nothing changed.\n", pos[2], pos[1])
-		}
-	case "list":
-		space := ""
-		if len(pos) == 2 {
-			space = pos[1]
-		}
-		ms, err := store.Members(space)
-		if err != nil {
-			return err
-		}
-		if len(ms) == 0 {
-			if space != "" {
-				fmt.Fprintf(stdout, "%s has no members yet (members add %s PERSON).\n", space, space)
-			} else {
-				fmt.Fprintln(stdout, "No members yet (members add SPACE PERSON).")
-			}
-		}
-		for _, m := range ms {
-			fmt.Fprintln(stdout, m)
-		}
+		return admin.RemoveMember(pos[1], pos[2])
 	}
-	return nil
+	space := ""
+	if len(pos) == 2 {
+		space = pos[1]
+	}
+	return admin.Members(space)
 }
 
 const tokensUsage = `compass-mcp tokens: per-person tokens for a server shared by a team.
@@ -157,7 +114,8 @@ func tokens(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	store := access.New(db)
+	// The server's own person is known, whoever the token is for.
+	admin := access.Admin{Store: access.New(db), Owner: access.Member{Space: c.space, Person: cmp.Or(env("COMPASS_ME", ""), access.EnvPerson())}, Out: stdout, Errs: os.Stderr}
 	switch {
 	case pos[0] == "add" && len(pos) == 1:
 		if !forGiven {
@@ -167,60 +125,16 @@ func tokens(args []string, stdout io.Writer) error {
 		if err != nil {
 			return usageError{"--expires: " + err.Error()}
 		}
-		// The server's own person is known, whoever the token is for.
-		known, err := store.WithOwner(c.space, cmp.Or(env("COMPASS_ME", ""), quietPerson())).Known()
-		if err != nil {
-			return err
-		}
-		if !known.Person(c.me) && !*newPerson {
-			return usageError{fmt.Sprintf("%s was never named here (no space, token or display name; people here: %s): no token made. If %s is new, add --new-person", c.me, access.List(known.People), c.me)}
-		}
-		for _, sp := range only {
-			if !known.Space(sp) && !*newSpace {
-				return usageError{fmt.Sprintf("no space %s here (spaces here: %s): no token made. If it is a new space, add --new-space", sp, access.List(known.Spaces))}
-			}
-		}
-		secret, t, err := store.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Review: *review, Expires: until})
-		if err != nil {
-			return err
-		}
-		mine, err := store.SpacesOf(t.Person)
-		if err != nil {
-			return err
-		}
-		for _, s := range t.Spaces {
-			if !slices.Contains(mine, s) {
-				fmt.Fprintf(os.Stderr, "note: %s is not a member of %s (yet): the token reaches it once they are (members add %s %s), or on a server whose --space is %s and --for is %s.\n", t.Person, s, s, t.Person, s, t.Person)
-			}
-		}
-		fmt.Fprintln(stdout, secret)
-		fmt.Fprintf(os.Stderr, "Token %s: %s. Above is its secret, shown this once: only its hash is kept. Give it to the client as the header Authorization: Bearer <token>.\n", t.ID, t.Describe(time.Now()))
+		return admin.AddToken(access.NewToken{Person: c.me, Agent: *agent, Spaces: only, ReadOnly: *readOnly, Review: *review, Expires: until}, *newPerson, *newSpace)
 	case pos[0] == "list" && len(pos) == 1:
 		person := ""
 		if forGiven {
 			person = c.me
 		}
-		ts, err := store.Tokens(person)
-		if err != nil {
-			return err
-		}
-		if len(ts) == 0 {
-			fmt.Fprintln(stdout, "No tokens yet (tokens add --for PERSON).")
-		}
-		for _, t := range ts {
-			fmt.Fprintf(stdout, "%s · %s\n", t.ID, t.Describe(time.Now()))
-		}
+		return admin.Tokens(person)
 	case pos[0] == "revoke" && len(pos) == 2:
-		t, err := store.Revoke(pos[1])
-		if errors.Is(err, access.ErrNoToken) {
-			return fmt.Errorf("no token has the id %q: tokens list shows them", pos[1])
-		} else if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "Revoked token %s (%s): requests with it now get 401.\n", t.ID, t.Describe(time.Now()))
-	default:
-		fmt.Fprintln(os.Stderr, tokensUsage)
-		return usageError{fmt.Sprintf("tokens takes: add --for PERSON [...], list [--for PERSON], or revoke ID; got %q", pos)}
+		return admin.Revoke(pos[1])
 	}
-	return nil
+	fmt.Fprintln(os.Stderr, tokensUsage)
+	return usageError{fmt.Sprintf("tokens takes: add --for PERSON [...], list [--for PERSON], or revoke ID; got %q", pos)}
 }

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/tools"
 )
 
 var peopleHelp = subcommand{name: "people", args: "list | set ID NAME",
@@ -33,22 +32,7 @@ func people(args []string, stdout, stderr io.Writer) error {
 	}
 	defer db.Close()
 	if pos[0] == "list" {
-		named, err := spaces.People(db)
-		if err != nil {
-			return fmt.Errorf("listing people: %w", err)
-		}
-		if len(named) == 0 {
-			fmt.Fprintln(stderr, "No one has a display name yet: people set ID NAME gives one (e.g. people set ana Ana).")
-		}
-		for _, p := range named {
-			fmt.Fprintf(stdout, "person:%s\t%s\n", p.ID, p.Name)
-		}
-		return nil
+		return tools.ListPeople(db, stdout, stderr)
 	}
-	id, name := pos[1], strings.Join(pos[2:], " ")
-	if err := spaces.SetName(db, id, name); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "person:%s shows as %s.\n", id, strings.TrimSpace(name))
-	return nil
+	return tools.SetPersonName(db, pos[1], strings.Join(pos[2:], " "), stdout)
 }

@@ -77,8 +77,9 @@ func reviewArgs(sub string, args []string, stdout, stderr io.Writer, least, most
 	return p, pos, func() { file.Close() }, nil
 }
 
-// reviewErr is a proposal's refusal as the command line ends with it: a missing reason is
-// a usage error, and a clash (shown on stderr already) ends silently.
+// reviewErr is a refusal of the Terminal's as the command line ends with it: a proposal's
+// missing reason is a usage error, and a clash (a save's or an accept's, shown on stderr
+// already) ends silently.
 func reviewErr(err error) error {
 	var clash *docstore.ClashError
 	switch {
@@ -165,13 +166,19 @@ func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	prefer := linediff.Clash
-	if *mine {
-		prefer = linediff.PreferMine
-	} else if *theirs {
-		prefer = linediff.PreferTheirs
+	return reviewErr(p.Accept(pos[0], n, preferOf(*mine, *theirs), *edited, *base, stdin))
+}
+
+// preferOf is the side --mine or --theirs keeps where both changed the same lines; with
+// neither, such a clash saves nothing.
+func preferOf(mine, theirs bool) linediff.Prefer {
+	switch {
+	case mine:
+		return linediff.PreferMine
+	case theirs:
+		return linediff.PreferTheirs
 	}
-	return reviewErr(p.Accept(pos[0], n, prefer, *edited, *base, stdin))
+	return linediff.Clash
 }
 
 // declineCmd declines a proposal with the person's reason.

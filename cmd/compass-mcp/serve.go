@@ -3,10 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/transport"
-	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -43,11 +41,11 @@ func serve(args []string) error {
 	defer db.Close()
 	var addr string
 	if c.http != "" {
-		if addr, err = bindAddress(c.http, guardedBy(*token, db) || c.publicURL != ""); err != nil {
+		if addr, err = bindAddress(c.http, access.New(db).Guarded(*token) || c.publicURL != ""); err != nil {
 			return err
 		}
 	}
-	tuneGC()
+	transport.TuneGC()
 	defer func() { // after stop: the page withdraws its record before the data is closed
 		if c.pageDone != nil {
 			<-c.pageDone
@@ -75,26 +73,15 @@ func serve(args []string) error {
 // memory, without end.
 const sessionIdle = 30 * time.Minute
 
+// serveHTTP listens on addr and serves there all --http serves (transport.Server) until ctx ends.
 func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, addr, token string, idle time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	h := transport.NewHTTP(srv, access.NewSessions(db, idle), idle)
-	mux := http.NewServeMux()
-	// /mcp is the configured space, /spaces/{space}/mcp any the request's token allows and
-	// its person is a member of; the gate is for the other routes that must know who asks.
-	gate := &access.Gate{Store: access.New(db).WithOwner(c.space, c.me), Static: token, Agent: c.agent}
-	transport.Route(mux, gate, c.space, h.MCP)
-	if err := registerOAuth(mux, db, c, ln.Addr(), gate, c.samePage); err != nil { // before the gate is copied
-		ln.Close()
-		return err
-	}
-	web.MountMessages(mux, db, gate, transport.Guard)
-	defer mountPage(mux, h.Server, c, db, ln)()
-	h.Server.Handler = transport.ToPage(c.pageAt, mux)
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", c.space, "for", "person:"+c.me, "data", db.Path())
-	return h.Serve(ctx, ln)
+	s := transport.Server{MCP: srv, DB: db, Data: db.Path(), Space: c.space, For: c.me, Agent: c.agent, Token: token,
+		PublicURL: c.publicURL, Idle: idle, Page: c.samePage, PageAt: c.pageAt, Links: c.links}
+	return s.Serve(ctx, ln)
 }
 
 // bindAddress is where --http (or --web) says to listen: loopback unless the address names
@@ -110,4 +97,9 @@ func bindAddress(addr string, guarded bool) (string, error) {
 		return "", usageError{fmt.Sprintf("--http takes HOST:PORT or :PORT, like 127.0.0.1:7410; got %q", addr)}
 	}
 	return bind, nil
+}
+
+// oauthFlags adds the flag that says where clients reach the server.
+func oauthFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.publicURL, "public-url", env("COMPASS_PUBLIC_URL", ""), "if set, the server's public base URL as clients reach it, like https://compass.example.com behind a reverse proxy: OAuth's issuer and resources are made from it, and every request needs a token (default: http://<the --http address>) [COMPASS_PUBLIC_URL]")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
@@ -330,7 +331,7 @@ func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
 	hasRows := func() bool {
 		db := openForTest(t, data)
 		defer db.Close()
-		return guardedBy("", db)
+		return access.New(db).Guarded("")
 	}
 	if hasRows() {
 		t.Fatal("a fresh file has token rows")

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,28 +27,11 @@ func webFlag(fs interface {
 	fs.StringVar(&c.web, "web", env("COMPASS_WEB", ""), "if set, where the person's page is served: HOST:PORT, or off (default: 127.0.0.1:7411 beside stdio; the --http address when serving HTTP) [COMPASS_WEB]")
 }
 
-// page is the person's page one process serves.
-type page struct {
-	url    string
-	done   <-chan error // gets Serve's error once it has stopped and withdrawn its record
-	server *http.Server // with --http's timeouts (transport.Harden)
-}
-
-// newSite makes the page of the data file's spaces, c's first; who may see which is the
+// siteConfig is the page of the data file's spaces, c's first; who may see which is the
 // access room's answer (each space's members, --for always among c's space's).
-func (c *config) newSite(db store) (*web.Site, error) {
-	return web.New(db, web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
-		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure})
-}
-
-// guardedBy reports whether the server has tokens (--token, or token rows in db): what
-// serving beyond loopback needs, for the page as for /mcp.
-func guardedBy(token string, db kv.DB) bool {
-	if token != "" {
-		return true
-	}
-	has, err := access.New(db).HasTokens()
-	return err == nil && has
+func (c *config) siteConfig(db store) web.Config {
+	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
+		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure}
 }
 
 // webAddress checks --web: HOST:PORT (a bare :PORT is loopback), beyond loopback only when
@@ -61,22 +43,13 @@ func webAddress(addr string, guarded bool) (string, error) {
 	return bindAddress(addr, guarded)
 }
 
-// startPage serves the page on its own address, in the background until ctx ends; with
-// busyOK, a busy address is no failure (web.Listen): then it may return no page.
-func startPage(ctx context.Context, c *config, db store, addr string, busyOK bool) (*page, error) {
-	ln, _, err := web.Listen(ctx, db, db.Path(), addr, busyOK, slog.Default())
-	if err != nil || ln == nil {
-		return nil, err
-	}
-	site, err := c.newSite(db)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
+// startPage serves the page on its own address, in the background until ctx ends, with
+// --http's timeouts; with busyOK, a busy address is no failure (web.Listen): then it may
+// return no page.
+func startPage(ctx context.Context, c *config, db store, addr string, busyOK bool) (*web.Page, error) {
 	hs := &http.Server{}
 	transport.Harden(hs) // a connection idle or slow to send its request is closed, as on --http
-	url, done := site.Run(ctx, ln, hs, db)
-	return &page{url: url, done: done, server: hs}, nil
+	return web.Start(ctx, db, addr, busyOK, c.siteConfig(db), hs)
 }
 
 var (
@@ -159,26 +132,15 @@ func signInLink(c config, url, next string, browser bool) error {
 }
 
 // agentSignIn makes the one-time sign-in links the agent may hand the person
-// (list_documents sign_in), who may have no terminal command to get one with (the
-// one-click bundle): for --for only, in --space, and only while this is a one-person
-// server, no token rows in the data (a team's server has them), whose page is on this
-// machine (its address loopback). docs/PAGE.md says why that is safe.
+// (list_documents sign_in), for --for only, in --space, where web.AgentSignIn says it may:
+// a one-person server whose page is on this machine.
 func (c *config) agentSignIn(db kv.DB) func(next string) (string, error) {
 	return func(next string) (string, error) {
-		base := c.links.Base()
-		u, err := url.Parse(base)
-		if err != nil || u.Scheme != "http" || !transport.IsLoopback(u.Hostname()) || u.Path != "" {
-			return "", tools.ErrNoSignIn // no page, or one reached from elsewhere (--link-base)
+		link, ok, err := web.AgentSignIn(db, c.links.Base(), c.me, c.space, next, slog.Default())
+		if err == nil && !ok {
+			return "", tools.ErrNoSignIn // no page, one reached from elsewhere (--link-base), or a team's
 		}
-		if guardedBy("", db) {
-			return "", tools.ErrNoSignIn
-		}
-		code, err := access.New(db).NewSignInCode(c.me, c.space, next)
-		if err != nil {
-			return "", err
-		}
-		slog.Info("the agent was given a sign-in link to the page", "person", c.me, "space", c.space, "next", next)
-		return base + "/signin?code=" + code, nil
+		return link, err
 	}
 }
 
@@ -196,8 +158,8 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return err
 	}
 	defer db.Close()
-	tuneGC() // a server, as serve is: rendering copies each page several times
-	addr, err := webAddress(c.web, guardedBy(token, db))
+	transport.TuneGC() // a server, as serve is: rendering copies each page several times
+	addr, err := webAddress(c.web, access.New(db).Guarded(token))
 	if err != nil {
 		return err
 	}
@@ -211,12 +173,12 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return fmt.Errorf("the page could not be served: %s is taken, and no other port could be had", addr)
 	}
 	fmt.Fprintln(os.Stderr, "Sign in with this link (it works once, for 15 minutes):")
-	if err := signInLink(c, p.url, next, browser); err != nil {
+	if err := signInLink(c, p.URL, next, browser); err != nil {
 		stop()
-		<-p.done
+		<-p.Done
 		return err
 	}
-	return <-p.done
+	return <-p.Done
 }
 
 // servePage starts the person's page as --web says, before the MCP server serves: on its
@@ -233,7 +195,7 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 			want = httpAddr
 		}
 	}
-	addr, err := webAddress(want, guardedBy(token, db))
+	addr, err := webAddress(want, access.New(db).Guarded(token))
 	if err != nil {
 		return err
 	}
@@ -241,7 +203,7 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 		// Beside /mcp, the page is reached at --public-url (mountPage): behind https there,
 		// its session cookie is Secure though the proxy speaks plain HTTP to it.
 		c.pageSecure = strings.HasPrefix(strings.ToLower(c.publicURL), "https://")
-		site, err := c.newSite(db)
+		site, err := web.New(db, c.siteConfig(db))
 		if err != nil {
 			return err
 		}
@@ -252,25 +214,8 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 	if err != nil || p == nil {
 		return err
 	}
-	c.pageDone = p.done
-	c.links.Serving(p.url)
-	c.pageAt = p.url + "/"
+	c.pageDone = p.Done
+	c.links.Serving(p.URL)
+	c.pageAt = p.URL + "/"
 	return nil
-}
-
-// mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
-// paths, and makes the server's address the link base; the func it returns withdraws the
-// page's record, once the server has stopped.
-func mountPage(mux *http.ServeMux, hs *http.Server, c config, db kv.DB, ln net.Listener) (withdraw func()) {
-	if c.samePage == nil {
-		return func() {}
-	}
-	mux.Handle("/", c.samePage)
-	hs.RegisterOnShutdown(c.samePage.Close)
-	url := web.URLOf(ln.Addr())
-	if c.publicURL != "" {
-		url = strings.TrimRight(c.publicURL, "/") // behind a proxy: links and sign-in links go there
-	}
-	c.links.Serving(url)
-	return web.AnnounceLogged(db, url, slog.Default())
 }

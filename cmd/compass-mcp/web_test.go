@@ -424,16 +424,16 @@ func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { stop(); <-p.done }()
+	defer func() { stop(); <-p.Done }()
 	var want http.Server
 	transport.Harden(&want)
-	got := p.server
+	got := p.Server
 	if got.ReadTimeout != want.ReadTimeout || got.IdleTimeout != want.IdleTimeout || got.ReadHeaderTimeout != want.ReadHeaderTimeout || got.WriteTimeout != want.WriteTimeout {
 		t.Fatalf("the page's server: read %v, idle %v, header %v, write %v; --http's: read %v, idle %v, header %v, write %v",
 			got.ReadTimeout, got.IdleTimeout, got.ReadHeaderTimeout, got.WriteTimeout, want.ReadTimeout, want.IdleTimeout, want.ReadHeaderTimeout, want.WriteTimeout)
 	}
 	// And it serves with them.
-	resp, err := http.Get(p.url + "/")
+	resp, err := http.Get(p.URL + "/")
 	if err != nil {
 		t.Fatal(err)
 	}

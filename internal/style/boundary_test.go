@@ -21,7 +21,8 @@ var mayLink = map[string]string{
 	"kv/pg":            "the PostgreSQL store",
 	"kv/kvtest":        "fresh stores of either kind, for tests",
 	"internal/webtest": "starts servers on the tests' store (kvtest), for tests",
-	"cmd/compass-mcp":  "opens the store --data names",
+	"kv/stores":        "opens the store --data names, either backend",
+	"cmd/compass-mcp":  "opens the store --data names (kv/stores)",
 	"internal/bench":   "measures both stores",
 }
 

@@ -1,0 +1,145 @@
+// Package stores opens the store a --data names, whichever backend it is (a bbolt file,
+// kv/bolt, or a PostgreSQL database, kv/pg), and copies one store into another. It is the
+// one package below the command that chooses a backend; nothing above kv imports it.
+package stores
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
+)
+
+// Store is the data a command works on, whichever backend --data chose: a bbolt file
+// (*bolt.File) or a PostgreSQL database (*pg.DB).
+type Store interface {
+	kv.DB
+	Close() error
+	// Path names the data for people and for the page's identity: the bbolt file's path,
+	// or the database's URL without its password.
+	Path() string
+}
+
+var (
+	_ Store = (*bolt.File)(nil)
+	_ Store = (*pg.DB)(nil)
+)
+
+// urlLike is a --data that starts as a URL does (scheme://), which no file path here does.
+var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// NotDataError is returned by Check (so by Open and Copy) for a data that looks like a URL
+// but is not a PostgreSQL one (a typo, postgress://, would otherwise make folders of the
+// URL and a data file in them, its password in their names). It names the two forms data
+// takes, without the password.
+type NotDataError struct {
+	Data   string // as given
+	Scheme string // what it has instead of postgres: "postgress", "file", ...
+}
+
+func (e *NotDataError) Error() string {
+	return fmt.Sprintf("--data %s is neither of the two forms it takes: a bbolt file's path (like ~/.local/share/compass/compass.db), or a PostgreSQL database's URL, postgres://USER:PASSWORD@HOST:PORT/DB (or postgresql://...); %s:// is not one. Nothing was created.", pg.Redact(e.Data), e.Scheme)
+}
+
+// Check refuses a data that looks like a URL but is not a PostgreSQL one, with a
+// *NotDataError.
+func Check(data string) error {
+	if m := urlLike.FindStringSubmatch(data); m != nil && !pg.IsURL(data) {
+		return &NotDataError{Data: data, Scheme: m[1]}
+	}
+	return nil
+}
+
+// Open opens data: a postgres:// or postgresql:// URL, else a bbolt file's path (made, with
+// its folders, if it is not there). opts apply to a database only. A data Check refuses is
+// refused with Check's error, and nothing is created.
+func Open(data string, opts ...pg.Option) (Store, error) {
+	if err := Check(data); err != nil {
+		return nil, err
+	}
+	if !pg.IsURL(data) {
+		return bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
+	}
+	db, err := pg.Open(context.Background(), data, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", pg.Redact(data), err)
+	}
+	return db, nil
+}
+
+// Same reports whether a and b name the same data: the same file (whatever the path to it),
+// or the same database and schema on the same host and port.
+func Same(a, b string) bool {
+	if pg.IsURL(a) || pg.IsURL(b) {
+		return pg.IsURL(a) && pg.IsURL(b) && pg.SameDatabase(a, b)
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}
+
+// Copied is what a Copy copied, and where from and to (each store's Path).
+type Copied struct {
+	kv.Counts
+	Digest   string // the sha256 both stores' bytes have (kv.Digest)
+	From, To string
+}
+
+// Copy copies everything the data from holds into to, which must be empty, byte for byte,
+// then reads both and checks they hold the same bytes (kv.CopyChecked); on PostgreSQL it
+// then updates the planner's statistics (ANALYZE). opts apply to a database only (a copy's
+// transactions may need longer than a server's).
+//
+// It is all or nothing: a copy that fails leaves to as empty as it was (a bbolt file it
+// made is removed again). A store that can't be opened is named as compass-mcp copy's
+// flags name them ("--from: ...", "--to: ..."). It returns a *kv.DiffersError when the
+// copy, read back, differs; an error saying so when from holds nothing or to is not empty.
+func Copy(from, to string, opts ...pg.Option) (Copied, error) {
+	if !pg.IsURL(from) {
+		if _, err := os.Stat(from); err != nil {
+			return Copied{}, fmt.Errorf("--from: %w", err)
+		}
+	}
+	src, err := Open(from, opts...)
+	if err != nil {
+		return Copied{}, fmt.Errorf("--from: %w", err)
+	}
+	defer src.Close()
+	_, statErr := os.Stat(to)
+	made := !pg.IsURL(to) && errors.Is(statErr, os.ErrNotExist)
+	dst, err := Open(to, opts...)
+	if err != nil {
+		return Copied{}, fmt.Errorf("--to: %w", err)
+	}
+	c := Copied{From: src.Path(), To: dst.Path()}
+	c.Counts, c.Digest, err = kv.CopyChecked(src, dst)
+	if err == nil && c.Buckets == 0 {
+		err = fmt.Errorf("%s holds nothing: there is nothing to copy (is --from right?)", src.Path())
+	}
+	var differs *kv.DiffersError
+	if err != nil && !errors.As(err, &differs) {
+		dst.Close()
+		if made {
+			os.Remove(to) // the file this copy made, left empty
+		}
+		if errors.Is(err, kv.ErrNotEmpty) {
+			return c, fmt.Errorf("%s is not empty, and a copy never mixes two stores: copy into a new file, or an empty database or schema (CREATE SCHEMA name, then ?search_path=name in the URL); nothing was copied", dst.Path())
+		}
+		return c, fmt.Errorf("copying %s to %s (nothing was copied): %w", src.Path(), dst.Path(), err)
+	}
+	defer dst.Close()
+	if differs != nil {
+		return c, fmt.Errorf("%s, copied from %s: %w", dst.Path(), src.Path(), err)
+	}
+	if p, ok := dst.(*pg.DB); ok {
+		if err := p.Analyze(); err != nil {
+			return c, fmt.Errorf("the copy is done and checked, but updating %s's statistics (ANALYZE) failed: %w", dst.Path(), err)
+		}
+	}
+	return c, nil
+}

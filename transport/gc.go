@@ -1,0 +1,23 @@
+package transport
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// ServerGC is the garbage collector's target for a server: the heap may grow to 5 times
+// what is live before a collection (Go's default lets it double). A server's live heap is
+// small (about 5 MiB: docs/PERFORMANCE.md, section 6), while every large answer is copied
+// several times on its way out (the store's read, the answer, mcp-go's JSON): at the
+// default, reads of a 100 KB document set off a collection every few calls, and the
+// collections were a third of the server's CPU a read (docs/PERFORMANCE.md, section 1b).
+// GOGC, when set, wins.
+const ServerGC = 400
+
+// TuneGC sets ServerGC for the process unless GOGC says otherwise: for a process that
+// serves (MCP, or only the page, whose rendering copies each page several times too).
+func TuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(ServerGC)
+	}
+}
