@@ -57,62 +57,7 @@ func Parse(q string) (Query, error) {
 	if !utf8.ValidString(q) {
 		q = strings.ToValidUTF8(q, " ")
 	}
-	var (
-		out    Query
-		seen   = map[string]int{} // a term's key: its index in Terms, or -1 once put out
-		tokens int
-		read   int // words and phrases read
-	)
-	add := func(text string, quoted bool) {
-		if tokens == MaxTokens || read == MaxWords {
-			if strings.TrimSpace(text) != "" {
-				out.Partial = true
-			}
-			return
-		}
-		read++
-		toks := Tokens(text)
-		if len(toks) == 0 {
-			return
-		}
-		if n := MaxTokens - tokens; len(toks) > n {
-			toks, out.Partial = toks[:n], true
-		}
-		key := strings.Join(toks, " ")
-		if quoted {
-			key = `"` + key
-		}
-		if i, ok := seen[key]; ok {
-			if i >= 0 {
-				out.Repeats[i]++
-			}
-			return
-		}
-		term := Term{Text: text, Tokens: toks, Quoted: quoted, Stop: !quoted && len(toks) == 1 && stopWords[toks[0]]}
-		if len(out.Terms) == MaxTerms {
-			// Full: a word that says something takes the place of the first stop word.
-			i := slices.IndexFunc(out.Terms, func(t Term) bool { return t.Stop })
-			out.Partial = true
-			if term.Stop || i < 0 {
-				return
-			}
-			seen[out.Terms[i].seenKey()] = -1
-			for k, j := range seen {
-				if j > i {
-					seen[k] = j - 1
-				}
-			}
-			out.Terms = slices.Delete(out.Terms, i, i+1)
-			out.Repeats = slices.Delete(out.Repeats, i, i+1)
-		}
-		seen[key] = len(out.Terms)
-		out.Repeats = append(out.Repeats, 1)
-		tokens += len(toks)
-		if quoted {
-			term.Text = `"` + strings.Join(strings.Fields(text), " ") + `"`
-		}
-		out.Terms = append(out.Terms, term)
-	}
+	p := parsing{seen: map[string]int{}}
 	rest := q
 	for rest != "" {
 		i := strings.IndexFunc(rest, isQuote)
@@ -121,7 +66,7 @@ func Parse(q string) (Query, error) {
 			words = rest[:i]
 		}
 		for _, w := range strings.FieldsFunc(words, unicode.IsSpace) {
-			add(w, false)
+			p.add(w, false)
 		}
 		if i < 0 {
 			break
@@ -130,13 +75,14 @@ func Parse(q string) (Query, error) {
 		rest = rest[i+n:]
 		j := strings.IndexFunc(rest, isQuote)
 		if j < 0 {
-			add(rest, true)
+			p.add(rest, true)
 			break
 		}
-		add(rest[:j], true)
+		p.add(rest[:j], true)
 		_, n = utf8.DecodeRuneInString(rest[j:])
 		rest = rest[j+n:]
 	}
+	out := p.out
 	if len(out.Terms) == 0 {
 		return Query{}, ErrEmptyQuery
 	}
@@ -147,6 +93,69 @@ func Parse(q string) (Query, error) {
 	out.Text = strings.Join(texts, " ")
 	out.m = newMatcher(out)
 	return out, nil
+}
+
+// parsing is a query being read by Parse.
+type parsing struct {
+	out    Query
+	seen   map[string]int // a term's key: its index in Terms, or -1 once put out
+	tokens int            // tokens kept
+	read   int            // words and phrases read
+}
+
+// add reads one word, or one quoted phrase, of the query.
+func (p *parsing) add(text string, quoted bool) {
+	if p.tokens == MaxTokens || p.read == MaxWords {
+		if strings.TrimSpace(text) != "" {
+			p.out.Partial = true
+		}
+		return
+	}
+	p.read++
+	toks := Tokens(text)
+	if len(toks) == 0 {
+		return
+	}
+	if n := MaxTokens - p.tokens; len(toks) > n {
+		toks, p.out.Partial = toks[:n], true
+	}
+	term := Term{Text: text, Tokens: toks, Quoted: quoted, Stop: !quoted && len(toks) == 1 && stopWords[toks[0]]}
+	key := term.seenKey()
+	if i, ok := p.seen[key]; ok {
+		if i >= 0 {
+			p.out.Repeats[i]++
+		}
+		return
+	}
+	if len(p.out.Terms) == MaxTerms && !p.makeRoom(term) {
+		return
+	}
+	p.seen[key] = len(p.out.Terms)
+	p.out.Repeats = append(p.out.Repeats, 1)
+	p.tokens += len(toks)
+	if quoted {
+		term.Text = `"` + strings.Join(strings.Fields(text), " ") + `"`
+	}
+	p.out.Terms = append(p.out.Terms, term)
+}
+
+// makeRoom, when MaxTerms are taken, puts out the first stop word for term, unless term is
+// one too (or none is left); it tells whether there is room now.
+func (p *parsing) makeRoom(term Term) bool {
+	p.out.Partial = true
+	i := slices.IndexFunc(p.out.Terms, func(t Term) bool { return t.Stop })
+	if term.Stop || i < 0 {
+		return false
+	}
+	p.seen[p.out.Terms[i].seenKey()] = -1
+	for k, j := range p.seen {
+		if j > i {
+			p.seen[k] = j - 1
+		}
+	}
+	p.out.Terms = slices.Delete(p.out.Terms, i, i+1)
+	p.out.Repeats = slices.Delete(p.out.Repeats, i, i+1)
+	return true
 }
 
 // Unquoted is q with its double quotes taken out: its phrases' words as words. A store
