@@ -95,8 +95,10 @@ func (s *Server) Run(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// BrowserDeadline is how long a test may use the browser NewBrowser starts.
-var BrowserDeadline = 3 * time.Minute
+// BrowserDeadline is how long a test may use the browser NewBrowser starts: far more than
+// any test takes on a loaded machine (the slowest, under -race on two busy cores, about a
+// minute), and less than go test's 10 minutes, so that the test that hangs is named.
+var BrowserDeadline = 6 * time.Minute
 
 // NewBrowser starts a headless chromium (Debian's) for one test, with a tab of width ×
 // height; a JavaScript dialog fails the test (and is dismissed, so nothing hangs).
