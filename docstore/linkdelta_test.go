@@ -1,0 +1,146 @@
+package docstore_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+)
+
+// Random edits of a text with links of every kind, in blocks of every kind, leave the links
+// index as reading every text whole makes it: after each save the index is dumped, built
+// again from the texts, and dumped again, and the two must be the same. Most saves take the
+// change's way (the lines around it alone); edits that add or remove code fences, and the
+// lines after a fence, take the whole text's. On whichever store (PostgreSQL when
+// COMPASS_TEST_POSTGRES is set).
+func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
+	s := open(t, "personal")
+	alpha := mustCreate(t, s, "Alpha", "a\n")
+	beta := mustCreate(t, s, "Beta", "b\n")
+	mustCreate(t, s, "Doc", "Start\n")
+	idLink := func(id string) string { return "[x](/document/" + id + ")" }
+	palette := []string{
+		"", "", "", "Plain words here", "More prose, with commas.",
+		"See [[Alpha]] and [[Beta]]", "see [[alpha]] again", "[[Nowhere]] is broken", "[[nowhere]] also",
+		"[[Doc]] links to itself", "- [[Alpha]] is about one", "- [[Beta]] is about two", "- [[Gamma]] item",
+		"* [[Nowhere|shown]] star", "1. [[Alpha]] first", "2. [[Beta]] second", "  - nested [[Gamma]]",
+		"    [[Alpha]] indented", "  continued [[Beta]]", "> quoted [[Alpha]]", "> ", "# Heading [[Beta]]",
+		"Setext [[Alpha]]", "---", "===", "-", "| [[Alpha]] | b |", "|---|---|", "| c | [[Beta]] |",
+		"`code [[Alpha]]`", "`open [[Beta]]", "close` [[Alpha]]", "[split", "link](/document/" + beta.ID + ")",
+		idLink(alpha.ID), idLink(beta.ID), "<compass://document/" + alpha.ID + ">", idLink("01M8PGKZD91FPDJN4QQFFR0WBP"),
+		"[ref]: /document/" + beta.ID, "[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBQ", "\\[[Escaped]]", "![[Image]]",
+	}
+	fences := []string{"```", "~~~", "  ```", "> ```", "- ```"}
+	r := rand.New(rand.NewPCG(25, 26))
+	pick := func() string {
+		if r.IntN(100) == 0 {
+			return fences[r.IntN(len(fences))]
+		}
+		return palette[r.IntN(len(palette))]
+	}
+	lines := []string{"Start"}
+	steps := 1500
+	if kvtest.OnPostgres() {
+		steps = 400 // every step is a few dozen round trips
+	}
+	byChange, gamma := 0, false
+	for step := range steps {
+		before := strings.Join(lines, "\n") + "\n"
+		edit := func() {
+			switch k := r.IntN(10); {
+			case k < 3 && len(lines) > 0: // replace a line
+				lines[r.IntN(len(lines))] = pick()
+			case k < 5: // insert one to three
+				at := r.IntN(len(lines) + 1)
+				var add []string
+				for range 1 + r.IntN(3) {
+					add = append(add, pick())
+				}
+				lines = append(lines[:at], append(add, lines[at:]...)...)
+			case k < 7 && len(lines) > 1: // delete one or two
+				at := r.IntN(len(lines))
+				lines = append(lines[:at], lines[min(at+1+r.IntN(2), len(lines)):]...)
+			case k < 8 && len(lines) > 0: // a word in a line: in a link, or beside it
+				at := r.IntN(len(lines))
+				lines[at] = strings.Replace(lines[at], []string{"Alpha", "Beta", "one", "[[", "]]", "- "}[r.IntN(6)], []string{"Beta", "Alpha", "two", "[", "]", ""}[r.IntN(6)], 1)
+			case k < 9: // a fence goes, or, when there is none, comes
+				for at := range lines {
+					if strings.Contains(lines[at], "```") || strings.Contains(lines[at], "~~~") {
+						lines = append(lines[:at], lines[at+1:]...)
+						return
+					}
+				}
+				at := r.IntN(len(lines) + 1)
+				lines = append(lines[:at], append([]string{fences[r.IntN(len(fences))]}, lines[at:]...)...)
+			default: // at the end
+				lines = append(lines, pick())
+			}
+		}
+		for range 1 + r.IntN(2) { // one change, or two apart
+			edit()
+		}
+		for len(lines) > 80 {
+			lines = append(lines[:r.IntN(len(lines))], lines[len(lines)-1])[:len(lines)-1]
+		}
+		after := strings.Join(lines, "\n") + "\n"
+		if docstore.LinkDeltaRead(before, after) {
+			byChange++
+		}
+		if _, err := s.Save("Doc", 0, after, ana, 0); err != nil {
+			t.Fatal(err)
+		}
+		if step == steps/2 {
+			mustCreate(t, s, "Nowhere", "It exists now.\n") // the broken links to it resolve
+		}
+		if !gamma && step == steps*3/4 {
+			gamma = true
+			mustCreate(t, s, "Gamma", "g\n")
+		}
+		kept, err := s.LinksDump()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RebuildLinks(); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := s.LinksDump()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept != whole {
+			t.Fatalf("step %d: the change from\n%s\nto\n%s\nkept the index as\n%s\nbut the texts make\n%s", step, before, after, kept, whole)
+		}
+		checkLinks(t, s)
+	}
+	t.Logf("%d of %d saves read the lines around the change alone", byChange, steps)
+	if byChange < steps/3 {
+		t.Errorf("only %d of %d saves took the change's way: the test doesn't test it", byChange, steps)
+	}
+}
+
+// A save that names another document in one line of a text of 2,000 links writes the keys
+// of the two targets and the digest, as in a text of one link.
+func TestRetargetWritesTheTargetsAlone(t *testing.T) {
+	c := &counting{DB: kvtest.Open(t)}
+	s := docstore.New(c, "personal")
+	for i := range 2001 {
+		mustCreate(t, s, docTitle(i), "A document.\n")
+	}
+	retarget := func(lines []string, line int) int {
+		d := mustCreate(t, s, fmt.Sprintf("Index %d", len(lines)), strings.Join(lines, ""))
+		before := c.writes
+		if _, err := s.Edit(d.ID, lines[line], strings.Replace(lines[line], docTitle(0), docTitle(2000), 1), north); err != nil {
+			t.Fatal(err)
+		}
+		return c.writes - before
+	}
+	many, one := retarget(linked(2000, true), 0), retarget(linked(1, true), 0)
+	t.Logf("keys written by a save that changes a link's target: %d in a text of 2,000 links, %d in one of 1", many, one)
+	if many != one {
+		t.Errorf("a link's new target in a text of 2,000 links wrote %d keys, in a text of one %d", many, one)
+	}
+	checkLinks(t, s)
+}
