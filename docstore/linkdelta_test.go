@@ -42,10 +42,7 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 		return palette[r.IntN(len(palette))]
 	}
 	lines := []string{"Start"}
-	steps := 1500
-	if kvtest.OnPostgres() {
-		steps = 400 // every step is a few dozen round trips
-	}
+	const steps = 1500
 	byChange, gamma := 0, false
 	for step := range steps {
 		before := strings.Join(lines, "\n") + "\n"

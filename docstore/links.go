@@ -574,13 +574,18 @@ func (b *buckets) relink(x linkIndex, id string, set *linkSet, fresh bool) error
 // resolved as they were) and came (resolved now), and counts them in in/ and broken/.
 // fresh is true for a new document, of which in/ has nothing yet.
 func (b *buckets) writeTargets(x linkIndex, id string, gone, changed, came []target, fresh bool) error {
-	ins := map[string]int{} // in/ keys' changes: a document named by two targets counts both
+	// The in/ keys' changes, by the document each names: one named by two targets counts both.
+	type in struct {
+		to string
+		n  int
+	}
+	var ins []in
 	for _, t := range gone {
 		if err := x.out.Delete(outKey(id, t.key)); err != nil {
 			return err
 		}
 		if t.to != "" && t.to != id {
-			ins[t.to]--
+			ins = append(ins, in{t.to, -1})
 		} else if err := x.link(id, t, -1); err != nil {
 			return err
 		}
@@ -599,32 +604,39 @@ func (b *buckets) writeTargets(x linkIndex, id string, gone, changed, came []tar
 			return err
 		}
 		if t.to != "" && t.to != id {
-			ins[t.to]++
+			ins = append(ins, in{t.to, 1})
 		} else if err := x.link(id, t, 1); err != nil {
 			return err
 		}
 	}
-	tos := make([]string, 0, len(ins))
-	for to, n := range ins {
-		if n != 0 {
-			tos = append(tos, to)
+	// In key order, each document once: the writes fall on pages one after another.
+	slices.SortFunc(ins, func(a, b in) int { return strings.Compare(a.to, b.to) })
+	sum := ins[:0]
+	for _, c := range ins {
+		if len(sum) > 0 && sum[len(sum)-1].to == c.to {
+			sum[len(sum)-1].n += c.n
+		} else {
+			sum = append(sum, c)
 		}
 	}
-	slices.Sort(tos) // in key order: the writes fall on pages one after another
 	if !fresh && b.prefetches() {
-		ks := make([][]byte, len(tos))
-		for i, to := range tos {
-			ks[i] = inKey(to, id)
+		ks := make([][]byte, len(sum))
+		for i, c := range sum {
+			ks[i] = inKey(c.to, id)
 		}
 		kv.Prefetch(x.in, ks)
 	}
-	for _, to := range tos {
-		if fresh { // nothing to read: a new document was counted nowhere
-			if err := x.in.Put(inKey(to, id), binary.AppendVarint(nil, int64(ins[to]))); err != nil {
+	for _, c := range sum {
+		switch {
+		case c.n == 0:
+		case fresh: // nothing to read: a new document was counted nowhere
+			if err := x.in.Put(inKey(c.to, id), binary.AppendVarint(nil, int64(c.n))); err != nil {
 				return err
 			}
-		} else if err := count(x.in, inKey(to, id), ins[to]); err != nil {
-			return err
+		default:
+			if err := count(x.in, inKey(c.to, id), c.n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
