@@ -870,11 +870,12 @@ func emptyBucket(b kv.Bucket) error {
 
 // CheckLinks checks the links index against the documents, and returns an error naming the
 // first difference (nil when it holds, or when there is no index yet): each document's
-// out/ entries are its latest text's targets, each naming a document the space has (or
-// broken); in/, broken/ and gone/ are what the documents not deleted, and those deleted,
-// make of them; no broken [[Title]] of a document not deleted names a title a document has.
-// Which document a resolved link names is not checked: it was chosen when it was saved. For
-// tests and checks of a file.
+// out/ entries are its latest text's targets, each counted as many times as the text has
+// it and naming a document the space has (or broken), and its sums/ entry is their digest
+// and number; in/, broken/ and gone/ are what the documents not deleted, and those
+// deleted, make of them; no broken [[Title]] of a document not deleted names a title a
+// document has. Which document a resolved link names is not checked: it was chosen when it
+// was saved. For tests and checks of a file.
 func (s *Store) CheckLinks() error {
 	return s.view(func(b *buckets) error {
 		x, _ := b.linkIndex()
