@@ -3,6 +3,8 @@ package docstore_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,6 +140,51 @@ func TestRetargetWritesTheTargetsAlone(t *testing.T) {
 	t.Logf("keys written by a save that changes a link's target: %d in a text of 2,000 links, %d in one of 1", many, one)
 	if many != one {
 		t.Errorf("a link's new target in a text of 2,000 links wrote %d keys, in a text of one %d", many, one)
+	}
+	checkLinks(t, s)
+}
+
+// A save that changes links all over an 8 MiB text costs no more than one that reads the
+// whole text: a link's target in every fiftieth of 440,000 lines (8,800 runs of changed
+// lines, each read with its neighbours), a blank line after every other (the line diff's
+// bounded work makes it one change of all, read whole), and back.
+func TestHostileLinkEditsAreBounded(t *testing.T) {
+	s := open(t, "personal")
+	for i := range 10 {
+		mustCreate(t, s, docTitle(i), "A document.\n")
+	}
+	lines := make([]string, 0, 440000)
+	for i := 0; len(lines) < cap(lines); i++ {
+		lines = append(lines, fmt.Sprintf("- [[%s]] x\n", docTitle(i%10)))
+	}
+	text := strings.Join(lines, "")
+	if len(text) > docstore.MaxText {
+		t.Fatalf("%d bytes, more than a text may have", len(text))
+	}
+	d := mustCreate(t, s, "Hostile", text)
+	every := func(k int, change func(string) string) string {
+		next := slices.Clone(lines)
+		for i := 0; i < len(next); i += k {
+			next[i] = change(next[i])
+		}
+		return strings.Join(next, "")
+	}
+	retargeted := every(50, func(l string) string { return strings.Replace(l, "Doc 0000", "Doc 0001", 1) })
+	spaced := every(2, func(l string) string { return l + "\n" })
+	for _, tc := range []struct{ name, text string }{{"retargeted", retargeted}, {"spaced", spaced}, {"back", text}} {
+		runtime.LockOSThread()
+		c0 := threadCPU()
+		_, err := s.Save(d.ID, 0, tc.text, ana, 0)
+		took := threadCPU() - c0
+		runtime.UnlockOSThread()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d MiB saved in %.0f ms of CPU (delta read: %v)", tc.name, len(tc.text)>>20, took.Seconds()*1000, docstore.LinkDeltaRead(text, tc.text))
+		if overCPU(took) {
+			t.Errorf("saving %s cost %v of CPU, want at most 1 s", tc.name, took)
+		}
+		text = tc.text
 	}
 	checkLinks(t, s)
 }
