@@ -71,3 +71,44 @@ func (s *Store) RebuildLinks() error {
 		return b.rebuildLinks(x, nil)
 	})
 }
+
+// DowngradeLinks rewrites the space's links index as format 1 had it (out/ values without
+// their counts, sums/ the digest alone), for tests of a file written before format 2.
+func (s *Store) DowngradeLinks() error {
+	return s.db.Update(func(tx kv.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.linkIndex()
+		if err != nil {
+			return err
+		}
+		type kvPair struct{ k, v []byte }
+		var outs, sums []kvPair
+		x.out.ForEach(func(k, v []byte) error {
+			t := decodeTarget(k, v)
+			old := []byte(t.to)
+			if t.to == "" {
+				old = append([]byte{brokenMark}, t.written...)
+			}
+			outs = append(outs, kvPair{append([]byte(nil), k...), old})
+			return nil
+		})
+		x.sums.ForEach(func(k, v []byte) error {
+			sums = append(sums, kvPair{append([]byte(nil), k...), append([]byte(nil), v[:8]...)})
+			return nil
+		})
+		for _, p := range outs {
+			if err := x.out.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		for _, p := range sums {
+			if err := x.sums.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		return x.meta.Put(linksBuilt, []byte{0, 0, 0, 1})
+	})
+}

@@ -188,3 +188,32 @@ func TestHostileLinkEditsAreBounded(t *testing.T) {
 	}
 	checkLinks(t, s)
 }
+
+// An index of format 1 (no counts in out/, the digest alone in sums/) is built again at
+// start, and then kept as any other.
+func TestLinksOfFormat1AreBuiltAgain(t *testing.T) {
+	s := open(t, "personal")
+	mustCreate(t, s, "Pricing", "See [[Launch plan]].\n")
+	mustCreate(t, s, "Launch plan", "- [[Pricing]] twice: [[pricing]]\n- [[Budget]]\n")
+	want, err := s.LinksDump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DowngradeLinks(); err != nil {
+		t.Fatal(err)
+	}
+	if old, err := s.LinksDump(); err != nil || old == want {
+		t.Fatalf("the index of format 1 reads as format 2's (%v):\n%s", err, old)
+	}
+	if err := s.EnsureLinks(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LinksDump(); err != nil || got != want {
+		t.Fatalf("built again:\n%s\nwant\n%s (%v)", got, want, err)
+	}
+	if _, err := s.Edit("Launch plan", "[[Budget]]", "[[Pricing]]", north); err != nil {
+		t.Fatal(err)
+	}
+	wantLinks(t, s, "Launch plan", "to: Pricing · from: Pricing · broken: ")
+	checkLinks(t, s)
+}
