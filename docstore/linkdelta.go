@@ -1,6 +1,8 @@
 package docstore
 
 import (
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -16,12 +18,15 @@ import (
 // none) or go (to none) are resolved and counted in in/ or broken/, as the whole text's
 // reading would have done.
 //
-// Whatever could make the lines around a change read otherwise than alone falls to the
-// whole text's reading: a code fence anywhere before the last line read (a fence changes
-// what every line after it is, and Cut holds only outside one), a change with no cut near
-// it (maxContext), a text whose targets are more than are kept (which ones are kept
-// depends on their order), and an index that doesn't have what the change was made
-// against.
+// A cut must be outside every code fence, in both texts: the old text's fences are found
+// line by line (mdscan.Fence) from its lines that may be a fence's, and those of the lines
+// read are followed as they are read. Whatever could make the lines around a change read
+// otherwise than alone falls to the whole text's reading: a line before the last one read
+// that may be a fence's but isn't at the margin (a fence in a list item or a quote), a
+// change with no cut near it (maxContext: a change inside a long code block, or one that
+// opens a fence no line closes), a text whose targets are more than are kept (which ones
+// are kept depends on their order), and an index that doesn't have what the change was
+// made against.
 
 // maxContext is how many bytes of unchanged lines a save reads around its changes, in
 // all, before it reads the whole text instead.
@@ -42,11 +47,7 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 	if c.ops == nil {
 		return nil, false
 	}
-	// Cuts hold up to the first line that may be a fence's.
-	fenceLine := len(c.old)
-	if f := fenceAt(oldText); f >= 0 {
-		fenceLine = strings.Count(oldText[:f], "\n")
-	}
+	fences := fencesOf(oldText)
 	cut := func(lines []string, k int) bool {
 		return k == 0 || k == len(lines) || mdscan.Cut(lines[k-1], lines[k])
 	}
@@ -84,32 +85,52 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 	context, read := 0, 0
 	for i := 0; i < len(runs); i++ {
 		r := runs[i]
-		// Back to a cut in both texts: the lines before r are the same in both.
+		// Back to a cut in both texts outside a fence: the lines before r are the same in
+		// both, and so are their fences.
 		a0, b0 := r.a0, r.b0
-		for !cut(c.old, a0) || !cut(c.new, b0) {
+		for !cut(c.old, a0) || !cut(c.new, b0) || !fences.closed(a0) {
 			a0, b0 = a0-1, b0-1
 			if context += len(c.old[a0]); context > maxContext {
 				return nil, false
 			}
 		}
-		// On to a cut in both, taking in the runs met on the way.
+		// On to a cut in both outside a fence, taking in the runs met on the way.
+		var oldFence, newFence mdscan.Fence
+		ok := true // false once a line's fence can't be told
+		follow := func(f *mdscan.Fence, lines []string) {
+			for _, l := range lines {
+				if !ok {
+					return
+				}
+				*f, ok = f.Next(l)
+			}
+		}
+		follow(&oldFence, c.old[a0:r.a1])
+		follow(&newFence, c.new[b0:r.b1])
 		a1, b1 := r.a1, r.b1
-		for !cut(c.old, a1) || !cut(c.new, b1) {
+		for ok && (!cut(c.old, a1) || !cut(c.new, b1) || oldFence.Open() || newFence.Open()) {
 			if i+1 < len(runs) && runs[i+1].a0 == a1 {
 				i++
+				follow(&oldFence, c.old[a1:runs[i].a1])
+				follow(&newFence, c.new[b1:runs[i].b1])
 				a1, b1 = runs[i].a1, runs[i].b1
 				continue
+			}
+			if a1 == len(c.old) { // a fence no line closes: the rest of the text is its
+				return nil, false
 			}
 			if context += len(c.old[a1]); context > maxContext {
 				return nil, false
 			}
+			follow(&oldFence, c.old[a1:a1+1])
+			follow(&newFence, c.new[b1:b1+1])
 			a1, b1 = a1+1, b1+1
 		}
-		if a1 > fenceLine {
+		if !ok {
 			return nil, false
 		}
 		before, after := strings.Join(c.old[a0:a1], ""), strings.Join(c.new[b0:b1], "")
-		if read += len(before) + len(after); read > len(text) || mdscan.MayFence(after) {
+		if read += len(before) + len(after); read > len(text) {
 			return nil, false
 		}
 		if mayLink(before) {
@@ -136,6 +157,53 @@ func fenceAt(s string) int {
 		return j
 	}
 	return i
+}
+
+// fenceMap is where a text's code fences are: the lines that open or close one, in
+// order, as mdscan.Fence follows them; from line unknown on, that can't be told line by
+// line.
+type fenceMap struct {
+	toggles []int
+	unknown int
+}
+
+// fencesOf finds text's fences from its lines that may be a fence's alone: a text without
+// any costs a search for ``` and ~~~.
+func fencesOf(text string) fenceMap {
+	m := fenceMap{unknown: math.MaxInt}
+	var f mdscan.Fence
+	line, pos := 0, 0 // pos begins line
+	for pos < len(text) {
+		i := fenceAt(text[pos:])
+		if i < 0 {
+			break
+		}
+		start := pos + strings.LastIndexByte(text[pos:pos+i], '\n') + 1
+		line += strings.Count(text[pos:start], "\n")
+		end := len(text)
+		if j := strings.IndexByte(text[pos+i:], '\n'); j >= 0 {
+			end = pos + i + j + 1
+		}
+		next, ok := f.Next(text[start:end])
+		if !ok {
+			m.unknown = line
+			break
+		}
+		if next.Open() != f.Open() {
+			m.toggles = append(m.toggles, line)
+		}
+		f, line, pos = next, line+1, end
+	}
+	return m
+}
+
+// closed tells whether no fence is open before line k, as far as the map can tell.
+func (m fenceMap) closed(k int) bool {
+	if k > m.unknown {
+		return false
+	}
+	n, _ := slices.BinarySearch(m.toggles, k) // how many toggle before k
+	return n%2 == 0
 }
 
 // applyDelta changes document id's links by d: false, with nothing written, when the index

@@ -15,9 +15,9 @@ import (
 // Random edits of a text with links of every kind, in blocks of every kind, leave the links
 // index as reading every text whole makes it: after each save the index is dumped, built
 // again from the texts, and dumped again, and the two must be the same. Most saves take the
-// change's way (the lines around it alone); edits that add or remove code fences, and the
-// lines after a fence, take the whole text's. On whichever store (PostgreSQL when
-// COMPASS_TEST_POSTGRES is set).
+// change's way (the lines around it alone), in texts with code fences too; edits inside
+// long fenced blocks, or after a fence in a list item or a quote, take the whole text's.
+// On whichever store (PostgreSQL when COMPASS_TEST_POSTGRES is set).
 func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 	s := open(t, "personal")
 	alpha := mustCreate(t, s, "Alpha", "a\n")
@@ -35,7 +35,7 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 		idLink(alpha.ID), idLink(beta.ID), "<compass://document/" + alpha.ID + ">", idLink("01M8PGKZD91FPDJN4QQFFR0WBP"),
 		"[ref]: /document/" + beta.ID, "[ref]: /document/01M8PGKZD91FPDJN4QQFFR0WBQ", "\\[[Escaped]]", "![[Image]]",
 	}
-	fences := []string{"```", "~~~", "  ```", "> ```", "- ```"}
+	fences := []string{"```", "```", "~~~", "````", "```go", "~~~~", "  ```", "> ```", "- ```"}
 	r := rand.New(rand.NewPCG(25, 26))
 	pick := func() string {
 		if r.IntN(100) == 0 {
@@ -45,7 +45,7 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 	}
 	lines := []string{"Start"}
 	const steps = 1500
-	byChange, gamma := 0, false
+	byChange, fenced, gamma := 0, 0, false
 	for step := range steps {
 		before := strings.Join(lines, "\n") + "\n"
 		edit := func() {
@@ -65,15 +65,20 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 			case k < 8 && len(lines) > 0: // a word in a line: in a link, or beside it
 				at := r.IntN(len(lines))
 				lines[at] = strings.Replace(lines[at], []string{"Alpha", "Beta", "one", "[[", "]]", "- "}[r.IntN(6)], []string{"Beta", "Alpha", "two", "[", "]", ""}[r.IntN(6)], 1)
-			case k < 9: // a fence goes, or, when there is none, comes
-				for at := range lines {
-					if strings.Contains(lines[at], "```") || strings.Contains(lines[at], "~~~") {
-						lines = append(lines[:at], lines[at+1:]...)
-						return
+			case k < 9: // a fence comes, or, when there are two, goes
+				var at []int
+				for i, l := range lines {
+					if strings.Contains(l, "```") || strings.Contains(l, "~~~") {
+						at = append(at, i)
 					}
 				}
-				at := r.IntN(len(lines) + 1)
-				lines = append(lines[:at], append([]string{fences[r.IntN(len(fences))]}, lines[at:]...)...)
+				if len(at) >= 2 {
+					i := at[r.IntN(len(at))]
+					lines = append(lines[:i], lines[i+1:]...)
+					return
+				}
+				i := r.IntN(len(lines) + 1)
+				lines = append(lines[:i], append([]string{fences[r.IntN(len(fences))]}, lines[i:]...)...)
 			default: // at the end
 				lines = append(lines, pick())
 			}
@@ -87,6 +92,9 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 		after := strings.Join(lines, "\n") + "\n"
 		if docstore.LinkDeltaRead(before, after) {
 			byChange++
+			if strings.Contains(before, "```") || strings.Contains(before, "~~~") {
+				fenced++
+			}
 		}
 		if _, err := s.Save("Doc", 0, after, ana, 0); err != nil {
 			t.Fatal(err)
@@ -114,9 +122,9 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 		}
 		checkLinks(t, s)
 	}
-	t.Logf("%d of %d saves read the lines around the change alone", byChange, steps)
-	if byChange < steps/3 {
-		t.Errorf("only %d of %d saves took the change's way: the test doesn't test it", byChange, steps)
+	t.Logf("%d of %d saves read the lines around the change alone, %d of them in a text with a fence", byChange, steps, fenced)
+	if byChange < steps/5 || fenced < steps/10 {
+		t.Errorf("only %d of %d saves took the change's way, %d with a fence: the test doesn't test it", byChange, steps, fenced)
 	}
 }
 

@@ -22,38 +22,43 @@ var cutPalette = []string{
 	"<a href=\"/document/" + id + "\">[[Html]]</a>", "<div>", "</div>", "x\r", "- [[R]]\r", "Über [[Ü]]",
 }
 
-// Cut holds: wherever it says a text can be cut (and no fence came before), the text's links
-// are those of its two parts, each read as a text of its own.
+// Cut holds: wherever it says a text can be cut (and Fence says no fence is open there), the
+// text's links are those of its two parts, each read as a text of its own.
 func TestCutSplitsTheLinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 1))
-	cuts := 0
+	cuts, fenced := 0, 0
 	for range 20000 {
 		lines := make([]string, 1+r.IntN(12))
 		for i := range lines {
 			lines[i] = cutPalette[r.IntN(len(cutPalette))] + "\n"
-			if r.IntN(20) == 0 {
-				lines[i] = []string{"```\n", "~~~\n", "  ```\n", "> ```\n", "- ```\n"}[r.IntN(5)]
+			if r.IntN(12) == 0 {
+				lines[i] = []string{"```\n", "~~~\n", "````\n", "```go\n", "~~~~ x\n", "``` `x\n", "Text ```\n", "  ```\n", "> ```\n", "- ```\n"}[r.IntN(10)]
 			}
 		}
 		text := strings.Join(lines, "")
 		whole := links(text)
+		var fence Fence
 		for k := 1; k < len(lines); k++ {
-			before, after := strings.Join(lines[:k], ""), strings.Join(lines[k:], "")
-			if MayFence(before) {
+			next, ok := fence.Next(lines[k-1])
+			if !ok {
 				break
 			}
-			if !Cut(lines[k-1], lines[k]) {
+			if fence = next; fence.Open() || !Cut(lines[k-1], lines[k]) {
 				continue
 			}
+			before, after := strings.Join(lines[:k], ""), strings.Join(lines[k:], "")
 			cuts++
+			if strings.Contains(before, "```") || strings.Contains(before, "~~~") {
+				fenced++
+			}
 			if got := append(links(before), links(after)...); !slices.Equal(got, whole) {
 				t.Fatalf("cut before line %d of\n%s\nlinks %q, but the parts' are %q", k+1, text, whole, got)
 			}
 		}
 	}
-	t.Logf("%d cuts checked", cuts)
-	if cuts < 10000 {
-		t.Errorf("only %d cuts: the palette doesn't test Cut", cuts)
+	t.Logf("%d cuts checked, %d after a fence", cuts, fenced)
+	if cuts < 10000 || fenced < 1000 {
+		t.Errorf("only %d cuts, %d after a fence: the palette doesn't test Cut", cuts, fenced)
 	}
 }
 
@@ -74,6 +79,8 @@ func TestCut(t *testing.T) {
 		{"\n", "> quote\n", false},
 		{"\n", "\n", false},
 		{"  \r\n", "x\n", true},
+		{"Words\n", "```go\n", true},
+		{"Words\n", "``` `x\n", false},
 	} {
 		if got := Cut(tc.prev, tc.line); got != tc.cut {
 			t.Errorf("Cut(%q, %q) = %v, want %v", tc.prev, tc.line, got, tc.cut)
