@@ -225,3 +225,39 @@ func TestLinksOfFormat1AreBuiltAgain(t *testing.T) {
 	wantLinks(t, s, "Launch plan", "to: Pricing · from: Pricing · broken: ")
 	checkLinks(t, s)
 }
+
+// Which saves read the lines around their change alone, and which the whole text.
+func TestLinkDeltaRead(t *testing.T) {
+	body := strings.Join(linked(100, true), "")
+	retarget := func(before string) (string, string) {
+		return before + body, before + strings.Replace(body, docTitle(50), docTitle(51), 1)
+	}
+	for _, tc := range []struct {
+		name, old, new string
+		read           bool
+	}{
+		{"a link's target", body, strings.Replace(body, docTitle(50), docTitle(51), 1), true},
+		{"prose lines", body, strings.ReplaceAll(body, "Tuesday", "Monday"), false}, // the line diff alone says the links stay
+		{"a new fence, never closed", body, "```\n" + body, false},
+		{"a new fenced block", body, "```\n[[Code]]\n```\n" + body, true},
+		{"a line in a fenced block", "```\n[[Code]]\n```\n" + body, "```\n[[Other]]\n```\n" + body, true},
+	} {
+		if got := docstore.LinkDeltaRead(tc.old, tc.new); got != tc.read {
+			t.Errorf("%s: LinkDeltaRead = %v, want %v", tc.name, got, tc.read)
+		}
+	}
+	for _, tc := range []struct {
+		before string
+		read   bool
+	}{
+		{"```go\nx := `[[Code]]`\n```\n\n", true},
+		{"Text\n~~~~\n[[Code]]\n~~~\n~~~~\n", true},
+		{"- item\n  ```\n  [[Code]]\n  ```\n", false}, // a fence in a list item: the whole text
+		{"> ```\n> [[Code]]\n> ```\n", false},
+		{"Text ``` and `[[Code]]`\n\n", true}, // not a fence's line
+	} {
+		if got := docstore.LinkDeltaRead(retarget(tc.before)); got != tc.read {
+			t.Errorf("a link's target after %q: LinkDeltaRead = %v, want %v", tc.before, got, tc.read)
+		}
+	}
+}
