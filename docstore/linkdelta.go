@@ -150,14 +150,9 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 	return d, true
 }
 
-// fenceAt is where the first ``` or ~~~ of s is, or -1.
-func fenceAt(s string) int {
-	i, j := strings.Index(s, "```"), strings.Index(s, "~~~")
-	if i < 0 || j >= 0 && j < i {
-		return j
-	}
-	return i
-}
+
+// maxFences is how many lines that open or close a fence fencesOf keeps track of.
+const maxFences = 4096
 
 // fenceMap is where a text's code fences are: the lines that open or close one, in
 // order, as mdscan.Fence follows them; from line unknown on, that can't be told line by
@@ -172,17 +167,32 @@ type fenceMap struct {
 func fencesOf(text string) fenceMap {
 	m := fenceMap{unknown: math.MaxInt}
 	var f mdscan.Fence
+	// Where the next ``` and ~~~ are (-1: none after pos), each searched for again only
+	// once passed, so that a text of many of one and none of the other is read once.
+	next := [2]int{-2, -2}
+	find := func(k, pos int) int {
+		if next[k] == -2 || next[k] >= 0 && next[k] < pos {
+			next[k] = strings.Index(text[pos:], [2]string{"```", "~~~"}[k])
+			if next[k] >= 0 {
+				next[k] += pos
+			}
+		}
+		return next[k]
+	}
 	line, pos := 0, 0 // pos begins line
 	for pos < len(text) {
-		i := fenceAt(text[pos:])
-		if i < 0 {
+		at, tilde := find(0, pos), find(1, pos)
+		if at < 0 || tilde >= 0 && tilde < at {
+			at = tilde
+		}
+		if at < 0 {
 			break
 		}
-		start := pos + strings.LastIndexByte(text[pos:pos+i], '\n') + 1
+		start := pos + strings.LastIndexByte(text[pos:at], '\n') + 1
 		line += strings.Count(text[pos:start], "\n")
 		end := len(text)
-		if j := strings.IndexByte(text[pos+i:], '\n'); j >= 0 {
-			end = pos + i + j + 1
+		if j := strings.IndexByte(text[at:], '\n'); j >= 0 {
+			end = at + j + 1
 		}
 		next, ok := f.Next(text[start:end])
 		if !ok {
@@ -190,6 +200,10 @@ func fencesOf(text string) fenceMap {
 			break
 		}
 		if next.Open() != f.Open() {
+			if len(m.toggles) == maxFences {
+				m.unknown = line // past so many fences, a save reads the whole text
+				break
+			}
 			m.toggles = append(m.toggles, line)
 		}
 		f, line, pos = next, line+1, end

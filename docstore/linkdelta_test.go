@@ -155,7 +155,8 @@ func TestRetargetWritesTheTargetsAlone(t *testing.T) {
 // A save that changes links all over an 8 MiB text costs no more than one that reads the
 // whole text: a link's target in every fiftieth of 440,000 lines (8,800 runs of changed
 // lines, each read with its neighbours), a blank line after every other (the line diff's
-// bounded work makes it one change of all, read whole), and back.
+// bounded work makes it one change of all, read whole), and back; and a link added to 8 MiB
+// of fenced blocks (the fences are found once, and past maxFences the text is read whole).
 func TestHostileLinkEditsAreBounded(t *testing.T) {
 	s := open(t, "personal")
 	for i := range 10 {
@@ -193,6 +194,24 @@ func TestHostileLinkEditsAreBounded(t *testing.T) {
 			t.Errorf("saving %s cost %v of CPU, want at most 1 s", tc.name, took)
 		}
 		text = tc.text
+	}
+	// A text of fences: every other line of 8 MiB opens or closes one, the rest link.
+	fenced := strings.Repeat("```\n[[Doc 00001]]\n", (docstore.MaxText-64)/18)
+	f := mustCreate(t, s, "Fences", fenced)
+	for _, next := range []string{fenced + "[[Doc 00002]]\n", "[[Doc 00002]]\n" + fenced} {
+		runtime.LockOSThread()
+		c0 := threadCPU()
+		_, err := s.Save(f.ID, 0, next, ana, 0)
+		took := threadCPU() - c0
+		runtime.UnlockOSThread()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("a link added to 8 MiB of fences: %.0f ms of CPU (delta read: %v)", took.Seconds()*1000, docstore.LinkDeltaRead(fenced, next))
+		if overCPU(took) {
+			t.Errorf("a link added to 8 MiB of fences cost %v of CPU, want at most 1 s", took)
+		}
+		fenced = next
 	}
 	checkLinks(t, s)
 }
