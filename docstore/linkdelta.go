@@ -150,7 +150,6 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 	return d, true
 }
 
-
 // maxFences is how many lines that open or close a fence fencesOf keeps track of.
 const maxFences = 4096
 
