@@ -16,7 +16,10 @@ import (
 // had and have give, target by target, how many more or fewer times the text names each.
 // Only the targets whose count changes are read from out/, and only those that come (from
 // none) or go (to none) are resolved and counted in in/ or broken/, as the whole text's
-// reading would have done.
+// reading would have done. A target that stays keeps what it was resolved to, and, when
+// broken, how it was written where it first came, though that line may have gone and
+// another write it otherwise ([[Budget]] and [[budget]]), as a save that reads the whole
+// text does too.
 //
 // A cut must be outside every code fence, in both texts: the old text's fences are found
 // line by line (mdscan.Fence) from its lines that may be a fence's, and those of the lines

@@ -28,9 +28,10 @@ import (
 //
 //	out/<id><target>           for each link of document id's latest version (each target once):
 //	                           uvarint: how many times the text has it; then the id of the
-//	                           document it names, or "?" and the target as first written
-//	                           when it is broken; <target> is "t" and the folded title of a
-//	                           [[Title]], or "i" and the id a Markdown link names
+//	                           document it names, or "?" and the target as written (where
+//	                           it first came) when it is broken; <target> is "t" and the
+//	                           folded title of a [[Title]], or "i" and the id a Markdown
+//	                           link names
 //	in/<to><from>              uvarint: how many of from's targets name to (from ≠ to, both
 //	                           not deleted)
 //	broken/<target> 0x00 <id>  nothing: document id (not deleted) has this broken link
