@@ -1,5 +1,12 @@
 package docstore
 
+import (
+	"fmt"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+)
+
 // SetSnapshotEvery sets how often a version is stored whole, for tests; it returns a func
 // that puts it back.
 func SetSnapshotEvery(k int) (restore func()) {
@@ -10,3 +17,98 @@ func SetSnapshotEvery(k int) (restore func()) {
 
 // SameLinks is sameLinks of the change from old to new, for tests.
 func SameLinks(old, new string) bool { return sameLinks(diffTexts(old, new)) }
+
+// LinkDeltaRead tells whether a save of new over old reads the links of the lines around
+// the change alone (linkDeltaOf), for tests.
+func LinkDeltaRead(old, new string) bool {
+	_, ok := linkDeltaOf(old, new, diffTexts(old, new))
+	return ok && !sameLinks(diffTexts(old, new))
+}
+
+// LinksDump is the space's links index as it is, every key and value of out/, in/, broken/,
+// gone/ and sums/ a line, for tests that compare two ways of making it. A broken target's
+// text as first written is folded: a save keeps it as the target came, and a target
+// written two ways ([[Budget]], [[budget]]) may have lost its first since.
+func (s *Store) LinksDump() (string, error) {
+	var out strings.Builder
+	err := s.view(func(b *buckets) error {
+		x, _ := b.linkIndex()
+		for _, part := range []struct {
+			name string
+			bk   kv.Bucket
+		}{{"out", x.out}, {"in", x.in}, {"broken", x.broken}, {"gone", x.gone}, {"sums", x.sums}} {
+			if part.bk == nil {
+				continue
+			}
+			if err := part.bk.ForEach(func(k, v []byte) error {
+				if part.name == "out" {
+					t := decodeTarget(nil, v)
+					fmt.Fprintf(&out, "out %q %d %q %q\n", k, t.n, t.to, strings.ToLower(t.written))
+					return nil
+				}
+				fmt.Fprintf(&out, "%s %q %x\n", part.name, k, v)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out.String(), err
+}
+
+// RebuildLinks builds the space's links index again from the documents' texts, for tests.
+func (s *Store) RebuildLinks() error {
+	return s.db.Update(func(tx kv.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.linkIndex()
+		if err != nil {
+			return err
+		}
+		return b.rebuildLinks(x, nil)
+	})
+}
+
+// DowngradeLinks rewrites the space's links index as format 1 had it (out/ values without
+// their counts, sums/ the digest alone), for tests of a file written before format 2.
+func (s *Store) DowngradeLinks() error {
+	return s.db.Update(func(tx kv.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		x, err := b.linkIndex()
+		if err != nil {
+			return err
+		}
+		type kvPair struct{ k, v []byte }
+		var outs, sums []kvPair
+		x.out.ForEach(func(k, v []byte) error {
+			t := decodeTarget(k, v)
+			old := []byte(t.to)
+			if t.to == "" {
+				old = append([]byte{brokenMark}, t.written...)
+			}
+			outs = append(outs, kvPair{append([]byte(nil), k...), old})
+			return nil
+		})
+		x.sums.ForEach(func(k, v []byte) error {
+			sums = append(sums, kvPair{append([]byte(nil), k...), append([]byte(nil), v[:8]...)})
+			return nil
+		})
+		for _, p := range outs {
+			if err := x.out.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		for _, p := range sums {
+			if err := x.sums.Put(p.k, p.v); err != nil {
+				return err
+			}
+		}
+		return x.meta.Put(linksBuilt, []byte{0, 0, 0, 1})
+	})
+}

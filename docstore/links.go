@@ -27,17 +27,20 @@ import (
 // Inside doc_links:
 //
 //	out/<id><target>           for each link of document id's latest version (each target once):
-//	                           the id of the document it names, or "?" and the target as
-//	                           written when it is broken; <target> is "t" and the folded
-//	                           title of a [[Title]], or "i" and the id a Markdown link names
+//	                           uvarint: how many times the text has it; then the id of the
+//	                           document it names, or "?" and the target as written (where
+//	                           it first came) when it is broken; <target> is "t" and the
+//	                           folded title of a [[Title]], or "i" and the id a Markdown
+//	                           link names
 //	in/<to><from>              uvarint: how many of from's targets name to (from ≠ to, both
 //	                           not deleted)
 //	broken/<target> 0x00 <id>  nothing: document id (not deleted) has this broken link
 //	gone/<id>                  nothing: document id is deleted; the links to it stay in in/,
 //	                           for Undelete, and show it as deleted
 //	sums/<id>                  8 bytes: a digest of the links of document id's latest text,
-//	                           in order, as written: a save whose text has the same links
-//	                           as before (most edits) reads no more of the index than this
+//	                           as written, in any order (a sum, so that a save can change it
+//	                           by the links it removed and added); uvarint: how many targets
+//	                           out/ has (MaxLinks+1 when the text has more than are kept)
 //	meta/built                 the index's format, once built
 //
 // Every version (put), Delete, Undelete and Purge bring it up to date in the same
@@ -47,7 +50,9 @@ import (
 const bucketLinks = "doc_links"
 
 // LinksFormat is the links index's format: an index built in another is built again.
-const LinksFormat = 1
+// Format 2 counts each target's links (out/) and sums the digest in any order (sums/), so
+// that a save that changes a link writes what it changed (linkdelta.go).
+const LinksFormat = 2
 
 // MaxLinks is how many distinct documents (and broken titles) one version's links are kept
 // for: the links past them are text, and a text of a million distinct [[links]] costs its
@@ -122,14 +127,27 @@ func (x linkIndex) built() bool {
 	return len(v) == 4 && binary.BigEndian.Uint32(v) == LinksFormat
 }
 
-// linkSet is what a text's links name: each target once ("t" and a folded title, or "i"
-// and an id), sorted, with how it was first written (keys and written are nil when only the
-// digest was read: see linkDigest), and the digest of its links.
+// linkSet is what a save needs of its new text's links: as the line diff shows them (same,
+// or delta), or the text's digest alone (see linkDigest), or every target the text names
+// (full).
 type linkSet struct {
-	keys    []string
-	written map[string]string
+	same  bool       // the change kept the links as they were: nothing was read
+	delta *linkDelta // the change of the links, from the lines around the change (linkdelta.go)
+	// The whole text's: its digest, and, when full, each target once ("t" and a folded
+	// title, or "i" and an id), in key order, with how many times the text has it and how
+	// it was first written; more when the text names more targets than are kept.
 	digest  uint64
-	same    bool // the change kept the links as they were: none of the above was read
+	full    bool
+	targets []target
+	more    bool
+}
+
+// distinct is how many targets out/ has for set's text (MaxLinks+1 when more).
+func (set *linkSet) distinct() int {
+	if set.more {
+		return MaxLinks + 1
+	}
+	return len(set.targets)
 }
 
 // plainLine tells whether a line (with its line break) can neither hold a link nor change
@@ -245,6 +263,25 @@ const (
 	fnvPrime  = 1099511628211
 )
 
+// linkHash is one link's part of a digest: FNV-1a of its id and title, mixed (splitmix64's
+// finisher) so that a sum of them is as good as a hash of the whole.
+func linkHash(l mdscan.Link) uint64 {
+	h := fnvAdd(fnvAdd(fnvOffset, l.ID), l.Title)
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
+}
+
+// linkKey is the target a link names: "i" and its id, or "t" and its folded title.
+func linkKey(l mdscan.Link) string {
+	if l.ID != "" {
+		return "i" + l.ID
+	}
+	return "t" + foldTitle(l.Title)
+}
+
 func fnvAdd(h uint64, s string) uint64 {
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint64(s[i])) * fnvPrime
@@ -252,13 +289,14 @@ func fnvAdd(h uint64, s string) uint64 {
 	return (h ^ 0xff) * fnvPrime // a separator no UTF-8 text has
 }
 
-// linkDigest is the digest of text's links: each, in order, as written, so that two texts
-// with the same digest have the same links. It costs the text's reading and no more.
+// linkDigest is the digest of text's links: the sum of each one's linkHash, so that two
+// texts with the same digest have the same links, as written, each as many times (in any
+// order). It costs the text's reading and no more.
 func linkDigest(text string) uint64 {
-	h := uint64(fnvOffset)
+	var h uint64
 	if mayLink(text) {
 		mdscan.Links(text, func(l mdscan.Link) bool {
-			h = fnvAdd(fnvAdd(h, l.ID), l.Title)
+			h += linkHash(l)
 			return true
 		})
 	}
@@ -268,33 +306,31 @@ func linkDigest(text string) uint64 {
 // mayLink tells whether text can have a link at all: every link has a [ or a <.
 func mayLink(text string) bool { return strings.ContainsAny(text, "[<") }
 
-// scanLinks reads text's links: their digest, and at most MaxLinks targets.
+// scanLinks reads text's links: their digest, and at most MaxLinks targets, each with how
+// many times the text has it.
 func scanLinks(text string) *linkSet {
-	set := &linkSet{digest: fnvOffset}
+	set := &linkSet{full: true}
 	if !mayLink(text) {
-		set.written = map[string]string{}
 		return set
 	}
 	// Room for as many targets as the text may have, so that the map doesn't grow as it fills.
-	room := strings.Count(text, "[[") + strings.Count(text, "](") + strings.Count(text, "]:") + strings.Count(text, "<")
-	set.written = make(map[string]string, min(room, MaxLinks))
-	set.keys = make([]string, 0, min(room, MaxLinks))
+	room := min(strings.Count(text, "[[")+strings.Count(text, "](")+strings.Count(text, "]:")+strings.Count(text, "<"), MaxLinks)
+	at := make(map[string]int32, room)
+	set.targets = make([]target, 0, room)
 	mdscan.Links(text, func(l mdscan.Link) bool {
-		set.digest = fnvAdd(fnvAdd(set.digest, l.ID), l.Title)
-		if len(set.keys) >= MaxLinks {
-			return true // past the links kept: only the digest goes on
-		}
-		key := "i" + l.ID
-		if l.ID == "" {
-			key = "t" + foldTitle(l.Title)
-		}
-		if _, ok := set.written[key]; !ok {
-			set.written[key] = l.ID + l.Title // one of them is ""
-			set.keys = append(set.keys, key)
+		set.digest += linkHash(l)
+		key := linkKey(l)
+		if i, ok := at[key]; ok {
+			set.targets[i].n++
+		} else if len(set.targets) < MaxLinks {
+			at[key] = int32(len(set.targets))
+			set.targets = append(set.targets, target{key: key, written: l.ID + l.Title, n: 1}) // one of them is ""
+		} else {
+			set.more = true // past the targets kept: their links are text
 		}
 		return true
 	})
-	slices.Sort(set.keys)
+	slices.SortFunc(set.targets, func(a, b target) int { return strings.Compare(a.key, b.key) })
 	return set
 }
 
@@ -317,41 +353,66 @@ func foldTitle(title string) string {
 	return string(b)
 }
 
-// sum is the digest of document id's links as the index has them, and whether it has one.
-func (x linkIndex) sum(id string) (uint64, bool) {
+// linkSum is a sums/ entry: the digest of a document's links, and how many targets out/
+// has for it (MaxLinks+1 when its text names more than are kept).
+type linkSum struct {
+	digest   uint64
+	distinct int
+}
+
+func (s linkSum) value() []byte {
+	return binary.AppendUvarint(binary.BigEndian.AppendUint64(nil, s.digest), uint64(s.distinct))
+}
+
+// sum is document id's sums/ entry, and whether the index has one.
+func (x linkIndex) sum(id string) (linkSum, bool) {
 	if x.sums == nil {
-		return 0, false
+		return linkSum{}, false
 	}
 	v := x.sums.Get([]byte(id))
-	if len(v) != 8 {
-		return 0, false
+	if len(v) < 9 {
+		return linkSum{}, false
 	}
-	return binary.BigEndian.Uint64(v), true
+	n, k := binary.Uvarint(v[8:])
+	if k <= 0 || n > MaxLinks+1 {
+		return linkSum{}, false
+	}
+	return linkSum{digest: binary.BigEndian.Uint64(v), distinct: int(n)}, true
 }
 
 // prepareLinks is what a change's commit needs of its new text's links, read before the
 // commit: nothing when the line diff shows the links are as they were (sameLinks); the
+// links of the lines around the change when they can be read alone (linkDeltaOf); else the
 // digest alone when the index's is the same; else every target.
-func (b *buckets) prepareLinks(id, text string, c change) *linkSet {
+func (b *buckets) prepareLinks(id, oldText, text string, c change) *linkSet {
 	if sameLinks(c) {
 		return &linkSet{same: true}
 	}
+	if d, ok := linkDeltaOf(oldText, text, c); ok {
+		return &linkSet{delta: d}
+	}
 	x, _ := b.linkIndex()
 	d := linkDigest(text)
-	if sum, ok := x.sum(id); ok && sum == d {
+	if sum, ok := x.sum(id); ok && sum.digest == d && sum.distinct <= MaxLinks {
 		return &linkSet{digest: d}
 	}
 	return scanLinks(text)
 }
 
-// target is one out/ entry: the target key, and the id it names ("" when broken, then
-// written is how it was written).
+// target is one out/ entry: the target key, how many times the text has it (n), and the
+// id it names ("" when broken, then written is how it was first written).
 type target struct {
 	key, to, written string
+	n                int
 }
 
 func decodeTarget(key, value []byte) target {
 	t := target{key: string(key)}
+	n, k := binary.Uvarint(value)
+	if k <= 0 {
+		return t // n is 0: not a count any save makes, and so read again whole (applyDelta)
+	}
+	t.n, value = int(n), value[k:]
 	if len(value) > 0 && value[0] == brokenMark {
 		t.written = string(value[1:])
 	} else {
@@ -361,10 +422,11 @@ func decodeTarget(key, value []byte) target {
 }
 
 func (t target) value() []byte {
+	v := binary.AppendUvarint(make([]byte, 0, 4+len(t.to)+len(t.written)), uint64(t.n))
 	if t.to == "" {
-		return append([]byte{brokenMark}, t.written...)
+		return append(append(v, brokenMark), t.written...)
 	}
-	return []byte(t.to)
+	return append(v, t.to...)
 }
 
 // outOf is document id's out/ entries, in key order.
@@ -437,19 +499,8 @@ func (b *buckets) linksPut(id string, v Version, prev *Version, set *linkSet) er
 		return err
 	}
 	if prev == nil || prev.Text != v.Text {
-		if set == nil {
-			set = scanLinks(v.Text)
-		}
-		if sum, ok := x.sum(id); !set.same && (!ok || sum != set.digest) {
-			if set.keys == nil && set.written == nil { // only the digest was read, and it differs now
-				set = scanLinks(v.Text)
-			}
-			if err := b.relink(x, id, set); err != nil {
-				return err
-			}
-			if err := x.sums.Put([]byte(id), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
-				return err
-			}
+		if err := b.keepLinks(x, id, v.Text, prev == nil, set); err != nil {
+			return err
 		}
 	}
 	if prev == nil || !bytes.Equal(titleKey(prev.Title), titleKey(v.Title)) {
@@ -458,46 +509,155 @@ func (b *buckets) linksPut(id string, v Version, prev *Version, set *linkSet) er
 	return nil
 }
 
-// relink changes document id's out/ entries, and what counts them, to set: only the targets
-// that came or went are written, and only theirs are read whole.
-func (b *buckets) relink(x linkIndex, id string, set *linkSet) error {
-	prefix := []byte(id)
-	var gone []target
-	var came []string
-	c := x.out.Cursor()
-	k, v := c.Seek(prefix)
-	for _, key := range set.keys {
-		for ; k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) < key; k, v = c.Next() {
+// keepLinks brings document id's links up to date with its new text, as set has them (nil:
+// not read yet): from the change alone when it can, else from the whole text. fresh is
+// true for a new document, which has no out/ entries yet.
+func (b *buckets) keepLinks(x linkIndex, id, text string, fresh bool, set *linkSet) error {
+	switch {
+	case set == nil:
+		set = scanLinks(text)
+	case set.same:
+		return nil
+	case set.delta != nil:
+		if ok, err := b.applyDelta(x, id, set.delta); ok || err != nil {
+			return err
+		}
+		set = scanLinks(text) // the index isn't what the delta was made against: read it all
+	}
+	sum, ok := x.sum(id)
+	if ok && sum.digest == set.digest && sum.distinct <= MaxLinks && !set.more {
+		return nil // the same links, as many times: no target came or went, none changed its count
+	}
+	if !set.full { // only the digest was read, and it differs now
+		set = scanLinks(text)
+	}
+	if err := b.relink(x, id, set, fresh); err != nil {
+		return err
+	}
+	return x.sums.Put([]byte(id), linkSum{digest: set.digest, distinct: set.distinct()}.value())
+}
+
+// relink changes document id's out/ entries, and what counts them, to set's: only the
+// targets that came, went or changed their count are written, and only those that came
+// are resolved.
+func (b *buckets) relink(x linkIndex, id string, set *linkSet, fresh bool) error {
+	var gone, changed, came []target
+	if fresh {
+		came = set.targets
+	} else {
+		prefix := []byte(id)
+		c := x.out.Cursor()
+		k, v := c.Seek(prefix)
+		for _, t := range set.targets {
+			for ; k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) < t.key; k, v = c.Next() {
+				gone = append(gone, decodeTarget(k[len(prefix):], v))
+			}
+			if k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) == t.key {
+				// The same target: it keeps the document it was resolved to.
+				if was := decodeTarget(k[len(prefix):], v); was.n != t.n {
+					was.n = t.n
+					changed = append(changed, was)
+				}
+				k, v = c.Next()
+				continue
+			}
+			came = append(came, t)
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			gone = append(gone, decodeTarget(k[len(prefix):], v))
 		}
-		if k != nil && bytes.HasPrefix(k, prefix) && string(k[len(prefix):]) == key {
-			k, v = c.Next() // the same target: it keeps the document it was resolved to
-			continue
-		}
-		came = append(came, key)
-	}
-	for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		gone = append(gone, decodeTarget(k[len(prefix):], v))
 	}
 	// The cursor is done with: now the writes.
+	return b.writeTargets(x, id, gone, changed, came, fresh)
+}
+
+// writeTargets writes document id's out/ entries that went, changed their count (kept
+// resolved as they were) and came (resolved now), and counts them in in/ and broken/.
+// fresh is true for a new document, of which in/ has nothing yet.
+func (b *buckets) writeTargets(x linkIndex, id string, gone, changed, came []target, fresh bool) error {
+	// The in/ keys' changes, by the document each names: one named by two targets counts both.
+	type in struct {
+		to string
+		n  int
+	}
+	var ins []in
 	for _, t := range gone {
 		if err := x.out.Delete(outKey(id, t.key)); err != nil {
 			return err
 		}
-		if err := x.link(id, t, -1); err != nil {
+		if t.to != "" && t.to != id {
+			ins = append(ins, in{t.to, -1})
+		} else if err := x.link(id, t, -1); err != nil {
 			return err
 		}
 	}
-	for _, key := range came {
-		t := target{key: key, to: b.resolve(key), written: set.written[key]}
-		if err := x.out.Put(outKey(id, key), t.value()); err != nil {
+	for _, t := range changed {
+		if err := x.out.Put(outKey(id, t.key), t.value()); err != nil {
 			return err
 		}
-		if err := x.link(id, t, 1); err != nil {
+	}
+	if len(came) > 0 {
+		b.prefetchTargets(came)
+	}
+	for _, t := range came {
+		t.to = b.resolve(t.key)
+		if err := x.out.Put(outKey(id, t.key), t.value()); err != nil {
 			return err
+		}
+		if t.to != "" && t.to != id {
+			ins = append(ins, in{t.to, 1})
+		} else if err := x.link(id, t, 1); err != nil {
+			return err
+		}
+	}
+	// In key order, each document once: the writes fall on pages one after another.
+	slices.SortFunc(ins, func(a, b in) int { return strings.Compare(a.to, b.to) })
+	sum := ins[:0]
+	for _, c := range ins {
+		if len(sum) > 0 && sum[len(sum)-1].to == c.to {
+			sum[len(sum)-1].n += c.n
+		} else {
+			sum = append(sum, c)
+		}
+	}
+	if !fresh && b.prefetches() {
+		ks := make([][]byte, len(sum))
+		for i, c := range sum {
+			ks[i] = inKey(c.to, id)
+		}
+		kv.Prefetch(x.in, ks)
+	}
+	for _, c := range sum {
+		switch {
+		case c.n == 0:
+		case fresh: // nothing to read: a new document was counted nowhere
+			if err := x.in.Put(inKey(c.to, id), binary.AppendVarint(nil, int64(c.n))); err != nil {
+				return err
+			}
+		default:
+			if err := count(x.in, inKey(c.to, id), c.n); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// prefetchTargets reads ahead what resolving ts reads: the titles and records they name.
+func (b *buckets) prefetchTargets(ts []target) {
+	if !b.prefetches() {
+		return
+	}
+	var titles, ids [][]byte
+	for _, t := range ts {
+		if t.key[0] == 't' {
+			titles = append(titles, []byte(t.key[1:]))
+		} else {
+			ids = append(ids, []byte(t.key[1:]))
+		}
+	}
+	kv.Prefetch(b.titles, titles)
+	kv.Prefetch(b.docs, ids)
 }
 
 // resolveBroken points the broken links to title at document id, which has it now.
@@ -510,7 +670,8 @@ func (b *buckets) resolveBroken(x linkIndex, id, title string) error {
 		from = append(from, string(k[len(prefix):]))
 	}
 	for _, f := range from {
-		t := target{key: key, to: id}
+		t := decodeTarget([]byte(key), x.out.Get(outKey(f, key)))
+		t.to, t.written = id, ""
 		if err := x.out.Put(outKey(f, key), t.value()); err != nil {
 			return err
 		}
@@ -672,12 +833,12 @@ func (b *buckets) rebuildLinks(x linkIndex, progress func(done, total int)) erro
 			return err
 		}
 		set := scanLinks(v.Text)
-		if err := x.sums.Put([]byte(d.ID), binary.BigEndian.AppendUint64(nil, set.digest)); err != nil {
+		if err := x.sums.Put([]byte(d.ID), linkSum{digest: set.digest, distinct: set.distinct()}.value()); err != nil {
 			return err
 		}
-		for _, key := range set.keys {
-			t := target{key: key, to: b.resolve(key), written: set.written[key]}
-			if err := x.out.Put(outKey(d.ID, key), t.value()); err != nil {
+		for _, t := range set.targets {
+			t.to = b.resolve(t.key)
+			if err := x.out.Put(outKey(d.ID, t.key), t.value()); err != nil {
 				return err
 			}
 			if d.Deleted == nil {
@@ -710,11 +871,12 @@ func emptyBucket(b kv.Bucket) error {
 
 // CheckLinks checks the links index against the documents, and returns an error naming the
 // first difference (nil when it holds, or when there is no index yet): each document's
-// out/ entries are its latest text's targets, each naming a document the space has (or
-// broken); in/, broken/ and gone/ are what the documents not deleted, and those deleted,
-// make of them; no broken [[Title]] of a document not deleted names a title a document has.
-// Which document a resolved link names is not checked: it was chosen when it was saved. For
-// tests and checks of a file.
+// out/ entries are its latest text's targets, each counted as many times as the text has
+// it and naming a document the space has (or broken), and its sums/ entry is their digest
+// and number; in/, broken/ and gone/ are what the documents not deleted, and those
+// deleted, make of them; no broken [[Title]] of a document not deleted names a title a
+// document has. Which document a resolved link names is not checked: it was chosen when it
+// was saved. For tests and checks of a file.
 func (s *Store) CheckLinks() error {
 	return s.view(func(b *buckets) error {
 		x, _ := b.linkIndex()
@@ -733,9 +895,13 @@ func (s *Store) CheckLinks() error {
 			}
 			set := scanLinks(v.Text)
 			out := x.outOf(d.ID)
-			keys := make([]string, len(out))
+			if len(out) != len(set.targets) {
+				return fmt.Errorf("%s has %d targets kept, but its text names %d", d.ID, len(out), len(set.targets))
+			}
 			for i, t := range out {
-				keys[i] = t.key
+				if want := set.targets[i]; t.key != want.key || t.n != want.n {
+					return fmt.Errorf("%s's target %d is kept as %q × %d, but its text has %q × %d", d.ID, i, t.key, t.n, want.key, want.n)
+				}
 				switch {
 				case t.to != "" && d.Deleted == nil && b.docs.Get([]byte(t.to)) == nil:
 					return fmt.Errorf("%s's link %q names %s, which the space doesn't have", d.ID, t.key, t.to)
@@ -751,11 +917,9 @@ func (s *Store) CheckLinks() error {
 					wantIn[string(inKey(t.to, d.ID))]++
 				}
 			}
-			if !slices.Equal(keys, set.keys) {
-				return fmt.Errorf("%s's links are kept as %q, but its text has %q", d.ID, keys, set.keys)
-			}
-			if sum, ok := x.sum(d.ID); !ok || sum != set.digest || linkDigest(v.Text) != set.digest {
-				return fmt.Errorf("%s's links' digest is kept as %x (%v), but its text's is %x", d.ID, sum, ok, set.digest)
+			want := linkSum{digest: set.digest, distinct: set.distinct()}
+			if sum, ok := x.sum(d.ID); !ok || sum != want || linkDigest(v.Text) != set.digest {
+				return fmt.Errorf("%s's links' sum is kept as %+v (%v), but its text's is %+v", d.ID, sum, ok, want)
 			}
 			if d.Deleted != nil {
 				wantGone[d.ID] = true

@@ -57,7 +57,9 @@ func linked(n int, links bool) []string {
 // version, durable) in one store, and the same text without the links' brackets in
 // another just like it, taking turns so that the machine's other load falls on both alike.
 // The edit is of a line of prose (prose), of a line with a link, the link kept (link), or
-// of a link's target (retarget: the line names the next document, then back).
+// of a link's target (retarget: the line names the next document, then back), and that
+// again once both texts begin with a fenced code block (fenced: fences change how the lines
+// after them read, and the save must know it is outside one).
 // It reports each one's mean, their ratio, and the calling thread's CPU time and its
 // ratio (the fsync's wait left out); and what making the document (its first version:
 // every link resolved and kept) took in each store.
@@ -91,8 +93,16 @@ func BenchmarkSave10kLinks(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		line int
-	}{{"prose", 10001}, {"link", 10000}, {"retarget", 10000}} {
+	}{{"prose", 10001}, {"link", 10000}, {"retarget", 10000}, {"fenced", 10003}} {
 		b.Run(bc.name, func(b *testing.B) {
+			if bc.name == "fenced" {
+				for _, sd := range sides {
+					sd.lines = append([]string{"```go\n", "x := \"[[Doc 00001]]\"\n", "```\n"}, sd.lines...)
+					if _, err := sd.s.Save(sd.id, 0, strings.Join(sd.lines, ""), north, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 			var took, cpu [2]time.Duration
 			n := 0
 			for i := 0; b.Loop(); i++ {
@@ -102,7 +112,7 @@ func BenchmarkSave10kLinks(b *testing.B) {
 					switch bc.name {
 					case "prose":
 						sd.lines[bc.line] = strings.Replace(old, "May", fmt.Sprintf("May, edit %d", i), 1)
-					case "retarget":
+					case "retarget", "fenced":
 						sd.lines[bc.line] = strings.Replace(old, docTitle(5000+i%2), docTitle(5000+(i+1)%2), 1)
 					}
 					runtime.LockOSThread()

@@ -520,7 +520,7 @@ func (b *buckets) prepare(name string, kind Kind, how howFunc) (prepared, error)
 	p.change = diffTexts(latest.Text, next.Text)
 	p.added, p.removed = p.change.counts()
 	if next.Text != latest.Text {
-		p.change.links = b.prepareLinks(d.ID, next.Text, p.change)
+		p.change.links = b.prepareLinks(d.ID, latest.Text, next.Text, p.change)
 	}
 	return p, nil
 }
