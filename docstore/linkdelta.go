@@ -51,84 +51,12 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 		return nil, false
 	}
 	fences := fencesOf(oldText)
-	cut := func(lines []string, k int) bool {
-		return k == 0 || k == len(lines) || mdscan.Cut(lines[k-1], lines[k])
-	}
-	type run struct{ a0, a1, b0, b1 int } // old lines [a0, a1) became new lines [b0, b1)
-	var runs []run
-	for _, op := range c.ops {
-		switch {
-		case op.Kind == linediff.Equal:
-		case len(runs) > 0 && runs[len(runs)-1].a1 == op.A0 && runs[len(runs)-1].b1 == op.B0:
-			runs[len(runs)-1].a1, runs[len(runs)-1].b1 = op.A1, op.B1
-		default:
-			runs = append(runs, run{op.A0, op.A1, op.B0, op.B1})
-		}
-	}
+	runs := changedRuns(c.ops)
 	d := &linkDelta{}
-	at := map[string]int{}
-	count := func(sign int) func(mdscan.Link) bool {
-		return func(l mdscan.Link) bool {
-			d.digest += uint64(sign) * linkHash(l)
-			key := linkKey(l)
-			i, ok := at[key]
-			if !ok {
-				i = len(d.targets)
-				at[key] = i
-				d.targets = append(d.targets, target{key: key})
-			}
-			t := &d.targets[i]
-			t.n += sign
-			if sign > 0 && t.written == "" {
-				t.written = l.ID + l.Title // as scanLinks has it: one of them is ""
-			}
-			return true
-		}
-	}
+	count := d.counter()
 	context, read := 0, 0
 	for i := 0; i < len(runs); i++ {
-		r := runs[i]
-		// Back to a cut in both texts outside a fence: the lines before r are the same in
-		// both, and so are their fences.
-		a0, b0 := r.a0, r.b0
-		for !cut(c.old, a0) || !cut(c.new, b0) || !fences.closed(a0) {
-			a0, b0 = a0-1, b0-1
-			if context += len(c.old[a0]); context > maxContext {
-				return nil, false
-			}
-		}
-		// On to a cut in both outside a fence, taking in the runs met on the way.
-		var oldFence, newFence mdscan.Fence
-		ok := true // false once a line's fence can't be told
-		follow := func(f *mdscan.Fence, lines []string) {
-			for _, l := range lines {
-				if !ok {
-					return
-				}
-				*f, ok = f.Next(l)
-			}
-		}
-		follow(&oldFence, c.old[a0:r.a1])
-		follow(&newFence, c.new[b0:r.b1])
-		a1, b1 := r.a1, r.b1
-		for ok && (!cut(c.old, a1) || !cut(c.new, b1) || oldFence.Open() || newFence.Open()) {
-			if i+1 < len(runs) && runs[i+1].a0 == a1 {
-				i++
-				follow(&oldFence, c.old[a1:runs[i].a1])
-				follow(&newFence, c.new[b1:runs[i].b1])
-				a1, b1 = runs[i].a1, runs[i].b1
-				continue
-			}
-			if a1 == len(c.old) { // a fence no line closes: the rest of the text is its
-				return nil, false
-			}
-			if context += len(c.old[a1]); context > maxContext {
-				return nil, false
-			}
-			follow(&oldFence, c.old[a1:a1+1])
-			follow(&newFence, c.new[b1:b1+1])
-			a1, b1 = a1+1, b1+1
-		}
+		a0, a1, b0, b1, ok := widen(c, fences, runs, &i, &context)
 		if !ok {
 			return nil, false
 		}
@@ -151,6 +79,103 @@ func linkDeltaOf(oldText, text string, c change) (*linkDelta, bool) {
 	}
 	d.targets = kept
 	return d, true
+}
+
+// run is a run of changed lines: old lines [a0, a1) became new lines [b0, b1).
+type run struct{ a0, a1, b0, b1 int }
+
+// changedRuns are the runs of lines ops change, next ones joined.
+func changedRuns(ops []linediff.Op) []run {
+	var runs []run
+	for _, op := range ops {
+		switch {
+		case op.Kind == linediff.Equal:
+		case len(runs) > 0 && runs[len(runs)-1].a1 == op.A0 && runs[len(runs)-1].b1 == op.B0:
+			runs[len(runs)-1].a1, runs[len(runs)-1].b1 = op.A1, op.B1
+		default:
+			runs = append(runs, run{op.A0, op.A1, op.B0, op.B1})
+		}
+	}
+	return runs
+}
+
+// counter returns what counts a link read into d: with sign -1 a link the change took
+// away, with 1 one it brought.
+func (d *linkDelta) counter() func(sign int) func(mdscan.Link) bool {
+	at := map[string]int{}
+	return func(sign int) func(mdscan.Link) bool {
+		return func(l mdscan.Link) bool {
+			d.digest += uint64(sign) * linkHash(l)
+			key := linkKey(l)
+			i, ok := at[key]
+			if !ok {
+				i = len(d.targets)
+				at[key] = i
+				d.targets = append(d.targets, target{key: key})
+			}
+			t := &d.targets[i]
+			t.n += sign
+			if sign > 0 && t.written == "" {
+				t.written = l.ID + l.Title // as scanLinks has it: one of them is ""
+			}
+			return true
+		}
+	}
+}
+
+// cutAt tells whether the reading of lines can begin afresh at line k.
+func cutAt(lines []string, k int) bool {
+	return k == 0 || k == len(lines) || mdscan.Cut(lines[k-1], lines[k])
+}
+
+// widen widens runs[*i] to cuts in both texts outside a fence: back while the lines before
+// it can't be read alone, then on, taking in the runs met on the way (*i moves past them).
+// The unchanged lines taken in are added to *context; false when they pass maxContext, or
+// when a line's fence can't be told, or a fence no line closes runs to the end.
+func widen(c change, fences fenceMap, runs []run, i *int, context *int) (a0, a1, b0, b1 int, ok bool) {
+	r := runs[*i]
+	// Back to a cut in both texts outside a fence: the lines before r are the same in
+	// both, and so are their fences.
+	a0, b0 = r.a0, r.b0
+	for !cutAt(c.old, a0) || !cutAt(c.new, b0) || !fences.closed(a0) {
+		a0, b0 = a0-1, b0-1
+		if *context += len(c.old[a0]); *context > maxContext {
+			return 0, 0, 0, 0, false
+		}
+	}
+	// On to a cut in both outside a fence, taking in the runs met on the way.
+	var oldFence, newFence mdscan.Fence
+	ok = true // false once a line's fence can't be told
+	follow := func(f *mdscan.Fence, lines []string) {
+		for _, l := range lines {
+			if !ok {
+				return
+			}
+			*f, ok = f.Next(l)
+		}
+	}
+	follow(&oldFence, c.old[a0:r.a1])
+	follow(&newFence, c.new[b0:r.b1])
+	a1, b1 = r.a1, r.b1
+	for ok && (!cutAt(c.old, a1) || !cutAt(c.new, b1) || oldFence.Open() || newFence.Open()) {
+		if *i+1 < len(runs) && runs[*i+1].a0 == a1 {
+			*i++
+			follow(&oldFence, c.old[a1:runs[*i].a1])
+			follow(&newFence, c.new[b1:runs[*i].b1])
+			a1, b1 = runs[*i].a1, runs[*i].b1
+			continue
+		}
+		if a1 == len(c.old) { // a fence no line closes: the rest of the text is its
+			return 0, 0, 0, 0, false
+		}
+		if *context += len(c.old[a1]); *context > maxContext {
+			return 0, 0, 0, 0, false
+		}
+		follow(&oldFence, c.old[a1:a1+1])
+		follow(&newFence, c.new[b1:b1+1])
+		a1, b1 = a1+1, b1+1
+	}
+	return a0, a1, b0, b1, ok
 }
 
 // maxFences is how many lines that open or close a fence fencesOf keeps track of.
