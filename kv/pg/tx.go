@@ -81,19 +81,19 @@ type tx struct {
 	ctx      context.Context
 	writable bool
 	c        *pgxpool.Conn
-	begun    bool  // a transaction is open on c
+	begun    bool // a transaction is open on c
 	// A View's first run reads optimistically (see send): once counted, every read has
 	// checked that the counter is still snap.
 	optimistic, counted bool
-	beginGen int64 // the bucket cache's generation when the transaction began
-	snap     int64 // kv_counter as the transaction's snapshot holds it (once begun)
-	created  []createdBucket
-	dropped  []createdBucket        // buckets deleted, with all they hold, not yet sent
-	sentDrop []createdBucket        // ...and those already sent (spill)
-	pending  int                    // bytes of writes kept in memory, not yet sent
-	spills   int                    // how many times the writes were sent ahead of the commit
-	buckets  map[int64]*bucketState // what the transaction knows of each bucket
-	dirty    bool
+	beginGen            int64 // the bucket cache's generation when the transaction began
+	snap                int64 // kv_counter as the transaction's snapshot holds it (once begun)
+	created             []createdBucket
+	dropped             []createdBucket        // buckets deleted, with all they hold, not yet sent
+	sentDrop            []createdBucket        // ...and those already sent (spill)
+	pending             int                    // bytes of writes kept in memory, not yet sent
+	spills              int                    // how many times the writes were sent ahead of the commit
+	buckets             map[int64]*bucketState // what the transaction knows of each bucket
+	dirty               bool
 }
 
 func (t *tx) Writable() bool { return t.writable }
