@@ -130,6 +130,7 @@ func (s *Store) CodeFor(code string) (SignIn, error) {
 	var g SignIn
 	bad := false
 	err := s.db.View(func(tx kv.Tx) error {
+		g, bad = SignIn{}, false // the View may run again
 		codes := signInsIn(tx, bucketSignInCodes)
 		if codes == nil {
 			bad = true
@@ -159,6 +160,7 @@ func (s *Store) SignedIn(cookie string) (SignIn, bool, error) {
 		found bool
 	)
 	err := s.db.View(func(tx kv.Tx) error {
+		g, found = SignIn{}, false // the View may run again
 		browsers := signInsIn(tx, bucketSignedIn)
 		if browsers == nil {
 			return nil

@@ -250,6 +250,10 @@ func (s *Store) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]se
 	var out []search.Fetched
 	used := 0
 	err := s.view(func(b *buckets) error {
+		out, used = nil, 0
+		for _, num := range nums {
+			delete(docs, num) // read afresh: a View may run again
+		}
 		x, _ := b.index()
 		b.prefetchItems(x, nums, true)
 		var live []Document
@@ -301,6 +305,9 @@ func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) err
 		return nil
 	}
 	return s.view(func(b *buckets) error {
+		for _, num := range missing {
+			delete(docs, num) // read afresh: a View may run again
+		}
 		x, _ := b.index()
 		b.prefetchItems(x, missing, true)
 		for _, num := range missing {

@@ -58,10 +58,11 @@ func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, 
 		ls    Links
 		built bool
 	)
+	asked := version // each read (and each run of its View) asks afresh: 0 is the latest
 	read := func() error {
 		return s.view(func(b *buckets) (err error) {
 			ls = Links{}
-			if d, version, err = b.namedVersion(name, version); err != nil {
+			if d, version, err = b.namedVersion(name, asked); err != nil {
 				return err
 			}
 			if v, err = b.version(d.ID, version); err != nil {

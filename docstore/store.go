@@ -282,6 +282,7 @@ func (s *Store) List(limit int) ([]Document, int, error) {
 		total int
 	)
 	err := s.view(func(b *buckets) error {
+		docs, total = nil, 0
 		if b.recent == nil {
 			return nil
 		}
@@ -324,8 +325,9 @@ func (s *Store) Read(name string, version int) (Document, Version, error) {
 		d Document
 		v Version
 	)
+	asked := version // the View may run again: 0 (the latest) is asked afresh
 	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, version); err != nil {
+		if d, version, err = b.namedVersion(name, asked); err != nil {
 			return err
 		}
 		v, err = b.version(d.ID, version)

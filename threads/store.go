@@ -89,6 +89,7 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 	limit = max(limit, 1)
 	var out []Conversation
 	err := s.db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		v := readView(tx, s.space)
 		if v.recent == nil {
 			return nil
@@ -135,6 +136,7 @@ func (s *Store) Get(id string) (Conversation, error) {
 func (s *Store) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
 	limit = max(limit, 1)
 	err = s.db.View(func(tx kv.Tx) error {
+		msgs, more = nil, false // the View may run again
 		v := readView(tx, s.space)
 		if v.summaries == nil || v.summaries.Get([]byte(id)) == nil {
 			return fmt.Errorf("%w: %q", ErrNotFound, id)
