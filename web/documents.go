@@ -235,7 +235,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	d, v, err := store.Read(id, n)
+	d, v, ls, err := store.ReadLinked(id, n, backlinksShown) // the links only of the latest
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
 		err = docstore.ErrNotFound
@@ -256,11 +256,6 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		view.Comments = d.Review.Unresolved
 	}
 	if view.Latest {
-		_, ls, err := store.Links(d.ID, backlinksShown)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
 		view.Links = linksOf(d, store.Space(), ls)
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
