@@ -6,6 +6,10 @@ import "github.com/compass-mcp/compass-mcp/spaces"
 // transaction, so that a listing shows every row with the same names. fn runs once, after
 // the transaction (what it writes is never written twice by a View run again).
 func (s *Store) Names(fn func(names spaces.Names)) error {
+	if s.names != nil && s.names.read { // read by the last read of a WithNames store
+		fn(s.names.names)
+		return nil
+	}
 	names, err := spaces.ReadNames(s.db)
 	if err != nil {
 		return err

@@ -45,7 +45,24 @@ type Store struct {
 	db        kv.DB
 	space     string
 	now       func() time.Time
-	proposing bool // agents' changes are kept as proposals (see Proposing)
+	proposing bool       // agents' changes are kept as proposals (see Proposing)
+	names     *namesRead // WithNames: the names the last read read too
+}
+
+// namesRead is what WithNames's reads leave for Names.
+type namesRead struct {
+	names spaces.Names
+	read  bool
+}
+
+// WithNames returns a copy of s whose every read also reads people's names, in the same
+// transaction, for its Names to show without a transaction of its own: for one request
+// that reads, then shows who saved what (on PostgreSQL, a round trip less). The copy is
+// the request's: not for use by several goroutines at once.
+func (s *Store) WithNames() *Store {
+	c := *s
+	c.names = &namesRead{}
+	return &c
 }
 
 // New returns the documents of space in db.
@@ -69,7 +86,14 @@ func (s *Store) DB() kv.DB { return s.db }
 // View runs fn in a read transaction on the space's documents.
 func (s *Store) view(fn func(b *buckets) error) error {
 	return s.db.View(func(tx kv.Tx) error {
-		return fn(readBuckets(tx, s.space))
+		if err := fn(readBuckets(tx, s.space)); err != nil {
+			return err
+		}
+		if s.names != nil {
+			names, err := spaces.AllNames(tx)
+			*s.names = namesRead{names, err == nil}
+		}
+		return nil
 	})
 }
 

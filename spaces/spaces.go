@@ -165,17 +165,24 @@ func NamesIn(tx kv.Tx) Names { return Names{people: tx.Bucket(peopleBucket)} }
 func ReadNames(db interface {
 	View(func(kv.Tx) error) error
 }) (Names, error) {
+	var names Names
+	err := db.View(func(tx kv.Tx) (err error) {
+		names, err = AllNames(tx)
+		return err
+	})
+	return names, err
+}
+
+// AllNames reads every name in tx, for use after it ends (ReadNames).
+func AllNames(tx kv.Tx) (Names, error) {
 	all := map[string]string{}
-	err := db.View(func(tx kv.Tx) error {
-		clear(all)
-		b := tx.Bucket(peopleBucket)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			all[string(k)] = string(v)
-			return nil
-		})
+	b := tx.Bucket(peopleBucket)
+	if b == nil {
+		return Names{all: all}, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		all[string(k)] = string(v)
+		return nil
 	})
 	return Names{all: all}, err
 }

@@ -51,7 +51,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	store := docstore.New(s.db, sp)
+	store := docstore.New(s.db, sp).WithNames() // the names read with the documents
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
 	var (
 		docs  []docstore.Document
@@ -71,7 +71,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	v.NoneFound = len(docs) == 0
 	pg := p.in(sp, "Documents", "docs")
 	pg.Data = &v
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		v.Docs = rows(n, docs)
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
@@ -235,6 +235,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
+	store = store.WithNames() // the names read with the version
 	d, v, ls, err := store.ReadLinked(id, n, backlinksShown) // the links only of the latest
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
@@ -260,7 +261,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		view.By = byWhom(n, v.Author)
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
@@ -289,6 +290,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
+	store = store.WithNames() // the names read with the versions
 	d, vs, err := store.Log(id) // headers only: the page shows no text
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
@@ -300,7 +302,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	out := make([]historyRow, len(vs))
 	pg := p.in(store.Space(), "History of "+d.Title, "docs")
 	pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		for i, v := range vs { // newest first
 			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
 		}

@@ -236,7 +236,7 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		{name: "list_documents 50", do: func(t testing.TB, i int) {
 			tool(t, "list_documents", map[string]any{"limit": 50}, "Note")
 		}},
-		{name: "two-word search", ceiling: 3, do: func(t testing.TB, i int) {
+		{name: "two-word search", do: func(t testing.TB, i int) {
 			tool(t, "list_documents", map[string]any{"query": "copper lantern"}, "Note")
 		}},
 		{name: "one-line edit of 100 KB", writes: true, do: func(t testing.TB, i int) {
@@ -258,13 +258,13 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		{name: "list_conversations", do: func(t testing.TB, i int) {
 			tool(t, "list_conversations", nil, "Launch")
 		}},
-		{name: "page: document", ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "page: document", ceiling: 3, do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID, "line 2000")
 		}},
-		{name: "page: history", ceiling: 5, do: func(t testing.TB, i int) {
+		{name: "page: history", ceiling: 4, do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID+"/history", "Big")
 		}},
-		{name: "page: search", ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "page: search", ceiling: 3, do: func(t testing.TB, i int) {
 			page(t, "/?q="+url.QueryEscape("copper lantern"), "Note")
 		}},
 	}, notes
