@@ -235,7 +235,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	store = store.WithNames() // the names read with the version
+	store = store.WithNames()                                // the names read with the version
 	d, v, ls, err := store.ReadLinked(id, n, backlinksShown) // the links only of the latest
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
@@ -290,7 +290,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	store = store.WithNames() // the names read with the versions
+	store = store.WithNames()   // the names read with the versions
 	d, vs, err := store.Log(id) // headers only: the page shows no text
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
