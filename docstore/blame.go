@@ -64,7 +64,7 @@ func (s *Store) Blame(name string) (Blame, error) {
 		versions map[int]Version
 	}
 	var at state
-	err = s.chunks(d, func(b *buckets, lo, hi int, again bool) error {
+	err = s.chunks(d, d.Version, func(b *buckets, lo, hi int, again bool) error {
 		if again {
 			k, left, hdr, owner, bl.Versions = at.k, at.left, at.hdr, slices.Clone(at.owner), maps.Clone(at.versions)
 			lin.segs = slices.Clone(at.segs)

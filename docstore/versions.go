@@ -80,13 +80,28 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 // sizes. It reads them in read transactions of a snapshot's worth of versions each (see
 // chunks), so the file is never held for the whole of a long history. For the texts, Walk.
 func (s *Store) Log(name string) (Document, []Version, error) {
-	d, err := s.Find(name)
+	// The document and its newest chunk in one transaction, then the rest.
+	var (
+		d  Document
+		vs []Version
+		lo int
+	)
+	err := s.view(func(b *buckets) (err error) {
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		vs = make([]Version, 0, d.Version)
+		lo = max(1, d.Version-snapshotEvery+1)
+		return b.headers(d.ID, lo, d.Version, func(v Version) error {
+			vs = append(vs, v)
+			return nil
+		})
+	})
 	if err != nil {
 		return Document{}, nil, err
 	}
-	vs := make([]Version, 0, d.Version)
 	before := 0 // len(vs) before this range
-	err = s.chunks(d, func(b *buckets, lo, hi int, again bool) error {
+	err = s.chunks(d, lo-1, func(b *buckets, lo, hi int, again bool) error {
 		if again {
 			vs = vs[:before]
 		}
@@ -114,7 +129,7 @@ func (s *Store) Walk(id string, fn func(Version) error) error {
 	// fn has what a run of a range handed it: a run again of that range (the versions are
 	// the same, never changed once saved) hands it only the versions after.
 	handed := 0
-	return s.chunks(d, func(b *buckets, lo, hi int, again bool) error {
+	return s.chunks(d, d.Version, func(b *buckets, lo, hi int, again bool) error {
 		if !again {
 			handed = 0
 		}
@@ -130,14 +145,14 @@ func (s *Store) Walk(id string, fn func(Version) error) error {
 	})
 }
 
-// chunks calls read with d's versions as ranges lo..hi, newest first, a snapshot's worth
+// chunks calls read with d's versions from from down as ranges lo..hi, a snapshot's worth
 // (snapshotEvery) each and each in a read transaction of its own: starting a range afresh
 // costs at most one chain of deltas. A View may run its function again (kv.DB.View): read
 // is then called again with the same range, and again true, and must undo what its run
 // before did with that range.
-func (s *Store) chunks(d Document, read func(b *buckets, lo, hi int, again bool) error) error {
+func (s *Store) chunks(d Document, from int, read func(b *buckets, lo, hi int, again bool) error) error {
 	chunk := snapshotEvery
-	for hi := d.Version; hi >= 1; hi -= chunk {
+	for hi := from; hi >= 1; hi -= chunk {
 		lo := max(1, hi-chunk+1)
 		runs := 0
 		if err := s.view(func(b *buckets) error { runs++; return read(b, lo, hi, runs > 1) }); err != nil {
