@@ -70,7 +70,8 @@
 // WithCache bytes (DefaultCache, 64 MiB), the least recently used dropped first. It is valid
 // for one count of kv_counter, to which every write transaction adds one in its commit's
 // round trip; every transaction reads the counter in its first round trip (with BEGIN, and
-// the read that needed it when the cache can't answer that), inside its snapshot, and uses
+// the read that needed it when the cache can't answer that; a View the cache may answer
+// reads it alone, and with each miss after: see Transactions), inside its snapshot, and uses
 // the cache only when the cache is at that very count: what it reads from the cache is then
 // what its snapshot holds. A transaction that finds the counter ahead empties the cache: reads
 // after another replica's write start cold (one round trip a key, or a page, until warm
