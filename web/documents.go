@@ -230,13 +230,7 @@ func (s *Site) version(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id string, n int) {
-	store, err := s.docsOf(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	store = store.WithNames()                                // the names read with the version
-	d, v, ls, err := store.ReadLinked(id, n, backlinksShown) // the links only of the latest
+	store, d, v, ls, err := s.readOf(r, p, id, n) // the links only of the latest
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
 		err = docstore.ErrNotFound

@@ -160,6 +160,10 @@ func TestViewsRunAgain(t *testing.T) {
 			return ns, err
 		},
 		"docstore Blame": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Blame(big) },
+		"docstore ReadLinkedID": func(db kv.DB) (any, error) {
+			d, v, ls, ok, err := docstore.New(db, "personal").ReadLinkedID(big, 0, 10)
+			return fmt.Sprint(d, v, ls, ok), err
+		},
 		"docstore Names": func(db kv.DB) (any, error) {
 			var shown []string
 			err := docstore.New(db, "personal").Names(func(n spaces.Names) {

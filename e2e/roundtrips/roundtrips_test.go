@@ -258,7 +258,7 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		{name: "list_conversations", do: func(t testing.TB, i int) {
 			tool(t, "list_conversations", nil, "Launch")
 		}},
-		{name: "page: document", ceiling: 3, do: func(t testing.TB, i int) {
+		{name: "page: document", do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID, "line 2000")
 		}},
 		{name: "page: history", ceiling: 3, do: func(t testing.TB, i int) {
