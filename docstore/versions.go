@@ -80,13 +80,32 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 // sizes. It reads them in read transactions of a snapshot's worth of versions each (see
 // chunks), so the file is never held for the whole of a long history. For the texts, Walk.
 func (s *Store) Log(name string) (Document, []Version, error) {
+	d, vs, _, err := s.log(name, false)
+	return d, vs, err
+}
+
+// LogID is ByID, then Log of id if ByID found it (recorded), the lookup in the same
+// transaction as the document and its newest versions (ReadLinkedID's for a history). Not
+// recorded, it returns nothing else and no error.
+func (s *Store) LogID(id string) (d Document, vs []Version, recorded bool, err error) {
+	return s.log(id, true)
+}
+
+func (s *Store) log(name string, byID bool) (Document, []Version, bool, error) {
 	// The document and its newest chunk in one transaction, then the rest.
 	var (
-		d  Document
-		vs []Version
-		lo int
+		d        Document
+		vs       []Version
+		lo       int
+		recorded = true
 	)
 	err := s.view(func(b *buckets) (err error) {
+		d, vs, recorded = Document{}, nil, true
+		if byID {
+			if _, recorded, err = b.doc(name); err != nil || !recorded {
+				return err
+			}
+		}
 		if d, err = b.named(name); err != nil {
 			return err
 		}
@@ -97,8 +116,8 @@ func (s *Store) Log(name string) (Document, []Version, error) {
 			return nil
 		})
 	})
-	if err != nil {
-		return Document{}, nil, err
+	if err != nil || !recorded {
+		return Document{}, nil, recorded, err
 	}
 	before := 0 // len(vs) before this range
 	err = s.chunks(d, lo-1, func(b *buckets, lo, hi int, again bool) error {
@@ -111,7 +130,7 @@ func (s *Store) Log(name string) (Document, []Version, error) {
 			return nil
 		})
 	})
-	return d, vs, err
+	return d, vs, true, err
 }
 
 // Walk calls fn with every version of document id (deleted or not), newest first, its text

@@ -279,13 +279,7 @@ type historyRow struct {
 
 func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, err := s.docsOf(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	store = store.WithNames()   // the names read with the versions
-	d, vs, err := store.Log(id) // headers only: the page shows no text
+	store, d, vs, err := s.logOf(r, p, id) // headers only: the page shows no text
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}

@@ -107,6 +107,22 @@ func (s *Site) readOf(r *http.Request, p who, id string, n int) (*docstore.Store
 	return nil, docstore.Document{}, docstore.Version{}, docstore.Links{}, docstore.ErrNotFound
 }
 
+// logOf is docsOf, then the store's Log of id, the lookup and the document's newest versions
+// in one View a space tried; the store reads names with it (WithNames).
+func (s *Site) logOf(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, []docstore.Version, error) {
+	if got, ok := pathID(id); !ok || got != id {
+		return nil, docstore.Document{}, nil, docstore.ErrNotFound
+	}
+	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
+		docs := docstore.New(s.db, sp).WithNames()
+		d, vs, recorded, err := docs.LogID(id)
+		if recorded || err != nil {
+			return docs, d, vs, err
+		}
+	}
+	return nil, docstore.Document{}, nil, docstore.ErrNotFound
+}
+
 // pathID is the id of /document/ID, upper-cased, if ID looks like a ULID.
 func pathID(id string) (string, bool) {
 	if id == "" {

@@ -160,6 +160,10 @@ func TestViewsRunAgain(t *testing.T) {
 			return ns, err
 		},
 		"docstore Blame": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Blame(big) },
+		"docstore LogID": func(db kv.DB) (any, error) {
+			d, vs, ok, err := docstore.New(db, "personal").LogID(big)
+			return fmt.Sprint(d, vs, ok), err
+		},
 		"docstore ReadLinkedID": func(db kv.DB) (any, error) {
 			d, v, ls, ok, err := docstore.New(db, "personal").ReadLinkedID(big, 0, 10)
 			return fmt.Sprint(d, v, ls, ok), err

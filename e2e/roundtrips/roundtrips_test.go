@@ -261,7 +261,7 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		{name: "page: document", do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID, "line 2000")
 		}},
-		{name: "page: history", ceiling: 3, do: func(t testing.TB, i int) {
+		{name: "page: history", do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID+"/history", "Big")
 		}},
 		{name: "page: search", ceiling: 3, do: func(t testing.TB, i int) {
