@@ -176,6 +176,7 @@ func (s *Store) RemoveMember(space, person string) (removed bool, err error) {
 func (s *Store) Members(space string) ([]Member, error) {
 	var out []Member
 	err := s.db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil {
 			return nil
@@ -331,6 +332,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 func (s *Store) Tokens(person string) ([]Token, error) {
 	var out []Token
 	err := s.db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
 			return nil
@@ -441,6 +443,7 @@ func (s *Store) change(tx kv.Tx, id string, fn func(*Token)) error {
 func (s *Store) HasTokens() (bool, error) {
 	var has bool
 	err := s.db.View(func(tx kv.Tx) error {
+		has = false // the View may run again
 		if root := tx.Bucket(bucketAccess); root != nil {
 			if b := root.Bucket(bucketTokens); b != nil {
 				k, _ := b.Cursor().First()
@@ -480,6 +483,7 @@ func (s *Store) Verify(secret string) (Principal, error) {
 		p     Principal
 	)
 	err := s.db.View(func(tx kv.Tx) error {
+		t, found, p = Token{}, false, Principal{} // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
 			return nil

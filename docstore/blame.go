@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -54,7 +55,22 @@ func (s *Store) Blame(name string) (Blame, error) {
 		}
 	}
 	k := d.Version
-	err = s.chunks(d, func(b *buckets, lo, hi int) error {
+	// What a range starts from, to start it again when its View runs again (chunks).
+	type state struct {
+		k, left  int
+		hdr      Version
+		segs     []seg
+		owner    []int32
+		versions map[int]Version
+	}
+	var at state
+	err = s.chunks(d, d.Version, func(b *buckets, lo, hi int, again bool) error {
+		if again {
+			k, left, hdr, owner, bl.Versions = at.k, at.left, at.hdr, slices.Clone(at.owner), maps.Clone(at.versions)
+			lin.segs = slices.Clone(at.segs)
+		} else {
+			at = state{k, left, hdr, slices.Clone(lin.segs), slices.Clone(owner), maps.Clone(bl.Versions)}
+		}
 		if left == 0 && k < d.Version {
 			return nil // every line is known: the older chunks have nothing to say
 		}

@@ -202,10 +202,12 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
 	}
-	if err := s.EnsureIndex(nil); err != nil {
-		return Results{}, err
+	plan, built, err := s.plan(q)
+	if err == nil && !built { // once a space: its index is then kept by every save
+		if err = s.EnsureIndex(nil); err == nil {
+			plan, _, err = s.plan(q)
+		}
 	}
-	plan, err := s.plan(q)
 	if err != nil {
 		return Results{}, err
 	}
@@ -231,16 +233,19 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 	return res, nil
 }
 
-// plan reads the space's search index in one transaction and plans q on it.
-func (s *Store) plan(q search.Query) (*search.Plan, error) {
-	var plan *search.Plan
-	err := s.view(func(b *buckets) error {
+// plan reads the space's search index in one transaction and plans q on it; not built
+// when the index has not been built yet (EnsureIndex), and then no plan.
+func (s *Store) plan(q search.Query) (plan *search.Plan, built bool, err error) {
+	err = s.view(func(b *buckets) (err error) {
+		plan = nil
 		x, _ := b.index()
-		var err error
+		if built = x.Built(); !built {
+			return nil
+		}
 		plan, err = x.Plan(q, search.Ranking)
 		return err
 	})
-	return plan, err
+	return plan, built, err
 }
 
 // fetch is the ranking's search.Fetch: in one transaction it reads the records of the
@@ -250,6 +255,10 @@ func (s *Store) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]se
 	var out []search.Fetched
 	used := 0
 	err := s.view(func(b *buckets) error {
+		out, used = nil, 0
+		for _, num := range nums {
+			delete(docs, num) // read afresh: a View may run again
+		}
 		x, _ := b.index()
 		b.prefetchItems(x, nums, true)
 		var live []Document
@@ -301,6 +310,9 @@ func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) err
 		return nil
 	}
 	return s.view(func(b *buckets) error {
+		for _, num := range missing {
+			delete(docs, num) // read afresh: a View may run again
+		}
 		x, _ := b.index()
 		b.prefetchItems(x, missing, true)
 		for _, num := range missing {

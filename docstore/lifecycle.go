@@ -161,6 +161,7 @@ func (s *Store) Purge(name string) (Document, error) {
 func (s *Store) Deleted() ([]Document, error) {
 	var docs []Document
 	err := s.view(func(b *buckets) error {
+		docs = nil
 		return b.eachDoc(func(d Document) error {
 			if d.Deleted != nil {
 				docs = append(docs, d)
@@ -180,6 +181,7 @@ func (s *Store) Deleted() ([]Document, error) {
 func (s *Store) Documents() ([]Document, error) {
 	var docs []Document
 	err := s.view(func(b *buckets) error {
+		docs = nil
 		return b.eachDoc(func(d Document) error {
 			docs = append(docs, d)
 			return nil

@@ -121,8 +121,9 @@ func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Vers
 		v    Version
 		part Part
 	)
+	asked := version // the View may run again: 0 (the latest) is asked afresh
 	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, version); err != nil {
+		if d, version, err = b.namedVersion(name, asked); err != nil {
 			return err
 		}
 		vb, err := b.versionBucket(d.ID)

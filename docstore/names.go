@@ -1,18 +1,21 @@
 package docstore
 
-import (
-	"github.com/compass-mcp/compass-mcp/kv"
+import "github.com/compass-mcp/compass-mcp/spaces"
 
-	"github.com/compass-mcp/compass-mcp/spaces"
-)
-
-// Names calls fn with people's display names as they are now, all in one read transaction,
-// so that a listing shows every row with the same names. fn must not keep names.
+// Names calls fn with people's display names as they are now, all read in one read
+// transaction, so that a listing shows every row with the same names. fn runs once, after
+// the transaction (what it writes is never written twice by a View run again).
 func (s *Store) Names(fn func(names spaces.Names)) error {
-	return s.db.View(func(tx kv.Tx) error {
-		fn(spaces.NamesIn(tx))
+	if s.names != nil && s.names.read { // read by the last read of a WithNames store
+		fn(s.names.names)
 		return nil
-	})
+	}
+	names, err := spaces.ReadNames(s.db)
+	if err != nil {
+		return err
+	}
+	fn(names)
+	return nil
 }
 
 // Show gives who saved a version as people read it: "Ana", "north for Ana", or, for an

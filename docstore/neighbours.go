@@ -52,16 +52,35 @@ func (s *Store) Links(name string, limit int) (Document, Links, error) {
 // ReadLinked is Read and, when the version read is the latest, Links, in one transaction
 // (on PostgreSQL, one round trip more for the links, not a transaction more).
 func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
+	d, v, ls, _, err := s.readLinked(name, version, limit, false)
+	return d, v, ls, err
+}
+
+// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), in the same
+// transaction: a page that looks a document up space by space pays no transaction for the
+// lookup. Not recorded, it returns nothing else and no error.
+func (s *Store) ReadLinkedID(id string, version, limit int) (d Document, v Version, ls Links, recorded bool, err error) {
+	return s.readLinked(id, version, limit, true)
+}
+
+func (s *Store) readLinked(name string, version, limit int, byID bool) (Document, Version, Links, bool, error) {
 	var (
-		d     Document
-		v     Version
-		ls    Links
-		built bool
+		d        Document
+		v        Version
+		ls       Links
+		built    bool
+		recorded = true
 	)
+	asked := version // each read (and each run of its View) asks afresh: 0 is the latest
 	read := func() error {
 		return s.view(func(b *buckets) (err error) {
-			ls = Links{}
-			if d, version, err = b.namedVersion(name, version); err != nil {
+			d, v, ls, recorded = Document{}, Version{}, Links{}, true
+			if byID {
+				if _, recorded, err = b.doc(name); err != nil || !recorded {
+					return err
+				}
+			}
+			if d, version, err = b.namedVersion(name, asked); err != nil {
 				return err
 			}
 			if v, err = b.version(d.ID, version); err != nil {
@@ -75,12 +94,12 @@ func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, 
 		})
 	}
 	err := read()
-	if err == nil && !built && v.Number == d.Version {
+	if err == nil && recorded && !built && v.Number == d.Version {
 		if err = s.EnsureLinks(nil); err == nil {
 			err = read()
 		}
 	}
-	return d, v, ls, err
+	return d, v, ls, recorded, err
 }
 
 // linksOf is Links of document d.

@@ -19,6 +19,7 @@ func (s *Store) Recent(after string, limit int) (docs []Document, next string, t
 		}
 	}
 	err = s.view(func(b *buckets) error {
+		docs, next, total = nil, "", 0
 		if b.recent == nil {
 			return nil
 		}

@@ -55,8 +55,9 @@ func (s *Store) ReadSection(name string, version int, section string) (Document,
 		part Part
 		at   HeadingAt
 	)
+	asked := version // the View may run again: 0 (the latest) is asked afresh
 	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, version); err != nil {
+		if d, version, err = b.namedVersion(name, asked); err != nil {
 			return err
 		}
 		if v, err = b.version(d.ID, version); err != nil {

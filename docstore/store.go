@@ -45,7 +45,24 @@ type Store struct {
 	db        kv.DB
 	space     string
 	now       func() time.Time
-	proposing bool // agents' changes are kept as proposals (see Proposing)
+	proposing bool       // agents' changes are kept as proposals (see Proposing)
+	names     *namesRead // WithNames: the names the last read read too
+}
+
+// namesRead is what WithNames's reads leave for Names.
+type namesRead struct {
+	names spaces.Names
+	read  bool
+}
+
+// WithNames returns a copy of s whose every read also reads people's names, in the same
+// transaction, for its Names to show without a transaction of its own: for one request
+// that reads, then shows who saved what (on PostgreSQL, a round trip less). The copy is
+// the request's: not for use by several goroutines at once.
+func (s *Store) WithNames() *Store {
+	c := *s
+	c.names = &namesRead{}
+	return &c
 }
 
 // New returns the documents of space in db.
@@ -69,7 +86,14 @@ func (s *Store) DB() kv.DB { return s.db }
 // View runs fn in a read transaction on the space's documents.
 func (s *Store) view(fn func(b *buckets) error) error {
 	return s.db.View(func(tx kv.Tx) error {
-		return fn(readBuckets(tx, s.space))
+		if err := fn(readBuckets(tx, s.space)); err != nil {
+			return err
+		}
+		if s.names != nil {
+			names, err := spaces.AllNames(tx)
+			*s.names = namesRead{names, err == nil}
+		}
+		return nil
 	})
 }
 
@@ -282,6 +306,7 @@ func (s *Store) List(limit int) ([]Document, int, error) {
 		total int
 	)
 	err := s.view(func(b *buckets) error {
+		docs, total = nil, 0
 		if b.recent == nil {
 			return nil
 		}
@@ -324,8 +349,9 @@ func (s *Store) Read(name string, version int) (Document, Version, error) {
 		d Document
 		v Version
 	)
+	asked := version // the View may run again: 0 (the latest) is asked afresh
 	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, version); err != nil {
+		if d, version, err = b.namedVersion(name, asked); err != nil {
 			return err
 		}
 		v, err = b.version(d.ID, version)

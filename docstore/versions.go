@@ -17,14 +17,15 @@ func (s *Store) Diff(name string, a, b int) (Document, string, error) {
 		if d, err = bk.named(name); err != nil {
 			return err
 		}
-		if b == 0 {
-			b = d.Version
+		to := b // the View may run again: 0 (the latest) is asked afresh
+		if to == 0 {
+			to = d.Version
 		}
-		va, vb, err := bk.pair(d, a, b)
+		va, vb, err := bk.pair(d, a, to)
 		if err != nil {
 			return err
 		}
-		diff = linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, b), va.Text, vb.Text, 3)
+		diff = linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, to), va.Text, vb.Text, 3)
 		return nil
 	})
 	return d, diff, err
@@ -53,6 +54,7 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 		diff string
 	)
 	err := s.view(func(b *buckets) (err error) {
+		vs = nil
 		if d, err = b.named(name); err != nil {
 			return err
 		}
@@ -78,18 +80,57 @@ func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
 // sizes. It reads them in read transactions of a snapshot's worth of versions each (see
 // chunks), so the file is never held for the whole of a long history. For the texts, Walk.
 func (s *Store) Log(name string) (Document, []Version, error) {
-	d, err := s.Find(name)
-	if err != nil {
-		return Document{}, nil, err
+	d, vs, _, err := s.log(name, false)
+	return d, vs, err
+}
+
+// LogID is ByID, then Log of id if ByID found it (recorded), the lookup in the same
+// transaction as the document and its newest versions (ReadLinkedID's for a history). Not
+// recorded, it returns nothing else and no error.
+func (s *Store) LogID(id string) (d Document, vs []Version, recorded bool, err error) {
+	return s.log(id, true)
+}
+
+func (s *Store) log(name string, byID bool) (Document, []Version, bool, error) {
+	// The document and its newest chunk in one transaction, then the rest.
+	var (
+		d        Document
+		vs       []Version
+		lo       int
+		recorded = true
+	)
+	err := s.view(func(b *buckets) (err error) {
+		d, vs, recorded = Document{}, nil, true
+		if byID {
+			if _, recorded, err = b.doc(name); err != nil || !recorded {
+				return err
+			}
+		}
+		if d, err = b.named(name); err != nil {
+			return err
+		}
+		vs = make([]Version, 0, d.Version)
+		lo = max(1, d.Version-snapshotEvery+1)
+		return b.headers(d.ID, lo, d.Version, func(v Version) error {
+			vs = append(vs, v)
+			return nil
+		})
+	})
+	if err != nil || !recorded {
+		return Document{}, nil, recorded, err
 	}
-	vs := make([]Version, 0, d.Version)
-	err = s.chunks(d, func(b *buckets, lo, hi int) error {
+	before := 0 // len(vs) before this range
+	err = s.chunks(d, lo-1, func(b *buckets, lo, hi int, again bool) error {
+		if again {
+			vs = vs[:before]
+		}
+		before = len(vs)
 		return b.headers(d.ID, lo, hi, func(v Version) error {
 			vs = append(vs, v)
 			return nil
 		})
 	})
-	return d, vs, err
+	return d, vs, true, err
 }
 
 // Walk calls fn with every version of document id (deleted or not), newest first, its text
@@ -104,17 +145,36 @@ func (s *Store) Walk(id string, fn func(Version) error) error {
 	if err != nil {
 		return err
 	}
-	return s.chunks(d, func(b *buckets, lo, hi int) error { return b.span(d.ID, lo, hi, fn) })
+	// fn has what a run of a range handed it: a run again of that range (the versions are
+	// the same, never changed once saved) hands it only the versions after.
+	handed := 0
+	return s.chunks(d, d.Version, func(b *buckets, lo, hi int, again bool) error {
+		if !again {
+			handed = 0
+		}
+		skip := handed
+		return b.span(d.ID, lo, hi, func(v Version) error {
+			if skip > 0 {
+				skip--
+				return nil
+			}
+			handed++
+			return fn(v)
+		})
+	})
 }
 
-// chunks calls read with d's versions as ranges lo..hi, newest first, a snapshot's worth
+// chunks calls read with d's versions from from down as ranges lo..hi, a snapshot's worth
 // (snapshotEvery) each and each in a read transaction of its own: starting a range afresh
-// costs at most one chain of deltas.
-func (s *Store) chunks(d Document, read func(b *buckets, lo, hi int) error) error {
+// costs at most one chain of deltas. A View may run its function again (kv.DB.View): read
+// is then called again with the same range, and again true, and must undo what its run
+// before did with that range.
+func (s *Store) chunks(d Document, from int, read func(b *buckets, lo, hi int, again bool) error) error {
 	chunk := snapshotEvery
-	for hi := d.Version; hi >= 1; hi -= chunk {
+	for hi := from; hi >= 1; hi -= chunk {
 		lo := max(1, hi-chunk+1)
-		if err := s.view(func(b *buckets) error { return read(b, lo, hi) }); err != nil {
+		runs := 0
+		if err := s.view(func(b *buckets) error { runs++; return read(b, lo, hi, runs > 1) }); err != nil {
 			return err
 		}
 	}

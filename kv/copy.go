@@ -146,11 +146,13 @@ func CopyChecked(from, to DB) (Counts, string, error) {
 	)
 	err := from.View(func(tx Tx) error {
 		snap := snapshot{tx}
+		// The digest first: from's View may run this again (kv.DB.View), which must not
+		// happen once the copy is committed, so nothing of tx is read after it.
 		var err error
-		if n, err = Copy(snap, to); err != nil {
+		if want, _, err = Digest(snap); err != nil {
 			return err
 		}
-		want, _, err = Digest(snap)
+		n, err = Copy(snap, to)
 		return err
 	})
 	if err != nil {

@@ -24,8 +24,11 @@
 //     value, seen through a cursor or ForEach, is nil);
 //   - values returned by Get and cursors are valid only until the transaction ends, and
 //     must not be changed;
-//   - Batch's function may run more than once (when a write grouped with it fails), so it
-//     must set its results afresh on every run.
+//   - Batch's function may run more than once (when a write grouped with it fails), and so
+//     may View's (on PostgreSQL, when the store changed while it read from the replica's
+//     cache), so each must set its results afresh on every run: assign, don't append to
+//     or count into what the caller holds, and send nothing anywhere (a page, another
+//     store's commit) until the last read of the transaction.
 //
 // A backend that cannot reach its data (a database that went away) panics with *Failure
 // from the method that needed it; the DB's View, Update and Batch recover it and return
@@ -39,7 +42,11 @@ import (
 
 // DB runs transactions.
 type DB interface {
-	// View runs fn in a read-only transaction.
+	// View runs fn in a read-only transaction. fn may run more than once (a backend may
+	// read optimistically, then again in a transaction when the store changed meanwhile:
+	// kv/pg), seeing one snapshot each time; the run whose error View returns is the last.
+	// So fn must set its results afresh on every run, as Batch's must, and do nothing it
+	// could not do again before its last read of the transaction.
 	View(fn func(Tx) error) error
 	// Update runs fn in a read-write transaction, committed (durably) before it returns.
 	Update(fn func(Tx) error) error

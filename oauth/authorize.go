@@ -137,6 +137,7 @@ func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
 	var c client
 	var found bool
 	err := s.db.View(func(tx kv.Tx) error {
+		c = client{} // the View may run again
 		var err error
 		found, err = get(bucket(tx, clientsBucket), []byte(id), &c)
 		return err
@@ -290,6 +291,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	var req request
 	var found bool
 	err := s.db.View(func(tx kv.Tx) error {
+		req = request{} // the View may run again
 		var err error
 		found, err = get(bucket(tx, consentsBucket), []byte(id), &req)
 		return err

@@ -153,13 +153,48 @@ func SetName(db interface {
 // Names shows actors the way people read them, from the names recorded with SetName.
 type Names struct {
 	people kv.Bucket
+	all    map[string]string // when read whole (ReadNames)
 }
 
 // NamesIn gives the names as they are in tx; use it only within tx.
 func NamesIn(tx kv.Tx) Names { return Names{people: tx.Bucket(peopleBucket)} }
 
+// ReadNames reads every name in db, in one read transaction, for use after it: a
+// function that writes what it shows (a page, a listing) then runs outside the View,
+// once, though the View's may run again (kv.DB.View).
+func ReadNames(db interface {
+	View(func(kv.Tx) error) error
+}) (Names, error) {
+	var names Names
+	err := db.View(func(tx kv.Tx) (err error) {
+		names, err = AllNames(tx)
+		return err
+	})
+	return names, err
+}
+
+// AllNames reads every name in tx, for use after it ends (ReadNames).
+func AllNames(tx kv.Tx) (Names, error) {
+	all := map[string]string{}
+	b := tx.Bucket(peopleBucket)
+	if b == nil {
+		return Names{all: all}, nil
+	}
+	err := b.ForEach(func(k, v []byte) error {
+		all[string(k)] = string(v)
+		return nil
+	})
+	return Names{all: all}, err
+}
+
 // Show gives a person's display name (or id, when none was set) and an agent's own name.
 func (n Names) Show(a Actor) string {
+	if n.all != nil {
+		if name, ok := n.all[a.ID]; ok && !a.Agent {
+			return name
+		}
+		return a.ID
+	}
 	if a.Agent || n.people == nil {
 		return a.ID
 	}
@@ -187,6 +222,7 @@ func People(db interface {
 }) ([]Named, error) {
 	var out []Named
 	err := db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		b := tx.Bucket(peopleBucket)
 		if b == nil {
 			return nil
@@ -205,6 +241,7 @@ func List(db interface {
 }) ([]string, error) {
 	var out []string
 	err := db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		root := tx.Bucket(spacesBucket)
 		if root == nil {
 			return nil

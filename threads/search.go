@@ -237,6 +237,11 @@ func (r *searchRead) fetch(nums []uint32, budget int) ([]search.Fetched, int, er
 	var out []search.Fetched
 	used := 0
 	err := r.s.db.View(func(tx kv.Tx) error {
+		out, used = nil, 0 // the View may run again
+		for _, num := range nums {
+			delete(r.convs, num)
+			delete(r.said, num)
+		}
 		root := spaces.Sub(tx, r.s.space, rootName)
 		if root == nil {
 			return nil
@@ -321,6 +326,7 @@ func (r *searchRead) found(rk search.Ranked) (Found, bool, error) {
 // transaction; not ok when it is gone or is except.
 func (r *searchRead) unread(num uint32) (conv Conversation, ok bool, _ error) {
 	err := r.s.db.View(func(tx kv.Tx) error {
+		conv, ok = Conversation{}, false // the View may run again
 		root := spaces.Sub(tx, r.s.space, rootName)
 		if root == nil {
 			return nil

@@ -176,6 +176,7 @@ func checked(m Message) (Message, error) {
 func (s *Store) Sources(keys []string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := s.db.View(func(tx kv.Tx) error {
+		clear(out) // the View may run again
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil {
 			return nil

@@ -3,6 +3,7 @@ package threads
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -89,6 +90,7 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 	limit = max(limit, 1)
 	var out []Conversation
 	err := s.db.View(func(tx kv.Tx) error {
+		out = nil // the View may run again
 		v := readView(tx, s.space)
 		if v.recent == nil {
 			return nil
@@ -133,54 +135,68 @@ func (s *Store) Get(id string) (Conversation, error) {
 // It returns ErrNotFound for a conversation the space does not have, and ErrBadBefore when
 // before is not one of its messages (a private step's id is not one either).
 func (s *Store) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
-	limit = max(limit, 1)
-	err = s.db.View(func(tx kv.Tx) error {
-		v := readView(tx, s.space)
-		if v.summaries == nil || v.summaries.Get([]byte(id)) == nil {
-			return fmt.Errorf("%w: %q", ErrNotFound, id)
-		}
-		var b kv.Bucket
-		if v.messages != nil {
-			b = v.messages.Bucket([]byte(id))
-		}
-		if b == nil {
-			if before != "" {
-				return fmt.Errorf("%w: %q", ErrBadBefore, before)
-			}
-			return nil
-		}
-		c := b.Cursor()
-		var k, val []byte
-		if before == "" {
-			k, val = c.Last()
-		} else {
-			key, err := parseKey(before)
-			if err != nil {
-				return fmt.Errorf("%w: %q", ErrBadBefore, before)
-			}
-			if found, _ := c.Seek(key[:]); string(found) != string(key[:]) {
-				return fmt.Errorf("%w: %q", ErrBadBefore, before)
-			}
-			k, val = c.Prev()
-		}
-		msgs = make([]Message, 0, min(limit, 64))
-		for ; k != nil && len(msgs) < limit; k, val = c.Prev() {
-			m, err := decodeMessage(k, val)
-			if err != nil {
-				return fmt.Errorf("reading a message of conversation %q: %w", id, err)
-			}
-			msgs = append(msgs, m)
-		}
-		more = k != nil
-		return nil
+	err = s.db.View(func(tx kv.Tx) (err error) {
+		msgs, more, err = readView(tx, s.space).page(id, limit, before)
+		return err
 	})
-	if err != nil {
-		return nil, false, err
+	return msgs, more, err
+}
+
+// Read is Get and Page in one read transaction: the summary of conversation id and a page
+// of its messages, of one snapshot (on PostgreSQL, one round trip once warm).
+func (s *Store) Read(id string, limit int, before string) (conv Conversation, msgs []Message, more bool, err error) {
+	err = s.db.View(func(tx kv.Tx) (err error) {
+		msgs, more = nil, false // the View may run again
+		v := readView(tx, s.space)
+		if conv, err = v.conversation(id); err != nil {
+			return err
+		}
+		msgs, more, err = v.page(id, limit, before)
+		return err
+	})
+	return conv, msgs, more, err
+}
+
+// page is Page in v.
+func (v view) page(id string, limit int, before string) ([]Message, bool, error) {
+	limit = max(limit, 1)
+	if v.summaries == nil || v.summaries.Get([]byte(id)) == nil {
+		return nil, false, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
-	for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
-		msgs[i], msgs[j] = msgs[j], msgs[i]
+	var b kv.Bucket
+	if v.messages != nil {
+		b = v.messages.Bucket([]byte(id))
 	}
-	return msgs, more, nil
+	if b == nil {
+		if before != "" {
+			return nil, false, fmt.Errorf("%w: %q", ErrBadBefore, before)
+		}
+		return nil, false, nil
+	}
+	c := b.Cursor()
+	var k, val []byte
+	if before == "" {
+		k, val = c.Last()
+	} else {
+		key, err := parseKey(before)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: %q", ErrBadBefore, before)
+		}
+		if found, _ := c.Seek(key[:]); string(found) != string(key[:]) {
+			return nil, false, fmt.Errorf("%w: %q", ErrBadBefore, before)
+		}
+		k, val = c.Prev()
+	}
+	msgs := make([]Message, 0, min(limit, 64))
+	for ; k != nil && len(msgs) < limit; k, val = c.Prev() {
+		m, err := decodeMessage(k, val)
+		if err != nil {
+			return nil, false, fmt.Errorf("reading a message of conversation %q: %w", id, err)
+		}
+		msgs = append(msgs, m)
+	}
+	slices.Reverse(msgs)
+	return msgs, k != nil, nil
 }
 
 // Say appends m to conversation id, creating the conversation (with that id and title) if the

@@ -68,15 +68,9 @@ func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (s
 		return "", err
 	}
 	notFound := refusef("No conversation %q in this space that you can read.", short(a.Conversation))
-	c, err := s.threads.Get(a.Conversation)
-	if errors.Is(err, threads.ErrNotFound) || errors.Is(err, threads.ErrBadID) {
-		return "", notFound
-	} else if err != nil {
-		return "", err
-	}
-	msgs, more, err := s.threads.Page(a.Conversation, limit, a.Before)
+	c, msgs, more, err := s.threads.Read(a.Conversation, limit, a.Before)
 	switch {
-	case errors.Is(err, threads.ErrNotFound):
+	case errors.Is(err, threads.ErrNotFound) || errors.Is(err, threads.ErrBadID):
 		return "", notFound
 	case errors.Is(err, threads.ErrBadBefore):
 		return "", refusef("read_conversation's before must be the id of a message of this conversation, as the last line of a page gives it; it got %q. Leave it out to read the latest messages.", short(a.Before))

@@ -51,7 +51,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	store := docstore.New(s.db, sp)
+	store := docstore.New(s.db, sp).WithNames() // the names read with the documents
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
 	var (
 		docs  []docstore.Document
@@ -71,7 +71,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	v.NoneFound = len(docs) == 0
 	pg := p.in(sp, "Documents", "docs")
 	pg.Data = &v
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		v.Docs = rows(n, docs)
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
@@ -230,12 +230,7 @@ func (s *Site) version(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id string, n int) {
-	store, err := s.docsOf(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	d, v, err := store.Read(id, n)
+	store, d, v, ls, err := s.readOf(r, p, id, n) // the links only of the latest
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
 		err = docstore.ErrNotFound
@@ -256,16 +251,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		view.Comments = d.Review.Unresolved
 	}
 	if view.Latest {
-		_, ls, err := store.Links(d.ID, backlinksShown)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
 		view.Links = linksOf(d, store.Space(), ls)
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		view.By = byWhom(n, v.Author)
 		pg.Who = n.Show(spaces.Person(p.Person))
 	})
@@ -289,12 +279,7 @@ type historyRow struct {
 
 func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, err := s.docsOf(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	d, vs, err := store.Log(id) // headers only: the page shows no text
+	store, d, vs, err := s.logOf(r, p, id) // headers only: the page shows no text
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}
@@ -305,7 +290,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	out := make([]historyRow, len(vs))
 	pg := p.in(store.Space(), "History of "+d.Title, "docs")
 	pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
-	s.names(func(n spaces.Names) {
+	store.Names(func(n spaces.Names) {
 		for i, v := range vs { // newest first
 			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
 		}

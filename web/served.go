@@ -170,6 +170,7 @@ func Served(ctx context.Context, db kv.DB, path string) (string, bool) {
 		store string
 	)
 	err := db.View(func(tx kv.Tx) error {
+		found, store = nil, "" // the View may run again
 		w := tx.Bucket(webBucket)
 		if w == nil {
 			return nil

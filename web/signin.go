@@ -33,15 +33,11 @@ func (s *Site) session(r *http.Request) (who, bool) {
 	if err != nil {
 		return who{}, false
 	}
-	g, ok, err := s.cfg.Access.SignedIn(c.Value)
+	g, mine, ok, err := s.cfg.Access.SignedInSpaces(c.Value)
 	if err != nil {
 		s.log.Error("reading a session", "err", err)
 	}
-	if !ok {
-		return who{}, false
-	}
-	mine := s.spacesOf(g.Person)
-	if len(mine) == 0 {
+	if !ok || len(mine) == 0 {
 		return who{}, false
 	}
 	return who{Person: g.Person, Spaces: mine, Home: s.homeOf(mine), cookie: c.Value}, true

@@ -91,6 +91,38 @@ func (s *Site) docsOf(r *http.Request, p who, id string) (*docstore.Store, error
 	return nil, docstore.ErrNotFound
 }
 
+// readOf is docsOf, then the store's ReadLinked of version n of id (backlinksShown), the
+// lookup and the read in one View a space tried; the store reads names with it (WithNames).
+func (s *Site) readOf(r *http.Request, p who, id string, n int) (*docstore.Store, docstore.Document, docstore.Version, docstore.Links, error) {
+	if got, ok := pathID(id); !ok || got != id {
+		return nil, docstore.Document{}, docstore.Version{}, docstore.Links{}, docstore.ErrNotFound
+	}
+	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
+		docs := docstore.New(s.db, sp).WithNames()
+		d, v, ls, recorded, err := docs.ReadLinkedID(id, n, backlinksShown)
+		if recorded || err != nil {
+			return docs, d, v, ls, err
+		}
+	}
+	return nil, docstore.Document{}, docstore.Version{}, docstore.Links{}, docstore.ErrNotFound
+}
+
+// logOf is docsOf, then the store's Log of id, the lookup and the document's newest versions
+// in one View a space tried; the store reads names with it (WithNames).
+func (s *Site) logOf(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, []docstore.Version, error) {
+	if got, ok := pathID(id); !ok || got != id {
+		return nil, docstore.Document{}, nil, docstore.ErrNotFound
+	}
+	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
+		docs := docstore.New(s.db, sp).WithNames()
+		d, vs, recorded, err := docs.LogID(id)
+		if recorded || err != nil {
+			return docs, d, vs, err
+		}
+	}
+	return nil, docstore.Document{}, nil, docstore.ErrNotFound
+}
+
 // pathID is the id of /document/ID, upper-cased, if ID looks like a ULID.
 func pathID(id string) (string, bool) {
 	if id == "" {

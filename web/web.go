@@ -204,12 +204,14 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// names runs fn with people's display names as they are now.
+// names runs fn, once, with people's display names as they are now (spaces.ReadNames).
 func (s *Site) names(fn func(spaces.Names)) error {
-	return s.db.View(func(tx kv.Tx) error {
-		fn(spaces.NamesIn(tx))
-		return nil
-	})
+	names, err := spaces.ReadNames(s.db)
+	if err != nil {
+		return err
+	}
+	fn(names)
+	return nil
 }
 
 // Serve serves the page on ln with hs until ctx ends, then shuts down within a few

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,17 +93,25 @@ func TestRoundTrips(t *testing.T) {
 	calls, notes := setup(t, db)
 	const warm, measured = 3, 3
 	var table strings.Builder
-	table.WriteString("\n| call | round trips (warm, most of 3) | budget |\n|---|---|---|\n")
+	table.WriteString("\n| call | round trips (warm, median of 3) | budget |\n|---|---|---|\n")
 	var over []string
 	for _, c := range calls {
-		most := 0
+		// The median, not the most: a run may pay for what is not the call's (the pool
+		// pinging a connection idle for over a second), while a round trip the call adds is
+		// in every run.
+		var runs []int
 		for i := range warm + measured {
-			before := proxy.RoundTrips()
+			before, restarts := proxy.RoundTrips(), db.Restarts()
 			c.do(t, i)
-			if n := int(proxy.RoundTrips() - before); i >= warm && n > most {
-				most = n
+			if i >= warm {
+				runs = append(runs, int(proxy.RoundTrips()-before))
+			}
+			if r := db.Restarts() - restarts; r > 0 {
+				t.Logf("%s, run %d: %d Views ran again", c.name, i, r)
 			}
 		}
+		slices.Sort(runs)
+		most := runs[len(runs)/2]
 		fmt.Fprintf(&table, "| %s | %d | %d |\n", c.name, most, c.budget())
 		switch limit := max(c.budget(), c.ceiling); {
 		case most > limit:
@@ -221,41 +230,41 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 
 	bigID, journalID := big.Document.ID, journal.Document.ID
 	return []call{
-		{name: "read_document 100 KB", ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "read_document 100 KB", do: func(t testing.TB, i int) {
 			tool(t, "read_document", map[string]any{"document": bigID}, "line 2000")
 		}},
-		{name: "list_documents 50", ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "list_documents 50", do: func(t testing.TB, i int) {
 			tool(t, "list_documents", map[string]any{"limit": 50}, "Note")
 		}},
-		{name: "two-word search", ceiling: 8, do: func(t testing.TB, i int) {
+		{name: "two-word search", do: func(t testing.TB, i int) {
 			tool(t, "list_documents", map[string]any{"query": "copper lantern"}, "Note")
 		}},
-		{name: "one-line edit of 100 KB", writes: true, ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "one-line edit of 100 KB", writes: true, do: func(t testing.TB, i int) {
 			old, nu := "line 1000 of note 1.", fmt.Sprintf("line 1000 of note 1 (edit %d).", i)
 			if i > 0 {
 				old = fmt.Sprintf("line 1000 of note 1 (edit %d).", i-1)
 			}
 			tool(t, "edit_document", map[string]any{"document": bigID, "old": old, "new": nu}, "")
 		}},
-		{name: "append to 100 KB", writes: true, ceiling: 4, do: func(t testing.TB, i int) {
+		{name: "append to 100 KB", writes: true, do: func(t testing.TB, i int) {
 			tool(t, "append_document", map[string]any{"document": journalID, "text": fmt.Sprintf("Appended line %d.\n", i)}, "")
 		}},
 		{name: "new 1 KB note", writes: true, ceiling: 7 /* 4 before the links index (issue 25) */, do: func(t testing.TB, i int) {
 			tool(t, "write_document", map[string]any{"title": fmt.Sprintf("New note %d", i), "text": note(20, 1000+i)}, "")
 		}},
-		{name: "read_conversation", ceiling: 6, do: func(t testing.TB, i int) {
+		{name: "read_conversation", do: func(t testing.TB, i int) {
 			tool(t, "read_conversation", map[string]any{"conversation": "launch"}, "message 39")
 		}},
-		{name: "list_conversations", ceiling: 2, do: func(t testing.TB, i int) {
+		{name: "list_conversations", do: func(t testing.TB, i int) {
 			tool(t, "list_conversations", nil, "Launch")
 		}},
-		{name: "page: document", ceiling: 14 /* 10 before the page resolved [[links]] and showed backlinks (issue 25) */, do: func(t testing.TB, i int) {
+		{name: "page: document", do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID, "line 2000")
 		}},
-		{name: "page: history", ceiling: 12, do: func(t testing.TB, i int) {
+		{name: "page: history", do: func(t testing.TB, i int) {
 			page(t, "/document/"+bigID+"/history", "Big")
 		}},
-		{name: "page: search", ceiling: 12, do: func(t testing.TB, i int) {
+		{name: "page: search", ceiling: 3, do: func(t testing.TB, i int) {
 			page(t, "/?q="+url.QueryEscape("copper lantern"), "Note")
 		}},
 	}, notes

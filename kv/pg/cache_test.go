@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -98,32 +99,82 @@ func TestCacheOtherReplicaWrites(t *testing.T) {
 	}
 }
 
-// A View of a that began before b's write goes on seeing its snapshot, from the cache or
-// not; and what it reads from the database then (older than b's write) must not be served
-// to a's later transactions from the cache.
-func TestCacheStaleMidTransaction(t *testing.T) {
+// A View of a whose first read the cache answered (no transaction: the counter alone),
+// when b writes before its first miss: what it read may be older than what it would read
+// now, so its function runs again, in a transaction, and sees b's write throughout.
+func TestCacheStaleBeforeFirstMiss(t *testing.T) {
 	url := kvtest.URL(t)
 	a, b := open(t, url), open(t, url)
 	put(t, a, "j", "1", "k", "1")
 	viewRead(t, a, "k") // k, not j, in a's cache
-	old := `j:"1" k:"1" walk: j=1 k=1 last=k`
 	now := `j:"2" k:"2" walk: j=2 k=2 z=2 last=z`
+	restarts := a.Restarts()
+	var runs []string
+	n := 0
 	if err := a.View(func(tx kv.Tx) error {
-		if got := string(tx.Bucket([]byte("b")).Get([]byte("k"))); got != "1" {
-			t.Errorf("k = %q, want 1", got)
+		n++
+		k := string(tx.Bucket([]byte("b")).Get([]byte("k")))
+		if n == 1 {
+			if k != "1" {
+				t.Errorf("k = %q, want 1", k)
+			}
+			put(t, b, "j", "2", "k", "2", "z", "2")
+			// A later View of a sees b's write (and moves the cache on).
+			if got := viewRead(t, a, "j", "k"); got != now {
+				t.Errorf("a's View begun after b's write reads %s, want %s", got, now)
+			}
 		}
-		put(t, b, "j", "2", "k", "2", "z", "2")
-		// A later View of a, while this one is open, sees b's write (and moves the cache on).
+		runs = append(runs, "k:"+k+" "+read(tx, "j", "k")) // j: the first miss
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{`k:2 ` + now}; n != 2 || !slices.Equal(runs, want) {
+		t.Errorf("the View ran %d times; the runs that returned read %q, want 2 and %q", n, runs, want)
+	}
+	if got := a.Restarts() - restarts; got != 1 {
+		t.Errorf("a counted %d restarts, want 1", got)
+	}
+	for range 2 {
+		if got := viewRead(t, a, "j", "k"); got != now {
+			t.Errorf("after the restarted View, a reads %s, want %s", got, now)
+		}
+	}
+}
+
+// A View of a whose first read missed is a transaction: it keeps its snapshot, from the
+// cache or not, however b writes meanwhile, and runs once; what it reads from the database
+// then (older than b's write) is not served to a's later transactions from the cache.
+func TestCacheStaleMidTransaction(t *testing.T) {
+	url := kvtest.URL(t)
+	a, b := open(t, url), open(t, url)
+	put(t, a, "j", "1", "k", "1")
+	put(t, b, "q", "1")
+	viewRead(t, a, "k") // k, not j nor q, in a's cache
+	old := `j:"1" k:"1" walk: j=1 k=1 q=1 last=q`
+	now := `j:"2" k:"2" walk: j=2 k=2 q=1 z=2 last=z`
+	runs := 0
+	restarts := a.Restarts()
+	if err := a.View(func(tx kv.Tx) error {
+		runs++
+		if got := string(tx.Bucket([]byte("b")).Get([]byte("q"))); got != "1" {
+			t.Errorf("q = %q, want 1", got) // a miss: the transaction has begun
+		}
+		if runs == 1 {
+			put(t, b, "j", "2", "k", "2", "z", "2")
+		}
 		if got := viewRead(t, a, "j", "k"); got != now {
 			t.Errorf("a's View begun after b's write reads %s, want %s", got, now)
 		}
-		// This one still sees its snapshot: j read from the database now, k again.
 		if got := read(tx, "j", "k"); got != old {
 			t.Errorf("a's View begun before b's write reads %s, want %s", got, old)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if runs != 1 || a.Restarts() != restarts {
+		t.Errorf("a View begun as a transaction ran %d times (%d restarts)", runs, a.Restarts()-restarts)
 	}
 	for range 2 {
 		if got := viewRead(t, a, "j", "k"); got != now {
@@ -132,21 +183,27 @@ func TestCacheStaleMidTransaction(t *testing.T) {
 	}
 }
 
-// A write of this replica committed while another of its Views is open: the old View keeps
-// its snapshot, the cache serves the new count.
+// A write of this replica committed while another of its Views, served by the cache so
+// far, is open: the View's next miss finds the counter moved, and its function runs again.
 func TestCacheOwnWriteMidView(t *testing.T) {
 	a := open(t, kvtest.URL(t))
 	put(t, a, "k", "1")
 	viewRead(t, a, "k")
+	var runs []string
+	n := 0
 	if err := a.View(func(tx kv.Tx) error {
-		tx.Bucket([]byte("b")).Get([]byte("k")) // begun, at the count before the write
-		put(t, a, "k", "2", "m", "2")
-		if got, want := read(tx, "k", "m"), `k:"1" m:"" walk: k=1 last=k`; got != want {
-			t.Errorf("the View begun before the write reads %s, want %s", got, want)
+		n++
+		k := string(tx.Bucket([]byte("b")).Get([]byte("k"))) // from the cache, at the count before the write
+		if n == 1 {
+			put(t, a, "k", "2", "m", "2")
 		}
+		runs = append(runs, "k:"+k+" "+read(tx, "k", "m"))
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+	if want := []string{`k:2 k:"2" m:"2" walk: k=2 m=2 last=m`}; n != 2 || !slices.Equal(runs, want) {
+		t.Errorf("the View ran %d times; the runs that returned read %q, want 2 and %q", n, runs, want)
 	}
 	if got, want := viewRead(t, a, "k", "m"), `k:"2" m:"2" walk: k=2 m=2 last=m`; got != want {
 		t.Errorf("after the write a reads %s, want %s", got, want)

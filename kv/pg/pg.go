@@ -15,7 +15,14 @@
 //
 // # Transactions
 //
-// A View is one REPEATABLE READ READ ONLY transaction: one snapshot. An Update first takes a
+// A View whose first read the cache may answer reads the counter alone (one round trip,
+// no transaction), is served by the cache while it holds that count, and sends each miss as
+// a REPEATABLE READ READ ONLY transaction of its own, with the counter, in one round trip;
+// a miss that finds the counter moved (another commit since the View's first read) makes
+// View run fn again, in one transaction (Restarts counts them): fn must set its results
+// afresh on every run (kv.DB.View). A View whose first read misses is one REPEATABLE READ
+// READ ONLY transaction from there (BEGIN goes with that read), rolled back at the end: one
+// snapshot, fn run once. A warm View so costs one round trip. An Update first takes a
 // transaction-scoped advisory lock (one per schema), so that no two write transactions run
 // at once on any replica, then runs READ COMMITTED: with every writer queued on the lock,
 // each one sees everything committed before it and nothing comes between its reads and its
@@ -63,7 +70,8 @@
 // WithCache bytes (DefaultCache, 64 MiB), the least recently used dropped first. It is valid
 // for one count of kv_counter, to which every write transaction adds one in its commit's
 // round trip; every transaction reads the counter in its first round trip (with BEGIN, and
-// the read that needed it when the cache can't answer that), inside its snapshot, and uses
+// the read that needed it when the cache can't answer that; a View the cache may answer
+// reads it alone, and with each miss after: see Transactions), inside its snapshot, and uses
 // the cache only when the cache is at that very count: what it reads from the cache is then
 // what its snapshot holds. A transaction that finds the counter ahead empties the cache: reads
 // after another replica's write start cold (one round trip a key, or a page, until warm
@@ -119,6 +127,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -190,7 +199,13 @@ type DB struct {
 	changes changes
 	buckets bucketCache
 	cache   *entryCache // nil: none (WithCache(0))
+
+	restarts atomic.Int64 // Views whose optimistic run found the store changed
 }
+
+// Restarts is how many Views ran their function a second time, in a transaction, because
+// the store changed after their first run had read from the cache.
+func (db *DB) Restarts() int64 { return db.restarts.Load() }
 
 var _ kv.DB = (*DB)(nil)
 
@@ -359,21 +374,29 @@ func firstSchema(path string) string {
 	}, strings.TrimSpace(first))
 }
 
-// View runs fn in a REPEATABLE READ READ ONLY transaction.
-func (db *DB) View(fn func(kv.Tx) error) (err error) {
-	return db.run(false, fn)
+// View runs fn on one snapshot of the store: first optimistically, each read a REPEATABLE
+// READ READ ONLY transaction of its own checked against the counter of the first (see
+// "Transactions" in the package doc); when the store changed after fn had read from the
+// cache, fn runs again, in one REPEATABLE READ READ ONLY transaction.
+func (db *DB) View(fn func(kv.Tx) error) error {
+	err := db.run(false, true, fn)
+	if errors.Is(err, errStale) {
+		db.restarts.Add(1)
+		return db.run(false, false, fn)
+	}
+	return err
 }
 
 // Update runs fn in a write transaction: under the advisory lock, or SERIALIZABLE (retried)
 // with WithSerializable.
 func (db *DB) Update(fn func(kv.Tx) error) error {
 	if !db.serializable {
-		return db.run(true, fn)
+		return db.run(true, false, fn)
 	}
 	var err error
 	wait := time.Millisecond
 	for range maxRetries {
-		if err = db.run(true, fn); !retryable(err) {
+		if err = db.run(true, false, fn); !retryable(err) {
 			return err
 		}
 		// Writers that collided would collide again at once: spread them.
@@ -398,7 +421,7 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-func (db *DB) run(writable bool, fn func(kv.Tx) error) (err error) {
+func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
 	defer cancel()
 	if writable && !db.serializable {
@@ -411,7 +434,7 @@ func (db *DB) run(writable bool, fn func(kv.Tx) error) (err error) {
 			return db.wrap(ctx.Err())
 		}
 	}
-	t := &tx{db: db, ctx: ctx, writable: writable}
+	t := &tx{db: db, ctx: ctx, writable: writable, optimistic: optimistic}
 	defer t.end() // also on a panic, so that the connection goes back
 	defer kv.Recover(&err)
 	if err := fn(t); err != nil {

@@ -16,7 +16,7 @@ func (b *bucket) Prefetch(keys [][]byte) {
 		return // nothing of it in the database: lookup knows without asking
 	}
 	upTo := t.beginGen
-	if !t.begun {
+	if !t.begun && !t.counted {
 		upTo = math.MaxInt64 // as lookup: the snapshot, taken later, holds every bucket known now
 	}
 	var ask [][]byte

@@ -3,6 +3,7 @@ package pg
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"sort"
 	"strconv"
@@ -80,16 +81,19 @@ type tx struct {
 	ctx      context.Context
 	writable bool
 	c        *pgxpool.Conn
-	begun    bool
-	beginGen int64 // the bucket cache's generation when the transaction began
-	snap     int64 // kv_counter as the transaction's snapshot holds it (once begun)
-	created  []createdBucket
-	dropped  []createdBucket        // buckets deleted, with all they hold, not yet sent
-	sentDrop []createdBucket        // ...and those already sent (spill)
-	pending  int                    // bytes of writes kept in memory, not yet sent
-	spills   int                    // how many times the writes were sent ahead of the commit
-	buckets  map[int64]*bucketState // what the transaction knows of each bucket
-	dirty    bool
+	begun    bool // a transaction is open on c
+	// A View's first run reads optimistically (see send): once counted, every read has
+	// checked that the counter is still snap.
+	optimistic, counted bool
+	beginGen            int64 // the bucket cache's generation when the transaction began
+	snap                int64 // kv_counter as the transaction's snapshot holds it (once begun)
+	created             []createdBucket
+	dropped             []createdBucket        // buckets deleted, with all they hold, not yet sent
+	sentDrop            []createdBucket        // ...and those already sent (spill)
+	pending             int                    // bytes of writes kept in memory, not yet sent
+	spills              int                    // how many times the writes were sent ahead of the commit
+	buckets             map[int64]*bucketState // what the transaction knows of each bucket
+	dirty               bool
 }
 
 func (t *tx) Writable() bool { return t.writable }
@@ -118,20 +122,33 @@ func (t *tx) state(id int64) *bucketState {
 	return s
 }
 
-// send sends b in the transaction. The first time, it begins the transaction in the same
-// round trip (a write transaction: taking the write lock first); a transaction that never
-// reads and never writes never reaches the database. The results of b are read from what
-// send returns, then closed.
 // commits tells whether b ends the transaction with COMMIT.
 func commits(b *pgx.Batch) bool {
 	n := len(b.QueuedQueries)
 	return n > 0 && b.QueuedQueries[n-1].SQL == "COMMIT"
 }
 
+// errStale is what a View's optimistic run fails with (kv.Fail) when the store changed
+// after what it had read from the cache: View runs fn again in a transaction.
+var errStale = errors.New("pg: the store changed under an optimistic read")
+
+// send sends b in the transaction. The first time, it begins the transaction in the same
+// round trip (a write transaction: taking the write lock first); a transaction that never
+// reads and never writes never reaches the database. The results of b are read from what
+// send returns, then closed.
+//
+// A View's first run (optimistic) whose first read the cache may answer begins no
+// transaction that outlives a round trip: it reads the counter alone (begin), and each
+// batch after is a REPEATABLE READ transaction of its own, BEGIN, the counter, b and COMMIT
+// in one round trip, which fails with errStale when the counter moved (what was read before
+// may be older than what it reads now). Nothing is left to roll back: a View the cache
+// serves costs one round trip, and one more each miss. A View whose first read misses
+// begins a transaction as an Update does: it never runs again.
 func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	if t.begun {
 		return t.c.SendBatch(t.ctx, b)
 	}
+	mini := t.optimistic && (t.counted || b.Len() == 0) // b.Len() == 0: from begin
 	var err error
 	// Every pooled connection may have died with the database (a restart): one more try
 	// than there are, each on another connection.
@@ -158,22 +175,38 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		for _, q := range b.QueuedQueries {
 			first.Queue(q.SQL, q.Arguments...)
 		}
-		if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
-			kv.Fail(t.db.wrap(err))
+		if mini {
+			first.Queue("COMMIT")
 		}
-		t.beginGen = t.db.buckets.generation() // before the snapshot
+		if t.c == nil {
+			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
+				kv.Fail(t.db.wrap(err))
+			}
+		}
+		if !t.counted {
+			t.beginGen = t.db.buckets.generation() // before the snapshot
+		}
 		br := t.c.SendBatch(t.ctx, first)
 		for range begin {
 			if _, err = br.Exec(); err != nil {
 				break
 			}
 		}
+		var n int64
 		if err == nil {
-			err = br.QueryRow().Scan(&t.snap)
+			err = br.QueryRow().Scan(&n)
 		}
 		if err == nil {
-			t.begun = true
-			t.db.cache.seen(t.snap)
+			switch {
+			case !mini:
+				t.begun, t.snap = true, n
+			case !t.counted:
+				t.counted, t.snap = true, n
+			case n != t.snap:
+				br.Close()
+				kv.Fail(errStale)
+			}
+			t.db.cache.seen(n)
 			return br
 		}
 		br.Close()
@@ -183,6 +216,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		// it would write the same values over whatever another writer committed since.
 		// It is tried again only when nothing of it was sent (pgconn.SafeToRetry); a
 		// connection that died while idle is found by the pool's ping first (idle > 1 s).
+		// (An optimistic read's COMMIT commits nothing: always safe.)
 		t.c.Conn().Close(t.ctx)
 		t.c.Release()
 		t.c = nil
@@ -197,7 +231,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
 // its snapshot is at before it may read the cache.
 func (t *tx) begin() {
-	if !t.begun {
+	if !t.begun && !t.counted {
 		if err := t.send(&pgx.Batch{}).Close(); err != nil {
 			kv.Fail(t.db.wrap(err))
 		}
@@ -210,7 +244,7 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 	if t.db.cache == nil || t.spills > 0 {
 		return nil, false
 	}
-	if !t.begun {
+	if !t.begun && !t.counted {
 		if !t.db.cache.has(k) {
 			return nil, false
 		}
@@ -222,7 +256,7 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 // keep puts what the transaction read from the database in the cache, unless its writes
 // were sent (a spill: it may read its own, not committed).
 func (t *tx) keep(it *cacheItem) {
-	if t.db.cache != nil && t.spills == 0 && t.begun {
+	if t.db.cache != nil && t.spills == 0 && (t.begun || t.counted) {
 		t.db.cache.put(t.snap, it)
 	}
 }
@@ -260,7 +294,9 @@ func (t *tx) end() {
 	if t.c == nil {
 		return
 	}
-	if t.begun {
+	// An optimistic read that failed half way may have left its transaction open (its
+	// COMMIT not run).
+	if t.begun || t.c.Conn().PgConn().TxStatus() != 'I' {
 		// The transaction's own deadline may be what ended it: give the rollback its own.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -449,7 +485,7 @@ func (b *bucket) lookup(k []byte) entry {
 	}
 	var e entry
 	upTo := t.beginGen
-	if !t.begun {
+	if !t.begun && !t.counted {
 		upTo = math.MaxInt64 // the snapshot, taken later, will hold every bucket known now
 	}
 	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
