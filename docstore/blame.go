@@ -83,10 +83,7 @@ func (s *Store) Blame(name string) (Blame, error) {
 			if err != nil {
 				return err
 			}
-			lines := linediff.Lines(eol(latest.Text))
-			for i, l := range lines {
-				lines[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
-			}
+			lines := blameLines(latest.Text)
 			bl.Lines = lines
 			owner, left = make([]int32, len(lines)), len(lines)
 			lin.segs = []seg{{n: len(lines)}}
@@ -109,13 +106,20 @@ func (s *Store) Blame(name string) (Blame, error) {
 	if err != nil {
 		return Blame{}, err
 	}
-	if left > 0 { // what no later version made, the oldest version reached did
+	bl.finish(owner, left > 0, hdr)
+	return bl, nil
+}
+
+// finish makes bl's runs of the version that made each latest line (owner); when some are
+// not known (unknown), the oldest version reached, oldest, made them.
+func (bl *Blame) finish(owner []int32, unknown bool, oldest Version) {
+	if unknown {
 		for i := range owner {
 			if owner[i] == 0 {
-				owner[i] = int32(hdr.Number)
+				owner[i] = int32(oldest.Number)
 			}
 		}
-		bl.Versions[hdr.Number] = hdr
+		bl.Versions[oldest.Number] = oldest
 	}
 	for i, o := range owner {
 		if n := len(bl.Runs); n > 0 && bl.Runs[n-1].Version == int(o) {
@@ -124,7 +128,15 @@ func (s *Store) Blame(name string) (Blame, error) {
 		}
 		bl.Runs = append(bl.Runs, Run{Version: int(o), First: i + 1, Count: 1})
 	}
-	return bl, nil
+}
+
+// blameLines are a text's lines as Blame shows them, without their line ends.
+func blameLines(text string) []string {
+	lines := linediff.Lines(eol(text))
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(strings.TrimSuffix(l, "\n"), "\r")
+	}
+	return lines
 }
 
 // backOps returns the ops that build version k-1's lines from version k's, and k-1's

@@ -154,30 +154,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	// than there are, each on another connection.
 	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
-		first := &pgx.Batch{}
-		switch {
-		case !t.writable:
-			first.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-		case t.db.serializable:
-			first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
-		default:
-			first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
-			// A writer that goes silent holding the lock (its replica frozen, or cut off
-			// without its connection being closed) would hold every replica's writes until
-			// TCP gave up on it, hours later: past its own deadline, the database ends its
-			// session, which lets go of the lock.
-			first.Queue("SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
-				strconv.FormatInt(min(max(t.db.timeout.Milliseconds(), 1), math.MaxInt32), 10)) // its most: 24 days
-			first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
-		}
-		begin := first.Len()
-		first.Queue("SELECT n FROM kv_counter")
-		for _, q := range b.QueuedQueries {
-			first.Queue(q.SQL, q.Arguments...)
-		}
-		if mini {
-			first.Queue("COMMIT")
-		}
+		first, begin := t.firstBatch(b, mini)
 		if t.c == nil {
 			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 				kv.Fail(t.db.wrap(err))
@@ -226,6 +203,37 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	}
 	kv.Fail(t.db.wrap(err))
 	return nil
+}
+
+// firstBatch is b as the transaction's first round trip sends it: first its BEGIN (and, for
+// a writer, its lock), begin queries in all; then the counter, b's queries and, for a read
+// of one round trip (mini), COMMIT.
+func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
+	first = &pgx.Batch{}
+	switch {
+	case !t.writable:
+		first.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+	case t.db.serializable:
+		first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
+	default:
+		first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
+		// A writer that goes silent holding the lock (its replica frozen, or cut off
+		// without its connection being closed) would hold every replica's writes until
+		// TCP gave up on it, hours later: past its own deadline, the database ends its
+		// session, which lets go of the lock.
+		first.Queue("SELECT set_config('idle_in_transaction_session_timeout', $1, true)",
+			strconv.FormatInt(min(max(t.db.timeout.Milliseconds(), 1), math.MaxInt32), 10)) // its most: 24 days
+		first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
+	}
+	begin = first.Len()
+	first.Queue("SELECT n FROM kv_counter")
+	for _, q := range b.QueuedQueries {
+		first.Queue(q.SQL, q.Arguments...)
+	}
+	if mini {
+		first.Queue("COMMIT")
+	}
+	return first, begin
 }
 
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
