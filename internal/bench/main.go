@@ -46,6 +46,8 @@ type options struct {
 	profile string // if set, profile the hot paths into this folder instead of benchmarking
 	pg      string // if set, a PostgreSQL database to measure beside bbolt
 	only    string // if set, the steps to run (their keys, comma-separated)
+	setups  string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
+	soak    time.Duration
 	root    string // the module's root folder
 	work    string // a temporary folder for binaries and data files
 }
@@ -74,6 +76,8 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
 	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
 	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
+	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
+	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		log.Fatal(err)
@@ -112,7 +116,11 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	timeout := 30 * time.Minute
+	if slices.Contains(strings.Split(o.only, ","), soakStep.key) {
+		timeout += o.soak
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if o.profile != "" {
 		return profile(ctx, o, bins)
@@ -121,8 +129,8 @@ func run(o *options) error {
 	r := &report{opts: o, started: time.Now(), machine: readMachine(root)}
 	r.load = append(r.load, loadSample("start"))
 	var chosen []step
-	for _, s := range steps {
-		if o.only == "" || slices.Contains(strings.Split(o.only, ","), s.key) {
+	for _, s := range append(steps, soakStep) {
+		if o.only == "" && s.key != soakStep.key || slices.Contains(strings.Split(o.only, ","), s.key) {
 			chosen = append(chosen, s)
 		}
 	}
@@ -186,9 +194,12 @@ var steps = []step{
 	{"replicas", "bbolt and PostgreSQL side by side: HTTP replicas", measureReplicas},
 }
 
+// soakStep runs only when -only names it: it takes as long as -soak says.
+var soakStep = step{"soak", "PostgreSQL soak", measureSoak}
+
 func stepKeys() []string {
 	var keys []string
-	for _, s := range steps {
+	for _, s := range append(steps, soakStep) {
 		keys = append(keys, s.key)
 	}
 	return keys
