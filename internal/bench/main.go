@@ -48,6 +48,7 @@ type options struct {
 	only    string // if set, the steps to run (their keys, comma-separated)
 	setups  string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
 	soak    time.Duration
+	history int    // rows of history the soak's table starts with
 	root    string // the module's root folder
 	work    string // a temporary folder for binaries and data files
 }
@@ -78,6 +79,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
 	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
 	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
+	flag.IntVar(&o.history, "soak-history", 0, "if set, the soak's table starts with this many rows of history no call reads (as a store that has kept months of versions), vacuumed and analyzed")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		log.Fatal(err)
