@@ -14,8 +14,8 @@
 // missing (but for the default's "$user"), which PostgreSQL would skip. Every commit
 // rewrites a few entries every other commit rewrites too (a document's record, the search
 // index's counts): migration 003 keeps their dead versions few as the history grows (an
-// update that changes nothing writes no row; room on each page for HOT updates; autovacuum
-// at 1,000 dead rows, not at a share of the table), docs/POSTGRES.md says what was measured.
+// update that changes nothing writes no row; autovacuum at 1,000 dead rows, not at a share
+// of the table); docs/POSTGRES.md says what was measured.
 //
 // # Transactions
 //

@@ -58,7 +58,7 @@ func TestMigrationSteadyOnAnExistingStore(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT reloptions FROM pg_class WHERE oid = 'kv_entries'::regclass").Scan(&opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"fillfactor=80", "autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=1000", "autovacuum_vacuum_cost_delay=0"} {
+	for _, want := range []string{"autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=1000", "autovacuum_vacuum_cost_delay=0"} {
 		if !slices.Contains(opts, want) {
 			t.Errorf("kv_entries has options %v, without %s", opts, want)
 		}
