@@ -37,10 +37,14 @@ type phaseResult struct {
 }
 
 // runPhase has every session make up to n calls of do, all at once, and returns how many
-// were made and over how long; latencies go to lat.
+// were made and over how long; latencies go to lat. Past the deadline no call starts, but
+// those in flight finish: a write cut off there may still commit, and the rigs count on
+// knowing each of their writes' fate (a shared line's next edit names its last).
 func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadline time.Duration, lat *series, run int, do func(ctx context.Context, client, i int, cs *mcp.ClientSession) error) (phaseResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, deadline)
+	stopped, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
+	ctx, fail := context.WithCancel(ctx)
+	defer fail()
 	var (
 		mu    sync.Mutex
 		calls int
@@ -51,7 +55,7 @@ func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadlin
 	for c, cs := range sessions {
 		wg.Go(func() {
 			for i := range n {
-				if ctx.Err() != nil {
+				if stopped.Err() != nil || ctx.Err() != nil {
 					return
 				}
 				t := time.Now()
@@ -63,7 +67,7 @@ func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadlin
 						first = err
 					}
 					mu.Unlock()
-					cancel()
+					fail()
 					return
 				}
 				calls++

@@ -10,6 +10,8 @@
 //	go run ./internal/bench -quick        # small counts, a few seconds, no npm needed: prints the report
 //	go run ./internal/bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
 //	go run ./internal/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
+//	go run ./internal/bench -pg postgres://… -only replicas -setups pg,replicas -runs 10  # ten runs in a row, one by one
+//	go run ./internal/bench -pg postgres://… -only soak -soak 30m [-soak-history 500000]  # mixed load minute by minute
 //
 // With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
 // "bbolt and PostgreSQL side by side": the same store calls on both, and HTTP servers on
@@ -46,6 +48,9 @@ type options struct {
 	profile string // if set, profile the hot paths into this folder instead of benchmarking
 	pg      string // if set, a PostgreSQL database to measure beside bbolt
 	only    string // if set, the steps to run (their keys, comma-separated)
+	setups  string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
+	soak    time.Duration
+	history int    // rows of history the soak's table starts with
 	root    string // the module's root folder
 	work    string // a temporary folder for binaries and data files
 }
@@ -74,6 +79,9 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
 	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
 	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
+	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
+	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
+	flag.IntVar(&o.history, "soak-history", 0, "if set, the soak's table starts with this many rows of history no call reads (as a store that has kept months of versions), vacuumed and analyzed")
 	flag.Parse()
 	if err := run(&o); err != nil {
 		log.Fatal(err)
@@ -112,7 +120,11 @@ func run(o *options) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	timeout := 30 * time.Minute
+	if slices.Contains(strings.Split(o.only, ","), soakStep.key) {
+		timeout += o.soak
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if o.profile != "" {
 		return profile(ctx, o, bins)
@@ -121,8 +133,8 @@ func run(o *options) error {
 	r := &report{opts: o, started: time.Now(), machine: readMachine(root)}
 	r.load = append(r.load, loadSample("start"))
 	var chosen []step
-	for _, s := range steps {
-		if o.only == "" || slices.Contains(strings.Split(o.only, ","), s.key) {
+	for _, s := range append(steps, soakStep) {
+		if o.only == "" && s.key != soakStep.key || slices.Contains(strings.Split(o.only, ","), s.key) {
 			chosen = append(chosen, s)
 		}
 	}
@@ -186,9 +198,12 @@ var steps = []step{
 	{"replicas", "bbolt and PostgreSQL side by side: HTTP replicas", measureReplicas},
 }
 
+// soakStep runs only when -only names it: it takes as long as -soak says.
+var soakStep = step{"soak", "PostgreSQL soak", measureSoak}
+
 func stepKeys() []string {
 	var keys []string
-	for _, s := range steps {
+	for _, s := range append(steps, soakStep) {
 		keys = append(keys, s.key)
 	}
 	return keys

@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -85,6 +87,19 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		{"PostgreSQL, 1 server", 1, schema},
 		{"PostgreSQL, 2 replicas", 2, schema},
 	}
+	if o.setups != "" {
+		keys := []string{"bbolt", "pg", "replicas"}
+		var chosen []replicaSetup
+		for i, s := range setups {
+			if slices.Contains(strings.Split(o.setups, ","), keys[i]) {
+				chosen = append(chosen, s)
+			}
+		}
+		if len(chosen) == 0 {
+			return fmt.Errorf("-setups %q names no setup; they are %s", o.setups, strings.Join(keys, ","))
+		}
+		setups = chosen
+	}
 	load := o.httpLoad()
 	type phase struct {
 		name string
@@ -115,6 +130,7 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		lat   *series
 	}
 	results := map[[2]int]*result{}
+	notes := make([][]runNote, len(setups))
 	for si, setup := range setups {
 		data, err := setup.data(ctx)
 		if err != nil {
@@ -151,8 +167,12 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 			results[[2]int{si, pi}] = &result{lat: newSeries(o.runs)}
 		}
 		for run := range o.runs {
+			var runRates []float64
+			var runCPU []cpuTotals
+			probe := rig.probe(data)
 			for pi, ph := range phases {
 				res := results[[2]int{si, pi}]
+				before := probe.read(ctx)
 				got, err := runPhase(ctx, rig.sessions, ph.n, load.deadline, res.lat, run, ph.do(rig))
 				if err != nil {
 					rig.close()
@@ -168,7 +188,12 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 					}
 				}
 				res.rates = append(res.rates, float64(got.calls)/got.elapsed.Seconds())
+				runRates = append(runRates, float64(got.calls)/got.elapsed.Seconds())
+				after := probe.read(ctx)
+				n := time.Duration(max(got.calls, 1))
+				runCPU = append(runCPU, cpuTotals{server: (after.server - before.server) / n, db: (after.db - before.db) / n})
 			}
+			notes[si] = append(notes[si], noteRun(ctx, setup.name, run, data, runRates, runCPU))
 		}
 		if err := rig.check(ctx); err != nil {
 			rig.close()
@@ -211,5 +236,14 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
+	names := make([]string, len(setups))
+	for i, s := range setups {
+		names[i] = s.name
+	}
+	phaseNames := make([]string, len(phases))
+	for i, ph := range phases {
+		phaseNames[i] = ph.name
+	}
+	writeRunByRun(b, names, phaseNames, notes)
 	return nil
 }

@@ -11,7 +11,11 @@
 // schema newer than the binary knows is refused. compass_schema records the versions.
 // Everything lives in the first schema of the connection's search_path (a URL may set it:
 // postgres://…/db?search_path=team); Open refuses a search_path whose first schema is
-// missing (but for the default's "$user"), which PostgreSQL would skip.
+// missing (but for the default's "$user"), which PostgreSQL would skip. Every commit
+// rewrites a few entries every other commit rewrites too (a document's record, the search
+// index's counts): migration 003 keeps their dead versions few as the history grows (an
+// update that changes nothing writes no row; autovacuum at 1,000 dead rows, not at a share
+// of the table); docs/POSTGRES.md says what was measured.
 //
 // # Transactions
 //
