@@ -131,12 +131,26 @@ func (b *buckets) indexAdd(d Document) error {
 // called inside the transaction with how many documents were indexed of how many, every
 // 100 and at the end; it must not use the database.
 func (s *Store) EnsureIndex(progress func(done, total int)) error {
-	built := false
-	if err := s.view(func(b *buckets) error {
-		x, _ := b.index()
-		built = x.Built()
+	return ensureBuilt(s, (*buckets).index, search.Index.Built, func(b *buckets, x search.Index) error {
+		err := x.Rebuild(func(add func(search.Item) error) error { return b.eachLive(add, progress) })
+		if err != nil {
+			return fmt.Errorf("building the search index of space %s: %w", s.space, err)
+		}
 		return nil
-	}); err != nil || built {
+	})
+}
+
+// ensureBuilt runs build on the index open gives in a write transaction, unless built says
+// there is nothing to build: first in a read transaction (a store that has it answers so,
+// taking no write lock), then again in the write transaction (another process may have
+// built it in between).
+func ensureBuilt[X any](s *Store, open func(*buckets) (X, error), built func(X) bool, build func(*buckets, X) error) error {
+	done := false
+	if err := s.view(func(b *buckets) error {
+		x, _ := open(b) // not made yet: the write transaction makes it
+		done = built(x)
+		return nil
+	}); err != nil || done {
 		return err
 	}
 	return s.db.Update(func(tx kv.Tx) error {
@@ -144,15 +158,11 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 		if err != nil {
 			return err
 		}
-		x, err := b.index()
-		if err != nil || x.Built() {
+		x, err := open(b)
+		if err != nil || built(x) {
 			return err
 		}
-		err = x.Rebuild(func(add func(search.Item) error) error { return b.eachLive(add, progress) })
-		if err != nil {
-			return fmt.Errorf("building the search index of space %s: %w", s.space, err)
-		}
-		return nil
+		return build(b, x)
 	})
 }
 

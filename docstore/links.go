@@ -790,23 +790,7 @@ func (b *buckets) linksForget(id string) error {
 // nil, is called inside the transaction with how many documents were read of how many,
 // every 100 and at the end; it must not use the database.
 func (s *Store) EnsureLinks(progress func(done, total int)) error {
-	built := false
-	if err := s.view(func(b *buckets) error {
-		x, _ := b.linkIndex()
-		built = x.built()
-		return nil
-	}); err != nil || built {
-		return err
-	}
-	return s.db.Update(func(tx kv.Tx) error {
-		b, err := writeBuckets(tx, s.space)
-		if err != nil {
-			return err
-		}
-		x, err := b.linkIndex()
-		if err != nil || x.built() {
-			return err
-		}
+	return ensureBuilt(s, (*buckets).linkIndex, linkIndex.built, func(b *buckets, x linkIndex) error {
 		if err := b.rebuildLinks(x, progress); err != nil {
 			return fmt.Errorf("building the links index of space %s: %w", s.space, err)
 		}
