@@ -524,7 +524,11 @@ func (b *buckets) keepLinks(x linkIndex, id, text string, fresh bool, set *linkS
 		}
 		set = scanLinks(text) // the index isn't what the delta was made against: read it all
 	}
-	sum, ok := x.sum(id)
+	var sum linkSum
+	ok := false
+	if !fresh { // a new document has no sum yet
+		sum, ok = x.sum(id)
+	}
 	if ok && sum.digest == set.digest && sum.distinct <= MaxLinks && !set.more {
 		return nil // the same links, as many times: no target came or went, none changed its count
 	}

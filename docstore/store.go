@@ -574,9 +574,12 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	}
 	d.Title, d.Version, d.Saved, d.Author = v.Title, v.Number, v.At, v.Author
 	d.Bytes, d.Opens = len(v.Text), opens(v.Text)
-	vb, err := b.versionBucket(d.ID)
-	if err != nil {
-		return err
+	vb := versionKeys{b: b.versions, prefix: []byte(d.ID)} // a new document's (Create)
+	if prev != nil {
+		var err error
+		if vb, err = b.versionBucket(d.ID); err != nil {
+			return err
+		}
 	}
 	if err := b.putVersion(vb, v, prev, c); err != nil {
 		return err

@@ -287,6 +287,11 @@ func (x Index) numOf(key string, make bool) (uint32, error) {
 	if !make {
 		return 0, nil
 	}
+	return x.give(key)
+}
+
+// give gives key the next number.
+func (x Index) give(key string) (uint32, error) {
 	num := uint32(1)
 	if v := x.meta.Get(nextKey); len(v) == 4 {
 		num = binary.BigEndian.Uint32(v)
@@ -323,6 +328,10 @@ func (x Index) Apply(key string, ch Change) error {
 	if err != nil {
 		return err
 	}
+	return x.apply(key, num, ch)
+}
+
+func (x Index) apply(key string, num uint32, ch Change) error {
 	text := keyed(ch.Text)
 	var was, now map[string]int
 	touched := map[string]bool{}
@@ -438,9 +447,31 @@ func (x Index) Forget(key string) error {
 
 // Add puts an item into the index whole.
 func (x Index) Add(it Item) error {
+	num, err := x.numOf(it.Key, true)
+	if err != nil {
+		return err
+	}
+	return x.add(num, it)
+}
+
+// AddNew puts an item whose key the index has never held (a document just made) into the
+// index whole: it gives the key a number without looking for one it already has. A key the
+// index holds would get a second number, which CheckIndex reports.
+func (x Index) AddNew(it Item) error {
+	var num uint32 // as numOf, on an index without numbers
+	if x.nums != nil {
+		var err error
+		if num, err = x.give(it.Key); err != nil {
+			return err
+		}
+	}
+	return x.add(num, it)
+}
+
+func (x Index) add(num uint32, it Item) error {
 	counts := map[string]int{}
 	Count(it.Text, 1, counts)
-	return x.Apply(it.Key, Change{Text: counts, Retitled: true, Now: it.Title})
+	return x.apply(it.Key, num, Change{Text: counts, Retitled: true, Now: it.Title})
 }
 
 type entry struct {
