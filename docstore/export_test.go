@@ -2,9 +2,11 @@ package docstore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/search"
 )
 
 // SetSnapshotEvery sets how often a version is stored whole, for tests; it returns a func
@@ -111,4 +113,31 @@ func (s *Store) DowngradeLinks() error {
 		}
 		return x.meta.Put(linksBuilt, []byte{0, 0, 0, 1})
 	})
+}
+
+// FirstFetch is what a search of query reads with its plan (search.Plan.First) and what its
+// ranking then asks its fetch for first, for tests: they must be the same, or the search
+// reads the store a second time for nothing.
+func FirstFetch(s *Store, query string, limit int) (read, asked []uint32, err error) {
+	q, err := search.Parse(query)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.EnsureIndex(nil); err != nil {
+		return nil, nil, err
+	}
+	docs := map[uint32]Document{}
+	first := firstFetch{limit: limit, budget: search.MaxRead}
+	plan, _, err := s.plan(q, &first, docs)
+	if err != nil {
+		return nil, nil, err
+	}
+	calls := 0
+	_, err = plan.Rank(limit, MatchLines, search.MaxRead, func(nums []uint32, budget int) ([]search.Fetched, int, error) {
+		if calls++; calls == 1 {
+			asked = slices.Clone(nums)
+		}
+		return s.fetch(docs, nums, budget)
+	})
+	return first.nums, asked, err
 }

@@ -3,6 +3,7 @@ package docstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -68,7 +69,7 @@ func (b *buckets) indexPut(id string, v Version, prev *Version, c change) error 
 		return err
 	}
 	if prev == nil {
-		return x.Add(search.Item{Key: id, Title: v.Title, Text: v.Text})
+		return x.AddNew(search.Item{Key: id, Title: v.Title, Text: v.Text}) // a new id (Create)
 	}
 	counts := map[string]int{}
 	if c.ops == nil && prev.Text != v.Text {
@@ -212,17 +213,21 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
 	}
-	plan, built, err := s.plan(q)
+	docs := map[uint32]Document{}
+	first := firstFetch{limit: limit, budget: budget}
+	plan, built, err := s.plan(q, &first, docs)
 	if err == nil && !built { // once a space: its index is then kept by every save
 		if err = s.EnsureIndex(nil); err == nil {
-			plan, _, err = s.plan(q)
+			plan, _, err = s.plan(q, &first, docs)
 		}
 	}
 	if err != nil {
 		return Results{}, err
 	}
-	docs := map[uint32]Document{}
 	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
+		if got, used, ok := first.take(nums, budget); ok {
+			return got, used, nil
+		}
 		return s.fetch(docs, nums, budget)
 	}
 	r, err := plan.Rank(limit, MatchLines, budget, fetch)
@@ -244,18 +249,46 @@ func (s *Store) search(query string, limit, budget int) (Results, error) {
 }
 
 // plan reads the space's search index in one transaction and plans q on it; not built
-// when the index has not been built yet (EnsureIndex), and then no plan.
-func (s *Store) plan(q search.Query) (plan *search.Plan, built bool, err error) {
+// when the index has not been built yet (EnsureIndex), and then no plan. In the same
+// transaction it reads what the ranking will fetch first (first), into docs.
+func (s *Store) plan(q search.Query, first *firstFetch, docs map[uint32]Document) (plan *search.Plan, built bool, err error) {
 	err = s.view(func(b *buckets) (err error) {
-		plan = nil
+		for _, num := range first.nums {
+			delete(docs, num) // what a run before this one read
+		}
+		plan, first.nums, first.got = nil, nil, nil
 		x, _ := b.index()
 		if built = x.Built(); !built {
 			return nil
 		}
-		plan, err = x.Plan(q, search.Ranking)
+		if plan, err = x.Plan(q, search.Ranking); err != nil {
+			return err
+		}
+		if nums := plan.First(first.limit); len(nums) > 0 {
+			first.got, first.used, err = b.fetch(docs, nums, first.budget)
+			first.nums = nums
+		}
 		return err
 	})
 	return plan, built, err
+}
+
+// firstFetch is the ranking's first fetch (search.Plan.First), read with the plan: a search
+// that reads no more than one batch of texts reads the store once.
+type firstFetch struct {
+	limit, budget int // the ranking's
+	nums          []uint32
+	got           []search.Fetched
+	used          int
+}
+
+// take answers the ranking's fetch of nums with what was read with the plan, once, if it
+// is that fetch.
+func (f *firstFetch) take(nums []uint32, budget int) ([]search.Fetched, int, bool) {
+	ok := f.nums != nil && budget == f.budget && slices.Equal(nums, f.nums)
+	got, used := f.got, f.used
+	f.nums, f.got = nil, nil
+	return got, used, ok
 }
 
 // fetch is the ranking's search.Fetch: in one transaction it reads the records of the
@@ -264,47 +297,54 @@ func (s *Store) plan(q search.Query) (plan *search.Plan, built bool, err error) 
 func (s *Store) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]search.Fetched, int, error) {
 	var out []search.Fetched
 	used := 0
-	err := s.view(func(b *buckets) error {
-		out, used = nil, 0
-		for _, num := range nums {
-			delete(docs, num) // read afresh: a View may run again
-		}
-		x, _ := b.index()
-		b.prefetchItems(x, nums, true)
-		var live []Document
-		for _, num := range nums {
-			d, ok, err := b.doc(x.Key(num))
-			if err != nil {
-				return err
-			}
-			if !ok || d.Deleted != nil {
-				out = append(out, search.Fetched{Gone: true})
-				continue
-			}
-			size := d.Bytes + len(d.Title)
-			if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
-				break
-			}
-			used += size
-			docs[num] = d
-			live = append(live, d)
-			out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
-		}
-		b.prefetchLatest(live)
-		for i := range out {
-			if out[i].Gone {
-				continue
-			}
-			d := docs[nums[i]]
-			v, err := b.version(d.ID, d.Version)
-			if err != nil {
-				return err
-			}
-			out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
-		}
-		return nil
+	err := s.view(func(b *buckets) (err error) {
+		out, used, err = b.fetch(docs, nums, budget)
+		return err
 	})
 	return out, used, err
+}
+
+// fetch is Store.fetch in b's transaction.
+func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]search.Fetched, int, error) {
+	var out []search.Fetched
+	used := 0
+	for _, num := range nums {
+		delete(docs, num) // read afresh: a View may run again
+	}
+	x, _ := b.index()
+	b.prefetchItems(x, nums, true)
+	var live []Document
+	for _, num := range nums {
+		d, ok, err := b.doc(x.Key(num))
+		if err != nil {
+			return nil, 0, err
+		}
+		if !ok || d.Deleted != nil {
+			out = append(out, search.Fetched{Gone: true})
+			continue
+		}
+		size := d.Bytes + len(d.Title)
+		if used+size > budget || len(out) > 0 && used+size > search.MaxBatch {
+			break
+		}
+		used += size
+		docs[num] = d
+		live = append(live, d)
+		out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
+	}
+	b.prefetchLatest(live)
+	for i := range out {
+		if out[i].Gone {
+			continue
+		}
+		d := docs[nums[i]]
+		v, err := b.version(d.ID, d.Version)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
+	}
+	return out, used, nil
 }
 
 // readUnread reads into docs, in one transaction, the records of those ranked without

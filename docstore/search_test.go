@@ -261,3 +261,36 @@ func TestSearchAgreesWithAScan(t *testing.T) {
 		}
 	}
 }
+
+// A search reads the texts its ranking reads first with its plan, in one transaction
+// (search.Plan.First): only if that is exactly the ranking's first fetch. On texts of many
+// lengths (the ranking reads the shortest first), for words, phrases, a word nothing has,
+// and every limit.
+func TestSearchReadsItsFirstTextsWithThePlan(t *testing.T) {
+	s := open(t, "personal")
+	r := rand.New(rand.NewPCG(7, 7))
+	vocab := strings.Fields("copper lantern harbor meadow orbit pepper quartz signal timber velvet")
+	for i := range 150 {
+		var b strings.Builder
+		for range 1 + r.IntN(60) {
+			fmt.Fprintf(&b, "%s %s line.\n", vocab[r.IntN(len(vocab))], vocab[r.IntN(len(vocab))])
+		}
+		mustCreate(t, s, fmt.Sprintf("Note %d %s", i, vocab[i%len(vocab)]), b.String())
+	}
+	read := 0
+	for _, q := range []string{"copper", "copper lantern", `"copper lantern"`, "harbor -orbit", "timber velvet quartz", "nothingatall", "note"} {
+		for _, limit := range []int{0, 1, 5, 50, 1000} {
+			first, asked, err := docstore.FirstFetch(s, q, limit)
+			if err != nil {
+				t.Fatalf("%q, limit %d: %v", q, limit, err)
+			}
+			if !slices.Equal(first, asked) {
+				t.Errorf("%q, limit %d: read with the plan %v, the ranking asked first for %v", q, limit, first, asked)
+			}
+			read += len(first)
+		}
+	}
+	if read == 0 {
+		t.Fatal("no search read anything with its plan")
+	}
+}

@@ -415,15 +415,7 @@ type cand struct {
 // (< 1: all), each with up to lines of its lines, reading at most budget bytes of texts
 // (MaxRead, or what another search of the same call left of it).
 func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
-	cs := make([]*cand, len(p.Candidates))
-	req := p.Query.Required()
-	for i, c := range p.Candidates {
-		cs[i] = &cand{Candidate: c, found: true, every: c.Maybe&req == req, final: c.Score}
-	}
-	k := len(cs)
-	if limit > 0 {
-		k = min(k, max(limit, p.Model.Rerank))
-	}
+	cs, k := p.cands(limit)
 	r := &reader{q: p.Query, near: p.Model.Near, sc: newScanner(p.Query, p.Weights), lines: lines, budget: budget, fetch: fetch}
 	cs, more, err := r.readBest(cs, k)
 	if err != nil {
@@ -447,6 +439,44 @@ func (p *Plan) Rank(limit, lines, budget int, fetch Fetch) (Result, error) {
 	return res, nil
 }
 
+// cands are the plan's candidates as Rank begins with them, and how many it ranks (k).
+func (p *Plan) cands(limit int) ([]*cand, int) {
+	cs := make([]*cand, len(p.Candidates))
+	req := p.Query.Required()
+	for i, c := range p.Candidates {
+		cs[i] = &cand{Candidate: c, found: true, every: c.Maybe&req == req, final: c.Score}
+	}
+	k := len(cs)
+	if limit > 0 {
+		k = min(k, max(limit, p.Model.Rerank))
+	}
+	return cs, k
+}
+
+// First is what Rank(limit, ...) asks its fetch for first, nums in that order (none when
+// it reads nothing): a caller may read them in the transaction it read the plan in, and
+// answer that first fetch with what it read, rather than reading in another.
+func (p *Plan) First(limit int) []uint32 {
+	cs, k := p.cands(limit)
+	best(cs, k, byWords) // as readBest's first pass, where none is read yet
+	batch := cs[:min(k, len(cs))]
+	shortestFirst(batch)
+	return numsOf(batch)
+}
+
+// shortestFirst orders a batch to read as read does.
+func shortestFirst(batch []*cand) {
+	slices.SortStableFunc(batch, func(a, b *cand) int { return a.Len - b.Len })
+}
+
+func numsOf(batch []*cand) []uint32 {
+	nums := make([]uint32, len(batch))
+	for i, c := range batch {
+		nums[i] = c.Num
+	}
+	return nums
+}
+
 // reader reads candidates' texts for Rank, within what is left of its budget, and
 // matches the query in them.
 type reader struct {
@@ -463,13 +493,9 @@ type reader struct {
 // score with its words' nearness. It reports false when the budget ran out (fetch gave
 // nothing) before all of batch was read.
 func (r *reader) read(batch []*cand) (bool, error) {
-	slices.SortStableFunc(batch, func(a, b *cand) int { return a.Len - b.Len })
+	shortestFirst(batch)
 	for len(batch) > 0 {
-		nums := make([]uint32, len(batch))
-		for i, c := range batch {
-			nums[i] = c.Num
-		}
-		got, used, err := r.fetch(nums, r.budget)
+		got, used, err := r.fetch(numsOf(batch), r.budget)
 		if err != nil {
 			return false, err
 		}
