@@ -98,13 +98,14 @@ func (b *Batcher) lead(update func(func(Tx) error) error) {
 }
 
 // commit runs calls in one transaction. When one fails, the transaction is rolled back
-// (bbolt has no savepoints), the failing call is run alone to give it its own answer, and
-// the others are committed again without it. A call's fn may so run more than once: fns
+// (bbolt has no savepoints), the failing call is run alone to give it its own answer (a
+// call that was alone has it already), and the others are committed again without it. A call's fn may so run more than once: fns
 // must set their results afresh on every run.
 func commit(update func(func(Tx) error) error, calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
 		err := safeUpdate(update, func(tx Tx) error {
+			failed = -1 // update may run this more than once (PostgreSQL's optimistic Batch)
 			for i, c := range calls {
 				if err := run(c.fn, tx); err != nil {
 					failed = i
@@ -113,9 +114,9 @@ func commit(update func(func(Tx) error) error, calls []*batchCall) {
 			}
 			return nil
 		})
-		if failed < 0 {
+		if failed < 0 || len(calls) == 1 {
 			for _, c := range calls {
-				c.done <- err // nil, or a commit failure that is every call's
+				c.done <- err // nil, a commit failure that is every call's, or the lone call's
 			}
 			return
 		}

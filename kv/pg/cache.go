@@ -94,6 +94,16 @@ func (c *entryCache) get(n int64, k cacheKey) (*cacheItem, bool) {
 	return el.Value.(*cacheItem), true
 }
 
+// at is the count the cache is at (-1: none yet).
+func (c *entryCache) at() int64 {
+	if c == nil {
+		return -1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count
+}
+
 // has tells whether the cache holds k at all, at whatever count: worth beginning a
 // transaction with nothing but the counter to find out whether it may be used.
 func (c *entryCache) has(k cacheKey) bool {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -74,8 +75,8 @@ func TestMigrationSteadyOnAnExistingStore(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT max(version) FROM compass_schema").Scan(&version); err != nil {
 		t.Fatal(err)
 	}
-	if version != 3 {
-		t.Errorf("the schema is at version %d after Open, want 3", version)
+	if version != pg.Migrations() {
+		t.Errorf("the schema is at version %d after Open, want %d", version, pg.Migrations())
 	}
 }
 

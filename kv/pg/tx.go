@@ -83,17 +83,20 @@ type tx struct {
 	c        *pgxpool.Conn
 	begun    bool // a transaction is open on c
 	// A View's first run reads optimistically (see send): once counted, every read has
-	// checked that the counter is still snap.
-	optimistic, counted bool
-	beginGen            int64 // the bucket cache's generation when the transaction began
-	snap                int64 // kv_counter as the transaction's snapshot holds it (once begun)
-	created             []createdBucket
-	dropped             []createdBucket        // buckets deleted, with all they hold, not yet sent
-	sentDrop            []createdBucket        // ...and those already sent (spill)
-	pending             int                    // bytes of writes kept in memory, not yet sent
-	spills              int                    // how many times the writes were sent ahead of the commit
-	buckets             map[int64]*bucketState // what the transaction knows of each bucket
-	dirty               bool
+	// checked that the counter is still snap. A Batch's first run reads optimistically
+	// too: assumed, it has read from the cache at its count snap without asking the
+	// database, and its first round trip checks, under the lock, that snap is still the
+	// store's count (kv_expect).
+	optimistic, counted, assumed bool
+	beginGen                     int64 // the bucket cache's generation when the transaction began
+	snap                         int64 // kv_counter as the transaction's snapshot holds it (once begun)
+	created                      []createdBucket
+	dropped                      []createdBucket        // buckets deleted, with all they hold, not yet sent
+	sentDrop                     []createdBucket        // ...and those already sent (spill)
+	pending                      int                    // bytes of writes kept in memory, not yet sent
+	spills                       int                    // how many times the writes were sent ahead of the commit
+	buckets                      map[int64]*bucketState // what the transaction knows of each bucket
+	dirty                        bool
 }
 
 func (t *tx) Writable() bool { return t.writable }
@@ -128,9 +131,15 @@ func commits(b *pgx.Batch) bool {
 	return n > 0 && b.QueuedQueries[n-1].SQL == "COMMIT"
 }
 
-// errStale is what a View's optimistic run fails with (kv.Fail) when the store changed
-// after what it had read from the cache: View runs fn again in a transaction.
+// errStale is what an optimistic run fails with (kv.Fail) when the store changed after
+// what it had read from the cache: View or Batch runs fn again in a transaction.
 var errStale = errors.New("pg: the store changed under an optimistic read")
+
+// stale tells whether err is kv_expect's: the store's count moved.
+func stale(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "KV002"
+}
 
 // send sends b in the transaction. The first time, it begins the transaction in the same
 // round trip (a write transaction: taking the write lock first); a transaction that never
@@ -148,7 +157,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	if t.begun {
 		return t.c.SendBatch(t.ctx, b)
 	}
-	mini := t.optimistic && (t.counted || b.Len() == 0) // b.Len() == 0: from begin
+	mini := !t.writable && t.optimistic && (t.counted || b.Len() == 0) // b.Len() == 0: from begin
 	var err error
 	// Every pooled connection may have died with the database (a restart): one more try
 	// than there are, each on another connection.
@@ -160,7 +169,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 				kv.Fail(t.db.wrap(err))
 			}
 		}
-		if !t.counted {
+		if !t.counted && !t.assumed {
 			t.beginGen = t.db.buckets.generation() // before the snapshot
 		}
 		br := t.c.SendBatch(t.ctx, first)
@@ -172,6 +181,11 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		var n int64
 		if err == nil {
 			err = br.QueryRow().Scan(&n)
+		}
+		if stale(err) { // kv_expect: a commit came after what the cache answered
+			br.Close()
+			t.begun = true // its transaction is aborted: end rolls it back
+			kv.Fail(errStale)
 		}
 		if err == nil {
 			switch {
@@ -226,7 +240,11 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
 		first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 	}
 	begin = first.Len()
-	first.Queue("SELECT n FROM kv_counter")
+	if t.assumed {
+		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
+	} else {
+		first.Queue("SELECT n FROM kv_counter")
+	}
 	for _, q := range b.QueuedQueries {
 		first.Queue(q.SQL, q.Arguments...)
 	}
@@ -247,18 +265,53 @@ func (t *tx) begin() {
 }
 
 // cached returns the cache's item k, if the transaction may use it; when the cache holds k
-// and the transaction has not begun, it begins it to find out.
+// and the transaction has not begun, it begins it to find out, or, a Batch's optimistic
+// run, assumes the cache's count (assume).
 func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 	if t.db.cache == nil || t.spills > 0 {
 		return nil, false
 	}
-	if !t.begun && !t.counted {
+	if !t.begun && !t.counted && !t.assumed {
 		if !t.db.cache.has(k) {
 			return nil, false
 		}
-		t.begin()
+		if !t.assume() {
+			t.begin()
+		}
 	}
 	return t.db.cache.get(t.snap, k)
+}
+
+// assume takes the cache's count for the snapshot of a Batch's optimistic run, with no
+// round trip: what it reads from the cache is the store at that count, and every round trip
+// after checks the count under the lock (kv_expect), so that a run which read an older
+// store than the one it writes into fails with errStale and runs again. Views, Updates and
+// a Batch's second run begin instead.
+func (t *tx) assume() bool {
+	if !t.writable || !t.optimistic || t.db.serializable {
+		return false
+	}
+	n := t.db.cache.at()
+	if n < 0 {
+		return false
+	}
+	t.beginGen = t.db.buckets.generation()
+	t.snap, t.assumed = n, true
+	return true
+}
+
+// confirm tells whether the store is still at the count an optimistic Batch assumed, for a
+// run that ends without reaching the database (it wrote nothing, or its fn failed): one
+// round trip, reading the counter.
+func (t *tx) confirm() bool {
+	if !t.assumed || t.begun {
+		return true
+	}
+	var n int64
+	if err := t.db.pool.QueryRow(t.ctx, "SELECT n FROM kv_counter").Scan(&n); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	return n == t.snap
 }
 
 // keep puts what the transaction read from the database in the cache, unless its writes
@@ -320,6 +373,9 @@ func (t *tx) end() {
 func (t *tx) commit() (err error) {
 	defer kv.Recover(&err)
 	if !t.dirty {
+		if !t.confirm() {
+			return errStale
+		}
 		return nil
 	}
 	b := &pgx.Batch{}
