@@ -163,6 +163,31 @@ func Recover(err *error) {
 	}
 }
 
+// GetAller is a Bucket that reads many keys at once (PostgreSQL: those its transaction
+// doesn't know yet, in one round trip).
+type GetAller interface {
+	GetAll(keys [][]byte) [][]byte
+}
+
+// GetAll returns what Get returns for each of keys, in their order: a key's value, or nil
+// for a key b doesn't hold or that names a nested bucket. A backend that can reads them at
+// once; on bbolt it is Get for each. The values are valid for the transaction's life and
+// must not be changed, as Get's. On a nil b, all are nil. Like Get, it panics with *Failure
+// when the backend cannot reach its data.
+func GetAll(b Bucket, keys [][]byte) [][]byte {
+	out := make([][]byte, len(keys))
+	if b == nil || len(keys) == 0 {
+		return out
+	}
+	if g, ok := b.(GetAller); ok {
+		return g.GetAll(keys)
+	}
+	for i, k := range keys {
+		out[i] = b.Get(k)
+	}
+	return out
+}
+
 // Prefetcher is a Bucket that can read many keys ahead in one go (PostgreSQL: one round
 // trip), so that the Gets of them that follow, in the same transaction, cost nothing.
 type Prefetcher interface {

@@ -655,6 +655,23 @@ func (x Index) Key(num uint32) string {
 	return string(x.keys.Get(binary.BigEndian.AppendUint32(nil, num)))
 }
 
+// Keys returns the keys of the items numbered nums, in their order ("" for a number no
+// item has), read at once (kv.GetAll).
+func (x Index) Keys(nums []uint32) []string {
+	out := make([]string, len(nums))
+	if x.keys == nil {
+		return out
+	}
+	ks := make([][]byte, len(nums))
+	for i, num := range nums {
+		ks[i] = binary.BigEndian.AppendUint32(nil, num)
+	}
+	for i, v := range kv.GetAll(x.keys, ks) {
+		out[i] = string(v)
+	}
+	return out
+}
+
 // PrefetchKeys tells the store that the keys of the items numbered nums are about to be
 // read (Key), so that it may read them all at once (kv.Prefetch).
 func (x Index) PrefetchKeys(nums []uint32) {

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"DeletedBucketSeenByOlderView", testDeletedBucketSeenByOlderView},
 		{"TopLevelBuckets", testTopLevelBuckets},
 		{"Prefetch", testPrefetch},
+		{"GetAll", testGetAll},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -1135,3 +1136,69 @@ func testPrefetch(t *testing.T, db kv.DB) {
 
 // errRollback ends a test transaction without committing it.
 var errRollback = errors.New("rolled back")
+
+// GetAll answers as Get for each key, in a View and in an Update before and after its
+// writes: values, empty values, nested buckets (nil), missing keys, a key twice.
+func testGetAll(t *testing.T, db kv.DB) {
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
+	if got := kv.GetAll(nil, keys); len(got) != len(keys) || slices.ContainsFunc(got, func(v []byte) bool { return v != nil }) {
+		t.Errorf("GetAll on no bucket = %q, want %d nils", got, len(keys))
+	}
+	update(t, db, func(tx kv.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(name)
+		must(t, err)
+		for _, k := range []string{"a", "b", "gone"} {
+			must(t, b.Put([]byte(k), []byte("v-"+k)))
+		}
+		must(t, b.Put([]byte("empty"), []byte{}))
+		_, err = b.CreateBucketIfNotExists([]byte("sub"))
+		return err
+	})
+	show := func(vs [][]byte) string {
+		s := ""
+		for _, v := range vs {
+			if v == nil {
+				s += "nil "
+			} else {
+				s += fmt.Sprintf("%q ", v)
+			}
+		}
+		return s
+	}
+	gets := func(b kv.Bucket) string {
+		vs := make([][]byte, len(keys))
+		for i, k := range keys {
+			vs[i] = b.Get(k)
+		}
+		return show(vs)
+	}
+	const committed = `"v-a" "v-b" "" nil nil "v-a" nil "v-gone" `
+	view(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if got := show(kv.GetAll(b, keys)); got != committed {
+			t.Errorf("GetAll in a View: %s\nwant %s", got, committed)
+		}
+		if got := gets(b); got != committed {
+			t.Errorf("Get after GetAll in a View: %s\nwant %s", got, committed)
+		}
+		return nil
+	})
+	const written = `"mine" nil "" nil nil "mine" "v-new" nil `
+	update(t, db, func(tx kv.Tx) error {
+		b := tx.Bucket(name)
+		if got := show(kv.GetAll(b, keys)); got != committed {
+			t.Errorf("GetAll in an Update: %s\nwant %s", got, committed)
+		}
+		must(t, b.Put([]byte("a"), []byte("mine")))
+		must(t, b.Put([]byte("new"), []byte("v-new")))
+		must(t, b.Delete([]byte("b")))
+		must(t, b.Delete([]byte("gone")))
+		if got := show(kv.GetAll(b, keys)); got != written {
+			t.Errorf("GetAll after the Update's writes: %s\nwant %s", got, written)
+		}
+		if got := gets(b); got != written {
+			t.Errorf("Get after GetAll and the writes: %s\nwant %s", got, written)
+		}
+		return nil
+	})
+}

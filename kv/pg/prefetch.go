@@ -6,6 +6,17 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 )
 
+// GetAll reads keys as Get does, those the transaction doesn't know yet in one query
+// (Prefetch).
+func (b *bucket) GetAll(keys [][]byte) [][]byte {
+	b.Prefetch(keys)
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = b.Get(k)
+	}
+	return out
+}
+
 // Prefetch reads, in one query, those of keys the transaction doesn't know yet, and keeps
 // what it finds (and what it doesn't: not found) with what it has read, as lookup would
 // have one key at a time: the Gets of those keys that follow ask the database nothing.
