@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -515,5 +516,67 @@ func TestSameLinks(t *testing.T) {
 		if got := docstore.SameLinks(tc.old, tc.new); got != tc.same {
 			t.Errorf("SameLinks(%q, %q) = %v, want %v", tc.old, tc.new, got, tc.same)
 		}
+	}
+}
+
+// Every read of links, on a file written before links, builds the index before it answers
+// (it looks in its own transaction whether the index is built, and reads again once it
+// is): each answers as it does after EnsureLinks, and as the index says (shows, in the
+// answer printed: read without the index, it would be otherwise).
+func TestEveryLinksReadOfAnOlderFileBuildsTheIndex(t *testing.T) {
+	reads := []struct {
+		name  string
+		shows string
+		read  func(s *docstore.Store) (any, error)
+	}{
+		{"Links", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, ls, err := s.Links("Launch plan", 10)
+			return []any{d, ls}, err
+		}},
+		{"ReadLinked", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, v, ls, err := s.ReadLinked("Launch plan", 0, 10)
+			return []any{d, v, ls}, err
+		}},
+		{"Backlinks", "Title:Launch plan", func(s *docstore.Store) (any, error) {
+			d, docs, total, next, err := s.Backlinks("Pricing", "", 10)
+			return []any{d, docs, total, next}, err
+		}},
+		{"Unlinked", "[[] 0]", func(s *docstore.Store) (any, error) { // every document here is linked
+			docs, total, err := s.Unlinked(10)
+			return []any{docs, total}, err
+		}},
+		{"BrokenLinks", "Title:Budget", func(s *docstore.Store) (any, error) {
+			gs, total, err := s.BrokenLinks(10)
+			return []any{gs, total}, err
+		}},
+		{"Targets", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, err := s.Find("Launch plan")
+			if err != nil {
+				return nil, err
+			}
+			return s.Targets(d.ID, []string{"Pricing", "Budget", "Course outline"})
+		}},
+	}
+	for _, r := range reads {
+		t.Run(r.name, func(t *testing.T) {
+			built := docstore.New(oldLinksFile(t), "personal")
+			if err := built.EnsureLinks(nil); err != nil {
+				t.Fatal(err)
+			}
+			want, err := r.read(built)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := fmt.Sprintf("%+v", want); !strings.Contains(s, r.shows) {
+				t.Fatalf("after EnsureLinks, %s doesn't show %s: %s", r.name, r.shows, s)
+			}
+			got, err := r.read(docstore.New(oldLinksFile(t), "personal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("on a file whose index it built:\n got %+v\nwant %+v", got, want)
+			}
+		})
 	}
 }

@@ -32,14 +32,11 @@ type BrokenLink struct {
 // none listed, only counted). It builds the links index first if the space has none. It
 // returns what Find returns.
 func (s *Store) Links(name string, limit int) (Document, Links, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return Document{}, Links{}, err
-	}
 	var (
 		d  Document
 		ls Links
 	)
-	err := s.view(func(b *buckets) (err error) {
+	err := s.viewLinks(func(b *buckets, _ linkIndex) (err error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
@@ -47,6 +44,32 @@ func (s *Store) Links(name string, limit int) (Document, Links, error) {
 		return err
 	})
 	return d, ls, err
+}
+
+// viewLinks runs fn in a read transaction on the space's documents and their links index.
+// It looks whether the index is built in the same transaction (a store that has it, every
+// store once written, reads once); when it isn't, fn does not run, and viewLinks builds it
+// (EnsureLinks) and runs fn in a read transaction after. fn may run more than once and
+// must set its results afresh each time.
+func (s *Store) viewLinks(fn func(b *buckets, x linkIndex) error) error {
+	built := false
+	err := s.view(func(b *buckets) error {
+		x, _ := b.linkIndex() // none yet: EnsureLinks makes it
+		if built = x.built(); !built {
+			return nil
+		}
+		return fn(b, x)
+	})
+	if err != nil || built {
+		return err
+	}
+	if err := s.EnsureLinks(nil); err != nil {
+		return err
+	}
+	return s.view(func(b *buckets) error {
+		x, _ := b.linkIndex()
+		return fn(b, x)
+	})
 }
 
 // ReadLinked is Read and, when the version read is the latest, Links, in one transaction
@@ -196,9 +219,6 @@ func (b *buckets) records(ids []string) ([]Document, error) {
 // ("" from the first); how many there are in all; and the id to give as after for the next
 // page ("" when there is none).
 func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, int, string, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return Document{}, nil, 0, "", err
-	}
 	limit = max(limit, 1)
 	var (
 		d     Document
@@ -206,11 +226,10 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 		total int
 		next  string
 	)
-	err := s.view(func(b *buckets) (err error) {
+	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
-		x, _ := b.linkIndex()
 		ids, n := x.from(d.ID, after, limit+1)
 		total, next = n, ""
 		if len(ids) > limit {
@@ -226,19 +245,15 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 // Unlinked returns up to limit of the space's documents that no other document links to,
 // latest saved first, and how many there are in all.
 func (s *Store) Unlinked(limit int) ([]Document, int, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, 0, err
-	}
 	var (
 		docs  []Document
 		total int
 	)
-	err := s.view(func(b *buckets) error {
+	err := s.viewLinks(func(b *buckets, x linkIndex) error {
 		docs, total = nil, 0
 		if b.recent == nil {
 			return nil
 		}
-		x, _ := b.linkIndex()
 		var ids []string
 		c := b.recent.Cursor()
 		var ic kv.Cursor
@@ -278,16 +293,12 @@ const MaxBrokenIn = 5
 // name none, then the links to deleted documents, oldest made first. It returns how many
 // there are in all.
 func (s *Store) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, 0, err
-	}
 	var (
 		groups []BrokenGroup
 		total  int
 	)
-	err := s.view(func(b *buckets) error {
+	err := s.viewLinks(func(b *buckets, x linkIndex) error {
 		groups, total = nil, 0
-		x, _ := b.linkIndex()
 		if x.broken == nil {
 			return nil
 		}
@@ -406,16 +417,12 @@ func FoldTitle(title string) string { return string(titleKey(title)) }
 // if that version has it, else the one that has the title now (an older version's link
 // that the latest no longer has).
 func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, err
-	}
 	out := map[string]Target{}
-	err := s.view(func(b *buckets) error {
+	err := s.viewLinks(func(b *buckets, x linkIndex) error {
 		clear(out)
 		if b.docs == nil {
 			return nil
 		}
-		x, _ := b.linkIndex()
 		for _, title := range titles {
 			key := FoldTitle(title)
 			if _, ok := out[key]; ok {
