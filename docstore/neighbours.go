@@ -75,54 +75,87 @@ func (s *Store) viewLinks(fn func(b *buckets, x linkIndex) error) error {
 // ReadLinked is Read and, when the version read is the latest, Links, in one transaction
 // (on PostgreSQL, one round trip more for the links, not a transaction more).
 func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
-	d, v, ls, _, err := s.readLinked(name, version, limit, false)
-	return d, v, ls, err
+	r, err := s.readLinked(name, version, limit, readAsk{})
+	return r.d, r.v, r.ls, err
+}
+
+// ReadNoted is ReadLinked and the Notes of the version read for reader (at most most of
+// each list, as Notes), in the same transaction: a read that shows the text, its links
+// and what waits on it shows them as of one state of the store. A document that never
+// had a proposal or a comment has Notes of its record alone, read with nothing more.
+func (s *Store) ReadNoted(name string, version, limit int, reader Author, most int) (Document, Version, Links, Notes, error) {
+	r, err := s.readLinked(name, version, limit, readAsk{notes: true, reader: reader, most: most})
+	return r.d, r.v, r.ls, r.n, err
 }
 
 // ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), in the same
 // transaction: a page that looks a document up space by space pays no transaction for the
 // lookup. Not recorded, it returns nothing else and no error.
 func (s *Store) ReadLinkedID(id string, version, limit int) (d Document, v Version, ls Links, recorded bool, err error) {
-	return s.readLinked(id, version, limit, true)
+	r, err := s.readLinked(id, version, limit, readAsk{byID: true})
+	return r.d, r.v, r.ls, r.recorded, err
 }
 
-func (s *Store) readLinked(name string, version, limit int, byID bool) (Document, Version, Links, bool, error) {
+// readAsk is what readLinked reads besides the version and its links: whether the name
+// must be an id the space has a record of (byID), and the Notes for reader (notes).
+type readAsk struct {
+	byID   bool
+	notes  bool
+	reader Author
+	most   int
+}
+
+// readOut is what readLinked read.
+type readOut struct {
+	d        Document
+	v        Version
+	ls       Links
+	n        Notes
+	recorded bool
+}
+
+func (s *Store) readLinked(name string, version, limit int, ask readAsk) (readOut, error) {
 	var (
-		d        Document
-		v        Version
-		ls       Links
-		built    bool
-		recorded = true
+		r     readOut
+		built bool
 	)
-	asked := version // each read (and each run of its View) asks afresh: 0 is the latest
 	read := func() error {
-		return s.view(func(b *buckets) (err error) {
-			d, v, ls, recorded = Document{}, Version{}, Links{}, true
-			if byID {
-				if _, recorded, err = b.doc(name); err != nil || !recorded {
+		return s.view(func(b *buckets) error {
+			r = readOut{recorded: true} // each run of the View reads afresh
+			var (
+				n   int // the version's number: version, or the latest as it is now for 0
+				err error
+			)
+			if ask.byID {
+				if _, r.recorded, err = b.doc(name); err != nil || !r.recorded {
 					return err
 				}
 			}
-			if d, version, err = b.namedVersion(name, asked); err != nil {
+			if r.d, n, err = b.namedVersion(name, version); err != nil {
 				return err
 			}
-			if v, err = b.version(d.ID, version); err != nil {
+			if r.v, err = b.version(r.d.ID, n); err != nil {
 				return err
+			}
+			if ask.notes {
+				if r.n, err = b.notes(r.d, n, ask.reader, ask.most); err != nil {
+					return err
+				}
 			}
 			x, _ := b.linkIndex()
-			if built = x.built(); built && v.Number == d.Version {
-				ls, err = b.linksOf(d, limit)
+			if built = x.built(); built && n == r.d.Version {
+				r.ls, err = b.linksOf(r.d, limit)
 			}
 			return err
 		})
 	}
 	err := read()
-	if err == nil && recorded && !built && v.Number == d.Version {
+	if err == nil && r.recorded && !built && r.v.Number == r.d.Version {
 		if err = s.EnsureLinks(nil); err == nil {
 			err = read()
 		}
 	}
-	return d, v, ls, recorded, err
+	return r, err
 }
 
 // linksOf is Links of document d.

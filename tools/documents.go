@@ -152,15 +152,11 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 	if strings.TrimSpace(a.Section) != "" {
 		return s.section(a.Document, version, a.Section)
 	}
-	d, v, ls, err := s.docs.ReadLinked(a.Document, version, MaxLinksShown)
+	d, v, ls, notes, err := s.docs.ReadNoted(a.Document, version, MaxLinksShown, s.author(ctx), NotesShown)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
 	head, err := s.versionHead(d, v)
-	if err != nil {
-		return "", err
-	}
-	notes, err := s.notes(ctx, d, v.Number)
 	if err != nil {
 		return "", err
 	}
