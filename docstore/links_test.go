@@ -223,6 +223,43 @@ func TestTargets(t *testing.T) {
 	}
 }
 
+// ReadLinkedID reads what the version's [[Titles]] name now with it, as Targets answers
+// for them: its links outside code, each once, at the latest and at an older version; a
+// version without [[links]] has none.
+func TestReadLinkedIDReadsTheTargets(t *testing.T) {
+	s := open(t, "personal")
+	mustCreate(t, s, "Pricing", "x\n")
+	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]] [[pricing|again]]\n\n`[[Code]]`\n")
+	if _, err := s.Rename("Pricing", "Prices", ana); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write("Plan", "Plan", "Now [[Old]] and [[Prices]].\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "Old", "y\n")
+	if _, err := s.Write("Plan", "Plan", "None.\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		version int
+		titles  []string
+	}{{1, []string{"Pricing", "Missing"}}, {2, []string{"Old", "Prices"}}, {0, nil}} {
+		r, recorded, err := s.ReadLinkedID(plan.ID, c.version, 10)
+		if err != nil || !recorded {
+			t.Fatalf("ReadLinkedID(%d): %v %v", c.version, recorded, err)
+		}
+		var want map[string]docstore.Target
+		if c.titles != nil {
+			if want, err = s.Targets(plan.ID, c.titles); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(r.Targets, want) {
+			t.Errorf("ReadLinkedID(%d).Targets = %v, want %v", c.version, r.Targets, want)
+		}
+	}
+}
+
 // Random saves, renames, deletes, undeletes and purges of documents linking one another
 // keep the index what the documents make of it (CheckLinks), on whichever store.
 func TestLinksIndexHoldsUnderRandomChanges(t *testing.T) {

@@ -3,8 +3,10 @@ package docstore
 import (
 	"bytes"
 	"slices"
+	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 )
 
 // Links is what is known of a document's links: the documents its latest version links to,
@@ -72,90 +74,106 @@ func (s *Store) viewLinks(fn func(b *buckets, x linkIndex) error) error {
 	})
 }
 
+// Reading is a version of a document and what is shown with it, all read in one
+// transaction.
+type Reading struct {
+	Document Document
+	Version  Version
+	Links    Links             // the document's, when Version is its latest
+	Notes    Notes             // ReadNoted's: what a reader is told after the text
+	Targets  map[string]Target // ReadLinkedID's: what the version's [[Titles]] name now, as Targets
+}
+
 // ReadLinked is Read and, when the version read is the latest, Links, in one transaction
 // (on PostgreSQL, one round trip more for the links, not a transaction more).
 func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
-	r, err := s.readLinked(name, version, limit, readAsk{})
-	return r.d, r.v, r.ls, err
+	r, _, err := s.readLinked(name, version, limit, readAsk{})
+	return r.Document, r.Version, r.Links, err
 }
 
 // ReadNoted is ReadLinked and the Notes of the version read for reader (at most most of
 // each list, as Notes), in the same transaction: a read that shows the text, its links
 // and what waits on it shows them as of one state of the store. A document that never
 // had a proposal or a comment has Notes of its record alone, read with nothing more.
-func (s *Store) ReadNoted(name string, version, limit int, reader Author, most int) (Document, Version, Links, Notes, error) {
-	r, err := s.readLinked(name, version, limit, readAsk{notes: true, reader: reader, most: most})
-	return r.d, r.v, r.ls, r.n, err
+func (s *Store) ReadNoted(name string, version, limit int, reader Author, most int) (Reading, error) {
+	r, _, err := s.readLinked(name, version, limit, readAsk{notes: true, reader: reader, most: most})
+	return r, err
 }
 
-// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), in the same
-// transaction: a page that looks a document up space by space pays no transaction for the
-// lookup. Not recorded, it returns nothing else and no error.
-func (s *Store) ReadLinkedID(id string, version, limit int) (d Document, v Version, ls Links, recorded bool, err error) {
-	r, err := s.readLinked(id, version, limit, readAsk{byID: true})
-	return r.d, r.v, r.ls, r.recorded, err
+// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), with the
+// Targets of the version's [[Titles]], in the same transaction: a page that looks a
+// document up space by space pays no transaction for the lookup, nor one for what its
+// links name. Not recorded, it returns nothing else and no error.
+func (s *Store) ReadLinkedID(id string, version, limit int) (r Reading, recorded bool, err error) {
+	return s.readLinked(id, version, limit, readAsk{byID: true, targets: true})
 }
 
 // readAsk is what readLinked reads besides the version and its links: whether the name
-// must be an id the space has a record of (byID), and the Notes for reader (notes).
+// must be an id the space has a record of (byID), the Notes for reader (notes), and the
+// Targets of the version's [[Titles]] (targets).
 type readAsk struct {
-	byID   bool
-	notes  bool
-	reader Author
-	most   int
+	byID, notes, targets bool
+	reader               Author
+	most                 int
 }
 
-// readOut is what readLinked read.
-type readOut struct {
-	d        Document
-	v        Version
-	ls       Links
-	n        Notes
-	recorded bool
-}
-
-func (s *Store) readLinked(name string, version, limit int, ask readAsk) (readOut, error) {
+func (s *Store) readLinked(name string, version, limit int, ask readAsk) (Reading, bool, error) {
 	var (
-		r     readOut
-		built bool
+		r                 Reading
+		recorded          bool
+		built, needsLinks bool
 	)
 	read := func() error {
 		return s.view(func(b *buckets) error {
-			r = readOut{recorded: true} // each run of the View reads afresh
+			r, recorded, needsLinks = Reading{}, true, false // each run of the View reads afresh
 			var (
 				n   int // the version's number: version, or the latest as it is now for 0
 				err error
 			)
 			if ask.byID {
-				if _, r.recorded, err = b.doc(name); err != nil || !r.recorded {
+				if _, recorded, err = b.doc(name); err != nil || !recorded {
 					return err
 				}
 			}
-			if r.d, n, err = b.namedVersion(name, version); err != nil {
+			if r.Document, n, err = b.namedVersion(name, version); err != nil {
 				return err
 			}
-			if r.v, err = b.version(r.d.ID, n); err != nil {
+			d := r.Document
+			if r.Version, err = b.version(d.ID, n); err != nil {
 				return err
 			}
 			if ask.notes {
-				if r.n, err = b.notes(r.d, n, ask.reader, ask.most); err != nil {
+				if r.Notes, err = b.notes(d, n, ask.reader, ask.most); err != nil {
 					return err
 				}
 			}
+			var titles []string
+			if ask.targets {
+				titles = wikiTitles(r.Version.Text)
+			}
+			needsLinks = n == d.Version || len(titles) > 0
 			x, _ := b.linkIndex()
-			if built = x.built(); built && n == r.d.Version {
-				r.ls, err = b.linksOf(r.d, limit)
+			if built = x.built(); !built || !needsLinks {
+				return nil
+			}
+			if n == d.Version {
+				if r.Links, err = b.linksOf(d, limit); err != nil {
+					return err
+				}
+			}
+			if len(titles) > 0 {
+				r.Targets, err = b.targets(x, d.ID, titles)
 			}
 			return err
 		})
 	}
 	err := read()
-	if err == nil && r.recorded && !built && r.v.Number == r.d.Version {
+	if err == nil && recorded && needsLinks && !built {
 		if err = s.EnsureLinks(nil); err == nil {
 			err = read()
 		}
 	}
-	return r, err
+	return r, recorded, err
 }
 
 // linksOf is Links of document d.
@@ -450,38 +468,63 @@ func FoldTitle(title string) string { return string(titleKey(title)) }
 // if that version has it, else the one that has the title now (an older version's link
 // that the latest no longer has).
 func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
-	out := map[string]Target{}
-	err := s.viewLinks(func(b *buckets, x linkIndex) error {
-		clear(out)
-		if b.docs == nil {
-			return nil
-		}
-		for _, title := range titles {
-			key := FoldTitle(title)
-			if _, ok := out[key]; ok {
-				continue
-			}
-			to := ""
-			if v := x.outGet(id, "t"+key); v != nil {
-				to = decodeTarget(nil, v).to
-			} else if got := b.titles.Get([]byte(key)); got != nil {
-				to = string(got)
-			}
-			t := Target{}
-			if to != "" {
-				d, ok, err := b.doc(to)
-				if err != nil {
-					return err
-				}
-				if ok {
-					t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
-				}
-			}
-			out[key] = t
-		}
-		return nil
+	var out map[string]Target
+	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
+		out, err = b.targets(x, id, titles)
+		return err
 	})
 	return out, err
+}
+
+// targets is Targets, in b's transaction on the links index x.
+func (b *buckets) targets(x linkIndex, id string, titles []string) (map[string]Target, error) {
+	out := map[string]Target{}
+	if b.docs == nil {
+		return out, nil
+	}
+	for _, title := range titles {
+		key := FoldTitle(title)
+		if _, ok := out[key]; ok {
+			continue
+		}
+		to := ""
+		if v := x.outGet(id, "t"+key); v != nil {
+			to = decodeTarget(nil, v).to
+		} else if got := b.titles.Get([]byte(key)); got != nil {
+			to = string(got)
+		}
+		t := Target{}
+		if to != "" {
+			d, ok, err := b.doc(to)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
+			}
+		}
+		out[key] = t
+	}
+	return out, nil
+}
+
+// wikiTitles are the titles of text's [[links]] that a render may meet (those outside
+// code, as mdscan finds them), each once (by FoldTitle), at most MaxLinks: what a page
+// asks Targets about.
+func wikiTitles(text string) []string {
+	if !strings.Contains(text, "[[") {
+		return nil
+	}
+	seen := map[string]bool{}
+	var titles []string
+	mdscan.Links(text, func(l mdscan.Link) bool {
+		if k := FoldTitle(l.Title); l.Title != "" && !seen[k] {
+			seen[k] = true
+			titles = append(titles, l.Title)
+		}
+		return len(titles) < MaxLinks
+	})
+	return titles
 }
 
 func (x linkIndex) outGet(id, key string) []byte {

@@ -234,7 +234,8 @@ func TestReadNotedIsReadLinkedAndNotes(t *testing.T) {
 		version int
 		shows   string
 	}{{d.ID, 0, "The trailer?"}, {"Plan", 1, "Status:declined"}, {other.ID, 0, "Back to"}, {"Nowhere", 0, ""}} {
-		gd, gv, gls, gn, gerr := s.ReadNoted(c.name, c.version, 10, north, 5)
+		r, gerr := s.ReadNoted(c.name, c.version, 10, north, 5)
+		gd, gv, gls, gn := r.Document, r.Version, r.Links, r.Notes
 		wd, wv, wls, werr := s.ReadLinked(c.name, c.version, 10)
 		var wn docstore.Notes
 		if werr == nil {
