@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -219,6 +220,43 @@ func TestTargets(t *testing.T) {
 	want := map[string]docstore.Target{"pricing": {ID: p.ID, Title: "Prices"}, "missing": {}, "old": {ID: got["old"].ID, Title: "Old"}, "nowhere": {}}
 	if fmt.Sprint(got) != fmt.Sprint(want) || got["old"].ID == "" {
 		t.Errorf("Targets = %v, want %v", got, want)
+	}
+}
+
+// ReadLinkedID reads what the version's [[Titles]] name now with it, as Targets answers
+// for them: its links outside code, each once, at the latest and at an older version; a
+// version without [[links]] has none.
+func TestReadLinkedIDReadsTheTargets(t *testing.T) {
+	s := open(t, "personal")
+	mustCreate(t, s, "Pricing", "x\n")
+	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]] [[pricing|again]]\n\n`[[Code]]`\n")
+	if _, err := s.Rename("Pricing", "Prices", ana); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write("Plan", "Plan", "Now [[Old]] and [[Prices]].\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, "Old", "y\n")
+	if _, err := s.Write("Plan", "Plan", "None.\n", 0, north); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		version int
+		titles  []string
+	}{{1, []string{"Pricing", "Missing"}}, {2, []string{"Old", "Prices"}}, {0, nil}} {
+		r, recorded, err := s.ReadLinkedID(plan.ID, c.version, 10)
+		if err != nil || !recorded {
+			t.Fatalf("ReadLinkedID(%d): %v %v", c.version, recorded, err)
+		}
+		var want map[string]docstore.Target
+		if c.titles != nil {
+			if want, err = s.Targets(plan.ID, c.titles); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !reflect.DeepEqual(r.Targets, want) {
+			t.Errorf("ReadLinkedID(%d).Targets = %v, want %v", c.version, r.Targets, want)
+		}
 	}
 }
 
@@ -515,5 +553,67 @@ func TestSameLinks(t *testing.T) {
 		if got := docstore.SameLinks(tc.old, tc.new); got != tc.same {
 			t.Errorf("SameLinks(%q, %q) = %v, want %v", tc.old, tc.new, got, tc.same)
 		}
+	}
+}
+
+// Every read of links, on a file written before links, builds the index before it answers
+// (it looks in its own transaction whether the index is built, and reads again once it
+// is): each answers as it does after EnsureLinks, and as the index says (shows, in the
+// answer printed: read without the index, it would be otherwise).
+func TestEveryLinksReadOfAnOlderFileBuildsTheIndex(t *testing.T) {
+	reads := []struct {
+		name  string
+		shows string
+		read  func(s *docstore.Store) (any, error)
+	}{
+		{"Links", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, ls, err := s.Links("Launch plan", 10)
+			return []any{d, ls}, err
+		}},
+		{"ReadLinked", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, v, ls, err := s.ReadLinked("Launch plan", 0, 10)
+			return []any{d, v, ls}, err
+		}},
+		{"Backlinks", "Title:Launch plan", func(s *docstore.Store) (any, error) {
+			d, docs, total, next, err := s.Backlinks("Pricing", "", 10)
+			return []any{d, docs, total, next}, err
+		}},
+		{"Unlinked", "[[] 0]", func(s *docstore.Store) (any, error) { // every document here is linked
+			docs, total, err := s.Unlinked(10)
+			return []any{docs, total}, err
+		}},
+		{"BrokenLinks", "Title:Budget", func(s *docstore.Store) (any, error) {
+			gs, total, err := s.BrokenLinks(10)
+			return []any{gs, total}, err
+		}},
+		{"Targets", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, err := s.Find("Launch plan")
+			if err != nil {
+				return nil, err
+			}
+			return s.Targets(d.ID, []string{"Pricing", "Budget", "Course outline"})
+		}},
+	}
+	for _, r := range reads {
+		t.Run(r.name, func(t *testing.T) {
+			built := docstore.New(oldLinksFile(t), "personal")
+			if err := built.EnsureLinks(nil); err != nil {
+				t.Fatal(err)
+			}
+			want, err := r.read(built)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := fmt.Sprintf("%+v", want); !strings.Contains(s, r.shows) {
+				t.Fatalf("after EnsureLinks, %s doesn't show %s: %s", r.name, r.shows, s)
+			}
+			got, err := r.read(docstore.New(oldLinksFile(t), "personal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("on a file whose index it built:\n got %+v\nwant %+v", got, want)
+			}
+		})
 	}
 }

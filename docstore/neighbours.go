@@ -3,8 +3,10 @@ package docstore
 import (
 	"bytes"
 	"slices"
+	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 )
 
 // Links is what is known of a document's links: the documents its latest version links to,
@@ -32,14 +34,11 @@ type BrokenLink struct {
 // none listed, only counted). It builds the links index first if the space has none. It
 // returns what Find returns.
 func (s *Store) Links(name string, limit int) (Document, Links, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return Document{}, Links{}, err
-	}
 	var (
 		d  Document
 		ls Links
 	)
-	err := s.view(func(b *buckets) (err error) {
+	err := s.viewLinks(func(b *buckets, _ linkIndex) (err error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
@@ -49,57 +48,132 @@ func (s *Store) Links(name string, limit int) (Document, Links, error) {
 	return d, ls, err
 }
 
+// viewLinks runs fn in a read transaction on the space's documents and their links index.
+// It looks whether the index is built in the same transaction (a store that has it, every
+// store once written, reads once); when it isn't, fn does not run, and viewLinks builds it
+// (EnsureLinks) and runs fn in a read transaction after. fn may run more than once and
+// must set its results afresh each time.
+func (s *Store) viewLinks(fn func(b *buckets, x linkIndex) error) error {
+	built := false
+	err := s.view(func(b *buckets) error {
+		x, _ := b.linkIndex() // none yet: EnsureLinks makes it
+		if built = x.built(); !built {
+			return nil
+		}
+		return fn(b, x)
+	})
+	if err != nil || built {
+		return err
+	}
+	if err := s.EnsureLinks(nil); err != nil {
+		return err
+	}
+	return s.view(func(b *buckets) error {
+		x, _ := b.linkIndex()
+		return fn(b, x)
+	})
+}
+
+// Reading is a version of a document and what is shown with it, all read in one
+// transaction.
+type Reading struct {
+	Document Document
+	Version  Version
+	Links    Links             // the document's, when Version is its latest
+	Notes    Notes             // ReadNoted's: what a reader is told after the text
+	Targets  map[string]Target // ReadLinkedID's: what the version's [[Titles]] name now, as Targets
+}
+
 // ReadLinked is Read and, when the version read is the latest, Links, in one transaction
 // (on PostgreSQL, one round trip more for the links, not a transaction more).
 func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
-	d, v, ls, _, err := s.readLinked(name, version, limit, false)
-	return d, v, ls, err
+	r, _, err := s.readLinked(name, version, limit, readAsk{})
+	return r.Document, r.Version, r.Links, err
 }
 
-// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), in the same
-// transaction: a page that looks a document up space by space pays no transaction for the
-// lookup. Not recorded, it returns nothing else and no error.
-func (s *Store) ReadLinkedID(id string, version, limit int) (d Document, v Version, ls Links, recorded bool, err error) {
-	return s.readLinked(id, version, limit, true)
+// ReadNoted is ReadLinked and the Notes of the version read for reader (at most most of
+// each list, as Notes), in the same transaction: a read that shows the text, its links
+// and what waits on it shows them as of one state of the store. A document that never
+// had a proposal or a comment has Notes of its record alone, read with nothing more.
+func (s *Store) ReadNoted(name string, version, limit int, reader Author, most int) (Reading, error) {
+	r, _, err := s.readLinked(name, version, limit, readAsk{notes: true, reader: reader, most: most})
+	return r, err
 }
 
-func (s *Store) readLinked(name string, version, limit int, byID bool) (Document, Version, Links, bool, error) {
+// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), with the
+// Targets of the version's [[Titles]], in the same transaction: a page that looks a
+// document up space by space pays no transaction for the lookup, nor one for what its
+// links name. Not recorded, it returns nothing else and no error.
+func (s *Store) ReadLinkedID(id string, version, limit int) (r Reading, recorded bool, err error) {
+	return s.readLinked(id, version, limit, readAsk{byID: true, targets: true})
+}
+
+// readAsk is what readLinked reads besides the version and its links: whether the name
+// must be an id the space has a record of (byID), the Notes for reader (notes), and the
+// Targets of the version's [[Titles]] (targets).
+type readAsk struct {
+	byID, notes, targets bool
+	reader               Author
+	most                 int
+}
+
+func (s *Store) readLinked(name string, version, limit int, ask readAsk) (Reading, bool, error) {
 	var (
-		d        Document
-		v        Version
-		ls       Links
-		built    bool
-		recorded = true
+		r                 Reading
+		recorded          bool
+		built, needsLinks bool
 	)
-	asked := version // each read (and each run of its View) asks afresh: 0 is the latest
 	read := func() error {
-		return s.view(func(b *buckets) (err error) {
-			d, v, ls, recorded = Document{}, Version{}, Links{}, true
-			if byID {
+		return s.view(func(b *buckets) error {
+			r, recorded, needsLinks = Reading{}, true, false // each run of the View reads afresh
+			var (
+				n   int // the version's number: version, or the latest as it is now for 0
+				err error
+			)
+			if ask.byID {
 				if _, recorded, err = b.doc(name); err != nil || !recorded {
 					return err
 				}
 			}
-			if d, version, err = b.namedVersion(name, asked); err != nil {
+			if r.Document, n, err = b.namedVersion(name, version); err != nil {
 				return err
 			}
-			if v, err = b.version(d.ID, version); err != nil {
+			d := r.Document
+			if r.Version, err = b.version(d.ID, n); err != nil {
 				return err
 			}
+			if ask.notes {
+				if r.Notes, err = b.notes(d, n, ask.reader, ask.most); err != nil {
+					return err
+				}
+			}
+			var titles []string
+			if ask.targets {
+				titles = wikiTitles(r.Version.Text)
+			}
+			needsLinks = n == d.Version || len(titles) > 0
 			x, _ := b.linkIndex()
-			if built = x.built(); built && v.Number == d.Version {
-				ls, err = b.linksOf(d, limit)
+			if built = x.built(); !built || !needsLinks {
+				return nil
+			}
+			if n == d.Version {
+				if r.Links, err = b.linksOf(d, limit); err != nil {
+					return err
+				}
+			}
+			if len(titles) > 0 {
+				r.Targets, err = b.targets(x, d.ID, titles)
 			}
 			return err
 		})
 	}
 	err := read()
-	if err == nil && recorded && !built && v.Number == d.Version {
+	if err == nil && recorded && needsLinks && !built {
 		if err = s.EnsureLinks(nil); err == nil {
 			err = read()
 		}
 	}
-	return d, v, ls, recorded, err
+	return r, recorded, err
 }
 
 // linksOf is Links of document d.
@@ -196,9 +270,6 @@ func (b *buckets) records(ids []string) ([]Document, error) {
 // ("" from the first); how many there are in all; and the id to give as after for the next
 // page ("" when there is none).
 func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, int, string, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return Document{}, nil, 0, "", err
-	}
 	limit = max(limit, 1)
 	var (
 		d     Document
@@ -206,11 +277,10 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 		total int
 		next  string
 	)
-	err := s.view(func(b *buckets) (err error) {
+	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
-		x, _ := b.linkIndex()
 		ids, n := x.from(d.ID, after, limit+1)
 		total, next = n, ""
 		if len(ids) > limit {
@@ -226,19 +296,15 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 // Unlinked returns up to limit of the space's documents that no other document links to,
 // latest saved first, and how many there are in all.
 func (s *Store) Unlinked(limit int) ([]Document, int, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, 0, err
-	}
 	var (
 		docs  []Document
 		total int
 	)
-	err := s.view(func(b *buckets) error {
+	err := s.viewLinks(func(b *buckets, x linkIndex) error {
 		docs, total = nil, 0
 		if b.recent == nil {
 			return nil
 		}
-		x, _ := b.linkIndex()
 		var ids []string
 		c := b.recent.Cursor()
 		var ic kv.Cursor
@@ -278,16 +344,12 @@ const MaxBrokenIn = 5
 // name none, then the links to deleted documents, oldest made first. It returns how many
 // there are in all.
 func (s *Store) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, 0, err
-	}
 	var (
 		groups []BrokenGroup
 		total  int
 	)
-	err := s.view(func(b *buckets) error {
+	err := s.viewLinks(func(b *buckets, x linkIndex) error {
 		groups, total = nil, 0
-		x, _ := b.linkIndex()
 		if x.broken == nil {
 			return nil
 		}
@@ -406,42 +468,63 @@ func FoldTitle(title string) string { return string(titleKey(title)) }
 // if that version has it, else the one that has the title now (an older version's link
 // that the latest no longer has).
 func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
-	if err := s.EnsureLinks(nil); err != nil {
-		return nil, err
-	}
-	out := map[string]Target{}
-	err := s.view(func(b *buckets) error {
-		clear(out)
-		if b.docs == nil {
-			return nil
-		}
-		x, _ := b.linkIndex()
-		for _, title := range titles {
-			key := FoldTitle(title)
-			if _, ok := out[key]; ok {
-				continue
-			}
-			to := ""
-			if v := x.outGet(id, "t"+key); v != nil {
-				to = decodeTarget(nil, v).to
-			} else if got := b.titles.Get([]byte(key)); got != nil {
-				to = string(got)
-			}
-			t := Target{}
-			if to != "" {
-				d, ok, err := b.doc(to)
-				if err != nil {
-					return err
-				}
-				if ok {
-					t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
-				}
-			}
-			out[key] = t
-		}
-		return nil
+	var out map[string]Target
+	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
+		out, err = b.targets(x, id, titles)
+		return err
 	})
 	return out, err
+}
+
+// targets is Targets, in b's transaction on the links index x.
+func (b *buckets) targets(x linkIndex, id string, titles []string) (map[string]Target, error) {
+	out := map[string]Target{}
+	if b.docs == nil {
+		return out, nil
+	}
+	for _, title := range titles {
+		key := FoldTitle(title)
+		if _, ok := out[key]; ok {
+			continue
+		}
+		to := ""
+		if v := x.outGet(id, "t"+key); v != nil {
+			to = decodeTarget(nil, v).to
+		} else if got := b.titles.Get([]byte(key)); got != nil {
+			to = string(got)
+		}
+		t := Target{}
+		if to != "" {
+			d, ok, err := b.doc(to)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
+			}
+		}
+		out[key] = t
+	}
+	return out, nil
+}
+
+// wikiTitles are the titles of text's [[links]] that a render may meet (those outside
+// code, as mdscan finds them), each once (by FoldTitle), at most MaxLinks: what a page
+// asks Targets about.
+func wikiTitles(text string) []string {
+	if !strings.Contains(text, "[[") {
+		return nil
+	}
+	seen := map[string]bool{}
+	var titles []string
+	mdscan.Links(text, func(l mdscan.Link) bool {
+		if k := FoldTitle(l.Title); l.Title != "" && !seen[k] {
+			seen[k] = true
+			titles = append(titles, l.Title)
+		}
+		return len(titles) < MaxLinks
+	})
+	return titles
 }
 
 func (x linkIndex) outGet(id, key string) []byte {

@@ -695,20 +695,27 @@ func (s *Store) Notes(id string, version int, reader Author, most int) (Notes, e
 		if err != nil || !ok {
 			return err
 		}
-		n.Document = d
-		if d.Review == nil {
-			return nil
-		}
-		n.Open = d.Review.Open
-		if n.Proposals, err = b.openProposals(d, 0, most); err != nil {
-			return err
-		}
-		if n.Told, n.ToldMore, err = b.told(d, reader, most); err != nil {
-			return err
-		}
-		n.Comments, err = b.comments(d, version, 2*most, 3)
+		n, err = b.notes(d, version, reader, most)
 		return err
 	})
+	return n, err
+}
+
+// notes is Notes of d, its record as read in this transaction.
+func (b *buckets) notes(d Document, version int, reader Author, most int) (Notes, error) {
+	n := Notes{Document: d}
+	if d.Review == nil {
+		return n, nil
+	}
+	n.Open = d.Review.Open
+	var err error
+	if n.Proposals, err = b.openProposals(d, 0, most); err != nil {
+		return n, err
+	}
+	if n.Told, n.ToldMore, err = b.told(d, reader, most); err != nil {
+		return n, err
+	}
+	n.Comments, err = b.comments(d, version, 2*most, 3)
 	return n, err
 }
 

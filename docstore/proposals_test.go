@@ -3,6 +3,7 @@ package docstore_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -207,6 +208,51 @@ func TestNotesTellTheAgent(t *testing.T) {
 	other := mustCreate(t, s, "Other", "x\n")
 	if n, err := s.Notes(other.ID, 0, north, 5); err != nil || n.Open != 0 || n.Told != nil || n.Document.Review != nil {
 		t.Errorf("a document without proposals: %+v, %v", n, err)
+	}
+}
+
+// ReadNoted reads what ReadLinked and then Notes read, in one transaction: a document with
+// open and decided proposals and comments, read at its latest and at an older version; one
+// that never had either; and a name that names none.
+func TestReadNotedIsReadLinkedAndNotes(t *testing.T) {
+	s := open(t, "personal")
+	d := mustCreate(t, s, "Plan", planText+"See [[Other]].\n")
+	other := mustCreate(t, s, "Other", "Back to [[Plan]].\n")
+	agent := s.Proposing()
+	p1, _ := agent.Edit(d.ID, "Review the page.", "Review the course page.", north)
+	agent.Append(d.ID, "- more", north)
+	if _, err := s.Decline(d.ID, p1.Proposal.Number, anaPerson, "Keep it short."); err != nil {
+		t.Fatal(err)
+	}
+	mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 4, To: 5}, Text: "Which page?", Author: anaPerson})
+	if _, err := s.Append(d.ID, "- a later line", north); err != nil {
+		t.Fatal(err)
+	}
+	mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 3}, Text: "The trailer?", Author: north, Asks: "person:ana"})
+	for _, c := range []struct {
+		name    string
+		version int
+		shows   string
+	}{{d.ID, 0, "The trailer?"}, {"Plan", 1, "Status:declined"}, {other.ID, 0, "Back to"}, {"Nowhere", 0, ""}} {
+		r, gerr := s.ReadNoted(c.name, c.version, 10, north, 5)
+		gd, gv, gls, gn := r.Document, r.Version, r.Links, r.Notes
+		wd, wv, wls, werr := s.ReadLinked(c.name, c.version, 10)
+		var wn docstore.Notes
+		if werr == nil {
+			var err error
+			if wn, err = s.Notes(wd.ID, wv.Number, north, 5); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Errorf("ReadNoted(%q, %d): error %v, want %v", c.name, c.version, gerr, werr)
+		}
+		got, want := []any{gd, gv, gls, gn}, []any{wd, wv, wls, wn}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("ReadNoted(%q, %d):\n got %+v\nwant %+v", c.name, c.version, got, want)
+		} else if s := fmt.Sprintf("%+v", got); !strings.Contains(s, c.shows) {
+			t.Errorf("ReadNoted(%q, %d) doesn't show %q: %s", c.name, c.version, c.shows, s)
+		}
 	}
 }
 

@@ -152,15 +152,12 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 	if strings.TrimSpace(a.Section) != "" {
 		return s.section(a.Document, version, a.Section)
 	}
-	d, v, ls, err := s.docs.ReadLinked(a.Document, version, MaxLinksShown)
+	read, err := s.docs.ReadNoted(a.Document, version, MaxLinksShown, s.author(ctx), NotesShown)
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
+	d, v, ls, notes := read.Document, read.Version, read.Links, read.Notes
 	head, err := s.versionHead(d, v)
-	if err != nil {
-		return "", err
-	}
-	notes, err := s.notes(ctx, d, v.Number)
 	if err != nil {
 		return "", err
 	}

@@ -44,15 +44,6 @@ func (s *Server) proposedAnswer(saved docstore.Saved) string {
 	return fmt.Sprintf("Proposed %s change %d%s: %s, waiting for %s's review.", s.link(saved.Document), p.Number, merged, lines(saved.Added, saved.Removed), person)
 }
 
-// notes reads what read_document shows after d's text: nothing to read for a document
-// that never had a proposal or a comment.
-func (s *Server) notes(ctx context.Context, d docstore.Document, version int) (docstore.Notes, error) {
-	if d.Review == nil {
-		return docstore.Notes{Document: d}, nil
-	}
-	return s.docs.Notes(d.ID, version, s.author(ctx), NotesShown)
-}
-
 // afterText puts blocks (each "" or lines without a final line break) after a read's text,
 // a blank line before each: what read_document says after the text, in its order.
 func afterText(text string, blocks ...string) string {

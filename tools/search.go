@@ -93,8 +93,7 @@ func searchNotes(b *strings.Builder, q search.Query, unread int) {
 }
 
 func (s *Server) searchDocuments(query string, limit int) (string, error) {
-	docs := s.docs.WithNames() // the names read with the results
-	res, err := docs.Search(query, limit)
+	res, err := s.docs.Search(query, limit)
 	if errors.Is(err, docstore.ErrQuery) {
 		return "", queryRefusal("list_documents")
 	} else if err != nil {
@@ -110,7 +109,7 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
 	fmt.Fprintf(&b, "Documents for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
-	err = docs.Names(func(names spaces.Names) {
+	err = s.names(func(names spaces.Names) {
 		for _, f := range res.Found {
 			d := f.Document
 			fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))

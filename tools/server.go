@@ -284,17 +284,20 @@ func (s *Server) agent(ctx context.Context) string {
 	return "agent"
 }
 
-// in returns the server for the space the request works in: s itself, unless the request
-// came through another space's endpoint (access.SpaceOf), already checked by access.
+// in returns the server for the request: a copy of s, on the space the request works in
+// (s's, unless the request came through another space's endpoint, access.SpaceOf, already
+// checked by access), whose documents are the request's own. Their every read also reads
+// people's names (docstore.Store.WithNames), so that the answer shows who saved what as of
+// the state it read the rest from, without reading again; such a store is written by its
+// reads, so it is never shared between requests.
 func (s *Server) in(ctx context.Context) *Server {
-	space, ok := access.SpaceOf(ctx)
-	if !ok || space == s.cfg.Space {
-		return s
-	}
 	c := *s
-	c.cfg.Space = space
-	c.docs = docstore.New(s.db, space)
-	c.threads = threads.New(s.db, space)
+	if space, ok := access.SpaceOf(ctx); ok && space != s.cfg.Space {
+		c.cfg.Space = space
+		c.docs = docstore.New(s.db, space)
+		c.threads = threads.New(s.db, space)
+	}
+	c.docs = c.docs.WithNames()
 	return &c
 }
 

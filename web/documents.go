@@ -230,7 +230,8 @@ func (s *Site) version(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id string, n int) {
-	store, d, v, ls, err := s.readOf(r, p, id, n) // the links only of the latest
+	store, read, err := s.readOf(r, p, id, n) // the links only of the latest
+	d, v, ls := read.Document, read.Version, read.Links
 	if err == nil && d.ID != id {
 		// Read also names documents by title; an address names one by its id only.
 		err = docstore.ErrNotFound
@@ -239,7 +240,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		s.fail(w, r, err)
 		return
 	}
-	html, err := s.versionHTML(r.Context(), store, d.ID, v, untitled(v.Text, v.Title))
+	html, err := s.versionHTML(r.Context(), store.Space(), d.ID, v, untitled(v.Text, v.Title), read.Targets)
 	if err != nil {
 		if r.Context().Err() == nil {
 			s.fail(w, r, err)

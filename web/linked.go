@@ -22,17 +22,10 @@ const backlinksShown = 20
 // linksPageSize is how many backlinks /document/{id}/links shows a page.
 const linksPageSize = 100
 
-// versionHTML is the HTML of version v of document id in store, its [[links]] resolved now.
-func (s *Site) versionHTML(ctx context.Context, store *docstore.Store, id string, v docstore.Version, text string) (template.HTML, error) {
-	lv := &linkView{space: store.Space()}
-	if titles := wikiTitles(v.Text); len(titles) > 0 {
-		targets, err := store.Targets(id, titles)
-		if err != nil {
-			return "", err
-		}
-		lv.targets = targets
-	}
-	return s.html.linked(ctx, id, v.Number, text, lv)
+// versionHTML is the HTML of version v of document id in space, its [[links]] resolved
+// now: to targets, what they name (docstore.Reading.Targets).
+func (s *Site) versionHTML(ctx context.Context, space, id string, v docstore.Version, text string, targets map[string]docstore.Target) (template.HTML, error) {
+	return s.html.linked(ctx, id, v.Number, text, &linkView{space: space, targets: targets})
 }
 
 // linkRow is a document a link leads to (or from), or a broken link: where to go, what to

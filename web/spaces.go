@@ -91,20 +91,21 @@ func (s *Site) docsOf(r *http.Request, p who, id string) (*docstore.Store, error
 	return nil, docstore.ErrNotFound
 }
 
-// readOf is docsOf, then the store's ReadLinked of version n of id (backlinksShown), the
-// lookup and the read in one View a space tried; the store reads names with it (WithNames).
-func (s *Site) readOf(r *http.Request, p who, id string, n int) (*docstore.Store, docstore.Document, docstore.Version, docstore.Links, error) {
+// readOf is docsOf, then the store's ReadLinkedID of version n of id (backlinksShown): the
+// lookup, the read and what its [[links]] name in one View a space tried; the store reads
+// names with it (WithNames).
+func (s *Site) readOf(r *http.Request, p who, id string, n int) (*docstore.Store, docstore.Reading, error) {
 	if got, ok := pathID(id); !ok || got != id {
-		return nil, docstore.Document{}, docstore.Version{}, docstore.Links{}, docstore.ErrNotFound
+		return nil, docstore.Reading{}, docstore.ErrNotFound
 	}
 	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
 		docs := docstore.New(s.db, sp).WithNames()
-		d, v, ls, recorded, err := docs.ReadLinkedID(id, n, backlinksShown)
+		read, recorded, err := docs.ReadLinkedID(id, n, backlinksShown)
 		if recorded || err != nil {
-			return docs, d, v, ls, err
+			return docs, read, err
 		}
 	}
-	return nil, docstore.Document{}, docstore.Version{}, docstore.Links{}, docstore.ErrNotFound
+	return nil, docstore.Reading{}, docstore.ErrNotFound
 }
 
 // logOf is docsOf, then the store's Log of id, the lookup and the document's newest versions

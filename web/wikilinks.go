@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/mdscan"
@@ -89,24 +88,6 @@ func (lv *linkView) key() string {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%v\x00", k, t.ID, t.Title, t.Deleted)
 	}
 	return fmt.Sprintf("%x", h.Sum64())
-}
-
-// wikiTitles are the titles of text's [[links]] that a render may meet (those outside code),
-// each once: what docstore.Targets is asked about.
-func wikiTitles(text string) []string {
-	if !strings.Contains(text, "[[") {
-		return nil
-	}
-	seen := map[string]bool{}
-	var titles []string
-	mdscan.Links(text, func(l mdscan.Link) bool {
-		if k := docstore.FoldTitle(l.Title); l.Title != "" && !seen[k] {
-			seen[k] = true
-			titles = append(titles, l.Title)
-		}
-		return len(titles) < docstore.MaxLinks
-	})
-	return titles
 }
 
 type wikiParser struct{}

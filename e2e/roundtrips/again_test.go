@@ -124,6 +124,17 @@ func TestViewsRunAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A document with [[links]], a comment and a proposal: what a read shows with it.
+	linked, err := docs.Create("Linked", "See [[Note 00]] and [[Nowhere]].\nA second line.\n", docstore.KindWrite, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := docs.Comment(linked.Document.ID, docstore.NewComment{Lines: docstore.LineRange{From: 2, To: 2}, Text: "Which line?", Author: docstore.Author{By: "person:bo"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := docs.Proposing().Append(linked.Document.ID, "A third line.", author); err != nil {
+		t.Fatal(err)
+	}
 	conv := threads.New(a, "personal")
 	for i := range 5 {
 		if _, err := conv.Say(fmt.Sprintf("c%d", i), fmt.Sprintf("Conversation %d", i), threads.Message{From: "person:ana", Text: "hello"}); err != nil {
@@ -143,11 +154,11 @@ func TestViewsRunAgain(t *testing.T) {
 	reads := map[string]func(db kv.DB) (any, error){
 		"docstore List": func(db kv.DB) (any, error) {
 			ds, n, err := docstore.New(db, "personal").List(50)
-			return fmt.Sprint(ds, n), err
+			return []any{ds, n}, err
 		},
 		"docstore Recent": func(db kv.DB) (any, error) {
 			ds, next, n, err := docstore.New(db, "personal").Recent("", 5)
-			return fmt.Sprint(ds, next, n), err
+			return []any{ds, next, n}, err
 		},
 		"docstore Documents": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Documents() },
 		"docstore Log": func(db kv.DB) (any, error) {
@@ -165,8 +176,34 @@ func TestViewsRunAgain(t *testing.T) {
 			return fmt.Sprint(d, vs, ok), err
 		},
 		"docstore ReadLinkedID": func(db kv.DB) (any, error) {
-			d, v, ls, ok, err := docstore.New(db, "personal").ReadLinkedID(big, 0, 10)
-			return fmt.Sprint(d, v, ls, ok), err
+			r, ok, err := docstore.New(db, "personal").ReadLinkedID(big, 0, 10)
+			return []any{r, ok}, err
+		},
+		"docstore ReadNoted": func(db kv.DB) (any, error) {
+			return docstore.New(db, "personal").ReadNoted("Linked", 0, 10, author, 5)
+		},
+		"docstore ReadLinkedID, with links": func(db kv.DB) (any, error) {
+			r, ok, err := docstore.New(db, "personal").ReadLinkedID(linked.Document.ID, 0, 10)
+			return []any{r, ok}, err
+		},
+		"docstore Links": func(db kv.DB) (any, error) {
+			d, ls, err := docstore.New(db, "personal").Links("Note 00", 10)
+			return []any{d, ls}, err
+		},
+		"docstore WithNames": func(db kv.DB) (any, error) {
+			docs := docstore.New(db, "personal").WithNames()
+			ds, _, err := docs.List(50)
+			if err != nil {
+				return nil, err
+			}
+			var shown []string
+			err = docs.Names(func(n spaces.Names) {
+				for _, d := range ds {
+					shown = append(shown, d.Author.Show(n))
+				}
+				shown = append(shown, n.ShowString("person:bo"))
+			})
+			return shown, err
 		},
 		"docstore Names": func(db kv.DB) (any, error) {
 			var shown []string

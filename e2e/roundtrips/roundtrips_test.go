@@ -191,6 +191,23 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A document with sections and links, edited 30 times (a history of deltas to read
+	// back through), and a comment on it.
+	var linked strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&linked, "## Part %d\n\nSee [[Big]], [[Note %03d]] and [[Nowhere %d]].\n%s", i, i, i, note(10, i))
+	}
+	sections, err := docs.Create("Sections", linked.String(), docstore.KindWrite, author)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 30 {
+		if _, err := docs.Change(sections.Document.ID, docstore.KindEdit, author, func(_ docstore.Document, latest docstore.Version, _ func(int) (docstore.Version, error)) (docstore.Next, error) {
+			return docstore.Next{Title: latest.Title, Text: strings.Replace(latest.Text, fmt.Sprintf("line 3 of note %d.", i), fmt.Sprintf("line 3 of note %d, edited.", i), 1)}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	conv := threads.New(db, "personal")
 	for i := range 40 {
 		if _, err := conv.Say("launch", "Launch", threads.Message{From: "person:ana", Text: fmt.Sprintf("message %d about the %s", i, words[i%len(words)])}); err != nil {
@@ -288,6 +305,45 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		}},
 		{name: "new 1 KB note", writes: true, do: func(t testing.TB, i int) {
 			tool(t, "write_document", map[string]any{"title": fmt.Sprintf("New note %d", i), "text": note(20, 1000+i)}, "")
+		}},
+		{name: "read_document, a section", do: func(t testing.TB, i int) {
+			tool(t, "read_document", map[string]any{"document": "Sections", "section": "Part 20"}, "Part 20")
+		}},
+		{name: "read_document, lines", do: func(t testing.TB, i int) {
+			tool(t, "read_document", map[string]any{"document": bigID, "lines": "1000-1010"}, "line 1005")
+		}},
+		{name: "read_document, its first of 31 versions", do: func(t testing.TB, i int) {
+			tool(t, "read_document", map[string]any{"document": "Sections", "version": 1}, "Part 39")
+		}},
+		{name: "read_document, since version 10", do: func(t testing.TB, i int) {
+			tool(t, "read_document", map[string]any{"document": "Sections", "since": 10}, "edited")
+		}},
+		{name: "list_documents links_to", do: func(t testing.TB, i int) {
+			tool(t, "list_documents", map[string]any{"links_to": "Big"}, "Sections")
+		}},
+		{name: "list_documents linked_from", do: func(t testing.TB, i int) {
+			tool(t, "list_documents", map[string]any{"linked_from": "Sections"}, "Big")
+		}},
+		{name: "list_documents links broken", do: func(t testing.TB, i int) {
+			tool(t, "list_documents", map[string]any{"links": "broken"}, "Nowhere")
+		}},
+		{name: "write_document over a 1 KB note", writes: true, do: func(t testing.TB, i int) {
+			tool(t, "write_document", map[string]any{"document": "Note 007", "text": note(20, 2000+i)}, "")
+		}},
+		{name: "comment_document", writes: true, do: func(t testing.TB, i int) {
+			tool(t, "comment_document", map[string]any{"document": "Sections", "lines": fmt.Sprintf("%d-%d", 3+i, 4+i), "text": fmt.Sprintf("Comment %d.", i)}, "")
+		}},
+		{name: "comment_document, a reply", writes: true, do: func(t testing.TB, i int) {
+			tool(t, "comment_document", map[string]any{"document": "Sections", "reply_to": 1, "text": fmt.Sprintf("Reply %d.", i)}, "")
+		}},
+		{name: "read_document with comments", do: func(t testing.TB, i int) {
+			tool(t, "read_document", map[string]any{"document": "Sections"}, "Comment 1")
+		}},
+		{name: "page: document with links and comments", do: func(t testing.TB, i int) {
+			page(t, "/document/"+sections.Document.ID, "6 open comments")
+		}},
+		{name: "comment_document, resolve", writes: true, do: func(t testing.TB, i int) {
+			tool(t, "comment_document", map[string]any{"document": "Sections", "resolve": 1 + i}, "")
 		}},
 		{name: "read_conversation", do: func(t testing.TB, i int) {
 			tool(t, "read_conversation", map[string]any{"conversation": "launch"}, "message 39")
