@@ -143,7 +143,7 @@ func (s *Store) Page(id string, limit int, before string) (msgs []Message, more 
 }
 
 // Read is Get and Page in one read transaction: the summary of conversation id and a page
-// of its messages, of one snapshot (on PostgreSQL, one round trip once warm).
+// of its messages, of one snapshot.
 func (s *Store) Read(id string, limit int, before string) (conv Conversation, msgs []Message, more bool, err error) {
 	err = s.db.View(func(tx kv.Tx) (err error) {
 		msgs, more = nil, false // the View may run again
