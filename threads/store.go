@@ -96,22 +96,34 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 			return nil
 		}
 		c := v.recent.Cursor()
-		for k, _ := c.Last(); k != nil && len(out) < limit; k, _ = c.Prev() {
-			if len(k) <= activitySize {
-				return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
+		k, _ := c.Last()
+		for k != nil && len(out) < limit {
+			// As many as may still be listed, their summaries read at once: each is listed
+			// or passed (nothing to read), so no more are read than one by one.
+			var ids [][]byte
+			for ; k != nil && len(ids) < limit-len(out); k, _ = c.Prev() {
+				if len(k) <= activitySize {
+					return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
+				}
+				if id := k[activitySize:]; string(id) != except {
+					ids = append(ids, slices.Clone(id))
+				}
 			}
-			id := string(k[activitySize:])
-			if id == except {
-				continue
+			for i, raw := range kv.GetAll(v.summaries, ids) {
+				id := string(ids[i])
+				sum, err := decodeSummary(id, raw)
+				if err != nil {
+					return err
+				}
+				conv, err := sum.conversation(id, v.message)
+				if err != nil {
+					return err
+				}
+				if conv.Count == 0 {
+					continue
+				}
+				out = append(out, conv)
 			}
-			conv, err := v.conversation(id)
-			if err != nil {
-				return err
-			}
-			if conv.Count == 0 {
-				continue
-			}
-			out = append(out, conv)
 		}
 		return nil
 	})
