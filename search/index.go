@@ -671,9 +671,8 @@ func (x Index) Keys(nums []uint32) []string {
 }
 
 // PrefetchKeys reads the keys of the items numbered nums at once, as Keys, for the Key
-// calls that follow to read again.
-//
-// Deprecated: use Keys, and the keys it returns.
+// calls that follow to read again. Use Keys, and the keys it returns: this goes once
+// package docstore does (issue 28).
 func (x Index) PrefetchKeys(nums []uint32) {
 	x.Keys(nums)
 }
