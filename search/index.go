@@ -33,8 +33,8 @@ import (
 //
 // Items get small numbers so that postings take two or three bytes each. A posting's
 // chunk is named by its item's number, so that a change finds it with one Get, and a
-// search knows every chunk it may read before reading one (on PostgreSQL: one round trip
-// for all, kv.Prefetch).
+// search knows every chunk it may read before reading one, and reads them all at once
+// (kv.GetAll).
 type Index struct {
 	terms, lens, nums, keys, meta kv.Bucket
 }
@@ -138,11 +138,15 @@ type Stats struct {
 }
 
 func (x Index) stats() Stats {
-	var s Stats
 	if x.meta == nil {
-		return s
+		return Stats{}
 	}
-	v := x.meta.Get(statsKey)
+	return decodeStats(x.meta.Get(statsKey))
+}
+
+// decodeStats reads meta/stats as stored (v); nil, or damaged, is no items.
+func decodeStats(v []byte) Stats {
+	var s Stats
 	for _, to := range []*int{&s.Items, &s.Text, &s.TitleToks} {
 		n, w := binary.Uvarint(v)
 		if w <= 0 {
@@ -307,7 +311,12 @@ func (x Index) next() uint32 {
 	if x.meta == nil {
 		return 1
 	}
-	if v := x.meta.Get(nextKey); len(v) == 4 {
+	return decodeNext(x.meta.Get(nextKey))
+}
+
+// decodeNext reads meta/next as stored (v); nil is 1, the first number.
+func decodeNext(v []byte) uint32 {
+	if len(v) == 4 {
 		return binary.BigEndian.Uint32(v)
 	}
 	return 1
@@ -358,15 +367,14 @@ func (x Index) apply(key string, num uint32, ch Change) error {
 		toks = append(toks, tok)
 	}
 	sort.Strings(toks) // neighbours in the tree: fewer pages to seek and to write
-	if _, ok := x.terms.(kv.Prefetcher); ok && len(toks) > 0 {
-		ks := make([][]byte, len(toks))
-		for i, tok := range toks {
-			ks[i] = chunkKey(tok, num/Span)
-		}
-		kv.Prefetch(x.terms, ks)
+	// The chunks of num's postings are named by the tokens: all are read at once.
+	ks := make([][]byte, len(toks))
+	for i, tok := range toks {
+		ks[i] = chunkKey(tok, num/Span)
 	}
-	for _, tok := range toks {
-		if err := x.update(tok, num, func(old uint64) uint64 {
+	chunks := kv.GetAll(x.terms, ks)
+	for i, tok := range toks {
+		if err := x.update(ks[i], chunks[i], num, func(old uint64) uint64 {
 			// A count below 0 would mean the index was out of step with the text; it is
 			// kept at 0 rather than failing the person's write (CheckIndex finds such).
 			count, inTitle := max(int(old>>2)+text[tok], 0), int(old&3)
@@ -553,12 +561,11 @@ func encodeLens(j uint32, es []lenEntry) []byte {
 	return out
 }
 
-// update sets the value of num in tok's postings to what fn makes of the old one (0 when
-// it had none); a value of 0 removes it.
-func (x Index) update(tok string, num uint32, fn func(old uint64) uint64) error {
+// update sets the value of num in the postings chunk k (holding num; as read: v) to what
+// fn makes of the old one (0 when it had none); a value of 0 removes it.
+func (x Index) update(k, v []byte, num uint32, fn func(old uint64) uint64) error {
 	j := num / Span
-	k := chunkKey(tok, j)
-	es, err := decodeChunk(nil, j, x.terms.Get(k))
+	es, err := decodeChunk(nil, j, v)
 	if err != nil {
 		return err
 	}
@@ -591,38 +598,29 @@ type Posting struct {
 	InTitle int // in the title (at most 3)
 }
 
-// postings reads the chunks of each of keys (on a store that reads ahead, all of them in
-// one go), giving the raw chunks by key, in number order.
-func (x Index) chunks(keys []string) [][][]byte {
+// chunks reads the chunks of each of keys, every one a key may have below next (the
+// next item number) read at once, giving the raw chunks by key, in number order, each
+// with its number (4 bytes, big-endian) appended.
+func (x Index) chunks(keys []string, next uint32) [][][]byte {
 	out := make([][][]byte, len(keys))
 	if x.terms == nil {
 		return out
 	}
-	last := (x.next() - 1) / Span
-	if _, ok := x.terms.(kv.Prefetcher); ok {
-		// Every chunk a key may have is named by its number: all are asked for at once.
-		var ks [][]byte
-		for _, k := range keys {
-			for j := uint32(0); j <= last; j++ {
-				ks = append(ks, chunkKey(k, j))
-			}
+	// Every chunk a key may have is named by its number: all are known before one is read.
+	last := (next - 1) / Span
+	var ks [][]byte
+	for _, k := range keys {
+		for j := uint32(0); j <= last; j++ {
+			ks = append(ks, chunkKey(k, j))
 		}
-		kv.Prefetch(x.terms, ks)
-		for i, k := range keys {
-			for j := uint32(0); j <= last; j++ {
-				if v := x.terms.Get(chunkKey(k, j)); v != nil {
-					out[i] = append(out[i], binary.BigEndian.AppendUint32(v[:len(v):len(v)], j))
-				}
-			}
-		}
-		return out
 	}
-	c := x.terms.Cursor()
-	for i, k := range keys {
-		prefix := append([]byte(k), 0)
-		for kk, v := c.Seek(prefix); kk != nil && len(kk) == len(prefix)+4 && string(kk[:len(prefix)]) == string(prefix); kk, v = c.Next() {
-			j := binary.BigEndian.Uint32(kk[len(prefix):])
-			out[i] = append(out[i], binary.BigEndian.AppendUint32(v[:len(v):len(v)], j))
+	vs := kv.GetAll(x.terms, ks)
+	for i := range keys {
+		for j := uint32(0); j <= last; j++ {
+			if v := vs[0]; v != nil {
+				out[i] = append(out[i], binary.BigEndian.AppendUint32(v[:len(v):len(v)], j))
+			}
+			vs = vs[1:]
 		}
 	}
 	return out
@@ -631,7 +629,7 @@ func (x Index) chunks(keys []string) [][][]byte {
 // Lookup returns the postings of the key of tok (as the index keeps it: its stem), in
 // number order.
 func (x Index) Lookup(tok string) ([]Posting, error) {
-	chunks := x.chunks([]string{key(Stem(tok))})[0]
+	chunks := x.chunks([]string{key(Stem(tok))}, x.next())[0]
 	var es []entry
 	for _, c := range chunks {
 		var err error
@@ -672,20 +670,11 @@ func (x Index) Keys(nums []uint32) []string {
 	return out
 }
 
-// PrefetchKeys tells the store that the keys of the items numbered nums are about to be
-// read (Key), so that it may read them all at once (kv.Prefetch).
+// PrefetchKeys reads the keys of the items numbered nums at once, as Keys, for the Key
+// calls that follow to read again. Use Keys, and the keys it returns: this goes once
+// package docstore does (issue 28).
 func (x Index) PrefetchKeys(nums []uint32) {
-	if x.keys == nil {
-		return
-	}
-	if _, ok := x.keys.(kv.Prefetcher); !ok {
-		return
-	}
-	ks := make([][]byte, len(nums))
-	for i, num := range nums {
-		ks[i] = binary.BigEndian.AppendUint32(nil, num)
-	}
-	kv.Prefetch(x.keys, ks)
+	x.Keys(nums)
 }
 
 // Dump gives every posting, key → item key → value, and every item's lengths under the

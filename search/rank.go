@@ -62,11 +62,10 @@ type Plan struct {
 // the store then ranks with Plan.Rank, reading texts outside this transaction.
 func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
-	if x.meta != nil {
-		kv.Prefetch(x.meta, [][]byte{nextKey, statsKey}) // on PostgreSQL: one round trip for both
-	}
+	meta := kv.GetAll(x.meta, [][]byte{nextKey, statsKey})
+	next, st := decodeNext(meta[0]), decodeStats(meta[1])
 	keys := q.Keys()
-	chunks := x.chunks(keys)
+	chunks := x.chunks(keys, next)
 	skipped := overBudget(chunks)
 	for _, s := range skipped {
 		if s {
@@ -80,10 +79,9 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	if ps.total == 0 {
 		return p, nil
 	}
-	st := x.stats()
 	idf := ps.idf(float64(max(st.Items, 1)))
 	termKeys, sureTerms := p.weigh(keys, idf, skipped)
-	acc := ps.slotItems(x.next())
+	acc := ps.slotItems(next)
 	lens, err := x.readLengths(acc)
 	if err != nil {
 		return nil, err
@@ -238,8 +236,7 @@ type lengths struct {
 }
 
 // readLengths reads the lengths of the items with a slot, for BM25F's length normalisation:
-// only the chunks of lengths that hold one of them, and on a store that reads ahead, all
-// of those in one go.
+// only the chunks of lengths that hold one of them, all read at once.
 func (x Index) readLengths(acc *slots) (lengths, error) {
 	var js []uint32
 	for _, num := range acc.nums {
@@ -249,16 +246,14 @@ func (x Index) readLengths(acc *slots) (lengths, error) {
 	}
 	slices.Sort(js)
 	js = slices.Compact(js)
-	if _, ok := x.lens.(kv.Prefetcher); ok {
-		ks := make([][]byte, len(js))
-		for i, j := range js {
-			ks[i] = lensKey(j)
-		}
-		kv.Prefetch(x.lens, ks)
+	ks := make([][]byte, len(js))
+	for i, j := range js {
+		ks[i] = lensKey(j)
 	}
+	vs := kv.GetAll(x.lens, ks)
 	l := lengths{text: make([]float64, len(acc.nums)), title: make([]float64, len(acc.nums))}
-	for _, j := range js {
-		es, err := decodeLens(j, x.lens.Get(lensKey(j)))
+	for i, j := range js {
+		es, err := decodeLens(j, vs[i])
 		if err != nil {
 			return lengths{}, err
 		}

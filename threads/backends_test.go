@@ -10,8 +10,8 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
-// The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
-// bbolt (which doesn't): conversations with private steps and titles, made on bbolt and
+// The reads answer the same on PostgreSQL (which reads many keys at once, kv.GetAll) as on
+// bbolt (which reads them one by one): conversations with private steps and titles, made on bbolt and
 // copied byte for byte into a schema of its own, then searched, listed and read on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
 	kvtest.Postgres(t) // skipped without PostgreSQL, before making anything

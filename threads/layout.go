@@ -103,42 +103,52 @@ func readView(tx kv.Tx, space string) view {
 	}
 }
 
-// prefetchItems reads ahead, on a store where every key read is a round trip (kv.Prefetch:
-// PostgreSQL), the keys of the index x's items nums (x.Key), then the summaries of those
-// conversations and where their messages are (conversation, match), so that a loop over
-// them costs a round trip a key less; on bbolt it does nothing.
-func (v view) prefetchItems(x search.Index, nums []uint32) {
-	if _, ok := v.summaries.(kv.Prefetcher); !ok {
-		return
+// items reads the ids of the conversations that are the index x's items nums (x.Keys) and
+// their stored summaries, each read at once: in nums' order, "" and nil for an item the
+// index has no key for, nil for a conversation v doesn't have.
+func (v view) items(x search.Index, nums []uint32) (ids []string, sums [][]byte) {
+	ids = x.Keys(nums)
+	ks := make([][]byte, len(ids))
+	for i, id := range ids {
+		ks[i] = []byte(id)
 	}
-	x.PrefetchKeys(nums)
-	ks := make([][]byte, len(nums))
-	for i, num := range nums {
-		ks[i] = []byte(x.Key(num))
-	}
-	kv.Prefetch(v.summaries, ks)
-	kv.Prefetch(v.messages, ks)
+	return ids, kv.GetAll(v.summaries, ks)
 }
 
 // conversation reads the summary of conversation id and its first and latest messages.
 func (v view) conversation(id string) (Conversation, error) {
-	if v.summaries == nil {
-		return Conversation{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	var raw []byte
+	if v.summaries != nil {
+		raw = v.summaries.Get([]byte(id))
 	}
-	raw := v.summaries.Get([]byte(id))
+	s, err := decodeSummary(id, raw)
+	if err != nil {
+		return Conversation{}, err
+	}
+	return s.conversation(id, v.message)
+}
+
+// decodeSummary decodes raw, conversation id's stored summary; nil is ErrNotFound.
+func decodeSummary(id string, raw []byte) (summary, error) {
 	if raw == nil {
-		return Conversation{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return summary{}, fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
 	var s summary
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return Conversation{}, fmt.Errorf("reading the summary of conversation %q: %w", id, err)
+		return summary{}, fmt.Errorf("reading the summary of conversation %q: %w", id, err)
 	}
+	return s, nil
+}
+
+// conversation is s, the summary of conversation id, with its first and latest messages
+// as message (view.message, or one that finds them in what was read) gives them.
+func (s summary) conversation(id string, message func(conv, msg string) (Message, error)) (Conversation, error) {
 	conv := Conversation{ID: id, Title: s.Title, Created: s.Created, Last: s.Last, Count: s.Count, Origin: s.Origin}
 	var err error
-	if conv.First, err = v.message(id, s.First); err != nil {
+	if conv.First, err = message(id, s.First); err != nil {
 		return Conversation{}, err
 	}
-	if conv.Latest, err = v.message(id, s.Latest); err != nil {
+	if conv.Latest, err = message(id, s.Latest); err != nil {
 		return Conversation{}, err
 	}
 	return conv, nil
@@ -161,13 +171,18 @@ func (v view) message(conv, msg string) (Message, error) {
 		}
 	}
 	if val == nil {
-		return Message{}, fmt.Errorf("conversation %q names message %s, which it doesn't have", conv, msg)
+		return Message{}, errMissing(conv, msg)
 	}
 	m, err := decodeMessage(key[:], val)
 	if err != nil {
 		return Message{}, fmt.Errorf("reading a message of conversation %q: %w", conv, err)
 	}
 	return m, nil
+}
+
+// errMissing is the error of conversation conv naming message msg, which it doesn't have.
+func errMissing(conv, msg string) error {
+	return fmt.Errorf("conversation %q names message %s, which it doesn't have", conv, msg)
 }
 
 // writer adds to a space's conversations within one write transaction, keeping the summaries

@@ -247,22 +247,26 @@ func (r *searchRead) fetch(nums []uint32, budget int) ([]search.Fetched, int, er
 			return nil
 		}
 		v := readView(tx, r.s.space)
-		x := search.ReadIndex(root.Bucket(searchName))
-		v.prefetchItems(x, nums)
-		for _, num := range nums {
-			id := x.Key(num)
-			conv, err := v.conversation(id)
+		ids, sums := v.items(search.ReadIndex(root.Bucket(searchName)), nums)
+		for i, num := range nums {
+			id := ids[i]
+			sum, err := decodeSummary(id, sums[i])
 			if id == r.except || errors.Is(err, ErrNotFound) {
 				out = append(out, search.Fetched{Gone: true})
 				continue
 			} else if err != nil {
 				return err
 			}
-			size := len(conv.Title)
+			size := len(sum.Title)
 			parts, msgs, size, full, err := readMessages(v, id, size, used, budget, len(out) > 0)
 			if full {
 				break
 			}
+			if err != nil {
+				return err
+			}
+			// Its first and latest messages are among those read.
+			conv, err := sum.conversation(id, func(conv, msg string) (Message, error) { return readOne(parts, msgs, conv, msg) })
 			if err != nil {
 				return err
 			}
@@ -303,6 +307,27 @@ func readMessages(v view, id string, size, used, budget int, more bool) (parts [
 		return nil
 	})
 	return parts, msgs, size, full, err
+}
+
+// readOne is, as view.message gives it, the message of conversation conv whose id is msg
+// ("" gives the zero Message), found among msgs (without their texts) and parts (the
+// texts), as readMessages read them.
+func readOne(parts []string, msgs []Message, conv, msg string) (Message, error) {
+	if msg == "" {
+		return Message{}, nil
+	}
+	key, err := parseKey(msg)
+	if err != nil {
+		return Message{}, fmt.Errorf("conversation %q names message %q: %w", conv, msg, err)
+	}
+	want := key.String()
+	for i, m := range msgs {
+		if m.ID == want {
+			m.Text = parts[i]
+			return m, nil
+		}
+	}
+	return Message{}, errMissing(conv, msg)
 }
 
 // found makes a ranked conversation Found, with its lines; one ranked without being read

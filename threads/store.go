@@ -96,22 +96,34 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 			return nil
 		}
 		c := v.recent.Cursor()
-		for k, _ := c.Last(); k != nil && len(out) < limit; k, _ = c.Prev() {
-			if len(k) <= activitySize {
-				return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
+		k, _ := c.Last()
+		for k != nil && len(out) < limit {
+			// As many as may still be listed, their summaries read at once: each is listed
+			// or passed (nothing to read), so no more are read than one by one.
+			var ids [][]byte
+			for ; k != nil && len(ids) < limit-len(out); k, _ = c.Prev() {
+				if len(k) <= activitySize {
+					return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
+				}
+				if id := k[activitySize:]; string(id) != except {
+					ids = append(ids, slices.Clone(id))
+				}
 			}
-			id := string(k[activitySize:])
-			if id == except {
-				continue
+			for i, raw := range kv.GetAll(v.summaries, ids) {
+				id := string(ids[i])
+				sum, err := decodeSummary(id, raw)
+				if err != nil {
+					return err
+				}
+				conv, err := sum.conversation(id, v.message)
+				if err != nil {
+					return err
+				}
+				if conv.Count == 0 {
+					continue
+				}
+				out = append(out, conv)
 			}
-			conv, err := v.conversation(id)
-			if err != nil {
-				return err
-			}
-			if conv.Count == 0 {
-				continue
-			}
-			out = append(out, conv)
 		}
 		return nil
 	})
@@ -143,7 +155,7 @@ func (s *Store) Page(id string, limit int, before string) (msgs []Message, more 
 }
 
 // Read is Get and Page in one read transaction: the summary of conversation id and a page
-// of its messages, of one snapshot (on PostgreSQL, one round trip once warm).
+// of its messages, of one snapshot.
 func (s *Store) Read(id string, limit int, before string) (conv Conversation, msgs []Message, more bool, err error) {
 	err = s.db.View(func(tx kv.Tx) (err error) {
 		msgs, more = nil, false // the View may run again

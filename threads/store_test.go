@@ -81,6 +81,13 @@ func TestRecent(t *testing.T) {
 		t.Errorf("a conversation of private steps only = %+v, %v; want nothing counted or shown", st, err)
 	}
 
+	// The newest, "steps", is passed: the limit is still filled, from the ones after it.
+	for limit, want := range map[int][]string{1: {"pricing"}, 2: {"pricing", "trailer"}} {
+		if got, err := s.Recent(limit, ""); err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("Recent(%d) = %v, %v; want %v", limit, ids(got), err, want)
+		}
+	}
+
 	got, err = s.Recent(2, "pricing")
 	if err != nil {
 		t.Fatal(err)
