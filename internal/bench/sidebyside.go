@@ -262,7 +262,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	b.WriteString("any replica runs meanwhile: a store's writes are serial on both backends, and on PostgreSQL each lasts as long as its\n")
 	b.WriteString("round trips; writes that arrive together share one transaction (`Batch`: one lock, one commit), so that many clients'\n")
 	b.WriteString("writes share the lock's time. Reads take no lock and run side by side, and pay a round trip for each key or page of\n")
-	b.WriteString("keys they read, except that the keys a loop knows in advance are read together in one (`kv.Prefetch`): `List(50)`\n")
+	b.WriteString("keys they read, except that the keys a loop knows in advance are read together in one (`kv.GetAll`): `List(50)`\n")
 	b.WriteString("reads its 50 document records in one round trip; a search of two words reads its words' postings, then the number's\n")
 	b.WriteString("key, record and latest text of the up to 50 documents it shows in three round trips; those that tie on the postings\n")
 	b.WriteString("with the 50th have their latest text read by a cursor, a round trip or two each.\n\n")
