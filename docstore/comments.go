@@ -373,13 +373,12 @@ func (s *Store) Comment(name string, nc NewComment) (Comment, error) {
 		// Carry the lines up to the latest version, a record at a time.
 		lo, hi := from-1, to
 		if version < d.Version {
-			vb, err := b.versionBucket(d.ID)
+			_, raws, err := b.records(d.ID, version, d.Version-1)
 			if err != nil {
 				return err
 			}
-			b.prefetchRecords(vb, version, d.Version-1)
 			for k := version; k < d.Version; k++ {
-				ops, _, err := b.backOps(vb, d.ID, k+1)
+				ops, _, err := b.backOps(d.ID, k+1, raws[k-version])
 				if err != nil {
 					return err
 				}
@@ -684,14 +683,13 @@ func (b *buckets) threadFrom(d Document, n int, raw []byte, replies int) (Thread
 // carryBack carries anchors of the latest version back to version v, through the records
 // between; those whose lines v doesn't have are dropped.
 func (b *buckets) carryBack(d Document, as []anchor, v int) ([]anchor, error) {
-	vb, err := b.versionBucket(d.ID)
+	_, raws, err := b.records(d.ID, v, d.Version-1)
 	if err != nil {
 		return nil, err
 	}
-	b.prefetchRecords(vb, v, d.Version-1)
 	out := slices.Clone(as)
 	for k := d.Version; k > v && len(out) > 0; k-- {
-		ops, _, err := b.backOps(vb, d.ID, k)
+		ops, _, err := b.backOps(d.ID, k, raws[k-1-v])
 		if err != nil {
 			return nil, err
 		}

@@ -333,16 +333,16 @@ func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]
 		live = append(live, d)
 		out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
 	}
-	b.prefetchLatest(live)
+	vs, err := b.latest(live)
+	if err != nil {
+		return nil, 0, err
+	}
 	for i := range out {
 		if out[i].Gone {
 			continue
 		}
-		d := docs[nums[i]]
-		v, err := b.version(d.ID, d.Version)
-		if err != nil {
-			return nil, 0, err
-		}
+		v := vs[0]
+		vs = vs[1:]
 		out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
 	}
 	return out, used, nil

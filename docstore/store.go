@@ -116,6 +116,9 @@ type buckets struct {
 	tx                                   kv.Tx
 	space                                string
 	docs, titles, recent, versions, meta kv.Bucket
+	// where are the documents whose versions the transaction has found (versionBucket):
+	// looked for once, not at every read.
+	where map[string]versionKeys
 }
 
 func readBuckets(tx kv.Tx, space string) *buckets {
