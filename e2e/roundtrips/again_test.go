@@ -88,6 +88,9 @@ func (b countBucket) ForEach(fn func(k, v []byte) error) error {
 }
 func (b countBucket) Prefetch(keys [][]byte) { kv.Prefetch(b.inner, keys) }
 
+// GetAll is one read, as the store makes it (kv.GetAll of the bucket inside).
+func (b countBucket) GetAll(keys [][]byte) [][]byte { b.s.read(); return kv.GetAll(b.inner, keys) }
+
 type countCursor struct {
 	kv.Cursor
 	s *staleAt
