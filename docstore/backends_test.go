@@ -11,11 +11,11 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
-// The reads answer the same on PostgreSQL (which reads many keys ahead, kv.Prefetch) as on
-// bbolt (which doesn't): a space of documents that tie, were edited (deltas) and deleted,
-// made on bbolt and copied byte for byte into a schema of its own, then searched (words,
-// phrases, titles, limits that cut through ties), listed, paged and read (every version,
-// histories, logs, walks) on both.
+// The reads answer the same on PostgreSQL (which reads many keys at once, kv.GetAll) as on
+// bbolt (which reads them one by one): a space of documents that tie, were edited (deltas)
+// and deleted, made on bbolt and copied byte for byte into a schema of its own, then
+// searched (words, phrases, titles, limits that cut through ties), listed, paged and read
+// (every version, histories, logs, walks) on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
 	kvtest.Postgres(t)                   // skipped without PostgreSQL, before making anything
 	defer docstore.SetSnapshotEvery(4)() // chains of deltas that cross whole versions

@@ -74,10 +74,6 @@ func (s *Store) Blame(name string) (Blame, error) {
 		if left == 0 && k < d.Version {
 			return nil // every line is known: the older chunks have nothing to say
 		}
-		vb, err := b.versionBucket(d.ID)
-		if err != nil {
-			return err
-		}
 		if hi == d.Version {
 			latest, err := b.version(d.ID, d.Version)
 			if err != nil {
@@ -90,9 +86,17 @@ func (s *Store) Blame(name string) (Blame, error) {
 			latest.Text = ""
 			hdr = latest
 		}
-		b.prefetchRecords(vb, max(lo-1, 1), hi-1)
+		if k <= 1 || left == 0 {
+			return nil
+		}
+		// The records of versions k-1 down to lo-1 (or 1), read at once.
+		from := max(lo-1, 1)
+		_, raws, err := b.records(d.ID, from, k-1)
+		if err != nil {
+			return err
+		}
 		for ; k > lo-1 && k > 1 && left > 0; k-- {
-			ops, prev, err := b.backOps(vb, d.ID, k)
+			ops, prev, err := b.backOps(d.ID, k, raws[k-1-from])
 			if err != nil {
 				return err
 			}
@@ -140,10 +144,11 @@ func blameLines(text string) []string {
 }
 
 // backOps returns the ops that build version k-1's lines from version k's, and k-1's
-// header: a delta's ops, a whole record's Next, or, for a whole record without Next (an
-// older file), the diff of the two texts.
-func (b *buckets) backOps(vb versionKeys, id string, k int) ([]deltaOp, Version, error) {
-	r, err := b.recordOf(vb, id, k-1, false)
+// header, given k-1's record as stored (raw; nil: not found): a delta's ops, a whole
+// record's Next, or, for a whole record without Next (an older file), the diff of the two
+// texts.
+func (b *buckets) backOps(id string, k int, raw []byte) ([]deltaOp, Version, error) {
+	r, err := recordOf(id, k-1, raw, false)
 	if err != nil {
 		return nil, Version{}, err
 	}

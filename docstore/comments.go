@@ -151,14 +151,15 @@ func (b *buckets) putAnchors(id string, as []anchor) error {
 }
 
 func (b *buckets) comment(d Document, n int) (Comment, error) {
-	bk, err := b.reviewSub(bucketComments)
+	raws, err := b.numbered(bucketComments, d.ID, []int{n})
 	if err != nil {
 		return Comment{}, err
 	}
-	var raw []byte
-	if bk != nil && n >= 1 {
-		raw = bk.Get(idKey(d.ID, n))
-	}
+	return commentOf(d, n, raws[0])
+}
+
+// commentOf is d's comment n from raw, as stored (nil: not found).
+func commentOf(d Document, n int, raw []byte) (Comment, error) {
 	if raw == nil {
 		return Comment{}, fmt.Errorf("%w: %s has no comment %d", ErrNoComment, d.Title, n)
 	}
@@ -372,13 +373,12 @@ func (s *Store) Comment(name string, nc NewComment) (Comment, error) {
 		// Carry the lines up to the latest version, a record at a time.
 		lo, hi := from-1, to
 		if version < d.Version {
-			vb, err := b.versionBucket(d.ID)
+			_, raws, err := b.records(d.ID, version, d.Version-1)
 			if err != nil {
 				return err
 			}
-			b.prefetchRecords(vb, version, d.Version-1)
 			for k := version; k < d.Version; k++ {
-				ops, _, err := b.backOps(vb, d.ID, k+1)
+				ops, _, err := b.backOps(d.ID, k+1, raws[k-version])
 				if err != nil {
 					return err
 				}
@@ -599,12 +599,15 @@ func (b *buckets) comments(d Document, version, most, replies int) (CommentsRead
 		for _, a := range as[:min(len(as), most)] {
 			nums = append(nums, a.N)
 		}
-		b.prefetchNumbered(bucketComments, d.ID, nums)
-		for _, a := range as {
+		raws, err := b.numbered(bucketComments, d.ID, nums)
+		if err != nil {
+			return err
+		}
+		for i, a := range as {
 			if len(cr.Threads) == most {
 				break
 			}
-			t, err := b.threadOf(d, a.N, replies)
+			t, err := b.threadFrom(d, a.N, raws[i], replies)
 			if err != nil {
 				return err
 			}
@@ -644,7 +647,17 @@ func (b *buckets) comments(d Document, version, most, replies int) (CommentsRead
 
 // threadOf reads comment n with its latest replies.
 func (b *buckets) threadOf(d Document, n, replies int) (Thread, error) {
-	c, err := b.comment(d, n)
+	raws, err := b.numbered(bucketComments, d.ID, []int{n})
+	if err != nil {
+		return Thread{}, err
+	}
+	return b.threadFrom(d, n, raws[0], replies)
+}
+
+// threadFrom is threadOf given comment n as stored (raw; nil: not found), its replies read
+// at once.
+func (b *buckets) threadFrom(d Document, n int, raw []byte, replies int) (Thread, error) {
+	c, err := commentOf(d, n, raw)
 	if err != nil {
 		return Thread{}, err
 	}
@@ -653,9 +666,12 @@ func (b *buckets) threadOf(d Document, n, replies int) (Thread, error) {
 	if len(rs) > replies {
 		t.More, rs = len(rs)-replies, rs[len(rs)-replies:]
 	}
-	b.prefetchNumbered(bucketComments, d.ID, rs)
-	for _, r := range rs {
-		rc, err := b.comment(d, r)
+	raws, err := b.numbered(bucketComments, d.ID, rs)
+	if err != nil {
+		return Thread{}, err
+	}
+	for i, r := range rs {
+		rc, err := commentOf(d, r, raws[i])
 		if err != nil {
 			return Thread{}, err
 		}
@@ -667,14 +683,13 @@ func (b *buckets) threadOf(d Document, n, replies int) (Thread, error) {
 // carryBack carries anchors of the latest version back to version v, through the records
 // between; those whose lines v doesn't have are dropped.
 func (b *buckets) carryBack(d Document, as []anchor, v int) ([]anchor, error) {
-	vb, err := b.versionBucket(d.ID)
+	_, raws, err := b.records(d.ID, v, d.Version-1)
 	if err != nil {
 		return nil, err
 	}
-	b.prefetchRecords(vb, v, d.Version-1)
 	out := slices.Clone(as)
 	for k := d.Version; k > v && len(out) > 0; k-- {
-		ops, _, err := b.backOps(vb, d.ID, k)
+		ops, _, err := b.backOps(d.ID, k, raws[k-1-v])
 		if err != nil {
 			return nil, err
 		}

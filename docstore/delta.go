@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -133,12 +134,9 @@ func textOf(r record, lines []string) string {
 	return text
 }
 
-func (b *buckets) record(vb versionKeys, id string, n int) (record, error) {
-	return b.recordOf(vb, id, n, true)
-}
-
-func (b *buckets) recordOf(vb versionKeys, id string, n int, text bool) (record, error) {
-	raw := vb.get(n)
+// recordOf is version n of document id from raw, as stored (nil: not found), its text too
+// when text is true.
+func recordOf(id string, n int, raw []byte, text bool) (record, error) {
 	if raw == nil {
 		return record{}, fmt.Errorf("document %s has no record of version %d", id, n)
 	}
@@ -161,7 +159,17 @@ func (vk versionKeys) key(n int) []byte {
 	return append(append(make([]byte, 0, len(vk.prefix)+8), vk.prefix...), versionKey(n)...)
 }
 
-func (vk versionKeys) get(n int) []byte { return vk.b.Get(vk.key(n)) }
+// getAll reads the records of versions lo to hi at once, as stored (nil: not found).
+func (vk versionKeys) getAll(lo, hi int) [][]byte {
+	if lo > hi {
+		return nil
+	}
+	ks := make([][]byte, 0, hi-lo+1)
+	for n := lo; n <= hi; n++ {
+		ks = append(ks, vk.key(n))
+	}
+	return kv.GetAll(vk.b, ks)
+}
 
 func (vk versionKeys) put(n int, raw []byte) error { return vk.b.Put(vk.key(n), raw) }
 
@@ -179,40 +187,119 @@ func (vk versionKeys) purge() error {
 	return nil
 }
 
+// versionBucket is where document id's versions are: in a bucket of its own if it has one,
+// else under its keys of the versions bucket.
 func (b *buckets) versionBucket(id string) (versionKeys, error) {
+	if vb, ok := b.where[id]; ok {
+		return vb, nil
+	}
 	if b.versions == nil {
 		return versionKeys{}, fmt.Errorf("document %s has no versions", id)
 	}
+	vb := versionKeys{b: b.versions, prefix: []byte(id)}
 	if own := b.versions.Bucket([]byte(id)); own != nil {
-		return versionKeys{b: own}, nil
+		vb = versionKeys{b: own}
 	}
-	return versionKeys{b: b.versions, prefix: []byte(id)}, nil
+	b.found(id, vb)
+	return vb, nil
+}
+
+// found notes where document id's versions are, for versionBucket.
+func (b *buckets) found(id string, vb versionKeys) {
+	if b.where == nil {
+		b.where = map[string]versionKeys{}
+	}
+	b.where[id] = vb
+}
+
+// records reads the records of versions lo to hi of document id at once, as stored (nil:
+// not found; none when lo > hi), and says where its versions are. Every document written
+// since versions had keys of the versions bucket has its records there, where they are
+// read first: one found says so, and only when none is does it look for a bucket of the
+// document's own (versionBucket), which a key of the versions bucket would not tell.
+func (b *buckets) records(id string, lo, hi int) (versionKeys, [][]byte, error) {
+	if vb, ok := b.where[id]; ok {
+		return vb, vb.getAll(lo, hi), nil
+	}
+	vb := versionKeys{b: b.versions, prefix: []byte(id)}
+	raws := vb.getAll(lo, hi)
+	if slices.ContainsFunc(raws, func(raw []byte) bool { return raw != nil }) {
+		b.found(id, vb)
+		return vb, raws, nil
+	}
+	vb, err := b.versionBucket(id)
+	if err != nil || vb.prefix != nil {
+		return vb, raws, err
+	}
+	return vb, vb.getAll(lo, hi), nil
+}
+
+// latest reads the latest versions of docs, their records read at once, in their order.
+func (b *buckets) latest(docs []Document) ([]Version, error) {
+	ks := make([][]byte, len(docs))
+	for i, d := range docs {
+		ks[i] = versionKeys{prefix: []byte(d.ID)}.key(d.Version)
+	}
+	raws := kv.GetAll(b.versions, ks)
+	out := make([]Version, len(docs))
+	for i, d := range docs {
+		vb, raw := versionKeys{b: b.versions, prefix: []byte(d.ID)}, raws[i]
+		if raw != nil {
+			b.found(d.ID, vb)
+		} else {
+			var rs [][]byte
+			var err error
+			if vb, rs, err = b.records(d.ID, d.Version, d.Version); err != nil {
+				return nil, err
+			}
+			raw = rs[0]
+		}
+		v, err := b.versionFrom(vb, d.ID, d.Version, raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // version reads version n of document id, rebuilding it from the nearest whole version
 // after it.
 func (b *buckets) version(id string, n int) (Version, error) {
-	b.prefetchVersion(id, n)
-	vb, err := b.versionBucket(id)
+	vb, raws, err := b.records(id, n, n)
 	if err != nil {
 		return Version{}, err
 	}
-	var chain []record
-	for k := n; ; k++ {
-		r, err := b.record(vb, id, k)
+	return b.versionFrom(vb, id, n, raws[0])
+}
+
+// versionFrom is version n of document id from its record raw, as stored (nil: not found),
+// and the rest of the chain of deltas from it, read at once up to the next version due to
+// be kept whole (putVersion; keys past the latest are simply not found), and on from there
+// if it is not.
+func (b *buckets) versionFrom(vb versionKeys, id string, n int, raw []byte) (Version, error) {
+	r, err := recordOf(id, n, raw, true)
+	if err != nil {
+		return Version{}, err
+	}
+	if !r.Delta {
+		return r.Version, nil
+	}
+	chain := []record{r}
+	var ahead [][]byte // the records of versions k on, read
+	for k := n + 1; ; k++ {
+		if len(ahead) == 0 {
+			ahead = vb.getAll(k, (k+snapshotEvery-1)/snapshotEvery*snapshotEvery)
+		}
+		r, err := recordOf(id, k, ahead[0], true)
 		if err != nil {
 			return Version{}, err
 		}
+		ahead = ahead[1:]
 		chain = append(chain, r)
 		if !r.Delta {
 			break
 		}
-		if k == n {
-			b.prefetchChain(vb, n+1)
-		}
-	}
-	if len(chain) == 1 {
-		return chain[0].Version, nil
 	}
 	lines := linediff.Lines(eol(chain[len(chain)-1].Text))
 	for i := len(chain) - 2; i >= 0; i-- {
@@ -226,26 +313,26 @@ func (b *buckets) version(id string, n int) (Version, error) {
 }
 
 // span calls fn with versions hi down to lo of document id, texts included, rebuilding
-// each from the one after it: the whole run costs one delta a version.
+// each from the one after it: the whole run costs one delta a version, its records read
+// at once.
 func (b *buckets) span(id string, lo, hi int, fn func(Version) error) error {
 	if lo > hi {
 		return nil
 	}
-	v, err := b.version(id, hi)
+	vb, raws, err := b.records(id, lo, hi)
+	if err != nil {
+		return err
+	}
+	v, err := b.versionFrom(vb, id, hi, raws[hi-lo])
 	if err != nil {
 		return err
 	}
 	if err := fn(v); err != nil {
 		return err
 	}
-	vb, err := b.versionBucket(id)
-	if err != nil {
-		return err
-	}
 	next := linediff.Lines(eol(v.Text))
-	b.prefetchRecords(vb, lo, hi-1)
 	for k := hi - 1; k >= lo; k-- {
-		r, err := b.record(vb, id, k)
+		r, err := recordOf(id, k, raws[k-lo], true)
 		if err != nil {
 			return err
 		}

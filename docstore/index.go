@@ -312,10 +312,11 @@ func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]
 		delete(docs, num) // read afresh: a View may run again
 	}
 	x, _ := b.index()
-	b.prefetchItems(x, nums, true)
+	ids := x.Keys(nums)
+	raws := b.docsRaw(ids)
 	var live []Document
-	for _, num := range nums {
-		d, ok, err := b.doc(x.Key(num))
+	for i, num := range nums {
+		d, ok, err := docOf(ids[i], raws[i])
 		if err != nil {
 			return nil, 0, err
 		}
@@ -332,16 +333,16 @@ func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]
 		live = append(live, d)
 		out = append(out, search.Fetched{Time: d.Saved.UnixNano()})
 	}
-	b.prefetchLatest(live)
+	vs, err := b.latest(live)
+	if err != nil {
+		return nil, 0, err
+	}
 	for i := range out {
 		if out[i].Gone {
 			continue
 		}
-		d := docs[nums[i]]
-		v, err := b.version(d.ID, d.Version)
-		if err != nil {
-			return nil, 0, err
-		}
+		v := vs[0]
+		vs = vs[1:]
 		out[i].Doc = search.Doc{Title: v.Title, Parts: []string{v.Text}}
 	}
 	return out, used, nil
@@ -364,14 +365,14 @@ func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) err
 			delete(docs, num) // read afresh: a View may run again
 		}
 		x, _ := b.index()
-		b.prefetchItems(x, missing, true)
-		for _, num := range missing {
-			d, ok, err := b.doc(x.Key(num))
+		ids := x.Keys(missing)
+		for i, raw := range b.docsRaw(ids) {
+			d, ok, err := docOf(ids[i], raw)
 			if err != nil {
 				return err
 			}
 			if ok {
-				docs[num] = d
+				docs[missing[i]] = d
 			}
 		}
 		return nil

@@ -149,6 +149,7 @@ func (s *Store) Purge(name string) (Document, error) {
 		} else {
 			err = vb.purge()
 		}
+		delete(b.where, d.ID)
 		if err != nil {
 			return fmt.Errorf("purging the versions of %s: %w", d.ID, err)
 		}

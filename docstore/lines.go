@@ -126,11 +126,11 @@ func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Vers
 		if d, version, err = b.namedVersion(name, asked); err != nil {
 			return err
 		}
-		vb, err := b.versionBucket(d.ID)
+		vb, raws, err := b.records(d.ID, version, version)
 		if err != nil {
 			return err
 		}
-		if raw := vb.get(version); len(raw) > 0 && raw[0] == recordMark {
+		if raw := raws[0]; len(raw) > 0 && raw[0] == recordMark {
 			rec, body, err := decodeHeader(raw)
 			if err != nil {
 				return fmt.Errorf("reading version %d of document %s: %w", version, d.ID, err)
@@ -141,7 +141,7 @@ func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Vers
 				return err
 			}
 		}
-		if v, err = b.version(d.ID, version); err != nil {
+		if v, err = b.versionFrom(vb, d.ID, version, raws[0]); err != nil {
 			return err
 		}
 		part, err = Lines(v.Text, r)

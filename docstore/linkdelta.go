@@ -256,17 +256,15 @@ func (b *buckets) applyDelta(x linkIndex, id string, d *linkDelta) (bool, error)
 	if !ok || sum.distinct > MaxLinks {
 		return false, nil
 	}
-	if b.prefetches() {
-		ks := make([][]byte, len(d.targets))
-		for i, t := range d.targets {
-			ks[i] = outKey(id, t.key)
-		}
-		kv.Prefetch(x.out, ks)
+	ks := make([][]byte, len(d.targets))
+	for i, t := range d.targets {
+		ks[i] = outKey(id, t.key)
 	}
+	kept := kv.GetAll(x.out, ks)
 	var gone, changed, came []target
 	distinct := sum.distinct
-	for _, dt := range d.targets {
-		v := x.out.Get(outKey(id, dt.key))
+	for i, dt := range d.targets {
+		v := kept[i]
 		if v == nil {
 			if dt.n < 0 {
 				return false, nil

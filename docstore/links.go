@@ -464,13 +464,50 @@ func (b *buckets) resolve(key string) string {
 	return ""
 }
 
+// resolveAll is resolve of each of ts's keys, the titles and records they name read at
+// once.
+func (b *buckets) resolveAll(ts []target) []string {
+	var titles, ids [][]byte
+	for _, t := range ts {
+		if t.key[0] == 't' {
+			titles = append(titles, []byte(t.key[1:]))
+		} else if t.key[0] == 'i' {
+			ids = append(ids, []byte(t.key[1:]))
+		}
+	}
+	byTitle, byID := kv.GetAll(b.titles, titles), kv.GetAll(b.docs, ids)
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		switch t.key[0] {
+		case 't':
+			if byTitle[0] != nil {
+				out[i] = string(byTitle[0])
+			}
+			byTitle = byTitle[1:]
+		case 'i':
+			if byID[0] != nil {
+				out[i] = t.key[1:]
+			}
+			byID = byID[1:]
+		}
+	}
+	return out
+}
+
 // count adds delta to the uvarint at key of bk, deleting the key at zero.
 func count(bk kv.Bucket, key []byte, delta int) error {
-	n := int64(0)
-	if v := bk.Get(key); v != nil {
-		n, _ = binary.Varint(v)
-	}
-	if n += int64(delta); n <= 0 {
+	return setCount(bk, key, countOf(bk.Get(key))+int64(delta))
+}
+
+// countOf is the count a value of count's holds (nil: 0).
+func countOf(v []byte) int64 {
+	n, _ := binary.Varint(v)
+	return n
+}
+
+// setCount puts n at key of bk, deleting the key when n is 0 or less.
+func setCount(bk kv.Bucket, key []byte, n int64) error {
+	if n <= 0 {
 		return bk.Delete(key)
 	}
 	return bk.Put(key, binary.AppendVarint(nil, n))
@@ -600,11 +637,9 @@ func (b *buckets) writeTargets(x linkIndex, id string, gone, changed, came []tar
 			return err
 		}
 	}
-	if len(came) > 0 {
-		b.prefetchTargets(came)
-	}
-	for _, t := range came {
-		t.to = b.resolve(t.key)
+	tos := b.resolveAll(came)
+	for i, t := range came {
+		t.to = tos[i]
 		if err := x.out.Put(outKey(id, t.key), t.value()); err != nil {
 			return err
 		}
@@ -624,44 +659,33 @@ func (b *buckets) writeTargets(x linkIndex, id string, gone, changed, came []tar
 			sum = append(sum, c)
 		}
 	}
-	if !fresh && b.prefetches() {
-		ks := make([][]byte, len(sum))
-		for i, c := range sum {
-			ks[i] = inKey(c.to, id)
+	var was []int64 // the counts now, read at once (fresh: nothing to read)
+	if !fresh {
+		var ks [][]byte
+		for _, c := range sum {
+			if c.n != 0 {
+				ks = append(ks, inKey(c.to, id))
+			}
 		}
-		kv.Prefetch(x.in, ks)
+		for _, v := range kv.GetAll(x.in, ks) {
+			was = append(was, countOf(v))
+		}
 	}
 	for _, c := range sum {
 		switch {
 		case c.n == 0:
-		case fresh: // nothing to read: a new document was counted nowhere
+		case fresh: // a new document was counted nowhere
 			if err := x.in.Put(inKey(c.to, id), binary.AppendVarint(nil, int64(c.n))); err != nil {
 				return err
 			}
 		default:
-			if err := count(x.in, inKey(c.to, id), c.n); err != nil {
+			if err := setCount(x.in, inKey(c.to, id), was[0]+int64(c.n)); err != nil {
 				return err
 			}
+			was = was[1:]
 		}
 	}
 	return nil
-}
-
-// prefetchTargets reads ahead what resolving ts reads: the titles and records they name.
-func (b *buckets) prefetchTargets(ts []target) {
-	if !b.prefetches() {
-		return
-	}
-	var titles, ids [][]byte
-	for _, t := range ts {
-		if t.key[0] == 't' {
-			titles = append(titles, []byte(t.key[1:]))
-		} else {
-			ids = append(ids, []byte(t.key[1:]))
-		}
-	}
-	kv.Prefetch(b.titles, titles)
-	kv.Prefetch(b.docs, ids)
 }
 
 // resolveBroken points the broken links to title at document id, which has it now.

@@ -84,8 +84,7 @@ type Reading struct {
 	Targets  map[string]Target // ReadLinkedID's: what the version's [[Titles]] name now, as Targets
 }
 
-// ReadLinked is Read and, when the version read is the latest, Links, in one transaction
-// (on PostgreSQL, one round trip more for the links, not a transaction more).
+// ReadLinked is Read and, when the version read is the latest, Links, in one transaction.
 func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
 	r, _, err := s.readLinked(name, version, limit, readAsk{})
 	return r.Document, r.Version, r.Links, err
@@ -203,15 +202,15 @@ func (b *buckets) linksOf(d Document, limit int) (Links, error) {
 	}
 	from, total := x.from(d.ID, "", limit)
 	ls.FromTotal = total
-	b.prefetchDocs(slices.Concat(to, from, gone))
+	raws := b.docsRaw(slices.Concat(to, from, gone))
 	var err error
-	if ls.To, err = b.records(to); err != nil {
+	if ls.To, err = docsOf(to, raws[:len(to)]); err != nil {
 		return ls, err
 	}
-	if ls.From, err = b.records(from); err != nil {
+	if ls.From, err = docsOf(from, raws[len(to):len(to)+len(from)]); err != nil {
 		return ls, err
 	}
-	deleted, err := b.records(gone)
+	deleted, err := docsOf(gone, raws[len(to)+len(from):])
 	for i := range deleted {
 		ls.Broken = append(ls.Broken, BrokenLink{Deleted: &deleted[i]})
 	}
@@ -250,11 +249,12 @@ func (x linkIndex) from(id, after string, limit int) ([]string, int) {
 	return ids, total
 }
 
-// records reads the records of documents ids.
-func (b *buckets) records(ids []string) ([]Document, error) {
+// docsOf reads the records of documents ids from raws, as stored (docsRaw), leaving out
+// those without one.
+func docsOf(ids []string, raws [][]byte) ([]Document, error) {
 	docs := make([]Document, 0, len(ids))
-	for _, id := range ids {
-		d, ok, err := b.doc(id)
+	for i, id := range ids {
+		d, ok, err := docOf(id, raws[i])
 		if err != nil {
 			return nil, err
 		}
@@ -286,8 +286,7 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 		if len(ids) > limit {
 			ids, next = ids[:limit], ids[limit-1]
 		}
-		b.prefetchDocs(ids)
-		docs, err = b.records(ids)
+		docs, err = docsOf(ids, b.docsRaw(ids))
 		return err
 	})
 	return d, docs, total, next, err
@@ -428,20 +427,22 @@ func (b *buckets) brokenGroups(x linkIndex, gs []brokenKeys) ([]BrokenGroup, err
 			ids = append(ids, g.key[1:])
 		}
 	}
-	b.prefetchDocs(ids)
+	raws := b.docsRaw(ids)
 	var groups []BrokenGroup
 	for _, g := range gs {
-		in, err := b.records(g.from)
+		in, err := docsOf(g.from, raws)
 		if err != nil {
 			return groups, err
 		}
+		raws = raws[len(g.from):]
 		bg := BrokenGroup{In: in, InTotal: g.n}
 		switch g.key[0] {
 		case 'd':
-			d, _, err := b.doc(g.key[1:])
+			d, _, err := docOf(g.key[1:], raws[0])
 			if err != nil {
 				return groups, err
 			}
+			raws = raws[1:]
 			bg.Deleted = &d
 		case 'i':
 			bg.ID = g.key[1:]

@@ -258,14 +258,15 @@ func decodeProposal(raw []byte, ops bool) (Proposal, []deltaOp, error) {
 
 // proposal reads d's proposal n, its text too when text is true.
 func (b *buckets) proposal(d Document, n int, text bool) (Proposal, error) {
-	props, err := b.reviewSub(bucketProposals)
+	raws, err := b.numbered(bucketProposals, d.ID, []int{n})
 	if err != nil {
 		return Proposal{}, err
 	}
-	var raw []byte
-	if props != nil && n >= 1 {
-		raw = props.Get(idKey(d.ID, n))
-	}
+	return b.proposalFrom(d, n, raws[0], text)
+}
+
+// proposalFrom is proposal given d's proposal n as stored (raw; nil: not found).
+func (b *buckets) proposalFrom(d Document, n int, raw []byte, text bool) (Proposal, error) {
 	if raw == nil {
 		return Proposal{}, &NoProposalError{Document: d, Asked: n}
 	}
@@ -349,10 +350,13 @@ func (b *buckets) openProposals(d Document, before, limit int) ([]Proposal, erro
 	for ; k != nil && len(nums) < limit && len(k) == len(d.ID)+8 && string(k[:len(d.ID)]) == d.ID; k, _ = c.Prev() {
 		nums = append(nums, int(binary.BigEndian.Uint64(k[len(d.ID):])))
 	}
-	b.prefetchNumbered(bucketProposals, d.ID, nums)
+	raws, err := b.numbered(bucketProposals, d.ID, nums)
+	if err != nil {
+		return nil, err
+	}
 	ps := make([]Proposal, 0, len(nums))
-	for _, n := range nums {
-		p, err := b.proposal(d, n, false)
+	for i, n := range nums {
+		p, err := b.proposalFrom(d, n, raws[i], false)
 		if err != nil {
 			return nil, err
 		}
@@ -559,11 +563,21 @@ func (b *buckets) decide(d *Document, p Proposal) error {
 
 // toldScan is how many of a document's latest proposals and decisions Told looks through:
 // what it tells is bounded however long the document's review has gone on. Proposals are
-// read ahead toldPage at a time (they may be large), decisions all at once.
+// read toldPage at once (they may be large, and the reader's latest is often among the
+// first), decisions all at once.
 const (
 	toldScan = 200
 	toldPage = 16
 )
+
+// idKeys are the keys <id><n> of nums (idKey).
+func idKeys(id string, nums []int) [][]byte {
+	ks := make([][]byte, len(nums))
+	for i, n := range nums {
+		ks[i] = idKey(id, n)
+	}
+	return ks
+}
 
 // countDown is hi, hi-1, ..., lo.
 func countDown(hi, lo int) []int {
@@ -574,21 +588,30 @@ func countDown(hi, lo int) []int {
 	return out
 }
 
-// prefetchNumbered reads ahead keys <id><n> of the space's bucket name, for each of nums
-// (see prefetch.go: nothing on bbolt).
-func (b *buckets) prefetchNumbered(name, id string, nums []int) {
-	if !b.prefetches() || len(nums) == 0 {
-		return
+// numbered reads keys <id><n> of the space's bucket name at once, for each of nums, as
+// stored: nil for one not found (or n < 1, not looked for).
+func (b *buckets) numbered(name, id string, nums []int) ([][]byte, error) {
+	if len(nums) == 0 {
+		return nil, nil
 	}
+	out := make([][]byte, len(nums))
 	bk, err := b.reviewSub(name)
 	if err != nil || bk == nil {
-		return
+		return out, err
 	}
-	ks := make([][]byte, len(nums))
+	var ks [][]byte
+	for _, n := range nums {
+		if n >= 1 {
+			ks = append(ks, idKey(id, n))
+		}
+	}
+	got := kv.GetAll(bk, ks)
 	for i, n := range nums {
-		ks[i] = idKey(id, n)
+		if n >= 1 {
+			out[i], got = got[0], got[1:]
+		}
 	}
-	kv.Prefetch(bk, ks)
+	return out, nil
 }
 
 // told returns what became of reader's proposals on d since reader's latest proposal: the
@@ -603,11 +626,13 @@ func (b *buckets) told(d Document, reader Author, most int) ([]Proposal, int, er
 	if err != nil || props == nil {
 		return nil, 0, err
 	}
+	var page [][]byte // the proposals of n on down, read toldPage at once
 	for n := d.Review.Proposals; n >= 1 && n > d.Review.Proposals-toldScan; n-- {
 		if (d.Review.Proposals-n)%toldPage == 0 {
-			b.prefetchNumbered(bucketProposals, d.ID, countDown(n, max(n-toldPage+1, 1)))
+			page = kv.GetAll(props, idKeys(d.ID, countDown(n, max(n-toldPage+1, 1))))
 		}
-		raw := props.Get(idKey(d.ID, n))
+		raw := page[0]
+		page = page[1:]
 		if raw == nil {
 			continue
 		}
@@ -628,9 +653,9 @@ func (b *buckets) told(d Document, reader Author, most int) ([]Proposal, int, er
 		out  []Proposal
 		more int
 	)
-	b.prefetchNumbered(bucketDecisions, d.ID, countDown(d.Review.Decided, max(d.Review.Decided-toldScan+1, 1)))
-	for n := d.Review.Decided; n >= 1 && n > d.Review.Decided-toldScan; n-- {
-		raw := log.Get(idKey(d.ID, n))
+	decisions := kv.GetAll(log, idKeys(d.ID, countDown(d.Review.Decided, max(d.Review.Decided-toldScan+1, 1))))
+	for i, n := 0, d.Review.Decided; n >= 1 && n > d.Review.Decided-toldScan; i, n = i+1, n-1 {
+		raw := decisions[i]
 		if raw == nil {
 			continue
 		}

@@ -57,8 +57,8 @@ type namesRead struct {
 
 // WithNames returns a copy of s whose every read also reads people's names, in the same
 // transaction, for its Names to show without a transaction of its own: for one request
-// that reads, then shows who saved what (on PostgreSQL, a round trip less). The copy is
-// the request's: not for use by several goroutines at once.
+// that reads, then shows who saved what. The copy is the request's: not for use by several
+// goroutines at once.
 func (s *Store) WithNames() *Store {
 	c := *s
 	c.names = &namesRead{}
@@ -116,6 +116,9 @@ type buckets struct {
 	tx                                   kv.Tx
 	space                                string
 	docs, titles, recent, versions, meta kv.Bucket
+	// where are the documents whose versions the transaction has found (versionBucket):
+	// looked for once, not at every read.
+	where map[string]versionKeys
 }
 
 func readBuckets(tx kv.Tx, space string) *buckets {
@@ -154,7 +157,21 @@ func (b *buckets) doc(id string) (Document, bool, error) {
 	if b.docs == nil {
 		return Document{}, false, nil
 	}
-	raw := b.docs.Get([]byte(id))
+	return docOf(id, b.docs.Get([]byte(id)))
+}
+
+// docsRaw reads the records of documents ids at once, in their order, as stored: nil for
+// an id without one. docOf reads each.
+func (b *buckets) docsRaw(ids []string) [][]byte {
+	ks := make([][]byte, len(ids))
+	for i, id := range ids {
+		ks[i] = []byte(id)
+	}
+	return kv.GetAll(b.docs, ks)
+}
+
+// docOf is document id's record from raw, as stored (nil: it has none).
+func docOf(id string, raw []byte) (Document, bool, error) {
 	if raw == nil {
 		return Document{}, false, nil
 	}
@@ -163,6 +180,23 @@ func (b *buckets) doc(id string) (Document, bool, error) {
 		return Document{}, false, fmt.Errorf("reading the record of document %s: %w", id, err)
 	}
 	return d, true, nil
+}
+
+// listed reads the records of the documents a listing index names, at once, in their
+// order; a name without a record is an error.
+func (b *buckets) listed(ids []string) ([]Document, error) {
+	docs := make([]Document, 0, len(ids))
+	for i, raw := range b.docsRaw(ids) {
+		d, ok, err := docOf(ids[i], raw)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("listing index names document %s, which has no record", ids[i])
+		}
+		docs = append(docs, d)
+	}
+	return docs, nil
 }
 
 func (b *buckets) count() int {

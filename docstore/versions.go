@@ -183,13 +183,12 @@ func (s *Store) chunks(d Document, from int, read func(b *buckets, lo, hi int, a
 
 // headers calls fn with versions hi down to lo of document id, their texts left out.
 func (b *buckets) headers(id string, lo, hi int, fn func(Version) error) error {
-	vb, err := b.versionBucket(id)
+	_, raws, err := b.records(id, lo, hi)
 	if err != nil {
 		return err
 	}
-	b.prefetchRecords(vb, lo, hi)
 	for k := hi; k >= lo; k-- {
-		r, err := b.recordOf(vb, id, k, false)
+		r, err := recordOf(id, k, raws[k-lo], false)
 		if err != nil {
 			return err
 		}

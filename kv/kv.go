@@ -187,19 +187,3 @@ func GetAll(b Bucket, keys [][]byte) [][]byte {
 	}
 	return out
 }
-
-// Prefetcher is a Bucket that can read many keys ahead in one go (PostgreSQL: one round
-// trip), so that the Gets of them that follow, in the same transaction, cost nothing.
-type Prefetcher interface {
-	Prefetch(keys [][]byte)
-}
-
-// Prefetch tells b's backend that keys are about to be read with Get (or Bucket), so that
-// it can read them all at once. It changes no answer: on a backend that reads keys where
-// they are (bbolt) it does nothing, and so it does on a nil b. Like Get, it panics with
-// *Failure when the backend cannot reach its data.
-func Prefetch(b Bucket, keys [][]byte) {
-	if p, ok := b.(Prefetcher); ok && len(keys) > 0 {
-		p.Prefetch(keys)
-	}
-}

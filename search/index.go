@@ -670,13 +670,6 @@ func (x Index) Keys(nums []uint32) []string {
 	return out
 }
 
-// PrefetchKeys reads the keys of the items numbered nums at once, as Keys, for the Key
-// calls that follow to read again. Use Keys, and the keys it returns: this goes once
-// package docstore does (issue 28).
-func (x Index) PrefetchKeys(nums []uint32) {
-	x.Keys(nums)
-}
-
 // Dump gives every posting, key → item key → value, and every item's lengths under the
 // key "" (Count: its text's, InTitle: its title's), for comparing an index with a rebuilt
 // one.

@@ -86,7 +86,9 @@ func (b countBucket) Cursor() kv.Cursor { return countCursor{b.inner.Cursor(), b
 func (b countBucket) ForEach(fn func(k, v []byte) error) error {
 	return b.inner.ForEach(func(k, v []byte) error { b.s.read(); return fn(k, v) })
 }
-func (b countBucket) Prefetch(keys [][]byte) { kv.Prefetch(b.inner, keys) }
+
+// GetAll is one read, as the store makes it (kv.GetAll of the bucket inside).
+func (b countBucket) GetAll(keys [][]byte) [][]byte { b.s.read(); return kv.GetAll(b.inner, keys) }
 
 type countCursor struct {
 	kv.Cursor

@@ -44,7 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.DB) {
 		{"DeleteBucketThenWriteMuch", testDeleteBucketThenWriteMuch},
 		{"DeletedBucketSeenByOlderView", testDeletedBucketSeenByOlderView},
 		{"TopLevelBuckets", testTopLevelBuckets},
-		{"Prefetch", testPrefetch},
+		{"GetAllChangesNoAnswer", testGetAllChangesNoAnswer},
 		{"GetAll", testGetAll},
 	}
 	for _, tc := range tests {
@@ -1048,11 +1048,11 @@ func probe(b kv.Bucket, keys [][]byte) string {
 	return out.String()
 }
 
-// Prefetch changes no answer: keys committed, written or deleted in the transaction,
+// GetAll changes no later answer: keys committed, written or deleted in the transaction,
 // nested buckets and their keys, missing keys, keys asked twice, in View and in Update,
-// prefetched before or after the transaction's writes.
-func testPrefetch(t *testing.T, db kv.DB) {
-	kv.Prefetch(nil, [][]byte{[]byte("a")}) // no bucket: nothing to do
+// read before or after the transaction's writes.
+func testGetAllChangesNoAnswer(t *testing.T, db kv.DB) {
+	kv.GetAll(nil, [][]byte{[]byte("a")}) // no bucket: nothing to do
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
 	update(t, db, func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(name)
@@ -1069,16 +1069,16 @@ func testPrefetch(t *testing.T, db kv.DB) {
 	const committed = `"a":"v-a"; "b":"v-b"; "empty":""; "sub":nil bucket(x="nested"); "missing":nil; "a":"v-a"; "new":nil; "gone":"v-gone"; `
 	view(t, db, func(tx kv.Tx) error {
 		if got := probe(tx.Bucket(name), keys); got != committed {
-			t.Errorf("without Prefetch: %s\nwant %s", got, committed)
+			t.Errorf("without GetAll: %s\nwant %s", got, committed)
 		}
 		return nil
 	})
 	view(t, db, func(tx kv.Tx) error {
 		b := tx.Bucket(name)
-		kv.Prefetch(b, keys)
-		kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x"), []byte("y")})
+		kv.GetAll(b, keys)
+		kv.GetAll(b.Bucket([]byte("sub")), [][]byte{[]byte("x"), []byte("y")})
 		if got := probe(b, keys); got != committed {
-			t.Errorf("View after Prefetch: %s\nwant %s", got, committed)
+			t.Errorf("View after GetAll: %s\nwant %s", got, committed)
 		}
 		if got := b.Bucket([]byte("sub")).Get([]byte("y")); got != nil {
 			t.Errorf("a missing nested key prefetched reads %q", got)
@@ -1097,24 +1097,24 @@ func testPrefetch(t *testing.T, db kv.DB) {
 		err := db.Update(func(tx kv.Tx) error {
 			b := tx.Bucket(name)
 			if when == "before" || when == "both" {
-				kv.Prefetch(b, keys)
-				kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
+				kv.GetAll(b, keys)
+				kv.GetAll(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
 			}
 			write(b)
 			if when == "after" || when == "both" {
-				kv.Prefetch(b, keys)
-				kv.Prefetch(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
+				kv.GetAll(b, keys)
+				kv.GetAll(b.Bucket([]byte("sub")), [][]byte{[]byte("x")})
 			}
 			if got := probe(b, keys); got != written {
-				t.Errorf("Update, Prefetch %s the writes: %s\nwant %s", when, got, written)
+				t.Errorf("Update, GetAll %s the writes: %s\nwant %s", when, got, written)
 			}
 			if err := b.Put([]byte("sub"), []byte("v")); !errors.Is(err, kv.ErrIncompatibleValue) {
-				t.Errorf("Update, Prefetch %s the writes: Put on a nested bucket's key: %v", when, err)
+				t.Errorf("Update, GetAll %s the writes: Put on a nested bucket's key: %v", when, err)
 			}
 			fresh, err := b.CreateBucketIfNotExists([]byte("fresh"))
 			must(t, err)
 			must(t, fresh.Put([]byte("k"), []byte("v")))
-			kv.Prefetch(fresh, [][]byte{[]byte("k"), []byte("missing")})
+			kv.GetAll(fresh, [][]byte{[]byte("k"), []byte("missing")})
 			if got := probe(fresh, [][]byte{[]byte("k"), []byte("missing")}); got != `"k":"v"; "missing":nil; ` {
 				t.Errorf("a bucket made in the transaction, prefetched: %s", got)
 			}
@@ -1126,7 +1126,7 @@ func testPrefetch(t *testing.T, db kv.DB) {
 	}
 	view(t, db, func(tx kv.Tx) error {
 		b := tx.Bucket(name)
-		kv.Prefetch(b, keys)
+		kv.GetAll(b, keys)
 		if got := probe(b, keys); got != committed {
 			t.Errorf("after the rolled back writes: %s\nwant %s", got, committed)
 		}

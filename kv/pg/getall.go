@@ -7,9 +7,9 @@ import (
 )
 
 // GetAll reads keys as Get does, those the transaction doesn't know yet in one query
-// (Prefetch).
+// (prefetch).
 func (b *bucket) GetAll(keys [][]byte) [][]byte {
-	b.Prefetch(keys)
+	b.prefetch(keys)
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
 		out[i] = b.Get(k)
@@ -17,10 +17,10 @@ func (b *bucket) GetAll(keys [][]byte) [][]byte {
 	return out
 }
 
-// Prefetch reads, in one query, those of keys the transaction doesn't know yet, and keeps
+// prefetch reads, in one query, those of keys the transaction doesn't know yet, and keeps
 // what it finds (and what it doesn't: not found) with what it has read, as lookup would
 // have one key at a time: the Gets of those keys that follow ask the database nothing.
-func (b *bucket) Prefetch(keys [][]byte) {
+func (b *bucket) prefetch(keys [][]byte) {
 	t := b.t
 	s := b.state()
 	if s.fresh {

@@ -8,9 +8,9 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
-// After Prefetch, the transaction knows every key asked (found or not, a value or a nested
+// After GetAll, the transaction knows every key asked (found or not, a value or a nested
 // bucket) without asking the database again; the contract (kvtest) checks the answers.
-func TestPrefetchKnows(t *testing.T) {
+func TestGetAllKnows(t *testing.T) {
 	db := open(t, kvtest.URL(t))
 	name := []byte("b")
 	if err := db.Update(func(tx kv.Tx) error {
@@ -30,13 +30,13 @@ func TestPrefetchKnows(t *testing.T) {
 		b := tx.Bucket(name)
 		for _, k := range keys {
 			if pg.Known(b, k) {
-				t.Errorf("%q known before Prefetch", k)
+				t.Errorf("%q known before GetAll", k)
 			}
 		}
-		kv.Prefetch(b, keys)
+		kv.GetAll(b, keys)
 		for _, k := range keys {
 			if !pg.Known(b, k) {
-				t.Errorf("%q not known after Prefetch", k)
+				t.Errorf("%q not known after GetAll", k)
 			}
 		}
 		return nil
