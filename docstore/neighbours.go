@@ -180,15 +180,28 @@ func (b *buckets) linksOf(d Document, limit int) (Links, error) {
 	var ls Links
 	x, _ := b.linkIndex()
 	var to, gone []string
+	targets := byTitleFirst(x.outOf(d.ID))
+	var ids [][]byte // each document linked to once, to see which are gone
 	seen := map[string]bool{}
-	for _, t := range byTitleFirst(x.outOf(d.ID)) {
+	for _, t := range targets {
+		if t.to != "" && t.to != d.ID && !seen[t.to] {
+			seen[t.to] = true
+			ids = append(ids, []byte(t.to))
+		}
+	}
+	isGone := map[string]bool{}
+	for i, v := range kv.GetAll(x.gone, ids) {
+		isGone[string(ids[i])] = v != nil
+	}
+	clear(seen)
+	for _, t := range targets {
 		switch {
 		case t.to == "":
 			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
 				ls.Broken = append(ls.Broken, brokenOf(t))
 			}
 		case t.to == d.ID, seen[t.to]:
-		case x.gone.Get([]byte(t.to)) != nil:
+		case isGone[t.to]:
 			seen[t.to] = true
 			if ls.BrokenTotal++; len(ls.Broken)+len(gone) < limit {
 				gone = append(gone, t.to)
@@ -428,6 +441,13 @@ func (b *buckets) brokenGroups(x linkIndex, gs []brokenKeys) ([]BrokenGroup, err
 		}
 	}
 	raws := b.docsRaw(ids)
+	var outs [][]byte // a written [[Title]]'s out/ entry, which keeps it as written
+	for _, g := range gs {
+		if g.key[0] == 't' {
+			outs = append(outs, outKey(g.from[0], g.key))
+		}
+	}
+	written := kv.GetAll(x.out, outs)
 	var groups []BrokenGroup
 	for _, g := range gs {
 		in, err := docsOf(g.from, raws)
@@ -447,7 +467,8 @@ func (b *buckets) brokenGroups(x linkIndex, gs []brokenKeys) ([]BrokenGroup, err
 		case 'i':
 			bg.ID = g.key[1:]
 		case 't':
-			bg.Title = decodeTarget(nil, x.out.Get(outKey(g.from[0], g.key))).written
+			bg.Title = decodeTarget(nil, written[0]).written
+			written = written[1:]
 		}
 		groups = append(groups, bg)
 	}
@@ -477,34 +498,62 @@ func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
 	return out, err
 }
 
-// targets is Targets, in b's transaction on the links index x.
+// targets is Targets, in b's transaction on the links index x. It reads at once the
+// out/ entries of every title, the titles' entries of those without one, then the records
+// of the documents they name.
 func (b *buckets) targets(x linkIndex, id string, titles []string) (map[string]Target, error) {
 	out := map[string]Target{}
 	if b.docs == nil {
 		return out, nil
 	}
+	var keys []string // each title once, folded
 	for _, title := range titles {
 		key := FoldTitle(title)
-		if _, ok := out[key]; ok {
+		if _, ok := out[key]; !ok {
+			out[key] = Target{} // names none, unless read below
+			keys = append(keys, key)
+		}
+	}
+	outs := make([][]byte, len(keys))
+	if x.out != nil {
+		ks := make([][]byte, len(keys))
+		for i, key := range keys {
+			ks[i] = outKey(id, "t"+key)
+		}
+		outs = kv.GetAll(x.out, ks)
+	}
+	to := make([]string, len(keys))
+	var unresolved [][]byte // titles the latest version doesn't link: who has them now
+	var at []int
+	for i, v := range outs {
+		if v != nil {
+			to[i] = decodeTarget(nil, v).to
+		} else {
+			unresolved, at = append(unresolved, []byte(keys[i])), append(at, i)
+		}
+	}
+	for j, got := range kv.GetAll(b.titles, unresolved) {
+		to[at[j]] = string(got)
+	}
+	var ids []string
+	for _, t := range to {
+		if t != "" {
+			ids = append(ids, t)
+		}
+	}
+	raws := b.docsRaw(ids)
+	for i, key := range keys {
+		if to[i] == "" {
 			continue
 		}
-		to := ""
-		if v := x.outGet(id, "t"+key); v != nil {
-			to = decodeTarget(nil, v).to
-		} else if got := b.titles.Get([]byte(key)); got != nil {
-			to = string(got)
+		d, ok, err := docOf(to[i], raws[0])
+		if err != nil {
+			return nil, err
 		}
-		t := Target{}
-		if to != "" {
-			d, ok, err := b.doc(to)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				t = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
-			}
+		raws = raws[1:]
+		if ok {
+			out[key] = Target{ID: d.ID, Title: d.Title, Deleted: d.Deleted != nil}
 		}
-		out[key] = t
 	}
 	return out, nil
 }
