@@ -1048,12 +1048,10 @@ func probe(b kv.Bucket, keys [][]byte) string {
 	return out.String()
 }
 
-// GetAll changes no later answer: keys committed, written or deleted in the transaction,
-// nested buckets and their keys, missing keys, keys asked twice, in View and in Update,
-// read before or after the transaction's writes.
-func testGetAllChangesNoAnswer(t *testing.T, db kv.DB) {
-	kv.GetAll(nil, [][]byte{[]byte("a")}) // no bucket: nothing to do
-	keys := [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
+// fillAsked puts values a, b, gone, an empty one and a nested bucket sub (holding x) in
+// bucket name, and returns the keys the GetAll cases ask: those, a missing one, one twice,
+// and one an Update writes.
+func fillAsked(t *testing.T, db kv.DB) [][]byte {
 	update(t, db, func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(name)
 		must(t, err)
@@ -1063,9 +1061,17 @@ func testGetAllChangesNoAnswer(t *testing.T, db kv.DB) {
 		must(t, b.Put([]byte("empty"), []byte{}))
 		sub, err := b.CreateBucketIfNotExists([]byte("sub"))
 		must(t, err)
-		must(t, sub.Put([]byte("x"), []byte("nested")))
-		return nil
+		return sub.Put([]byte("x"), []byte("nested"))
 	})
+	return [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
+}
+
+// GetAll changes no later answer: keys committed, written or deleted in the transaction,
+// nested buckets and their keys, missing keys, keys asked twice, in View and in Update,
+// read before or after the transaction's writes.
+func testGetAllChangesNoAnswer(t *testing.T, db kv.DB) {
+	kv.GetAll(nil, [][]byte{[]byte("a")}) // no bucket: nothing to do
+	keys := fillAsked(t, db)
 	const committed = `"a":"v-a"; "b":"v-b"; "empty":""; "sub":nil bucket(x="nested"); "missing":nil; "a":"v-a"; "new":nil; "gone":"v-gone"; `
 	view(t, db, func(tx kv.Tx) error {
 		if got := probe(tx.Bucket(name), keys); got != committed {
@@ -1140,20 +1146,10 @@ var errRollback = errors.New("rolled back")
 // GetAll answers as Get for each key, in a View and in an Update before and after its
 // writes: values, empty values, nested buckets (nil), missing keys, a key twice.
 func testGetAll(t *testing.T, db kv.DB) {
-	keys := [][]byte{[]byte("a"), []byte("b"), []byte("empty"), []byte("sub"), []byte("missing"), []byte("a"), []byte("new"), []byte("gone")}
+	keys := fillAsked(t, db)
 	if got := kv.GetAll(nil, keys); len(got) != len(keys) || slices.ContainsFunc(got, func(v []byte) bool { return v != nil }) {
 		t.Errorf("GetAll on no bucket = %q, want %d nils", got, len(keys))
 	}
-	update(t, db, func(tx kv.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(name)
-		must(t, err)
-		for _, k := range []string{"a", "b", "gone"} {
-			must(t, b.Put([]byte(k), []byte("v-"+k)))
-		}
-		must(t, b.Put([]byte("empty"), []byte{}))
-		_, err = b.CreateBucketIfNotExists([]byte("sub"))
-		return err
-	})
 	show := func(vs [][]byte) string {
 		s := ""
 		for _, v := range vs {

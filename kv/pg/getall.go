@@ -56,20 +56,12 @@ func (b *bucket) prefetch(keys [][]byte) {
 	rows, done := t.query("SELECT key, value, child FROM kv_entries WHERE bucket = $1 AND key = ANY($2::bytea[])", b.id, ask)
 	defer done()
 	for rows.Next() {
-		var k []byte
-		var e entry
+		var k, value []byte
 		var child *int64
-		if err := rows.Scan(&k, &e.value, &child); err != nil {
+		if err := rows.Scan(&k, &value, &child); err != nil {
 			kv.Fail(t.db.wrap(err))
 		}
-		e.found = true
-		if child != nil {
-			e.child, e.value = *child, nil
-			t.learnt(b.id, k, e.child)
-		} else if e.value == nil {
-			e.value = []byte{}
-		}
-		s.read[string(k)] = e
+		s.read[string(k)] = t.found(b.id, k, value, child)
 		delete(asked, string(k))
 	}
 	if err := rows.Err(); err != nil {

@@ -558,21 +558,30 @@ func (b *bucket) lookup(k []byte) entry {
 		if it, ok := t.cached(ck); ok {
 			e = it.e
 		} else {
+			var value []byte
 			var child *int64
-			if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &e.value, &child) {
-				e.found = true
-				if child != nil {
-					e.child, e.value = *child, nil
-					t.learnt(b.id, k, e.child)
-				} else if e.value == nil {
-					e.value = []byte{}
-				}
+			if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &value, &child) {
+				e = t.found(b.id, k, value, child)
 			}
 			t.keep(&cacheItem{k: ck, e: e})
 		}
 	}
 	s.read[string(k)] = e
 	return e
+}
+
+// found is the entry of key k of bucket, read from the database with its value and child:
+// a nested bucket (learnt) when child is set, else a value (never nil: an empty one is
+// found).
+func (t *tx) found(bucket int64, k, value []byte, child *int64) entry {
+	if child != nil {
+		t.learnt(bucket, k, *child)
+		return entry{found: true, child: *child}
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	return entry{found: true, value: value}
 }
 
 // learnt records in the store's cache a nested bucket the transaction read. Once the
