@@ -576,10 +576,3 @@ func wikiTitles(text string) []string {
 	})
 	return titles
 }
-
-func (x linkIndex) outGet(id, key string) []byte {
-	if x.out == nil {
-		return nil
-	}
-	return x.out.Get(outKey(id, key))
-}
