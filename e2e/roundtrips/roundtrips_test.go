@@ -355,7 +355,7 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 			tool(t, "read_document", map[string]any{"document": "Sections"}, "Comment 1")
 		}},
 		{name: "page: document with links and comments", do: func(t testing.TB, i int) {
-			page(t, "/document/"+sections.Document.ID, "6 open comments")
+			page(t, "/document/"+sections.Document.ID, " open comment")
 		}},
 		{name: "comment_document, resolve", writes: true, do: func(t testing.TB, i int) {
 			tool(t, "comment_document", map[string]any{"document": "Sections", "resolve": 1 + i}, "")
