@@ -61,6 +61,11 @@ func (s *Store) LinksDump() (string, error) {
 
 // RebuildLinks builds the space's links index again from the documents' texts, for tests.
 func (s *Store) RebuildLinks() error {
+	return s.updateLinks(func(b *buckets, x linkIndex) error { return b.rebuildLinks(x, nil) })
+}
+
+// updateLinks runs fn in a write transaction on the space's documents and links index.
+func (s *Store) updateLinks(fn func(b *buckets, x linkIndex) error) error {
 	return s.db.Update(func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
@@ -70,22 +75,14 @@ func (s *Store) RebuildLinks() error {
 		if err != nil {
 			return err
 		}
-		return b.rebuildLinks(x, nil)
+		return fn(b, x)
 	})
 }
 
 // DowngradeLinks rewrites the space's links index as format 1 had it (out/ values without
 // their counts, sums/ the digest alone), for tests of a file written before format 2.
 func (s *Store) DowngradeLinks() error {
-	return s.db.Update(func(tx kv.Tx) error {
-		b, err := writeBuckets(tx, s.space)
-		if err != nil {
-			return err
-		}
-		x, err := b.linkIndex()
-		if err != nil {
-			return err
-		}
+	return s.updateLinks(func(_ *buckets, x linkIndex) error {
 		type kvPair struct{ k, v []byte }
 		var outs, sums []kvPair
 		x.out.ForEach(func(k, v []byte) error {
