@@ -18,10 +18,12 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+
 	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -79,14 +81,18 @@ func (s *Server) prepareResources(ctx context.Context, id any, message any) erro
 	if !ok {
 		return nil
 	}
+	// Every request comes here, a whole document in a write's: its method is looked up
+	// without decoding the message (mcp-go has decoded it four times already).
+	if method, _ := jsonargs.String(jsonargs.FieldOf(raw, "method")); method != string(mcp.MethodResourcesList) {
+		return nil // not a listing
+	}
 	var req struct {
-		Method string `json:"method"`
 		Params struct {
 			Cursor string `json:"cursor"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(raw, &req) != nil || req.Method != string(mcp.MethodResourcesList) {
-		return nil // not a listing; a message mcp-go can't read is its to refuse
+	if json.Unmarshal(raw, &req) != nil {
+		return nil // a listing mcp-go can't read is its to refuse
 	}
 	after, ok := parseCursor(req.Params.Cursor)
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -67,6 +68,31 @@ func Object(raw []byte) (Fields, error) {
 	if t[0] != '{' {
 		return nil, ErrNotObject
 	}
+	return split(t), nil
+}
+
+// FieldOf gives the value of one field of valid, JSON already checked (as mcp-go has
+// checked a message before its hooks see it), or nil when valid isn't an object or hasn't
+// the field. The field is the one encoding/json would decode into a struct's field of that
+// name: the last whose name is name, ignoring case. It reads valid once, decoding nothing:
+// a hook that looks at every message's method, with a whole document in its arguments,
+// costs a scan of it and not a decoding.
+func FieldOf(valid []byte, name string) json.RawMessage {
+	t := bytes.TrimSpace(valid)
+	if len(t) < 2 || t[0] != '{' {
+		return nil
+	}
+	fs := split(t)
+	for i := len(fs) - 1; i >= 0; i-- {
+		if strings.EqualFold(fs[i].Name, name) {
+			return fs[i].Value
+		}
+	}
+	return nil
+}
+
+// split gives the fields of t, one valid JSON object without white space around it.
+func split(t []byte) Fields {
 	fs := make(Fields, 0, 8)
 	i := space(t, 1)
 	for t[i] != '}' {
@@ -84,7 +110,7 @@ func Object(raw []byte) (Fields, error) {
 			i = space(t, i+1)
 		}
 	}
-	return fs, nil
+	return fs
 }
 
 // space skips white space from i.

@@ -1,7 +1,9 @@
 package jsonargs
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -70,5 +72,40 @@ func TestObjectSplitsLikeTheDecoder(t *testing.T) {
 	}
 	if s, err := String([]byte(`"plain é"`)); err != nil || s != "plain é" {
 		t.Errorf("String = %q %v", s, err)
+	}
+}
+
+// FieldOf answers as decoding the message into a struct with that one field would, for
+// the messages mcp-go lets through (valid JSON): the last of a repeated name, a name
+// escaped, and not a field of the same name deeper down.
+func TestFieldOfIsTheDecodersField(t *testing.T) {
+	for _, raw := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`,
+		`{"params":{"method":"tools/call","text":"\"method\":\"x\""},"method":"resources/list"}`,
+		`{"method":"tools/call","method":"resources/list"}`,
+		`{"me\u0074hod":"resources\/list"}`,
+		` {"method" : "tools/call" } `,
+		`{"params":{"method":"resources/list"}}`,
+		`{"method":5}`,
+		`{"Method":"resources/list"}`,
+		`{"method":"resources/list","METHOD":"tools/call"}`,
+		`{}`,
+		`[{"method":"resources/list"}]`,
+		`"method"`,
+		`null`,
+	} {
+		var want struct {
+			Method any `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(raw), &want)
+		var got any
+		if v := FieldOf([]byte(raw), "method"); v != nil {
+			if err := json.Unmarshal(v, &got); err != nil {
+				t.Fatalf("%s: the field %s is not JSON: %v", raw, v, err)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want.Method) {
+			t.Errorf("FieldOf(%s) = %v, want %v", raw, got, want.Method)
+		}
 	}
 }
