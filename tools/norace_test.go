@@ -1,5 +1,0 @@
-//go:build !race
-
-package tools_test
-
-const raceEnabled = false
