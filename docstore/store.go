@@ -89,12 +89,42 @@ func (s *Store) view(fn func(b *buckets) error) error {
 		if err := fn(readBuckets(tx, s.space)); err != nil {
 			return err
 		}
-		if s.names != nil {
-			names, err := spaces.AllNames(tx)
-			*s.names = namesRead{names, err == nil}
-		}
+		s.readNames(tx)
 		return nil
 	})
+}
+
+// prepared runs prepare on the space's documents in a read transaction and then, if it
+// asks, apply in a write transaction (kv.Change): apply must check what prepare worked on
+// (the document still at the version prepare read), since prepare may have read a store a
+// commit or two old and another write may come between. The names are read in both: the
+// write's are those of the store it wrote to.
+func (s *Store) prepared(prepare func(b *buckets) (write bool, err error), apply func(b *buckets) error) error {
+	return kv.Change(s.db, func(tx kv.Tx) (bool, error) {
+		write, err := prepare(readBuckets(tx, s.space))
+		if err == nil {
+			s.readNames(tx)
+		}
+		return write, err
+	}, func(tx kv.Tx) error {
+		b, err := writeBuckets(tx, s.space)
+		if err != nil {
+			return err
+		}
+		if err := apply(b); err != nil {
+			return err
+		}
+		s.readNames(tx)
+		return nil
+	})
+}
+
+// readNames reads everyone's names for a copy made by WithNames.
+func (s *Store) readNames(tx kv.Tx) {
+	if s.names != nil {
+		names, err := spaces.AllNames(tx)
+		*s.names = namesRead{names, err == nil}
+	}
 }
 
 // update runs fn in one write transaction on the space's documents, which may be
@@ -467,19 +497,12 @@ type howFunc func(b *buckets, d Document, latest Version, at func(n int) (Versio
 // transaction or refuse the whole change.
 func (s *Store) change(name string, kind Kind, by Author, how howFunc, then func(b *buckets, d *Document, saved *Saved) error) (Saved, error) {
 	var p prepared
-	err := s.view(func(b *buckets) (err error) {
-		p, err = b.prepare(name, kind, how)
-		return err
-	})
-	if err != nil {
-		return Saved{}, err
-	}
-	if p.unchanged && then == nil {
-		return Saved{Document: p.d, Unchanged: true}, nil
-	}
 	propose := s.proposing && proposable(kind)
 	var saved Saved
-	err = s.update(func(b *buckets) error {
+	err := s.prepared(func(b *buckets) (write bool, err error) {
+		p, err = b.prepare(name, kind, how)
+		return err == nil && !(p.unchanged && then == nil), err
+	}, func(b *buckets) error {
 		saved = Saved{}
 		d, err := b.named(name)
 		if err != nil {
@@ -528,7 +551,13 @@ func (s *Store) change(name string, kind Kind, by Author, how howFunc, then func
 		}
 		return nil
 	})
-	return saved, err
+	switch {
+	case err != nil:
+		return Saved{}, err
+	case p.unchanged && then == nil:
+		return Saved{Document: p.d, Unchanged: true}, nil
+	}
+	return saved, nil
 }
 
 // prepared is a change worked out in a read transaction, to be put by Change's commit if

@@ -187,3 +187,33 @@ func GetAll(b Bucket, keys [][]byte) [][]byte {
 	}
 	return out
 }
+
+// Changer is a DB that runs a read and the write it leads to as one call (see Change).
+type Changer interface {
+	Change(read func(Tx) (write bool, err error), write func(Tx) error) error
+}
+
+// Change runs read in a read-only transaction, as View does, and then, if read asks for it
+// (write true, no error), write in a write transaction that may be shared with others, as
+// Batch does. It is for a change worked out on a read (a diff, a merge: work that should not
+// hold the write lock) and put by the write, which must check, in its own transaction, that
+// what read saw still holds (that the document is still at the version read worked on),
+// since another write may commit between the two. Both functions may run more than once, as
+// View's and Batch's do.
+//
+// Because write checks it, read may see the store as it was at a recent commit, not the
+// latest: a backend may serve it from what it last read, asking nothing (kv/pg: the cache,
+// with no round trip), and check that it was current only when Change would return read's
+// answer without writing (read's error, or nothing to write): then read runs again on the
+// latest store if it was not. So what read found counts only through write, or once checked:
+// Change returns nothing of a store older than the call.
+func Change(db DB, read func(Tx) (write bool, err error), write func(Tx) error) error {
+	if c, ok := db.(Changer); ok {
+		return c.Change(read, write)
+	}
+	var w bool
+	if err := db.View(func(tx Tx) (err error) { w, err = read(tx); return err }); err != nil || !w {
+		return err
+	}
+	return db.Batch(write)
+}

@@ -456,10 +456,43 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) (err error) {
+// Change is kv.Change: read runs optimistically as a Batch's first run does, reading what
+// the cache holds at its count with no round trip (a miss: BEGIN, kv_expect(that count) and
+// the read, committed, in one round trip, as a View's later misses are), and nothing checks
+// then that the cache was current: write's Batch checks it under the lock, and write checks
+// what read saw. Only when read fails or has nothing to write does Change read the counter,
+// and if the store moved, read runs again as a View's does. A warm edit so costs one round
+// trip, its commit, where a View and a Batch cost two.
+func (db *DB) Change(read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
+	var w bool
+	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
+	if db.serializable {
+		if err := db.View(fn); err != nil || !w {
+			return err
+		}
+		return db.Update(write)
+	}
+	err := db.runTx(&tx{db: db, optimistic: true, prepare: &w}, fn)
+	if errors.Is(err, errStale) {
+		db.restarts.Add(1)
+		err = db.run(false, false, fn)
+	}
+	if err != nil || !w {
+		return err
+	}
+	return db.Batch(write)
+}
+
+func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) error {
+	return db.runTx(&tx{db: db, writable: writable, optimistic: optimistic}, fn)
+}
+
+// runTx runs fn in t, which says what kind of transaction it is.
+func (db *DB) runTx(t *tx, fn func(kv.Tx) error) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
 	defer cancel()
-	if writable && !db.serializable {
+	t.ctx = ctx
+	if t.writable && !db.serializable {
 		// One writer of this process at a time queues on the database's lock: the others
 		// wait here, holding no connection, so that readers always find one in the pool.
 		select {
@@ -469,7 +502,6 @@ func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) (err error) {
 			return db.wrap(ctx.Err())
 		}
 	}
-	t := &tx{db: db, ctx: ctx, writable: writable, optimistic: optimistic}
 	defer t.end() // also on a panic, so that the connection goes back
 	defer kv.Recover(&err)
 	if err := fn(t); err != nil {
@@ -478,8 +510,11 @@ func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) (err error) {
 		}
 		return err
 	}
-	if writable {
+	switch {
+	case t.writable:
 		return t.commit()
+	case t.prepare != nil && !*t.prepare && !t.confirm():
+		return errStale // Change's read found nothing to write in an older store
 	}
 	return nil
 }

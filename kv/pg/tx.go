@@ -97,6 +97,9 @@ type tx struct {
 	spills                       int                    // how many times the writes were sent ahead of the commit
 	buckets                      map[int64]*bucketState // what the transaction knows of each bucket
 	dirty                        bool
+	// prepare, for Change's read, is where the read says whether a write follows: the read
+	// assumes the cache's count as a Batch does, confirmed only when none follows.
+	prepare *bool
 }
 
 func (t *tx) Writable() bool { return t.writable }
@@ -157,7 +160,8 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	if t.begun {
 		return t.c.SendBatch(t.ctx, b)
 	}
-	mini := !t.writable && t.optimistic && (t.counted || b.Len() == 0) // b.Len() == 0: from begin
+	// b.Len() == 0: from begin. assumed: Change's read, which checks its count with each miss.
+	mini := !t.writable && t.optimistic && (t.counted || t.assumed || b.Len() == 0)
 	var err error
 	// Every pooled connection may have died with the database (a restart): one more try
 	// than there are, each on another connection.
@@ -288,7 +292,7 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 // store than the one it writes into fails with errStale and runs again. Views, Updates and
 // a Batch's second run begin instead.
 func (t *tx) assume() bool {
-	if !t.writable || !t.optimistic || t.db.serializable {
+	if !t.writable && t.prepare == nil || !t.optimistic || t.db.serializable {
 		return false
 	}
 	n := t.db.cache.at()
@@ -304,7 +308,7 @@ func (t *tx) assume() bool {
 // run that ends without reaching the database (it wrote nothing, or its fn failed): one
 // round trip, reading the counter.
 func (t *tx) confirm() bool {
-	if !t.assumed || t.begun {
+	if !t.assumed || t.begun || t.counted {
 		return true
 	}
 	var n int64

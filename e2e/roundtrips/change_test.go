@@ -1,0 +1,103 @@
+package roundtrips
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+)
+
+// A change to a document on replica a, whose cache is a commit behind (replica b wrote the
+// document since a last read it): a's read works the change out on the old version, with no
+// round trip to find out (kv.Change), and what a then does must be what it would do on b's
+// version: nothing of b's lost, an edit of text b removed refused, an edit of text b added
+// made, and a write of b's text unchanged.
+//
+//	COMPASS_TEST_POSTGRES=postgres://… go test -run ChangesOnAStaleCache ./e2e/roundtrips
+func TestChangesOnAStaleCache(t *testing.T) {
+	url := kvtest.URL(t)
+	author := docstore.Author{By: "agent:north", For: "person:ana"}
+	for i, tc := range []struct {
+		name string
+		// b is what replica b does first; a what a does after, on its stale cache.
+		b, a   func(d *docstore.Store, id string) (docstore.Saved, error)
+		text    string // the document's text after, "" when a's change is refused
+		refused bool   // a's change is refused as an edit of text that isn't there
+	}{
+		{"both append", func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Append(id, "b's line", author)
+		}, func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Append(id, "a's line", author)
+		}, "one\ntwo\nthree\n\nb's line\n\na's line\n", false},
+		{"a edits a line b did not touch", func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "three", "THREE", author)
+		}, func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "one", "ONE", author)
+		}, "ONE\ntwo\nTHREE\n", false},
+		{"a edits what b removed", func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "two\n", "", author)
+		}, func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "two", "2", author)
+		}, "", true},
+		{"a edits what b added", func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "two", "two and a half", author)
+		}, func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Edit(id, "a half", "a third", author)
+		}, "one\ntwo and a third\nthree\n", false},
+		{"a writes b's text", func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Write(id, "", "b's text\n", 0, author)
+		}, func(d *docstore.Store, id string) (docstore.Saved, error) {
+			return d.Write(id, "", "b's text\n", 0, author)
+		}, "b's text\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := kvtest.OpenURL(t, url), kvtest.OpenURL(t, url)
+			space := fmt.Sprintf("stale%d", i)
+			da, db := docstore.New(a, space), docstore.New(b, space)
+			made, err := da.Create("Plan", "one\ntwo\nthree\n", docstore.KindWrite, author)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := made.Document.ID
+			for range 2 { // a's cache holds the document
+				if _, _, err := da.Read(id, 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := tc.b(db, id); err != nil {
+				t.Fatal(err)
+			}
+			restarts := a.Restarts()
+			saved, err := tc.a(da, id)
+			if a.Restarts() == restarts {
+				t.Errorf("a's change ran nothing again: its cache was not behind, and the case shows nothing")
+			}
+			var miss *docstore.EditMissError
+			if tc.refused {
+				if !errors.As(err, &miss) {
+					t.Fatalf("a's change: %v, want it refused, its text not there", err)
+				}
+			} else if err != nil {
+				t.Fatalf("a's change: %v", err)
+			}
+			for name, d := range map[string]*docstore.Store{"a": da, "b": db} {
+				doc, v, err := d.Read(id, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := tc.text
+				if want == "" {
+					want = "one\nthree\n" // b's, a's refused
+				}
+				if v.Text != want {
+					t.Errorf("%s reads %q (version %d), want %q", name, v.Text, doc.Version, want)
+				}
+			}
+			if tc.name == "a writes b's text" && !saved.Unchanged {
+				t.Errorf("a's write of b's text saved version %d, want unchanged", saved.Document.Version)
+			}
+		})
+	}
+}
