@@ -22,7 +22,7 @@ func TestChangesOnAStaleCache(t *testing.T) {
 	for i, tc := range []struct {
 		name string
 		// b is what replica b does first; a what a does after, on its stale cache.
-		b, a   func(d *docstore.Store, id string) (docstore.Saved, error)
+		b, a    func(d *docstore.Store, id string) (docstore.Saved, error)
 		text    string // the document's text after, "" when a's change is refused
 		refused bool   // a's change is refused as an edit of text that isn't there
 	}{
