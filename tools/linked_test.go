@@ -297,7 +297,10 @@ func TestHostileLinksAreBounded(t *testing.T) {
 		} {
 			m := a.measure(t, call.tool, call.args, costs)
 			t.Logf("%-9s %-15s %s", tc.title, call.tool, m)
-			if m.work() > time.Second {
+			// Not under -race: there a write of 20,000 distinct links to PostgreSQL took 1.07 s
+			// beyond carrying it (0.55 s without -race, at 8 MiB), the detector's cost on each
+			// key the write puts.
+			if m.work() > time.Second && !testbin.Race {
 				t.Errorf("%s of %s (%d MiB): %v of CPU beyond carrying it, want at most 1 s", call.tool, tc.title, size>>20, m.work())
 			}
 		}
