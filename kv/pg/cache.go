@@ -31,6 +31,10 @@ type entryCache struct {
 	lru   list.List // of *cacheItem, most recently used first
 	items map[cacheKey]*list.Element
 	pages map[int64]map[string]bool // a bucket's page keys, to drop them when it is written
+	// gaps are the ranges of each bucket known to hold no key (gaps.go), in a budget of
+	// their own.
+	gaps     map[int64]gaps
+	gapBytes int
 }
 
 // cacheKey is an entry (page == "") or a page of rows fetched by a cursor (page says which).
@@ -56,7 +60,7 @@ type cacheItem struct {
 const itemOverhead = 340
 
 func newEntryCache(max int) *entryCache {
-	return &entryCache{max: max, count: -1, items: map[cacheKey]*list.Element{}, pages: map[int64]map[string]bool{}}
+	return &entryCache{max: max, count: -1, items: map[cacheKey]*list.Element{}, pages: map[int64]map[string]bool{}, gaps: map[int64]gaps{}}
 }
 
 // seen tells the cache a transaction's snapshot is at count n: a cache behind it is emptied
@@ -78,6 +82,7 @@ func (c *entryCache) clear() {
 	c.pages = map[int64]map[string]bool{}
 	c.lru.Init()
 	c.size = 0
+	c.gaps, c.gapBytes = map[int64]gaps{}, 0
 }
 
 func (c *entryCache) get(n int64, k cacheKey) (*cacheItem, bool) {
@@ -193,6 +198,9 @@ func (c *entryCache) committed(n int64, writes func(put func(bucket int64, key s
 		for page := range c.pages[bucket] {
 			c.remove(c.items[cacheKey{bucket: bucket, page: page}])
 		}
+		if e.found {
+			c.filled(bucket, []byte(key))
+		}
 		it := &cacheItem{k: cacheKey{bucket: bucket, key: key}, e: e}
 		it.size = itemOverhead + len(key) + len(e.value)
 		if it.size > c.max/8 {
@@ -212,7 +220,11 @@ func (c *entryCache) stats() (bytes, items int) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.size, len(c.items)
+	n := 0
+	for _, gs := range c.gaps {
+		n += len(gs)
+	}
+	return c.size + c.gapBytes, len(c.items) + n
 }
 
 // pageKey names a page a cursor fetches.

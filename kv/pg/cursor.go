@@ -185,6 +185,29 @@ func (c *cursor) dbNext(from bound) (row, bool) {
 	return rows[0], true
 }
 
+// afterGap finds the database's first row in the range starting at from in what the cache
+// knows, with no round trip, when from is in a gap (or at its start, from excluded): the key
+// after the gap, if its entry is known too, or none (ok false) at the bucket's end. known
+// says whether it could.
+func (c *cursor) afterGap(from bound) (r row, ok, known bool) {
+	t := c.b.t
+	if from.inf || t.db.cache == nil || t.spills > 0 {
+		return row{}, false, false
+	}
+	g, in := t.gapFrom(c.b.id, from)
+	switch {
+	case !in:
+		return row{}, false, false
+	case g.hi.inf:
+		return row{}, false, true
+	}
+	it, cached := t.cached(cacheKey{bucket: c.b.id, key: string(g.hi.key)})
+	if !cached || !it.e.found {
+		return row{}, false, false
+	}
+	return row{key: g.hi.key, e: it.e}, true, true
+}
+
 // dbPrev returns the database's last row in the range ending at from.
 func (c *cursor) dbPrev(from bound) (row, bool) {
 	c.resync()
@@ -239,14 +262,37 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 	if it, ok := t.cached(ck); ok {
 		return slices.Clone(it.rows), it.full // the caller may reorder its copy
 	}
+	if key != nil && order == "" {
+		if r, ok, known := c.afterGap(bound{key: key, incl: op == ">="}); known && ok {
+			return []row{r}, true // a page of one: what follows r is asked for after it
+		} else if known {
+			return nil, false
+		}
+	}
+	// A page forward from a key comes with the key before it: between the two lies a gap
+	// (gaps.go), which a later Seek near there needs no round trip for.
+	forward := key != nil && order == ""
+	if forward {
+		below := "<"
+		if op == ">" {
+			below = "<="
+		}
+		sql = "(" + sql + ") UNION ALL (SELECT key, NULL::bigint, NULL::integer, NULL::bytea FROM kv_entries WHERE bucket = $1 AND key " +
+			below + " $2 ORDER BY key DESC LIMIT 1)"
+	}
 	r, done := t.query(sql, args...)
 	defer done()
+	var before []byte
 	for r.Next() {
 		var rw row
 		var child *int64
 		var size *int32
 		if err := r.Scan(&rw.key, &child, &size, &rw.e.value); err != nil {
 			kv.Fail(t.db.wrap(err))
+		}
+		if forward && size == nil && child == nil && (bytes.Compare(rw.key, key) < 0 || op == ">" && bytes.Equal(rw.key, key)) {
+			before = rw.key // the key before the page, not of it
+			continue
 		}
 		rw.e.found = true
 		switch {
@@ -263,6 +309,19 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 		kv.Fail(t.db.wrap(err))
 	}
 	full = len(rows) == n
+	if forward { // its parts' orders hold in UNION ALL's, but SQL doesn't promise it
+		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
+	}
 	t.keep(&cacheItem{k: ck, rows: slices.Clone(rows), full: full})
+	if forward {
+		var after []byte
+		if len(rows) > 0 {
+			after = rows[0].key
+			if e := rows[0].e; !e.big {
+				t.keep(&cacheItem{k: cacheKey{bucket: c.b.id, key: string(after)}, e: e})
+			}
+		}
+		t.learn(c.b.id, before, after)
+	}
 	return rows, full
 }

@@ -17,3 +17,15 @@ func Migrations() int {
 	names, _ := fs.Glob(migrations, "migrations/*.sql")
 	return len(names)
 }
+
+// Gaps is how many gaps db's cache holds (gaps.go), in all buckets.
+func (db *DB) Gaps() int {
+	c := db.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, gs := range c.gaps {
+		n += len(gs)
+	}
+	return n
+}

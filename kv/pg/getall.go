@@ -47,6 +47,10 @@ func (b *bucket) prefetch(keys [][]byte) {
 			s.read[string(k)] = it.e
 			continue
 		}
+		if t.inGap(b.id, k) {
+			s.read[string(k)] = entry{} // in a gap: none there
+			continue
+		}
 		asked[string(k)] = true
 		ask = append(ask, k)
 	}

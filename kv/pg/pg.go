@@ -96,6 +96,19 @@
 // nor fills it. Values from the cache are shared by transactions: they must not be changed
 // (kv's rule already).
 //
+// It also keeps gaps (gaps.go): ranges of a bucket that hold no key. A Get that misses asks,
+// in the same query, for the keys just before and after its own, and a cursor's page forward
+// from a key for the key just before it: what lies between is a gap, so that a later Get of
+// a key in it finds none, and a Seek into it lands on the key after it, with no round trip.
+// A new document's title, a word the search index hasn't had, the links waiting for a new
+// title: each is such a key, asked for once per new document. A commit of this replica
+// splits the gap each new key goes in; the gaps have a budget of an eighth of the cache's,
+// and past it are all dropped.
+//
+// Change (kv.Change) reads as a Batch's first run does, from the cache at its count with no
+// round trip, and checks that count only when no write follows: the write's Batch checks it
+// under the lock, and the write checks what the read saw. A warm edit is so its commit alone.
+//
 // # Failures
 //
 // Every transaction has a deadline (WithTimeout, 30 s by default), the wait for a pooled

@@ -561,18 +561,54 @@ func (b *bucket) lookup(k []byte) entry {
 	} else if ck := (cacheKey{bucket: b.id, key: string(k)}); !s.fresh {
 		if it, ok := t.cached(ck); ok {
 			e = it.e
-		} else {
-			var value []byte
-			var child *int64
-			if b.t.queryRow("SELECT value, child FROM kv_entries WHERE bucket = $1 AND key = $2", []any{b.id, k}, &value, &child) {
-				e = t.found(b.id, k, value, child)
-			}
+		} else if !t.inGap(b.id, k) { // in a gap: none there
+			e = b.read(k)
 			t.keep(&cacheItem{k: ck, e: e})
 		}
 	}
 	s.read[string(k)] = e
 	return e
 }
+
+// read asks the database for k, and, in the same query, for the keys before and after it:
+// what lies between them is a gap (gaps.go), learnt. The key after, if its value is small,
+// is kept too (a Seek into the gap lands on it).
+func (b *bucket) read(k []byte) entry {
+	t := b.t
+	rows, done := t.query(`(SELECT key, child, octet_length(value), CASE WHEN key = $2 OR octet_length(value) <= `+strconv.Itoa(gapValue)+` THEN value END
+		FROM kv_entries WHERE bucket = $1 AND key >= $2 ORDER BY key LIMIT 1)
+		UNION ALL (SELECT key, NULL::bigint, NULL::integer, NULL::bytea FROM kv_entries WHERE bucket = $1 AND key < $2 ORDER BY key DESC LIMIT 1)`, b.id, k)
+	defer done()
+	var e entry
+	var before, after []byte
+	for rows.Next() {
+		var key, value []byte
+		var child *int64
+		var size *int32
+		if err := rows.Scan(&key, &child, &size, &value); err != nil {
+			kv.Fail(t.db.wrap(err))
+		}
+		switch c := bytes.Compare(key, k); {
+		case c < 0:
+			before = key
+		case c == 0:
+			after, e = key, t.found(b.id, k, value, child)
+		default:
+			after = key
+			if child != nil || value != nil {
+				t.keep(&cacheItem{k: cacheKey{bucket: b.id, key: string(key)}, e: t.found(b.id, key, value, child)})
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		kv.Fail(t.db.wrap(err))
+	}
+	t.learn(b.id, before, after)
+	return e
+}
+
+// gapValue is the most bytes of the value of the key after a Get's that come with it.
+const gapValue = 1024
 
 // found is the entry of key k of bucket, read from the database with its value and child:
 // a nested bucket (learnt) when child is set, else a value (never nil: an empty one is

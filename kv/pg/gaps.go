@@ -1,0 +1,200 @@
+package pg
+
+import (
+	"bytes"
+	"sort"
+)
+
+// A gap is a range of one bucket's keys in which the store holds none, at the cache's count:
+// the keys strictly between lo and hi, two keys next to each other in the bucket (or its
+// ends, inf). A Get that misses reads, with its key, the keys before and after it, and a
+// cursor's Seek the key before where it lands: what lies between is a gap. A Get of a key in
+// a gap then finds it absent, and a Seek into one lands on hi, with no round trip: a new
+// title, a word the search index hasn't, links to a document not there yet, once anything
+// has read near them. A commit of this replica that puts a key into a gap splits it in two;
+// a commit of another replica empties the cache, gaps and all.
+type gap struct {
+	lo, hi bound // exclusive: inf, or a key (incl false)
+}
+
+// holds tells whether k is strictly inside g.
+func (g gap) holds(k []byte) bool {
+	return (g.lo.inf || bytes.Compare(k, g.lo.key) > 0) && (g.hi.inf || bytes.Compare(k, g.hi.key) < 0)
+}
+
+func (g gap) size() int { return gapOverhead + len(g.lo.key) + len(g.hi.key) }
+
+// maxGaps is the most gaps one bucket keeps: past it, its gaps are dropped and learnt again.
+// A gap learnt, or split by a commit, goes into a sorted slice (a copy of up to 4,096 gaps of
+// 64 bytes, some microseconds), and a flood of misses can't make that copy grow.
+const maxGaps = 4096
+
+// gapOverhead is about what a gap costs besides its two keys: its place in the bucket's
+// slice, two slices' headers.
+const gapOverhead = 64
+
+// gaps are one bucket's, sorted and apart (two gaps of one bucket at one count never
+// overlap: each lies between two keys next to each other).
+type gaps []gap
+
+// at is the gap that holds k.
+func (gs gaps) at(k []byte) (gap, bool) {
+	// The last gap whose lo is below k: the only one that may hold it.
+	i := sort.Search(len(gs), func(i int) bool { return !gs[i].lo.inf && bytes.Compare(gs[i].lo.key, k) >= 0 }) - 1
+	if i >= 0 && gs[i].holds(k) {
+		return gs[i], true
+	}
+	return gap{}, false
+}
+
+// find is where the gap whose lo is lo is, or would go (gaps from the bucket's start first).
+func (gs gaps) find(lo bound) (int, bool) {
+	if lo.inf {
+		return 0, len(gs) > 0 && gs[0].lo.inf
+	}
+	i := sort.Search(len(gs), func(i int) bool { return !gs[i].lo.inf && bytes.Compare(gs[i].lo.key, lo.key) >= 0 })
+	return i, i < len(gs) && bytes.Equal(gs[i].lo.key, lo.key)
+}
+
+// learnGap keeps g, read by a transaction at count n, if the cache is at n. The gaps have a
+// budget of their own, an eighth of the cache's: past it they are all dropped, and learnt
+// again.
+func (c *entryCache) learnGap(n int64, bucket int64, g gap) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n != c.count {
+		return
+	}
+	gs := c.gaps[bucket]
+	i, ok := gs.find(g.lo)
+	if ok {
+		return // known
+	}
+	switch {
+	case c.gapBytes+g.size() > c.max/8:
+		c.gaps, c.gapBytes = map[int64]gaps{}, 0
+		gs, i = nil, 0
+	case len(gs) >= maxGaps: // each one kept costs a copy of the slice's tail: bounded
+		for _, old := range gs {
+			c.gapBytes -= old.size()
+		}
+		gs, i = nil, 0
+	}
+	c.gaps[bucket] = append(gs[:i], append(gaps{g}, gs[i:]...)...)
+	c.gapBytes += g.size()
+}
+
+// gapAt is the gap of bucket that holds k, if the cache is at n.
+func (c *entryCache) gapAt(n, bucket int64, k []byte) (gap, bool) {
+	if c == nil {
+		return gap{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n != c.count {
+		return gap{}, false
+	}
+	return c.gaps[bucket].at(k)
+}
+
+// hasGap tells whether the cache holds a gap with k in it, at whatever count (see has).
+func (c *entryCache) hasGap(bucket int64, k []byte) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.gaps[bucket].at(k)
+	return ok
+}
+
+// filled splits the gap that holds k, a key this replica's commit put: called with c.mu held.
+func (c *entryCache) filled(bucket int64, k []byte) {
+	gs := c.gaps[bucket]
+	g, ok := gs.at(k)
+	if !ok {
+		return
+	}
+	i, _ := gs.find(g.lo)
+	key := bytes.Clone(k)
+	below, above := gap{lo: g.lo, hi: bound{key: key}}, gap{lo: bound{key: key}, hi: g.hi}
+	gs = append(gs[:i], append(gaps{below, above}, gs[i+1:]...)...)
+	c.gaps[bucket] = gs
+	c.gapBytes += below.size() + above.size() - g.size()
+}
+
+// inGap tells whether k lies in a gap of bucket b the transaction may use; when the cache
+// has one and the transaction has not begun, it begins it, or assumes the cache's count, as
+// cached does.
+func (t *tx) inGap(bucket int64, k []byte) bool {
+	if t.db.cache == nil || t.spills > 0 {
+		return false
+	}
+	if !t.begun && !t.counted && !t.assumed {
+		if !t.db.cache.hasGap(bucket, k) {
+			return false
+		}
+		if !t.assume() {
+			t.begin()
+		}
+	}
+	_, ok := t.db.cache.gapAt(t.snap, bucket, k)
+	return ok
+}
+
+// gapFrom is the gap of bucket in which the range starting at from begins, if the
+// transaction may use the cache (see inGap): the one that holds from's key, or, from's key
+// excluded, the one that starts at it.
+func (t *tx) gapFrom(bucket int64, from bound) (gap, bool) {
+	k := from.key
+	if !t.begun && !t.counted && !t.assumed {
+		if !t.db.cache.hasGapFrom(bucket, from) {
+			return gap{}, false
+		}
+		if !t.assume() {
+			t.begin()
+		}
+	}
+	c := t.db.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.snap != c.count {
+		return gap{}, false
+	}
+	return c.gaps[bucket].from(k, from.incl)
+}
+
+// hasGapFrom is hasGap for gapFrom.
+func (c *entryCache) hasGapFrom(bucket int64, from bound) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.gaps[bucket].from(from.key, from.incl)
+	return ok
+}
+
+// from is the gap that holds k, or, k excluded (incl false), the one that starts at k.
+func (gs gaps) from(k []byte, incl bool) (gap, bool) {
+	if g, ok := gs.at(k); ok {
+		return g, true
+	}
+	if !incl {
+		if i, ok := gs.find(bound{key: k}); ok {
+			return gs[i], true
+		}
+	}
+	return gap{}, false
+}
+
+// learn keeps what the transaction read of the store around a key: the gap between two keys
+// next to each other (lo, hi: nil for the bucket's end), unless it may not fill the cache (as
+// keep).
+func (t *tx) learn(bucket int64, lo, hi []byte) {
+	if t.db.cache == nil || t.spills > 0 || !t.begun && !t.counted {
+		return
+	}
+	g := gap{lo: bound{key: bytes.Clone(lo), inf: lo == nil}, hi: bound{key: bytes.Clone(hi), inf: hi == nil}}
+	t.db.cache.learnGap(t.snap, bucket, g)
+}
