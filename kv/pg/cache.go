@@ -194,12 +194,18 @@ func (c *entryCache) committed(n int64, writes func(put func(bucket int64, key s
 		c.clear()
 		return
 	}
+	splits := map[int64]int{}
 	writes(func(bucket int64, key string, e entry) {
 		for page := range c.pages[bucket] {
 			c.remove(c.items[cacheKey{bucket: bucket, page: page}])
 		}
-		if e.found {
-			c.filled(bucket, []byte(key))
+		switch {
+		case !e.found:
+			c.emptied(bucket, []byte(key))
+		case c.filled(bucket, []byte(key)):
+			if splits[bucket]++; splits[bucket] > maxSplits {
+				c.dropGaps(bucket)
+			}
 		}
 		it := &cacheItem{k: cacheKey{bucket: bucket, key: key}, e: e}
 		it.size = itemOverhead + len(key) + len(e.value)

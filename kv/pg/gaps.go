@@ -11,8 +11,10 @@ import (
 // cursor's Seek the key before where it lands: what lies between is a gap. A Get of a key in
 // a gap then finds it absent, and a Seek into one lands on hi, with no round trip: a new
 // title, a word the search index hasn't, links to a document not there yet, once anything
-// has read near them. A commit of this replica that puts a key into a gap splits it in two;
-// a commit of another replica empties the cache, gaps and all.
+// has read near them. A commit of this replica that puts a key into a gap splits it in two,
+// and one that deletes a key joins the gaps on either side of it (a gap's ends are always
+// keys of the store, so gaps never overlap); a commit of another replica empties the cache,
+// gaps and all.
 type gap struct {
 	lo, hi bound // exclusive: inf, or a key (incl false)
 }
@@ -73,14 +75,19 @@ func (c *entryCache) learnGap(n int64, bucket int64, g gap) {
 	if ok {
 		return // known
 	}
+	// Gaps between keys next to each other can't overlap; if these did, something read a
+	// store unlike the one the cache holds: forget the bucket's gaps rather than trust them.
+	if i > 0 && !gs[i-1].hi.inf && (g.lo.inf || bytes.Compare(gs[i-1].hi.key, g.lo.key) > 0) ||
+		i < len(gs) && (g.hi.inf || bytes.Compare(gs[i].lo.key, g.hi.key) < 0) {
+		c.dropGaps(bucket)
+		return
+	}
 	switch {
 	case c.gapBytes+g.size() > c.max/8:
 		c.gaps, c.gapBytes = map[int64]gaps{}, 0
 		gs, i = nil, 0
 	case len(gs) >= maxGaps: // each one kept costs a copy of the slice's tail: bounded
-		for _, old := range gs {
-			c.gapBytes -= old.size()
-		}
+		c.dropGaps(bucket)
 		gs, i = nil, 0
 	}
 	c.gaps[bucket] = append(gs[:i], append(gaps{g}, gs[i:]...)...)
@@ -111,12 +118,30 @@ func (c *entryCache) hasGap(bucket int64, k []byte) bool {
 	return ok
 }
 
-// filled splits the gap that holds k, a key this replica's commit put: called with c.mu held.
-func (c *entryCache) filled(bucket int64, k []byte) {
+// dropGaps forgets the gaps of bucket: called with c.mu held.
+func (c *entryCache) dropGaps(bucket int64) {
+	for _, g := range c.gaps[bucket] {
+		c.gapBytes -= g.size()
+	}
+	delete(c.gaps, bucket)
+}
+
+// maxSplits is the most gaps of one bucket one commit splits: past it (a commit of many new
+// keys, an import), the bucket's gaps are dropped, so that a commit's cost in the cache, under
+// its lock, stays that of its writes.
+const maxSplits = 64
+
+// filled splits the gap that holds k, a key this replica's commit put, and tells whether
+// there was one: called with c.mu held.
+func (c *entryCache) filled(bucket int64, k []byte) bool {
 	gs := c.gaps[bucket]
 	g, ok := gs.at(k)
 	if !ok {
-		return
+		return false
+	}
+	if len(gs) >= maxGaps || c.gapBytes+g.size()+len(k) > c.max/8 {
+		c.dropGaps(bucket)
+		return true
 	}
 	i, _ := gs.find(g.lo)
 	key := bytes.Clone(k)
@@ -124,6 +149,32 @@ func (c *entryCache) filled(bucket int64, k []byte) {
 	gs = append(gs[:i], append(gaps{below, above}, gs[i+1:]...)...)
 	c.gaps[bucket] = gs
 	c.gapBytes += below.size() + above.size() - g.size()
+	return true
+}
+
+// emptied keeps the gaps true after this replica's commit deleted k: the gaps on either side
+// of it become one (neither holds a key, nor does k now), and one alone is dropped, so that
+// a gap's ends are always keys of the store and two gaps never overlap. Called with c.mu held.
+func (c *entryCache) emptied(bucket int64, k []byte) {
+	gs := c.gaps[bucket]
+	i, starts := gs.find(bound{key: k}) // the gap from k; the one before it may end at k
+	ends := i > 0 && !gs[i-1].hi.inf && bytes.Equal(gs[i-1].hi.key, k)
+	switch {
+	case starts && ends:
+		merged := gap{lo: gs[i-1].lo, hi: gs[i].hi}
+		c.gapBytes += merged.size() - gs[i-1].size() - gs[i].size()
+		gs[i-1] = merged
+		gs = append(gs[:i], gs[i+1:]...)
+	case starts:
+		c.gapBytes -= gs[i].size()
+		gs = append(gs[:i], gs[i+1:]...)
+	case ends:
+		c.gapBytes -= gs[i-1].size()
+		gs = append(gs[:i-1], gs[i:]...)
+	default:
+		return
+	}
+	c.gaps[bucket] = gs
 }
 
 // inGap tells whether k lies in a gap of bucket b the transaction may use; when the cache
