@@ -27,20 +27,7 @@ func BenchmarkLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { file.Close() })
-	base := kvtest.URL(b)
-	target, err := pgproxy.Target(base)
-	if err != nil {
-		b.Fatal(err)
-	}
-	proxy, err := pgproxy.Start(target, time.Millisecond)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(proxy.Close)
-	via, err := proxy.URL(base)
-	if err != nil {
-		b.Fatal(err)
-	}
+	proxy, via := pgproxy.In(b, kvtest.URL(b), time.Millisecond)
 	pdb, err := pg.Open(context.Background(), via)
 	if err != nil {
 		b.Fatal(err)

@@ -140,21 +140,8 @@ func TestRoundTripsCold(t *testing.T) {
 // it (setup), and makes each call 3 times to warm up, then 3 times more, counting: it
 // returns the calls and the median of each one's counts.
 func measure(t *testing.T, opts ...pg.Option) (calls []call, counts []int, db *pg.DB, notes int) {
-	base := kvtest.URL(t)
-	target, err := pgproxy.Target(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := pgproxy.Start(target, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxy.Close)
-	via, err := proxy.URL(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err = pg.Open(context.Background(), via, opts...)
+	proxy, via := pgproxy.In(t, kvtest.URL(t), 0)
+	db, err := pg.Open(context.Background(), via, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

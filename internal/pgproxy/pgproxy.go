@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -38,6 +39,26 @@ func Start(target string, delay time.Duration) (*Proxy, error) {
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
+}
+
+// In starts a proxy in front of the server a postgres:// URL names, for a test or a
+// benchmark (closed at its end), and returns it with the URL through it.
+func In(tb testing.TB, u string, delay time.Duration) (*Proxy, string) {
+	tb.Helper()
+	target, err := Target(u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p, err := Start(target, delay)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(p.Close)
+	via, err := p.URL(u)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p, via
 }
 
 // URL returns u (a postgres:// URL) with its host and port replaced by the proxy's.

@@ -16,19 +16,7 @@ import (
 // viaProxy opens a replica on url through a proxy that counts its round trips.
 func viaProxy(t *testing.T, url string) (*pg.DB, *pgproxy.Proxy) {
 	t.Helper()
-	target, err := pgproxy.Target(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := pgproxy.Start(target, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(proxy.Close)
-	via, err := proxy.URL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxy, via := pgproxy.In(t, url, 0)
 	return open(t, via), proxy
 }
 
