@@ -119,6 +119,12 @@ func (s *Store) prepared(prepare func(b *buckets) (write bool, err error), apply
 	})
 }
 
+// ReadNames reads everyone's names in tx for a copy made by WithNames, as its own reads do:
+// for another store's read transaction in the same call (threads.Store.Alongside), whose
+// answer then needs no read of its own for them. On a store not made by WithNames it does
+// nothing.
+func (s *Store) ReadNames(tx kv.Tx) { s.readNames(tx) }
+
 // readNames reads everyone's names for a copy made by WithNames.
 func (s *Store) readNames(tx kv.Tx) {
 	if s.names != nil {

@@ -43,12 +43,30 @@ type Store struct {
 	db    kv.DB
 	space string
 	now   func() time.Time
+	also  func(kv.Tx) // see Alongside
 }
 
 // New returns the store of space's conversations in db. The space's name is checked on the
 // first write (spaces.ErrBadSpace); a read in a space that was never written finds nothing.
 func New(db kv.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
+}
+
+// Alongside returns a copy of s whose Recent and Read also run fn in their read transaction,
+// after their own reads: a tool call reads there what its answer shows besides (everyone's
+// names: docstore.Store.ReadNames), in the same snapshot and round trip. fn, like a View's
+// function, may run more than once and must set what it reads afresh.
+func (s *Store) Alongside(fn func(kv.Tx)) *Store {
+	c := *s
+	c.also = fn
+	return &c
+}
+
+// alongside runs what Alongside gave, if anything.
+func (s *Store) alongside(tx kv.Tx) {
+	if s.also != nil {
+		s.also(tx)
+	}
 }
 
 // WithClock returns a copy of s that takes the time from now wherever a message has none.
@@ -125,6 +143,7 @@ func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
 				out = append(out, conv)
 			}
 		}
+		s.alongside(tx)
 		return nil
 	})
 	return out, err
@@ -163,7 +182,9 @@ func (s *Store) Read(id string, limit int, before string) (conv Conversation, ms
 		if conv, err = v.conversation(id); err != nil {
 			return err
 		}
-		msgs, more, err = v.page(id, limit, before)
+		if msgs, more, err = v.page(id, limit, before); err == nil {
+			s.alongside(tx)
+		}
 		return err
 	})
 	return conv, msgs, more, err

@@ -15,6 +15,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -37,7 +38,7 @@ func handlersOf(t *testing.T, s *Server) func(ctx context.Context, tool string, 
 }
 
 func reviewServer(t *testing.T, db kv.DB, review bool) *Server {
-	return &Server{cfg: Config{Space: "personal", Agent: "north", For: "ana", Review: review}, db: db, docs: docstore.New(db, "personal"), log: slog.Default()}
+	return &Server{cfg: Config{Space: "personal", Agent: "north", For: "ana", Review: review}, db: db, docs: docstore.New(db, "personal"), threads: threads.New(db, "personal"), log: slog.Default()}
 }
 
 // In review mode the writing tools propose, the text stays, and read_document lists what

@@ -298,6 +298,7 @@ func (s *Server) in(ctx context.Context) *Server {
 		c.threads = threads.New(s.db, space)
 	}
 	c.docs = c.docs.WithNames()
+	c.threads = c.threads.Alongside(c.docs.ReadNames) // a conversation's names, read with it
 	return &c
 }
 
