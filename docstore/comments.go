@@ -343,16 +343,28 @@ type NewComment struct {
 // *NoVersionError, a *NoLinesError, ErrBadComment, ErrTooManyComments, or (wrapped) ErrBadRange
 // when none of the lines is still there in the latest version.
 func (s *Store) Comment(name string, nc NewComment) (Comment, error) {
+	c, _, err := s.CommentOn(name, nc)
+	return c, err
+}
+
+// CommentOn is Comment, and returns the document too, as the comment's write left it (for
+// an answer that names it without reading it again).
+func (s *Store) CommentOn(name string, nc NewComment) (Comment, Document, error) {
 	text, err := checkComment(nc.Text)
 	if err != nil {
-		return Comment{}, err
+		return Comment{}, Document{}, err
 	}
 	var out Comment
-	err = s.update(func(b *buckets) error {
+	var doc Document
+	err = s.prepared(func(b *buckets) (bool, error) {
+		_, _, err := b.namedVersion(name, nc.Version) // found outside the write, or refused there
+		return err == nil, err
+	}, func(b *buckets) error {
 		d, version, err := b.namedVersion(name, nc.Version)
 		if err != nil {
 			return err
 		}
+		doc = d
 		if d.Review != nil && d.Review.Unresolved >= MaxOpenComments {
 			return fmt.Errorf("%w: %s has %d open comments; resolve some first", ErrTooManyComments, d.Title, d.Review.Unresolved)
 		}
@@ -408,26 +420,34 @@ func (s *Store) Comment(name string, nc NewComment) (Comment, error) {
 		if err := b.putAnchors(d.ID, append(as, anchor{N: c.Number, From: lo, To: hi})); err != nil {
 			return err
 		}
-		out = c
+		out, doc = c, d
 		return b.putDoc(d)
 	})
-	return out, err
+	return out, doc, err
 }
 
 // Reply adds a reply to comment n of a named document (to its thread, when n is a reply).
 // It returns the reply, or what Find returns, ErrNoComment, ErrResolved, ErrBadComment or
 // ErrTooManyComments.
 func (s *Store) Reply(name string, n int, text string, by Author) (Comment, error) {
+	c, _, err := s.ReplyOn(name, n, text, by)
+	return c, err
+}
+
+// ReplyOn is Reply, and returns the document too, as the reply's write left it.
+func (s *Store) ReplyOn(name string, n int, text string, by Author) (Comment, Document, error) {
 	text, err := checkComment(text)
 	if err != nil {
-		return Comment{}, err
+		return Comment{}, Document{}, err
 	}
 	var out Comment
-	err = s.update(func(b *buckets) error {
+	var doc Document
+	err = s.prepared(s.findsDocument(name), func(b *buckets) error {
 		d, err := b.named(name)
 		if err != nil {
 			return err
 		}
+		doc = d
 		root, err := b.thread(d, n)
 		if err != nil {
 			return err
@@ -439,9 +459,19 @@ func (s *Store) Reply(name string, n int, text string, by Author) (Comment, erro
 		if err != nil {
 			return err
 		}
+		doc = d
 		return b.putDoc(d)
 	})
-	return out, err
+	return out, doc, err
+}
+
+// findsDocument is a prepared read that finds the named document, so that a name that
+// finds none is refused outside the write (and its near matches looked for there).
+func (s *Store) findsDocument(name string) func(b *buckets) (bool, error) {
+	return func(b *buckets) (bool, error) {
+		_, err := b.named(name)
+		return err == nil, err
+	}
 }
 
 // thread is comment n, or the comment n replies to.
@@ -485,18 +515,26 @@ func (c Comment) MayResolve(by Author) bool {
 // with a last reply first when text is not "". It returns the comment resolved, or what Find
 // returns, ErrNoComment, ErrResolved, ErrNotYours, ErrBadComment or ErrTooManyComments.
 func (s *Store) Resolve(name string, n int, text string, by Author) (Comment, error) {
+	c, _, err := s.ResolveOn(name, n, text, by)
+	return c, err
+}
+
+// ResolveOn is Resolve, and returns the document too, as the write left it.
+func (s *Store) ResolveOn(name string, n int, text string, by Author) (Comment, Document, error) {
 	if strings.TrimSpace(text) != "" {
 		var err error
 		if text, err = checkComment(text); err != nil {
-			return Comment{}, err
+			return Comment{}, Document{}, err
 		}
 	}
 	var out Comment
-	err := s.update(func(b *buckets) error {
+	var doc Document
+	err := s.prepared(s.findsDocument(name), func(b *buckets) error {
 		d, err := b.named(name)
 		if err != nil {
 			return err
 		}
+		doc = d
 		root, err := b.thread(d, n)
 		if err != nil {
 			return err
@@ -534,10 +572,10 @@ func (s *Store) Resolve(name string, n int, text string, by Author) (Comment, er
 		}
 		rv := review(&d)
 		rv.Unresolved = max(rv.Unresolved-1, 0)
-		out = root
+		out, doc = root, d
 		return b.putDoc(d)
 	})
-	return out, err
+	return out, doc, err
 }
 
 // CommentsRead is what Comments returns.

@@ -136,6 +136,7 @@ func TestNoCallIsUnbounded(t *testing.T) {
 		{"edit only spaces", "edit_document", map[string]any{"document": "Spaces", "old": "  ", "new": "x"}},
 		{"read by a name of e's", "read_document", map[string]any{"document": names}},
 		{"append by a name of e's", "append_document", map[string]any{"document": names, "text": "x"}},
+		{"comment by a name of e's", "comment_document", map[string]any{"document": names, "lines": "1", "text": "x"}},
 		{"read since 1", "read_document", map[string]any{"document": "Notes", "since": 1}},
 		{"write the whole text again, changed", "write_document", map[string]any{"document": "Notes", "text": strings.Repeat(strings.ToUpper(line), size/len(line))}},
 		{"append", "append_document", map[string]any{"document": "Half", "text": "one more line"}},

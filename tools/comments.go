@@ -32,10 +32,8 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		return "", refusef("comment_document takes one of lines (a new comment, with text), reply_to (with text) or resolve.")
 	}
 	by := s.author(ctx)
-	d, err := s.docs.Find(a.Document)
-	if err != nil {
-		return "", s.explain(err, a.Document)
-	}
+	// The document is found by the comment's own write, which returns it (docstore's
+	// CommentOn, ReplyOn and ResolveOn): no read of its own first.
 	switch {
 	case a.Lines != "":
 		if strings.TrimSpace(a.Text) == "" {
@@ -45,9 +43,9 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		if err != nil {
 			return "", refusef("comment_document's lines %s: give 120-180, 120- or 7.", strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
 		}
-		c, err := s.docs.Comment(d.ID, docstore.NewComment{Lines: r, Text: a.Text, Author: by, Asks: by.For})
+		c, d, err := s.docs.CommentOn(a.Document, docstore.NewComment{Lines: r, Text: a.Text, Author: by, Asks: by.For})
 		if err != nil {
-			return "", s.commentRefusal(err, d, 0)
+			return "", s.commentRefusal(err, a.Document, d, 0)
 		}
 		asks := "the person"
 		if by.For != "" {
@@ -58,15 +56,15 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		if strings.TrimSpace(a.Text) == "" {
 			return "", refusef("comment_document needs text to reply with.")
 		}
-		r, err := s.docs.Reply(d.ID, *a.ReplyTo, a.Text, by)
+		r, d, err := s.docs.ReplyOn(a.Document, *a.ReplyTo, a.Text, by)
 		if err != nil {
-			return "", s.commentRefusal(err, d, *a.ReplyTo)
+			return "", s.commentRefusal(err, a.Document, d, *a.ReplyTo)
 		}
 		return fmt.Sprintf("Replied to comment %d of %s (as comment %d).", r.ReplyTo, s.link(d), r.Number), nil
 	}
-	c, err := s.docs.Resolve(d.ID, *a.Resolve, a.Text, by)
+	c, d, err := s.docs.ResolveOn(a.Document, *a.Resolve, a.Text, by)
 	if err != nil {
-		return "", s.commentRefusal(err, d, *a.Resolve)
+		return "", s.commentRefusal(err, a.Document, d, *a.Resolve)
 	}
 	if strings.TrimSpace(a.Text) != "" {
 		return fmt.Sprintf("Replied to comment %d of %s and resolved it.", c.Number, s.link(d)), nil
@@ -74,15 +72,19 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 	return fmt.Sprintf("Resolved comment %d of %s.", c.Number, s.link(d)), nil
 }
 
-// commentRefusal says what the model can do about a comment (n, when it names one) that
-// was refused.
-func (s *Server) commentRefusal(err error, d docstore.Document, n int) error {
+// commentRefusal says what the model can do about a comment on the document named (d, once
+// found; n, the comment, when it names one) that was refused.
+func (s *Server) commentRefusal(err error, named string, d docstore.Document, n int) error {
 	var nolines *docstore.NoLinesError
 	msg := err.Error()
 	if i := strings.Index(msg, ": "); i >= 0 {
 		msg = msg[i+2:]
 	}
 	switch {
+	case errors.Is(err, docstore.ErrBadComment): // refused before any document was looked for
+		return refusef("That comment won't do: %s. Nothing was saved.", msg)
+	case d.ID == "":
+		return s.explain(err, named) // not found, or not one document
 	case errors.As(err, &nolines):
 		return refusef("%s has %d lines: there's no line %d.", s.link(d), nolines.Total, nolines.Asked)
 	case errors.Is(err, docstore.ErrNoComment):
@@ -91,12 +93,10 @@ func (s *Server) commentRefusal(err error, d docstore.Document, n int) error {
 		return refusef("In %s, %s. Nothing was changed.", s.link(d), msg)
 	case errors.Is(err, docstore.ErrNotYours):
 		return refusef("Comment %d of %s asks someone else: only its author, a person, or the agent it asks may resolve it. Reply instead (reply_to).", n, s.link(d))
-	case errors.Is(err, docstore.ErrBadComment):
-		return refusef("That comment won't do: %s. Nothing was saved.", msg)
 	case errors.Is(err, docstore.ErrTooManyComments):
 		return refusef("In %s: %s.", s.link(d), msg)
 	}
-	return s.explain(err, d.ID)
+	return s.explain(err, named)
 }
 
 // commentNotes is what read_document says of the open comments after the text: each at its

@@ -101,3 +101,39 @@ func TestChangesOnAStaleCache(t *testing.T) {
 		})
 	}
 }
+
+// A comment on replica a, whose cache is a commit behind: the document it names was made on
+// replica b since (a's read finds none there, and is checked before a refuses), and a line it
+// names was added on b (a's write reads the document again, and finds it).
+func TestCommentOnAStaleCache(t *testing.T) {
+	url := kvtest.URL(t)
+	a, b := kvtest.OpenURL(t, url), kvtest.OpenURL(t, url)
+	author := docstore.Author{By: "agent:north", For: "person:ana"}
+	da, db := docstore.New(a, "stalecomments"), docstore.New(b, "stalecomments")
+	if _, err := da.Create("Old", "one\n", docstore.KindWrite, author); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // a's cache holds the space
+		if _, _, err := da.Read("Old", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Create("Fresh", "one\n", docstore.KindWrite, author); err != nil {
+		t.Fatal(err)
+	}
+	restarts := a.Restarts()
+	c, d, err := da.CommentOn("Fresh", docstore.NewComment{Lines: docstore.LineRange{From: 1, To: 1}, Text: "on b's new document", Author: author})
+	if err != nil || d.Title != "Fresh" || c.Number != 1 {
+		t.Fatalf("a's comment on b's new document: %v, %+v on %q", err, c, d.Title)
+	}
+	if a.Restarts() == restarts {
+		t.Errorf("a's comment ran nothing again: its cache was not behind, and the case shows nothing")
+	}
+	if _, err := db.Append("Old", "two\nthree", author); err != nil {
+		t.Fatal(err)
+	}
+	c, d, err = da.CommentOn("Old", docstore.NewComment{Lines: docstore.LineRange{From: 4, To: 4}, Text: "on b's new line", Author: author}) // after a blank line
+	if err != nil || c.Quote != "three" {
+		t.Fatalf("a's comment on b's new line: %v, %+v on %q version %d", err, c, d.Title, d.Version)
+	}
+}
