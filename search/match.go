@@ -384,7 +384,7 @@ func (sc *scanner) scanText(text string, title bool) {
 	buf := make([]byte, 0, 64)
 	start, line, startLine := -1, 1, 1
 	flush := func() {
-		if start >= 0 {
+		if len(buf) > 0 { // as scan: a run that folds to nothing (a lone mark) is no token
 			sc.token(buf, start, startLine, title)
 		}
 		buf, start = buf[:0], -1
