@@ -191,7 +191,7 @@ func (c *cursor) dbNext(from bound) (row, bool) {
 // says whether it could.
 func (c *cursor) afterGap(from bound) (r row, ok, known bool) {
 	t := c.b.t
-	if from.inf || t.db.cache == nil || t.spills > 0 {
+	if from.inf {
 		return row{}, false, false
 	}
 	g, in := t.gapFrom(c.b.id, from)

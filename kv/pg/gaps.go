@@ -94,30 +94,6 @@ func (c *entryCache) learnGap(n int64, bucket int64, g gap) {
 	c.gapBytes += g.size()
 }
 
-// gapAt is the gap of bucket that holds k, if the cache is at n.
-func (c *entryCache) gapAt(n, bucket int64, k []byte) (gap, bool) {
-	if c == nil {
-		return gap{}, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n != c.count {
-		return gap{}, false
-	}
-	return c.gaps[bucket].at(k)
-}
-
-// hasGap tells whether the cache holds a gap with k in it, at whatever count (see has).
-func (c *entryCache) hasGap(bucket int64, k []byte) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.gaps[bucket].at(k)
-	return ok
-}
-
 // dropGaps forgets the gaps of bucket: called with c.mu held.
 func (c *entryCache) dropGaps(bucket int64) {
 	for _, g := range c.gaps[bucket] {
@@ -177,29 +153,22 @@ func (c *entryCache) emptied(bucket int64, k []byte) {
 	c.gaps[bucket] = gs
 }
 
-// inGap tells whether k lies in a gap of bucket b the transaction may use; when the cache
-// has one and the transaction has not begun, it begins it, or assumes the cache's count, as
-// cached does.
+// inGap tells whether k lies in a gap of bucket the transaction may use (see gapFrom).
 func (t *tx) inGap(bucket int64, k []byte) bool {
-	if t.db.cache == nil || t.spills > 0 {
-		return false
-	}
-	if !t.begun && !t.counted && !t.assumed {
-		if !t.db.cache.hasGap(bucket, k) {
-			return false
-		}
-		if !t.assume() {
-			t.begin()
-		}
-	}
-	_, ok := t.db.cache.gapAt(t.snap, bucket, k)
+	_, ok := t.gapFrom(bucket, bound{key: k, incl: true})
 	return ok
 }
 
 // gapFrom is the gap of bucket in which the range starting at from begins, if the
-// transaction may use the cache (see inGap): the one that holds from's key, or, from's key
+// transaction may use the cache: the one that holds from's key, or, from's key
 // excluded, the one that starts at it.
+//
+// When the cache has one and the transaction has not begun, it begins it, or assumes the
+// cache's count, as cached does.
 func (t *tx) gapFrom(bucket int64, from bound) (gap, bool) {
+	if t.db.cache == nil || t.spills > 0 {
+		return gap{}, false
+	}
 	k := from.key
 	if !t.begun && !t.counted && !t.assumed {
 		if !t.db.cache.hasGapFrom(bucket, from) {
@@ -218,7 +187,8 @@ func (t *tx) gapFrom(bucket int64, from bound) (gap, bool) {
 	return c.gaps[bucket].from(k, from.incl)
 }
 
-// hasGapFrom is hasGap for gapFrom.
+// hasGapFrom tells whether the cache holds the gap gapFrom looks for, at whatever count
+// (see has).
 func (c *entryCache) hasGapFrom(bucket int64, from bound) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
