@@ -3,7 +3,7 @@ package linediff
 import (
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/internal/testtool"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 )
 
 // tool finds a program a test compares against (testtool.Find: skipped without it, failed

@@ -2,8 +2,6 @@ package mdscan
 
 import (
 	"strings"
-
-	"github.com/compass-mcp/compass-mcp/doclink"
 )
 
 // inline is what a scan of a paragraph's inline text keeps, reused from one paragraph to
@@ -175,7 +173,7 @@ func (w *walker) closeBracket(i, end int) (int, bool) {
 		in.inactive = min(in.inactive, top)
 		if i+1 < end && s[i+1] == '(' {
 			if dest, n, ok := in.inlineDest(s, i+2, end); ok && live {
-				if id, ok := doclink.ID(dest); ok && !o.image && !w.emit(Link{ID: id}) {
+				if id, ok := DocumentID(dest); ok && !o.image && !w.emit(Link{ID: id}) {
 					return i, false
 				}
 				if !o.image {
@@ -193,7 +191,7 @@ func (w *walker) closeBracket(i, end int) (int, bool) {
 func (w *walker) angleLink(i, end int) (int, bool) {
 	s := w.text
 	if uri, n, ok := autolink(s[i:end]); ok {
-		if id, ok := doclink.ID(uri); ok && !w.emit(Link{ID: id}) {
+		if id, ok := DocumentID(uri); ok && !w.emit(Link{ID: id}) {
 			return i, false
 		}
 		return i + n, true

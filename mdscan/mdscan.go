@@ -1,5 +1,5 @@
 // Package mdscan reads the parts of a Markdown text that the store keeps track of: its links
-// to other documents ([[Title]], [[Title|shown]], and Markdown links that doclink reads as
+// to other documents ([[Title]], [[Title|shown]], and Markdown links that DocumentID reads as
 // naming a document) and its headings, leaving out what is code (fenced and indented code
 // blocks, code spans), in one pass whose cost is linear in the text.
 //
@@ -20,12 +20,10 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/compass-mcp/compass-mcp/doclink"
 )
 
 // Link is one link of a text to a document: either Title ([[Title]], [[Title|Shown]]) or ID
-// (a Markdown link, autolink or link reference definition whose destination doclink reads as
+// (a Markdown link, autolink or link reference definition whose destination DocumentID reads as
 // naming a document).
 type Link struct {
 	Title string // as written, white space around it trimmed
@@ -338,7 +336,7 @@ func (w *walker) scanText(start, end int, paragraph bool) {
 		if !ok {
 			break
 		}
-		if id, ok := doclink.ID(dest); ok && !w.emit(Link{ID: id}) {
+		if id, ok := DocumentID(dest); ok && !w.emit(Link{ID: id}) {
 			return
 		}
 		start = lineEnd + 1

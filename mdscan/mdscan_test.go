@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 const id = "01M8PGKZD91FPDJN4QQFFR0WBP"

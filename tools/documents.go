@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -82,7 +82,7 @@ var ErrNoSignIn = errors.New("this server hands out no sign-in links")
 func (s *Server) signInLink(name string) (string, error) {
 	next := "/"
 	if name = strings.TrimSpace(name); name != "/" {
-		id, ok := doclink.ID(name)
+		id, ok := mdscan.DocumentID(name)
 		if !ok {
 			d, err := s.docs.Find(name)
 			if err != nil {

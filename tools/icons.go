@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/icon"
+	"github.com/compass-mcp/compass-mcp/internal/icon"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/icon"
+	"github.com/compass-mcp/compass-mcp/internal/icon"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/charter"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/charter"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"

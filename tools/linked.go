@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -105,7 +105,7 @@ func (s *Server) linkedDocuments(a *listDocumentsArgs, limit int) (string, error
 
 // neighbours lists the documents name links to (out), or those that link to it.
 func (s *Server) neighbours(name string, limit int, out bool) (string, error) {
-	if id, ok := doclink.ID(name); ok {
+	if id, ok := mdscan.DocumentID(name); ok {
 		name = id
 	}
 	d, ls, err := s.docs.Links(name, limit)

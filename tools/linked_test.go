@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/tools"

@@ -3,7 +3,7 @@ package tools
 import (
 	"reflect"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 )
 
 // documentByLink lets a tool's document argument be one of the links the tools give (a
@@ -13,7 +13,7 @@ func documentByLink(dst any) {
 	v := reflect.ValueOf(dst).Elem()
 	for _, f := range fieldsOf(v.Type()) {
 		if fv := v.Field(f.index); f.name == "document" && fv.Kind() == reflect.String {
-			if id, ok := doclink.ID(fv.String()); ok {
+			if id, ok := mdscan.DocumentID(fv.String()); ok {
 				fv.SetString(id)
 			}
 		}

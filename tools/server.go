@@ -20,12 +20,12 @@ import (
 	"unicode"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/charter"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/charter"
+	"github.com/compass-mcp/compass-mcp/internal/version"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
-	"github.com/compass-mcp/compass-mcp/version"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )

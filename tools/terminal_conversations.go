@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/threads/claudecode"
 )
 
 // The person's side of the space's conversations on a terminal (compass-mcp conversations,

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/threads/claudecode"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 

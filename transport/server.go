@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/access/oauth"
 	"github.com/compass-mcp/compass-mcp/kv"
-	"github.com/compass-mcp/compass-mcp/oauth"
 	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
 )

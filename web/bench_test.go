@@ -21,7 +21,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// The page's figures in docs/PERFORMANCE.md come from these (go run ./internal/bench runs them):
+// The page's figures in docs/PERFORMANCE.md come from these (go run ./internal/cmd/bench runs them):
 //
 //	go test -run '^$' -bench . -benchmem ./web
 

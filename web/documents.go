@@ -12,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
@@ -86,7 +86,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 // link or an id finds its document in whichever of the person's spaces holds it, as
 // opening the link would.
 func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) ([]docstore.Document, [][]template.HTML, error) {
-	id, ok := doclink.ID(q)
+	id, ok := mdscan.DocumentID(q)
 	if !ok {
 		id, ok = pathID(q)
 	}

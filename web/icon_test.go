@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/icon"
+	"github.com/compass-mcp/compass-mcp/internal/icon"
 )
 
 // The icon is served to anyone, signed in or not (MCP clients fetch it for the server's

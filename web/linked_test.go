@@ -16,7 +16,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/yuin/goldmark"
@@ -100,11 +99,11 @@ func pageLinks(md string) []string {
 		case *wikiLink:
 			out = append(out, "t:"+l.title)
 		case *ast.Link:
-			if id, ok := doclink.ID(string(l.Destination)); ok {
+			if id, ok := mdscan.DocumentID(string(l.Destination)); ok {
 				out = append(out, "i:"+id)
 			}
 		case *ast.AutoLink:
-			if id, ok := doclink.ID(string(l.URL(src))); ok {
+			if id, ok := mdscan.DocumentID(string(l.URL(src))); ok {
 				out = append(out, "i:"+id)
 			}
 		}

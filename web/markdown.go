@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -297,7 +297,7 @@ func (documentLinks) Transform(doc *ast.Document, _ text.Reader, _ parser.Contex
 		}
 		switch l := n.(type) {
 		case *ast.Link:
-			if id, ok := doclink.ID(string(l.Destination)); ok {
+			if id, ok := mdscan.DocumentID(string(l.Destination)); ok {
 				l.Destination = []byte("/document/" + id)
 			}
 		case *ast.AutoLink:

@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/doclink"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -49,7 +49,7 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := s.session(r)
 		if !ok {
-			doc, _ := doclink.ID(r.URL.Path) // a document's page: the command to run names it
+			doc, _ := mdscan.DocumentID(r.URL.Path) // a document's page: the command to run names it
 			s.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Doc: doc, AskAgent: s.agentHandsLinks(r)}})
 			return
 		}

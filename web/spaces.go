@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -129,7 +129,7 @@ func pathID(id string) (string, bool) {
 	if id == "" {
 		return "", false
 	}
-	return doclink.ID("/document/" + id)
+	return mdscan.DocumentID("/document/" + id)
 }
 
 // threadsOf returns the conversations of the space, among p's, that has conversation id:

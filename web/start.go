@@ -12,9 +12,9 @@ import (
 	"runtime"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/doclink"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/mdscan"
 )
 
 // Listen takes the page's address, addr, for the data at path (open as db). With busyOK
@@ -179,7 +179,7 @@ func PathOf(db kv.DB, space, doc string) (string, error) {
 	if doc == "" {
 		return "/", nil
 	}
-	if id, ok := doclink.ID(doc); ok {
+	if id, ok := mdscan.DocumentID(doc); ok {
 		return "/document/" + id, nil
 	}
 	d, err := docstore.New(db, space).Find(doc)

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/icon"
+	"github.com/compass-mcp/compass-mcp/internal/icon"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )

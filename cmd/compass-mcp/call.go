@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/internal/version"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
-	"github.com/compass-mcp/compass-mcp/version"
 )
 
 var callHelp = subcommand{name: "call", args: "TOOL [name=value ...]",

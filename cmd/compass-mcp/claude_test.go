@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // Claude Code, as a new user of a terminal meets compass-mcp: claude mcp add of the stdio

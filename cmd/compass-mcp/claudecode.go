@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
+	"github.com/compass-mcp/compass-mcp/threads/claudecode"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 

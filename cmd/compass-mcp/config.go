@@ -10,10 +10,10 @@ import (
 	"sync"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/claudecode"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads/claudecode"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/compass-mcp/compass-mcp/web"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // The seed's scenario for conversations: the agent, in conversation "now", lists the other

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"

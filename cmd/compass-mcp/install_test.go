@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/clientconfig"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )

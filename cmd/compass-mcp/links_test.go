@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/internal/roundrobin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/roundrobin"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // SIGINT (Ctrl-C) and SIGTERM (what service managers send) each end an HTTP server promptly

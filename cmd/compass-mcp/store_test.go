@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // A --data that looks like a URL but not a PostgreSQL one (a typo: postgress://) is refused,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/compass-mcp/compass-mcp/version"
+	"github.com/compass-mcp/compass-mcp/internal/version"
 )
 
 // versionRequested reports whether args ask for the version: "--version", "-version" or

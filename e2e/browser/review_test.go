@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/compass-mcp/compass-mcp/internal/webtest"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/webtest"
 )
 
 // reviewServer is the server of startServer in review mode: the agent north's changes

@@ -21,8 +21,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
-	"github.com/compass-mcp/compass-mcp/internal/webtest"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/webtest"
 )
 
 var screenshots = flag.Bool("screenshots", false, "write the consent page's screenshot into docs/screenshots")

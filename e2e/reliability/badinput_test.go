@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/mark3labs/mcp-go/client"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // While one client's calls are slow or refused (ambiguous edits of an 8 MiB document,

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // rawStdio is the testbin.Path serving stdio, written to and read from line by line, as no

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/internal/roundrobin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/roundrobin"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"

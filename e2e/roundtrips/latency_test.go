@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/internal/pgproxy"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/pgproxy"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"

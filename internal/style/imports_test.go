@@ -76,7 +76,7 @@ func TestImportsStandardLibraryFirst(t *testing.T) {
 // tests), cmd chooses the backend, and bench measures both. Tests may open a bbolt file to
 // check it. What is linked, not only imported, is TestNothingAboveTheBoundaryLinksABackend's.
 func TestOnlyTheBackendsImportAStore(t *testing.T) {
-	allowed := []string{"kv/", "cmd/", "internal/bench/"}
+	allowed := []string{"kv/", "cmd/", "internal/cmd/bench/"}
 	eachGoFile(t, func(path string, _ *token.FileSet, f *ast.File) {
 		if strings.HasSuffix(path, "_test.go") {
 			return

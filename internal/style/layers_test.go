@@ -2,45 +2,45 @@ package style
 
 import (
 	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// The house, drawn from imports: each package of the module has a layer, and a package
-// imports only packages of lower layers (the repository's own commands and test helpers,
-// the top layer, may also import one another). So data flows one way, front door →
-// domain → kv, and nothing runs back up. The stores' backends are imported only from the
-// top and by kv/stores, which opens the one the command chooses; mcp-go only by the
-// packages that speak MCP.
-var layers = map[string]int{
-	// What knows no other package of ours.
-	"kv": 0, "linediff": 0, "doclink": 0, "charter": 0, "internal/jsonargs": 0,
-	"internal/clientconfig/jsonc": 0, "icon": 0, "version": 0, "mdscan": 1,
-	// The stores' backends, below the boundary.
-	"kv/bolt": 1, "kv/pg": 1,
-	// Plain functions and scoping over kv.
-	"spaces": 1, "search": 1,
-	// Opening the store --data names, either backend, and copying between two.
-	"kv/stores": 2,
-	// The domain, and who may do what.
-	"docstore": 2, "threads": 2, "access": 2,
-	// What is built on the domain: the Claude Code follower, the authorization server.
-	"claudecode": 3, "oauth": 3,
-	// The front doors.
-	"tools": 4, "web": 4,
-	// How requests reach the tools.
-	"transport": 5,
+var update = flag.Bool("update", false, "rewrite docs/DESIGN.md's picture of the layers from this file's")
+
+// layer is one floor of the house: its packages import only packages of the floors below
+// (the top floor's may also import one another).
+type layer struct {
+	name     string   // what the floor is, as DESIGN.md's picture names it
+	packages []string // relative to the module; a name ending in "/..." is every package under it
 }
 
-// top is the layer of the command, the repository's own commands and the test-only
-// packages: whatever is not in layers must be one of these.
-const top = 6
-
-func topLevel(rel string) bool {
-	return rel == "cmd/compass-mcp" || rel == "kv/kvtest" || strings.HasPrefix(rel, "internal/") || strings.HasPrefix(rel, "e2e/")
+// layers are the house, drawn from imports, bottom first: the one source of the layers,
+// which docs/DESIGN.md's picture shows (TestDesignShowsTheLayers keeps the two in step).
+// Data flows one way, front door → domain → kv, and nothing runs back up. The stores'
+// backends are imported only from the top and by kv/stores, which opens the one the
+// command chooses; mcp-go only by the packages that speak MCP.
+var layers = []layer{
+	{"the basement: knows no other package of ours", []string{
+		"kv", "linediff", "mdscan", "internal/jsonargs", "internal/clientconfig/jsonc",
+		"internal/charter", "internal/icon", "internal/version", "internal/mcpb"}},
+	{"the stores' backends, below the boundary; plain functions and scoping over kv", []string{
+		"kv/bolt", "kv/pg", "spaces", "search"}},
+	{"the domain, who may do what, and opening the store --data names", []string{
+		"docstore", "threads", "access", "kv/stores", "internal/clientconfig"}},
+	{"built on the domain: the Claude Code follower, the authorization server", []string{
+		"threads/claudecode", "access/oauth"}},
+	{"the front doors", []string{"tools", "web"}},
+	{"how requests reach the tools", []string{"transport"}},
+	{"the top: the command, the repository's own commands, test helpers and test-only packages", []string{
+		"cmd/compass-mcp", "internal/cmd/...",
+		"kv/kvtest", "internal/testkit/...", "internal/style", "e2e/..."}},
 }
 
 // choosesStore are the packages below the top that may import the backends: the one that
@@ -50,6 +50,18 @@ var choosesStore = map[string]bool{"kv/stores": true}
 // speaksMCP are the packages below the top that may import mcp-go.
 var speaksMCP = map[string]bool{"tools": true, "transport": true}
 
+// layerOf is the floor of package rel, and whether it has one.
+func layerOf(rel string) (int, bool) {
+	for i, l := range layers {
+		for _, p := range l.packages {
+			if under, ok := strings.CutSuffix(p, "/..."); ok && strings.HasPrefix(rel, under+"/") || p == rel {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
 func TestImportsRunOneWay(t *testing.T) {
 	cmd := exec.Command("go", "list", "-json=ImportPath,Imports", "./...")
 	cmd.Dir = filepath.Join("..", "..")
@@ -58,12 +70,7 @@ func TestImportsRunOneWay(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	const mod = "github.com/compass-mcp/compass-mcp/"
-	layerOf := func(rel string) (int, bool) {
-		if l, ok := layers[rel]; ok {
-			return l, true
-		}
-		return top, topLevel(rel)
-	}
+	top := len(layers) - 1
 	dec := json.NewDecoder(strings.NewReader(string(out)))
 	seen := map[string]bool{}
 	for dec.More() {
@@ -78,7 +85,7 @@ func TestImportsRunOneWay(t *testing.T) {
 		seen[rel] = true
 		own, ok := layerOf(rel)
 		if !ok {
-			t.Errorf("%s has no layer: give it one in internal/style/layers_test.go (and a row in docs/DESIGN.md's layout)", rel)
+			t.Errorf("%s has no layer: give it one in internal/style/layers_test.go (then go test ./internal/style -update redraws docs/DESIGN.md's picture; give it a row in the layout there)", rel)
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -99,14 +106,69 @@ func TestImportsRunOneWay(t *testing.T) {
 			}
 		}
 	}
-	var missing []string
-	for rel := range layers {
-		if !seen[rel] {
-			missing = append(missing, rel)
+	for _, l := range layers {
+		for _, p := range l.packages {
+			if under, ok := strings.CutSuffix(p, "/..."); ok {
+				if !slices.ContainsFunc(mapsKeys(seen), func(s string) bool { return strings.HasPrefix(s, under+"/") }) {
+					t.Errorf("layers names %s, under which there is no package any more: take it out", p)
+				}
+			} else if !seen[p] {
+				t.Errorf("layers names %s, which is no package any more: take it out", p)
+			}
 		}
 	}
-	sort.Strings(missing)
-	for _, rel := range missing {
-		t.Errorf("layers names %s, which is no package any more: take it out", rel)
+}
+
+func mapsKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
+	return out
+}
+
+// picture is the house as docs/DESIGN.md draws it: the floors top first, each with its
+// packages.
+func picture() string {
+	var b strings.Builder
+	for i := len(layers) - 1; i >= 0; i-- {
+		l := layers[i]
+		fmt.Fprintf(&b, "%d  %s\n", i, l.name)
+		fmt.Fprintf(&b, "   %s\n", strings.Join(l.packages, "  "))
+	}
+	return b.String()
+}
+
+const (
+	pictureStart = "<!-- layers: drawn by go test ./internal/style -update from internal/style/layers_test.go -->\n```\n"
+	pictureEnd   = "```\n<!-- /layers -->"
+)
+
+// DESIGN.md shows the layers this file checks, so that the picture a newcomer reads is the
+// one the build holds to: go test ./internal/style -update redraws it.
+func TestDesignShowsTheLayers(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "DESIGN.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, pictureStart)
+	end := strings.Index(doc, pictureEnd)
+	if start < 0 || end < start {
+		t.Fatalf("docs/DESIGN.md has no picture of the layers between %q and %q", pictureStart, pictureEnd)
+	}
+	body := doc[start+len(pictureStart) : end]
+	want := picture()
+	if body == want {
+		return
+	}
+	if *update {
+		doc = doc[:start+len(pictureStart)] + want + doc[end:]
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/DESIGN.md's picture of the layers is not internal/style/layers_test.go's (go test ./internal/style -update redraws it):\n--- DESIGN.md\n%s--- layers_test.go\n%s", body, want)
 }
