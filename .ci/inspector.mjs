@@ -1,5 +1,5 @@
 // The MCP Inspector's CLI (@modelcontextprotocol/inspector, pinned in .ci/npm) against
-// compass-mcp over stdio: tools/list, then each of the seven tools once, asserting on the
+// compass-mcp over stdio: tools/list, then each of the eight tools once, asserting on the
 // answers, then the resources, the prompt and a call in the stateless protocol era.
 //
 // Run by .ci/inspector.sh, which installs the Inspector and Node 22, builds the binary and
@@ -21,7 +21,7 @@ if (!binary || !data) {
 const home = mkdtempSync(join(tmpdir(), "inspector-home-"));
 const env = { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, "mcp.json") };
 
-const SEVEN = {
+const TOOLS = {
   list_documents: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   read_document: { readOnlyHint: true, destructiveHint: false, idempotentHint: true },
   write_document: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
@@ -110,12 +110,12 @@ function refusal(want) {
 step("tools/list: the eight tools with their annotations, schemas portable (--strict)", ["--method", "tools/list", "--strict"], (r) => {
   if (r.code !== 0) return `exit ${r.code}, want 0 (6 is a schema portability problem)`;
   const tools = r.out.result?.tools ?? [];
-  const names = tools.map((t) => t.name); // in the order a model should meet them, SEVEN's
-  const want = Object.keys(SEVEN);
+  const names = tools.map((t) => t.name); // in the order a model should meet them, TOOLS's
+  const want = Object.keys(TOOLS);
   if (JSON.stringify(names) !== JSON.stringify(want)) return `tools are ${names}, want ${want}`;
   for (const t of tools) {
     const a = t.annotations ?? {};
-    for (const [hint, v] of Object.entries({ ...SEVEN[t.name], openWorldHint: false })) {
+    for (const [hint, v] of Object.entries({ ...TOOLS[t.name], openWorldHint: false })) {
       if (a[hint] !== v) return `${t.name}'s ${hint} is ${a[hint]}, want ${v}`;
     }
     if (!t.description || t.inputSchema?.type !== "object") return `${t.name} lacks a description or an object input schema`;
@@ -148,6 +148,9 @@ step("read_document: a version given as a number", call("read_document", { docum
 step("list_documents: the one document", call("list_documents", { limit: 5 }),
   answer(`Documents here (1), latest saved first:\n- [Launch plan](compass://document/${id}) · id ${id} · version 3`,
     "opens: Record the trailer, then review the course page."));
+
+step("comment_document: a comment on a line, for the person", call("comment_document", { document: "Launch plan", lines: "1", text: "Which trailer, the long one?" }),
+  answer(`Comment 1 on line 1 of [Launch plan](compass://document/${id}), for ana to answer; the answers show in read_document.`));
 
 step("list_conversations: the imported ones", call("list_conversations"),
   answer("pricing", "“Pricing”", "Pricing: we settled on 12 a month.", "trailer"));

@@ -34,23 +34,24 @@ func openBolt(t testing.TB) *bbolt.DB {
 }
 
 func TestMembers(t *testing.T) {
+	ctx := t.Context()
 	s := access.New(openDB(t)).WithOwner("personal", "ana")
 	for _, m := range [][2]string{{"launch", "ana"}, {"launch", "ben"}, {"design", "ben"}} {
-		if added, err := s.AddMember(m[0], m[1]); err != nil || !added {
+		if added, err := s.AddMember(ctx, m[0], m[1]); err != nil || !added {
 			t.Fatalf("AddMember%v: %v %v", m, added, err)
 		}
 	}
-	if added, err := s.AddMember("launch", "ana"); err != nil || added {
+	if added, err := s.AddMember(ctx, "launch", "ana"); err != nil || added {
 		t.Errorf("adding ana to launch again: added %v, %v; want false, nil", added, err)
 	}
 	for _, bad := range [][2]string{{"no space", "ana"}, {"launch", "a:b"}, {"launch", ""}, {"launch", "two words"}, {"launch", "ana\x1b[2J"}, {"launch", "an\u202ea"}, {"launch", "a\u200bna"}, {"launch", "ana\u00a0"}} {
-		if _, err := s.AddMember(bad[0], bad[1]); err == nil {
+		if _, err := s.AddMember(ctx, bad[0], bad[1]); err == nil {
 			t.Errorf("AddMember%q was accepted", bad)
 		}
 	}
 	check := func(person string, want ...string) {
 		t.Helper()
-		got, err := s.SpacesOf(person)
+		got, err := s.SpacesOf(ctx, person)
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("SpacesOf(%s) = %v, %v; want %v", person, got, err, want)
 		}
@@ -58,14 +59,14 @@ func TestMembers(t *testing.T) {
 	check("ana", "launch", "personal") // personal as the owner, without a row
 	check("ben", "design", "launch")
 	check("cyd")
-	if removed, err := s.RemoveMember("launch", "ben"); err != nil || !removed {
+	if removed, err := s.RemoveMember(ctx, "launch", "ben"); err != nil || !removed {
 		t.Fatalf("RemoveMember: %v %v", removed, err)
 	}
-	if removed, err := s.RemoveMember("launch", "ben"); err != nil || removed {
+	if removed, err := s.RemoveMember(ctx, "launch", "ben"); err != nil || removed {
 		t.Errorf("removing ben again: %v %v", removed, err)
 	}
 	check("ben", "design")
-	ms, err := s.Members("")
+	ms, err := s.Members(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,31 +80,32 @@ func TestMembers(t *testing.T) {
 }
 
 func TestTokens(t *testing.T) {
+	ctx := t.Context()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	db := openDB(t)
 	s := access.New(db).WithOwner("personal", "ana").WithClock(clock)
-	s.AddMember("launch", "ana")
-	s.AddMember("launch", "ben")
-	s.AddMember("design", "ben")
+	s.AddMember(ctx, "launch", "ana")
+	s.AddMember(ctx, "launch", "ben")
+	s.AddMember(ctx, "design", "ben")
 
-	all, tAll, err := s.AddToken(access.NewToken{Person: "ana", Agent: "north"})
+	all, tAll, err := s.AddToken(ctx, access.NewToken{Person: "ana", Agent: "north"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(all) != access.SecretLen || !strings.HasPrefix(all, "cmp_") {
 		t.Errorf("secret %q: want cmp_ and %d characters", all, access.SecretLen)
 	}
-	limited, _, _ := s.AddToken(access.NewToken{Person: "ben", Spaces: []string{"launch", "personal"}, ReadOnly: true, Expires: now.Add(time.Hour)})
-	revoked, tRevoked, _ := s.AddToken(access.NewToken{Person: "ben"})
-	if _, err := s.Revoke(tRevoked.ID); err != nil {
+	limited, _, _ := s.AddToken(ctx, access.NewToken{Person: "ben", Spaces: []string{"launch", "personal"}, ReadOnly: true, Expires: now.Add(time.Hour)})
+	revoked, tRevoked, _ := s.AddToken(ctx, access.NewToken{Person: "ben"})
+	if _, err := s.Revoke(ctx, tRevoked.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Revoke("nope"); !errors.Is(err, access.ErrNoToken) {
+	if _, err := s.Revoke(ctx, "nope"); !errors.Is(err, access.ErrNoToken) {
 		t.Errorf("Revoke(nope): %v, want ErrNoToken", err)
 	}
 
-	p, err := s.Verify(all)
+	p, err := s.Verify(ctx, all)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,37 +116,37 @@ func TestTokens(t *testing.T) {
 		t.Errorf("ana's token may write launch: %v; may see design: %v", p.MayWrite("launch"), p.MaySee("design"))
 	}
 	// ben's token names personal, where ben is no member: it reaches launch only.
-	p, err = s.Verify(limited)
+	p, err = s.Verify(ctx, limited)
 	if err != nil || !slices.Equal(p.Spaces, []string{"launch"}) || !p.ReadOnly || p.MayWrite("launch") || !p.MaySee("launch") {
 		t.Errorf("ben's read-only token: %+v, %v", p, err)
 	}
-	if _, err := s.Verify(revoked); !errors.Is(err, access.ErrRevokedToken) {
+	if _, err := s.Verify(ctx, revoked); !errors.Is(err, access.ErrRevokedToken) {
 		t.Errorf("revoked token: %v", err)
 	}
 	// A changed character fails the checksum; a right checksum of another secret is unknown.
 	flipped := all[:10] + string(all[10]^1) + all[11:]
 	for _, bad := range []string{"", "cmp_", flipped, "ghp_" + all[4:], all + "x"} {
-		if _, err := s.Verify(bad); !errors.Is(err, access.ErrUnknownToken) {
+		if _, err := s.Verify(ctx, bad); !errors.Is(err, access.ErrUnknownToken) {
 			t.Errorf("Verify(%q): %v, want ErrUnknownToken", bad, err)
 		}
 	}
-	other, _, _ := access.New(openDB(t)).AddToken(access.NewToken{Person: "ana"})
-	if _, err := s.Verify(other); !errors.Is(err, access.ErrUnknownToken) {
+	other, _, _ := access.New(openDB(t)).AddToken(ctx, access.NewToken{Person: "ana"})
+	if _, err := s.Verify(ctx, other); !errors.Is(err, access.ErrUnknownToken) {
 		t.Errorf("another store's token: %v", err)
 	}
 
 	now = now.Add(time.Hour)
-	if _, err := s.Verify(limited); !errors.Is(err, access.ErrExpiredToken) {
+	if _, err := s.Verify(ctx, limited); !errors.Is(err, access.ErrExpiredToken) {
 		t.Errorf("an hour later, the one-hour token: %v", err)
 	}
 	// Removing ben from launch takes it from his tokens at once.
-	s.RemoveMember("launch", "ben")
+	s.RemoveMember(ctx, "launch", "ben")
 	now = now.Add(-2 * time.Hour)
-	if p, err := s.Verify(limited); err != nil || len(p.Spaces) != 0 {
+	if p, err := s.Verify(ctx, limited); err != nil || len(p.Spaces) != 0 {
 		t.Errorf("ben out of launch: %+v %v", p, err)
 	}
 
-	ts, err := s.Tokens("")
+	ts, err := s.Tokens(ctx, "")
 	if err != nil || len(ts) != 3 {
 		t.Fatalf("Tokens: %d, %v", len(ts), err)
 	}
@@ -153,18 +155,19 @@ func TestTokens(t *testing.T) {
 			t.Errorf("a listed token shows its secret: %+v", tok)
 		}
 	}
-	if ben, _ := s.Tokens("ben"); len(ben) != 2 {
+	if ben, _ := s.Tokens(ctx, "ben"); len(ben) != 2 {
 		t.Errorf("ben's tokens: %d, want 2", len(ben))
 	}
 }
 
 // Last used is written on first use, then not again within the minute.
 func TestLastUsedAtMostOnceAMinute(t *testing.T) {
+	ctx := t.Context()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	s := access.New(openDB(t)).WithOwner("personal", "ana").WithClock(func() time.Time { return now })
-	secret, tok, _ := s.AddToken(access.NewToken{Person: "ana"})
+	secret, tok, _ := s.AddToken(ctx, access.NewToken{Person: "ana"})
 	lastUsed := func() time.Time {
-		ts, _ := s.Tokens("ana")
+		ts, _ := s.Tokens(ctx, "ana")
 		return ts[0].LastUsed
 	}
 	if !lastUsed().IsZero() {
@@ -172,7 +175,7 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 	}
 	first := now
 	for range 3 {
-		if _, err := s.Verify(secret); err != nil {
+		if _, err := s.Verify(ctx, secret); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(10 * time.Second)
@@ -181,7 +184,7 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 		t.Errorf("after three uses in 30 s, last used %v, want the first, %v", got, first)
 	}
 	now = first.Add(time.Minute)
-	s.Verify(secret)
+	s.Verify(ctx, secret)
 	if got := lastUsed(); !got.Equal(now) {
 		t.Errorf("a minute later, last used %v, want %v (token %s)", got, now, tok.ID)
 	}
@@ -190,9 +193,10 @@ func TestLastUsedAtMostOnceAMinute(t *testing.T) {
 // The gate: 401 with a challenge for missing, unknown, expired and revoked tokens; 403
 // for a space not allowed; the static token and an open server act as the owner.
 func TestGate(t *testing.T) {
+	ctx := t.Context()
 	db := openDB(t)
 	s := access.New(db).WithOwner("personal", "ana")
-	s.AddMember("launch", "ben")
+	s.AddMember(ctx, "launch", "ben")
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := access.FromContext(r.Context())
 		space, _ := access.SpaceOf(r.Context())
@@ -223,7 +227,7 @@ func TestGate(t *testing.T) {
 	if code, ch, _ := do(static, "/spaces/personal/mcp", ""); code != 401 || ch != `Bearer realm="compass-mcp"` {
 		t.Errorf("static token missing: %d %q", code, ch)
 	}
-	secret, _, _ := s.AddToken(access.NewToken{Person: "ben"})
+	secret, _, _ := s.AddToken(ctx, access.NewToken{Person: "ben"})
 	// Once a token row exists, an open server asks for tokens too.
 	if code, _, _ := do(open, "/spaces/personal/mcp", ""); code != 401 {
 		t.Errorf("open server with a token row, no token: %d, want 401", code)
@@ -249,13 +253,14 @@ func TestGate(t *testing.T) {
 func BenchmarkVerify(b *testing.B) {
 	for _, n := range []int{1, 10000} {
 		b.Run(fmt.Sprintf("tokens=%d", n), func(b *testing.B) {
+			ctx := b.Context()
 			raw := openBolt(b)
 			raw.NoSync = true
 			s := access.New(bolt.Wrap(raw)).WithOwner("personal", "ana")
-			s.AddMember("launch", "ana")
+			s.AddMember(ctx, "launch", "ana")
 			var secret string
 			for i := range n {
-				sec, _, err := s.AddToken(access.NewToken{Person: fmt.Sprintf("p%d", i%100), Spaces: []string{"launch"}})
+				sec, _, err := s.AddToken(ctx, access.NewToken{Person: fmt.Sprintf("p%d", i%100), Spaces: []string{"launch"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -263,10 +268,10 @@ func BenchmarkVerify(b *testing.B) {
 					secret = sec
 				}
 			}
-			s.Verify(secret) // its last-used write, once a minute, is not what is measured
+			s.Verify(ctx, secret) // its last-used write, once a minute, is not what is measured
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := s.Verify(secret); err != nil {
+				if _, err := s.Verify(ctx, secret); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -285,6 +290,7 @@ func BenchmarkGateRequest(b *testing.B) {
 			name = "open"
 		}
 		b.Run(name, func(b *testing.B) {
+			ctx := b.Context()
 			path := filepath.Join(b.TempDir(), "compass.db")
 			fast, err := bolt.Open(path, time.Second)
 			if err != nil {
@@ -294,7 +300,7 @@ func BenchmarkGateRequest(b *testing.B) {
 			s := access.New(bolt.Wrap(fast)).WithOwner("launch", "ana")
 			var secret string
 			for i := range n {
-				sec, _, err := s.AddToken(access.NewToken{Person: "ana", Spaces: []string{"launch"}})
+				sec, _, err := s.AddToken(ctx, access.NewToken{Person: "ana", Spaces: []string{"launch"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -342,32 +348,33 @@ func BenchmarkGateRequest(b *testing.B) {
 // Rotate (an OAuth refresh) gives a row a new secret and expiry: the old secret stops
 // working, the row stays one row, and a revoked row can't be rotated.
 func TestRotate(t *testing.T) {
+	ctx := t.Context()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	s := access.New(openDB(t)).WithOwner("personal", "ana").WithClock(func() time.Time { return now })
-	old, tok, err := s.AddToken(access.NewToken{Person: "ana", Agent: "claude", Client: "Claude (claude.ai)", Expires: now.Add(time.Hour)})
+	old, tok, err := s.AddToken(ctx, access.NewToken{Person: "ana", Agent: "claude", Client: "Claude (claude.ai)", Expires: now.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := s.Rotate(tok.ID, now.Add(2*time.Hour))
+	fresh, err := s.Rotate(ctx, tok.ID, now.Add(2*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Verify(old); !errors.Is(err, access.ErrUnknownToken) {
+	if _, err := s.Verify(ctx, old); !errors.Is(err, access.ErrUnknownToken) {
 		t.Errorf("the old secret after a rotation: %v, want ErrUnknownToken", err)
 	}
 	now = now.Add(90 * time.Minute)
-	p, err := s.Verify(fresh)
+	p, err := s.Verify(ctx, fresh)
 	if err != nil || p.TokenID != tok.ID || p.Agent != "claude" || p.Client != "Claude (claude.ai)" {
 		t.Errorf("the new secret, past the old expiry: %+v, %v", p, err)
 	}
-	if ts, _ := s.Tokens(""); len(ts) != 1 || !ts[0].Expires.Equal(now.Add(30*time.Minute)) {
+	if ts, _ := s.Tokens(ctx, ""); len(ts) != 1 || !ts[0].Expires.Equal(now.Add(30*time.Minute)) {
 		t.Errorf("after a rotation, tokens: %+v", ts)
 	}
-	s.Revoke(tok.ID)
-	if _, err := s.Rotate(tok.ID, now.Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
+	s.Revoke(ctx, tok.ID)
+	if _, err := s.Rotate(ctx, tok.ID, now.Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
 		t.Errorf("rotating a revoked token: %v, want ErrRevokedToken", err)
 	}
-	if _, err := s.Rotate("nope", now); !errors.Is(err, access.ErrNoToken) {
+	if _, err := s.Rotate(ctx, "nope", now); !errors.Is(err, access.ErrNoToken) {
 		t.Errorf("rotating an unknown id: %v, want ErrNoToken", err)
 	}
 }
@@ -376,8 +383,9 @@ func TestRotate(t *testing.T) {
 // known": the person copies it again rather than asking for a new one. A whole token that
 // no row has is still unknown.
 func TestMistypedToken(t *testing.T) {
+	ctx := t.Context()
 	s := access.New(openDB(t)).WithOwner("personal", "ana")
-	secret, _, err := s.AddToken(access.NewToken{Person: "ana"})
+	secret, _, err := s.AddToken(ctx, access.NewToken{Person: "ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +394,7 @@ func TestMistypedToken(t *testing.T) {
 		typo[10] = 'b'
 	}
 	for name, bad := range map[string]string{"cut short": secret[:len(secret)-3], "a typo": string(typo), "a space in it": secret[:20] + " " + secret[21:]} {
-		_, err := s.Verify(bad)
+		_, err := s.Verify(ctx, bad)
 		if !errors.Is(err, access.ErrMistypedToken) || !errors.Is(err, access.ErrUnknownToken) {
 			t.Errorf("%s: Verify = %v, want ErrMistypedToken (an ErrUnknownToken)", name, err)
 		}
@@ -400,7 +408,7 @@ func TestMistypedToken(t *testing.T) {
 		}
 	}
 	s2 := access.New(openDB(t))
-	if _, err := s2.Verify(secret); !errors.Is(err, access.ErrUnknownToken) || errors.Is(err, access.ErrMistypedToken) {
+	if _, err := s2.Verify(ctx, secret); !errors.Is(err, access.ErrUnknownToken) || errors.Is(err, access.ErrMistypedToken) {
 		t.Errorf("a whole token of another server: %v, want only ErrUnknownToken", err)
 	}
 }

@@ -1,6 +1,7 @@
 package access_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -25,10 +26,11 @@ func ExampleGate_RequireSpace() {
 		panic(err)
 	}
 	defer db.Close()
+	ctx := context.Background()
 	store := access.New(db).WithOwner("personal", "ana")
-	store.AddMember("launch", "ben")
-	writer, _, _ := store.AddToken(access.NewToken{Person: "ben", Agent: "scribe"})
-	reader, _, _ := store.AddToken(access.NewToken{Person: "ben", ReadOnly: true})
+	store.AddMember(ctx, "launch", "ben")
+	writer, _, _ := store.AddToken(ctx, access.NewToken{Person: "ben", Agent: "scribe"})
+	reader, _, _ := store.AddToken(ctx, access.NewToken{Person: "ben", ReadOnly: true})
 
 	gate := &access.Gate{Store: store}
 	mux := http.NewServeMux()

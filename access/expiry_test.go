@@ -19,16 +19,17 @@ import (
 // began. On a clock, so that nobody waits for the expiry; cmd's
 // TestTeamSessionLosesWhatItsTokenLoses takes a member out through the binary.
 func TestOpenSessionLosesWhatItsTokenLoses(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	s := access.New(db).WithOwner("personal", "ana").WithClock(c.Now)
-	s.AddMember("launch", "ana")
-	s.AddMember("launch", "ben")
-	brief, _, err := s.AddToken(access.NewToken{Person: "ana", Expires: c.Now().Add(10 * time.Minute)})
+	s.AddMember(ctx, "launch", "ana")
+	s.AddMember(ctx, "launch", "ben")
+	brief, _, err := s.AddToken(ctx, access.NewToken{Person: "ana", Expires: c.Now().Add(10 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ben, _, err := s.AddToken(access.NewToken{Person: "ben"})
+	ben, _, err := s.AddToken(ctx, access.NewToken{Person: "ben"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestOpenSessionLosesWhatItsTokenLoses(t *testing.T) {
 		p, _ := access.FromContext(r.Context())
 		id := r.Header.Get("Mcp-Session-Id")
 		if id == "" {
-			id, err := sessions.Begin(p, "test")
+			id, err := sessions.Begin(ctx, p, "test")
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
@@ -49,7 +50,7 @@ func TestOpenSessionLosesWhatItsTokenLoses(t *testing.T) {
 			w.Header().Set("Mcp-Session-Id", id)
 			return
 		}
-		if _, err := sessions.Check(id, p); err != nil {
+		if _, err := sessions.Check(ctx, id, p); err != nil {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
@@ -80,7 +81,7 @@ func TestOpenSessionLosesWhatItsTokenLoses(t *testing.T) {
 		}
 	}
 
-	s.RemoveMember("launch", "ben")
+	s.RemoveMember(ctx, "launch", "ben")
 	if w := do(ben, benSession); w.Code != http.StatusForbidden {
 		t.Errorf("Ben, taken out of launch, in his open session: %d %q, want 403", w.Code, w.Body.String())
 	}
@@ -95,7 +96,7 @@ func TestOpenSessionLosesWhatItsTokenLoses(t *testing.T) {
 	}
 	// Refused by the token, not because the sessions ended: both are still there.
 	for id, p := range began {
-		if _, err := sessions.Check(id, p); err != nil {
+		if _, err := sessions.Check(ctx, id, p); err != nil {
 			t.Errorf("the session of %s, after its token lost: %v, want it still open", p.Person, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -68,20 +69,21 @@ func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
 // Authenticate returns who r acts as. It returns ErrNoBearer without a bearer token where
 // one is needed, or Store.Verify's errors for a token that is not (or no longer) good.
 func (g *Gate) Authenticate(r *http.Request) (Principal, error) {
+	ctx := r.Context()
 	token, hasToken := bearer(r)
 	if g.Static != "" && hasToken && subtle.ConstantTimeCompare([]byte(token), []byte(g.Static)) == 1 {
-		return g.owner()
+		return g.owner(ctx)
 	}
 	if hasToken && strings.HasPrefix(token, secretPrefix) {
-		return g.Store.Verify(token)
+		return g.Store.Verify(ctx, token)
 	}
 	if g.Static == "" && !g.Closed {
-		open, err := g.Store.HasTokens()
+		open, err := g.Store.HasTokens(ctx)
 		if err != nil {
 			return Principal{}, err
 		}
 		if !open {
-			return g.owner() // no token is asked for: what the request carries doesn't matter
+			return g.owner(ctx) // no token is asked for: what the request carries doesn't matter
 		}
 	}
 	if hasToken {
@@ -94,9 +96,9 @@ func (g *Gate) Authenticate(r *http.Request) (Principal, error) {
 // <token>" on a server that needs one.
 var ErrNoBearer = errors.New("no bearer token")
 
-func (g *Gate) owner() (Principal, error) {
+func (g *Gate) owner(ctx context.Context) (Principal, error) {
 	o := g.Store.owner
-	sp, err := g.Store.SpacesOf(o.Person)
+	sp, err := g.Store.SpacesOf(ctx, o.Person)
 	return Principal{Person: o.Person, Agent: g.Agent, Spaces: sp}, err
 }
 

@@ -1,6 +1,7 @@
 package access
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,30 +20,30 @@ type Known struct {
 }
 
 // Known returns who and what the store has heard of.
-func (s *Store) Known() (Known, error) {
+func (s *Store) Known(ctx context.Context) (Known, error) {
 	var k Known
-	members, err := s.Members("")
+	members, err := s.Members(ctx, "")
 	if err != nil {
 		return k, err
 	}
 	for _, m := range members {
 		k.People, k.Spaces = append(k.People, m.Person), append(k.Spaces, m.Space)
 	}
-	tokens, err := s.Tokens("")
+	tokens, err := s.Tokens(ctx, "")
 	if err != nil {
 		return k, err
 	}
 	for _, t := range tokens {
 		k.People = append(k.People, t.Person)
 	}
-	named, err := spaces.People(s.db)
+	named, err := spaces.People(ctx, s.db)
 	if err != nil {
 		return k, err
 	}
 	for _, p := range named {
 		k.People = append(k.People, p.ID)
 	}
-	kept, err := spaces.List(s.db)
+	kept, err := spaces.List(ctx, s.db)
 	if err != nil {
 		return k, err
 	}

@@ -13,20 +13,21 @@ import (
 // A token row an OAuth consent minted keeps its resource through a rotation (TestRotate has
 // the rest), and its principal carries it.
 func TestRotateKeepsTheResource(t *testing.T) {
+	ctx := t.Context()
 	s := access.New(openDB(t)).WithOwner("personal", "ana")
-	_, row, err := s.AddToken(access.NewToken{Person: "ana", Spaces: []string{"personal"},
+	_, row, err := s.AddToken(ctx, access.NewToken{Person: "ana", Spaces: []string{"personal"},
 		Expires: time.Now().Add(time.Hour), Resource: "https://c.example/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	renewed, err := s.Rotate(row.ID, time.Now().Add(2*time.Hour))
+	renewed, err := s.Rotate(ctx, row.ID, time.Now().Add(2*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.Verify(renewed); err != nil || p.Resource != "https://c.example/mcp" {
+	if p, err := s.Verify(ctx, renewed); err != nil || p.Resource != "https://c.example/mcp" {
 		t.Fatalf("the renewed secret: %+v, %v", p, err)
 	}
-	if rows, _ := s.Tokens("ana"); len(rows) != 1 || rows[0].Resource != "https://c.example/mcp" {
+	if rows, _ := s.Tokens(ctx, "ana"); len(rows) != 1 || rows[0].Resource != "https://c.example/mcp" {
 		t.Errorf("rows %+v", rows)
 	}
 }
@@ -40,12 +41,13 @@ func (resources) ResourceMetadataURL(path string) string {
 }
 
 func TestGateResourceBinding(t *testing.T) {
+	ctx := t.Context()
 	s := access.New(openDB(t)).WithOwner("personal", "ana")
-	bound, _, err := s.AddToken(access.NewToken{Person: "ana", Resource: "https://c.example/spaces/personal/mcp"})
+	bound, _, err := s.AddToken(ctx, access.NewToken{Person: "ana", Resource: "https://c.example/spaces/personal/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, _, _ := s.AddToken(access.NewToken{Person: "ana"})
+	plain, _, _ := s.AddToken(ctx, access.NewToken{Person: "ana"})
 	g := &access.Gate{Store: s, OAuth: resources{}}
 	h := g.Require(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	do := func(path, token string) *httptest.ResponseRecorder {

@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func sessionKey(id string) []byte {
 }
 
 // Begin starts a session for p (whose client says it is client) and returns its id.
-func (s *Sessions) Begin(p Principal, client string) (string, error) {
+func (s *Sessions) Begin(ctx context.Context, p Principal, client string) (string, error) {
 	random, err := randomHex(16)
 	if err != nil {
 		return "", err
@@ -97,7 +98,7 @@ func (s *Sessions) Begin(p Principal, client string) (string, error) {
 	now := s.now().UTC()
 	row, _ := json.Marshal(Session{Who: p.sessionOwner(), Client: client, Created: now, Seen: now})
 	sweep := s.sweepDue(now)
-	err = s.db.Batch(func(tx kv.Tx) error {
+	err = s.db.Batch(ctx, func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)
 		if err != nil {
 			return err
@@ -115,8 +116,8 @@ func (s *Sessions) Begin(p Principal, client string) (string, error) {
 
 // Check returns the session id names if p began it and it has not ended; else
 // ErrNoSession. It writes the session's last-used time when that is older than refresh.
-func (s *Sessions) Check(id string, p Principal) (Session, error) {
-	sess, err := s.find(id, p)
+func (s *Sessions) Check(ctx context.Context, id string, p Principal) (Session, error) {
+	sess, err := s.find(ctx, id, p)
 	if err != nil {
 		return Session{}, err
 	}
@@ -125,7 +126,7 @@ func (s *Sessions) Check(id string, p Principal) (Session, error) {
 		return sess, nil
 	}
 	sess.Seen = now
-	err = s.db.Batch(func(tx kv.Tx) error {
+	err = s.db.Batch(ctx, func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)
 		if err != nil {
 			return err
@@ -147,9 +148,9 @@ func (s *Sessions) Check(id string, p Principal) (Session, error) {
 }
 
 // find reads session id, if it is p's and has not gone idle.
-func (s *Sessions) find(id string, p Principal) (Session, error) {
+func (s *Sessions) find(ctx context.Context, id string, p Principal) (Session, error) {
 	var sess Session
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketSessions) == nil {
 			return ErrNoSession
@@ -179,8 +180,8 @@ func (s *Sessions) owned(sessions kv.Bucket, id string, p Principal) (Session, e
 }
 
 // End ends session id for every server, if p began it; else it returns ErrNoSession.
-func (s *Sessions) End(id string, p Principal) error {
-	return s.db.Update(func(tx kv.Tx) error {
+func (s *Sessions) End(ctx context.Context, id string, p Principal) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)
 		if err != nil {
 			return err

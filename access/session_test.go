@@ -41,41 +41,42 @@ var (
 // A session is the store's: another Sessions on the same store (another server) knows it,
 // keeps it to the principal that began it, and ends it for both.
 func TestSessionsAreKeptToWhoBeganThem(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	a, b := access.NewSessions(db, time.Hour), access.NewSessions(db, time.Hour)
-	id, err := a.Begin(anaToken, "Claude Desktop")
+	id, err := a.Begin(ctx, anaToken, "Claude Desktop")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := b.Check(id, anaToken)
+	s, err := b.Check(ctx, id, anaToken)
 	if err != nil || s.Client != "Claude Desktop" {
 		t.Fatalf("the other server's Check: %+v, %v", s, err)
 	}
 	for _, p := range []access.Principal{benToken, anaOwner, {Person: "ana", TokenID: "tok_other"}} {
-		if _, err := b.Check(id, p); !errors.Is(err, access.ErrNoSession) {
+		if _, err := b.Check(ctx, id, p); !errors.Is(err, access.ErrNoSession) {
 			t.Errorf("Check as %+v: %v, want ErrNoSession", p, err)
 		}
-		if err := b.End(id, p); !errors.Is(err, access.ErrNoSession) {
+		if err := b.End(ctx, id, p); !errors.Is(err, access.ErrNoSession) {
 			t.Errorf("End as %+v: %v, want ErrNoSession", p, err)
 		}
 	}
-	if _, err := b.Check("mcp-session-made-up", anaToken); !errors.Is(err, access.ErrNoSession) {
+	if _, err := b.Check(ctx, "mcp-session-made-up", anaToken); !errors.Is(err, access.ErrNoSession) {
 		t.Errorf("a made-up id: %v, want ErrNoSession", err)
 	}
-	if err := b.End(id, anaToken); err != nil {
+	if err := b.End(ctx, id, anaToken); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Check(id, anaToken); !errors.Is(err, access.ErrNoSession) {
+	if _, err := a.Check(ctx, id, anaToken); !errors.Is(err, access.ErrNoSession) {
 		t.Errorf("Check after End on the other server: %v, want ErrNoSession", err)
 	}
-	owner, err := a.Begin(anaOwner, "")
+	owner, err := a.Begin(ctx, anaOwner, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Check(owner, anaOwner); err != nil {
+	if _, err := b.Check(ctx, owner, anaOwner); err != nil {
 		t.Errorf("the owner's session: %v", err)
 	}
-	if _, err := b.Check(owner, anaToken); !errors.Is(err, access.ErrNoSession) {
+	if _, err := b.Check(ctx, owner, anaToken); !errors.Is(err, access.ErrNoSession) {
 		t.Errorf("the owner's session with a token of the same person: %v, want ErrNoSession", err)
 	}
 }
@@ -83,37 +84,38 @@ func TestSessionsAreKeptToWhoBeganThem(t *testing.T) {
 // A session ends after the idle time unused; its last use is written when it is older
 // than a minute, so a use within the minute doesn't put the end off.
 func TestSessionsEndWhenIdle(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	s := access.NewSessions(db, 30*time.Minute).WithClock(c.Now)
 	other := access.NewSessions(db, 30*time.Minute).WithClock(c.Now)
-	id, err := s.Begin(anaToken, "")
+	id, err := s.Begin(ctx, anaToken, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Add(30 * time.Second)
-	if _, err := other.Check(id, anaToken); err != nil {
+	if _, err := other.Check(ctx, id, anaToken); err != nil {
 		t.Fatal(err)
 	}
 	c.Add(30 * time.Minute) // 30:30 after the last written use (begin)
-	if _, err := s.Check(id, anaToken); !errors.Is(err, access.ErrNoSession) {
+	if _, err := s.Check(ctx, id, anaToken); !errors.Is(err, access.ErrNoSession) {
 		t.Errorf("30 min 30 s after begin, with a use not written at 30 s: %v, want ErrNoSession", err)
 	}
 
-	id, err = s.Begin(anaToken, "")
+	id, err = s.Begin(ctx, anaToken, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Add(61 * time.Second)
-	if _, err := other.Check(id, anaToken); err != nil { // written: older than a minute
+	if _, err := other.Check(ctx, id, anaToken); err != nil { // written: older than a minute
 		t.Fatal(err)
 	}
 	c.Add(29 * time.Minute)
-	if _, err := s.Check(id, anaToken); err != nil {
+	if _, err := s.Check(ctx, id, anaToken); err != nil {
 		t.Errorf("29 min after a use the other server wrote: %v", err)
 	}
 	c.Add(31 * time.Minute)
-	if _, err := s.Check(id, anaToken); !errors.Is(err, access.ErrNoSession) {
+	if _, err := s.Check(ctx, id, anaToken); !errors.Is(err, access.ErrNoSession) {
 		t.Errorf("31 min unused: %v, want ErrNoSession", err)
 	}
 }
@@ -121,11 +123,12 @@ func TestSessionsEndWhenIdle(t *testing.T) {
 // Ended sessions' rows are swept out as new sessions begin: the store doesn't grow with
 // every client that came once.
 func TestIdleSessionsAreSwept(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	s := access.NewSessions(db, time.Minute).WithClock(c.Now)
 	for range 50 {
-		if _, err := s.Begin(anaToken, ""); err != nil {
+		if _, err := s.Begin(ctx, anaToken, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +136,7 @@ func TestIdleSessionsAreSwept(t *testing.T) {
 		t.Fatalf("%d rows after 50 sessions began", n)
 	}
 	c.Add(2 * time.Minute)
-	if _, err := s.Begin(anaToken, ""); err != nil {
+	if _, err := s.Begin(ctx, anaToken, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := rows(t, db); n != 1 {
@@ -145,7 +148,7 @@ func TestIdleSessionsAreSwept(t *testing.T) {
 func rows(t *testing.T, db kv.DB) int {
 	t.Helper()
 	n := 0
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(t.Context(), func(tx kv.Tx) error {
 		if b := tx.Bucket([]byte("access")).Bucket([]byte("mcp_sessions")); b != nil {
 			n = b.KeyN()
 		}
@@ -162,24 +165,26 @@ func rows(t *testing.T, db kv.DB) int {
 // read); Begin is every initialize (one write, durable).
 // go test -run '^$' -bench Session -benchmem ./access
 func BenchmarkSessionCheck(b *testing.B) {
+	ctx := b.Context()
 	s := access.NewSessions(benchDB(b), time.Hour)
-	id, err := s.Begin(anaToken, "bench")
+	id, err := s.Begin(ctx, anaToken, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Check(id, anaToken); err != nil {
+		if _, err := s.Check(ctx, id, anaToken); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
 func BenchmarkSessionBegin(b *testing.B) {
+	ctx := b.Context()
 	s := access.NewSessions(benchDB(b), time.Hour)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Begin(anaToken, "bench"); err != nil {
+		if _, err := s.Begin(ctx, anaToken, "bench"); err != nil {
 			b.Fatal(err)
 		}
 	}

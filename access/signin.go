@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,7 +49,7 @@ type SignIn struct {
 
 // NewSignInCode makes a one-time sign-in code for person in space that leads to next (a
 // path of the page; "/" when empty or not a path), usable once within CodeLife.
-func (s *Store) NewSignInCode(person, space, next string) (string, error) {
+func (s *Store) NewSignInCode(ctx context.Context, person, space, next string) (string, error) {
 	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
 		next = "/"
 	}
@@ -58,7 +59,7 @@ func (s *Store) NewSignInCode(person, space, next string) (string, error) {
 	}
 	now := s.now()
 	row, _ := json.Marshal(SignIn{Person: person, Space: space, Next: next, Expires: now.Add(CodeLife)})
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		codes, err := signIns(tx, bucketSignInCodes)
 		if err != nil {
 			return err
@@ -76,7 +77,7 @@ func (s *Store) NewSignInCode(person, space, next string) (string, error) {
 // RedeemCode uses up code and signs a browser in for its person: it returns the cookie's
 // value, good for SignedInLife, and what the code was for. It returns ErrBadCode for a
 // code that is unknown, used or expired, or whose person may no longer see its space.
-func (s *Store) RedeemCode(code string) (cookie string, g SignIn, err error) {
+func (s *Store) RedeemCode(ctx context.Context, code string) (cookie string, g SignIn, err error) {
 	if len(code) != signInChars {
 		return "", SignIn{}, ErrBadCode // no code has that shape: no need to lock the store
 	}
@@ -85,7 +86,7 @@ func (s *Store) RedeemCode(code string) (cookie string, g SignIn, err error) {
 	}
 	now := s.now()
 	refused := false
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		codes, err := signIns(tx, bucketSignInCodes)
 		if err != nil {
 			return err
@@ -123,13 +124,13 @@ func (s *Store) RedeemCode(code string) (cookie string, g SignIn, err error) {
 
 // CodeFor returns whom code signs in, without using it up: for the page to ask before it
 // signs a browser in. It returns ErrBadCode as RedeemCode would.
-func (s *Store) CodeFor(code string) (SignIn, error) {
+func (s *Store) CodeFor(ctx context.Context, code string) (SignIn, error) {
 	if len(code) != signInChars {
 		return SignIn{}, ErrBadCode
 	}
 	var g SignIn
 	bad := false
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		g, bad = SignIn{}, false // the View may run again
 		codes := signInsIn(tx, bucketSignInCodes)
 		if codes == nil {
@@ -151,18 +152,18 @@ func (s *Store) CodeFor(code string) (SignIn, error) {
 }
 
 // SignedIn returns who the browser with cookie was signed in for, if it still is.
-func (s *Store) SignedIn(cookie string) (SignIn, bool, error) {
-	g, _, ok, err := s.signedIn(cookie, false)
+func (s *Store) SignedIn(ctx context.Context, cookie string) (SignIn, bool, error) {
+	g, _, ok, err := s.signedIn(ctx, cookie, false)
 	return g, ok, err
 }
 
 // SignedInSpaces is SignedIn and SpacesOf the person it returns, in one read transaction:
 // what every page the browser asks for first needs (on PostgreSQL, one round trip once warm).
-func (s *Store) SignedInSpaces(cookie string) (SignIn, []string, bool, error) {
-	return s.signedIn(cookie, true)
+func (s *Store) SignedInSpaces(ctx context.Context, cookie string) (SignIn, []string, bool, error) {
+	return s.signedIn(ctx, cookie, true)
 }
 
-func (s *Store) signedIn(cookie string, withSpaces bool) (SignIn, []string, bool, error) {
+func (s *Store) signedIn(ctx context.Context, cookie string, withSpaces bool) (SignIn, []string, bool, error) {
 	if len(cookie) != signInChars {
 		return SignIn{}, nil, false, nil
 	}
@@ -171,7 +172,7 @@ func (s *Store) signedIn(cookie string, withSpaces bool) (SignIn, []string, bool
 		found bool
 		mine  []string
 	)
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		g, found, mine = SignIn{}, false, nil // the View may run again
 		browsers := signInsIn(tx, bucketSignedIn)
 		if browsers == nil {
@@ -195,11 +196,11 @@ func (s *Store) signedIn(cookie string, withSpaces bool) (SignIn, []string, bool
 }
 
 // SignOut ends the signed-in browser with cookie, if there is one.
-func (s *Store) SignOut(cookie string) error {
+func (s *Store) SignOut(ctx context.Context, cookie string) error {
 	if len(cookie) != signInChars {
 		return nil
 	}
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		browsers, err := signIns(tx, bucketSignedIn)
 		if err != nil {
 			return err

@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -81,6 +82,9 @@ func (s *Store) WithOwner(space, person string) *Store {
 	return &c
 }
 
+// Now is the time as s's clock has it (WithClock).
+func (s *Store) Now() time.Time { return s.now() }
+
 // WithClock returns s reading the time from now (for tests of expiry).
 func (s *Store) WithClock(now func() time.Time) *Store {
 	c := *s
@@ -112,7 +116,7 @@ type Member struct {
 }
 
 // AddMember makes person a member of space; added is false when they were one already.
-func (s *Store) AddMember(space, person string) (added bool, err error) {
+func (s *Store) AddMember(ctx context.Context, space, person string) (added bool, err error) {
 	if err := spaces.Valid(space); err != nil {
 		return false, err
 	}
@@ -120,7 +124,7 @@ func (s *Store) AddMember(space, person string) (added bool, err error) {
 		return false, err
 	}
 	at := []byte(s.now().UTC().Format(time.RFC3339))
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		bySpace, err := nested(tx, bucketMembers, space)
 		if err != nil {
 			return err
@@ -146,8 +150,8 @@ func (s *Store) AddMember(space, person string) (added bool, err error) {
 
 // RemoveMember takes person out of space; removed is false when they weren't in it. Their
 // tokens stop reaching space at once (the next request is refused).
-func (s *Store) RemoveMember(space, person string) (removed bool, err error) {
-	err = s.db.Update(func(tx kv.Tx) error {
+func (s *Store) RemoveMember(ctx context.Context, space, person string) (removed bool, err error) {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		if root == nil {
 			return nil
@@ -173,9 +177,9 @@ func (s *Store) RemoveMember(space, person string) (removed bool, err error) {
 
 // Members lists the members of space (of every space when space is ""), by space then
 // person, with the owner (see WithOwner) among them.
-func (s *Store) Members(space string) ([]Member, error) {
+func (s *Store) Members(ctx context.Context, space string) ([]Member, error) {
 	var out []Member
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		out = nil // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil {
@@ -212,9 +216,9 @@ func (s *Store) Members(space string) ([]Member, error) {
 
 // SpacesOf returns the spaces person is a member of, sorted: the spaces that person's
 // page shows, and the most any of their tokens reaches.
-func (s *Store) SpacesOf(person string) ([]string, error) {
+func (s *Store) SpacesOf(ctx context.Context, person string) ([]string, error) {
 	var out []string
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		out = s.spacesOf(tx, person)
 		return nil
 	})
@@ -274,7 +278,7 @@ type Token struct {
 
 // AddToken makes a token and returns its secret, which is shown this once and never
 // again: only its SHA-256 is kept.
-func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
+func (s *Store) AddToken(ctx context.Context, n NewToken) (secret string, t Token, err error) {
 	if err := CheckPerson(n.Person); err != nil {
 		return "", Token{}, err
 	}
@@ -308,7 +312,7 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 	if err != nil {
 		return "", Token{}, err
 	}
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		tokens, err := bucket(tx, bucketTokens)
 		if err != nil {
 			return err
@@ -329,9 +333,9 @@ func (s *Store) AddToken(n NewToken) (secret string, t Token, err error) {
 }
 
 // Tokens lists the tokens of person (everyone's when person is ""), oldest first.
-func (s *Store) Tokens(person string) ([]Token, error) {
+func (s *Store) Tokens(ctx context.Context, person string) ([]Token, error) {
 	var out []Token
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		out = nil // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
@@ -357,9 +361,9 @@ func (s *Store) Tokens(person string) ([]Token, error) {
 
 // Revoke marks the token with id revoked: from now on every request with it gets 401.
 // The row stays, so tokens list still shows it. It returns ErrNoToken for an unknown id.
-func (s *Store) Revoke(id string) (Token, error) {
+func (s *Store) Revoke(ctx context.Context, id string) (Token, error) {
 	var t Token
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		return s.change(tx, id, func(row *Token) {
 			if row.Revoked.IsZero() {
 				row.Revoked = s.now().UTC()
@@ -374,12 +378,12 @@ func (s *Store) Revoke(id string) (Token, error) {
 // old secret stops working at once. The row (its id, person, agent, spaces, rights and
 // last use) stays one row, so an OAuth client that refreshes shows once in tokens list. It
 // returns ErrNoToken for an unknown id and ErrRevokedToken for a revoked token.
-func (s *Store) Rotate(id string, expires time.Time) (secret string, err error) {
+func (s *Store) Rotate(ctx context.Context, id string, expires time.Time) (secret string, err error) {
 	if secret, err = newSecret(); err != nil {
 		return "", fmt.Errorf("making a token's secret: %w", err)
 	}
 	hash := hashOf(secret)
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		root := tx.Bucket(bucketAccess)
 		var old []byte
 		if root != nil && root.Bucket(bucketTokenIDs) != nil {
@@ -440,9 +444,9 @@ func (s *Store) change(tx kv.Tx, id string, fn func(*Token)) error {
 
 // HasTokens reports whether any token row exists (revoked and expired ones too): once one
 // does, every request must carry a token.
-func (s *Store) HasTokens() (bool, error) {
+func (s *Store) HasTokens(ctx context.Context) (bool, error) {
 	var has bool
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		has = false // the View may run again
 		if root := tx.Bucket(bucketAccess); root != nil {
 			if b := root.Bucket(bucketTokens); b != nil {
@@ -458,11 +462,11 @@ func (s *Store) HasTokens() (bool, error) {
 // Guarded reports whether a server with the static token (--token; "" for none) on s's
 // store has tokens, the static one or token rows: what serving beyond loopback needs, for
 // the page as for /mcp. A store that can't be read has none.
-func (s *Store) Guarded(static string) bool {
+func (s *Store) Guarded(ctx context.Context, static string) bool {
 	if static != "" {
 		return true
 	}
-	has, err := s.HasTokens()
+	has, err := s.HasTokens(ctx)
 	return err == nil && has
 }
 
@@ -472,7 +476,7 @@ func (s *Store) Guarded(static string) bool {
 // The row is found by the secret's SHA-256 (one B+tree lookup, however many tokens there
 // are) and the stored hash compared with it in constant time. The token's last-used time
 // is written at most once a minute by this process.
-func (s *Store) Verify(secret string) (Principal, error) {
+func (s *Store) Verify(ctx context.Context, secret string) (Principal, error) {
 	if !wellFormed(secret) {
 		return Principal{}, ErrMistypedToken
 	}
@@ -482,7 +486,7 @@ func (s *Store) Verify(secret string) (Principal, error) {
 		found bool
 		p     Principal
 	)
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		t, found, p = Token{}, false, Principal{} // the View may run again
 		root := tx.Bucket(bucketAccess)
 		if root == nil || root.Bucket(bucketTokens) == nil {
@@ -524,12 +528,12 @@ func (s *Store) Verify(secret string) (Principal, error) {
 	case !t.Expires.IsZero() && !now.Before(t.Expires):
 		return Principal{}, ErrExpiredToken
 	}
-	s.touch(t.ID, now)
+	s.touch(ctx, t.ID, now)
 	return p, nil
 }
 
 // touch writes token id's last-used time unless this process did so less than usedEvery ago.
-func (s *Store) touch(id string, now time.Time) {
+func (s *Store) touch(ctx context.Context, id string, now time.Time) {
 	s.used.Lock()
 	if last, ok := s.used.at[id]; ok && now.Sub(last) < usedEvery {
 		s.used.Unlock()
@@ -537,7 +541,7 @@ func (s *Store) touch(id string, now time.Time) {
 	}
 	s.used.at[id] = now
 	s.used.Unlock()
-	err := s.db.Batch(func(tx kv.Tx) error {
+	err := s.db.Batch(ctx, func(tx kv.Tx) error {
 		return s.change(tx, id, func(t *Token) { t.LastUsed = now.UTC() })
 	})
 	if err != nil {

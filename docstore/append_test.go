@@ -11,6 +11,7 @@ import (
 // and "b" made "a\n\nb\n\n"). Its version counts the added lines, and the blank lines the
 // text ended with beyond the one between, which are gone.
 func TestAppendBlankLines(t *testing.T) {
+	ctx := t.Context()
 	for _, c := range []struct {
 		name, text, add, want string
 		added, removed        int
@@ -38,15 +39,15 @@ func TestAppendBlankLines(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := open(t, "personal")
-			d, err := s.Create("Plan", c.text, docstore.KindWrite, north)
+			d, err := s.Create(ctx, "Plan", c.text, docstore.KindWrite, north)
 			if err != nil {
 				t.Fatal(err)
 			}
-			saved, err := s.Append(d.Document.ID, c.add, north)
+			saved, err := s.Append(ctx, d.Document.ID, c.add, north)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, v, err := s.Read(d.Document.ID, 0)
+			_, v, err := read(t, s, d.Document.ID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

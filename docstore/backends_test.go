@@ -17,6 +17,7 @@ import (
 // searched (words, phrases, titles, limits that cut through ties), listed, paged and read
 // (every version, histories, logs, walks) on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
+	ctx := t.Context()
 	kvtest.Postgres(t)                   // skipped without PostgreSQL, before making anything
 	defer docstore.SetSnapshotEvery(4)() // chains of deltas that cross whole versions
 	bolt := kvtest.OpenBolt(t)
@@ -42,12 +43,12 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 		switch {
 		case i%5 == 0:
 			for n := range 3 + i%7 {
-				if _, err := s.Append(d.ID, fmt.Sprintf("alpha beta %d\n", n), north); err != nil {
+				if _, err := s.Append(ctx, d.ID, fmt.Sprintf("alpha beta %d\n", n), north); err != nil {
 					t.Fatal(err)
 				}
 			}
 		case i%11 == 0:
-			if _, err := s.Delete(d.ID, north); err != nil {
+			if _, err := s.Delete(ctx, d.ID, north); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -62,20 +63,24 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 			t.Errorf("%s: PostgreSQL answers\n%+v (%v)\nbbolt answers\n%+v (%v)", what, got, gerr, want, werr)
 		}
 	}
+	sameRead := func(what string, call func(r *docstore.Reader) (any, error)) {
+		t.Helper()
+		same(what, func(s *docstore.Store) (any, error) { return view(t, s, call) })
+	}
 	for _, q := range []string{"alpha", "alpha beta", "gamma delta", `"alpha beta"`, `"beta gamma" delta`, "note", "filler", "nothing"} {
 		for _, limit := range []int{0, 1, 5, 50} {
-			same(fmt.Sprintf("Search(%q, %d)", q, limit), func(s *docstore.Store) (any, error) { return s.Search(q, limit) })
+			sameRead(fmt.Sprintf("Search(%q, %d)", q, limit), func(r *docstore.Reader) (any, error) { return r.Search(q, limit) })
 		}
 	}
 	for _, limit := range []int{1, 10, 200} {
-		same(fmt.Sprintf("List(%d)", limit), func(s *docstore.Store) (any, error) {
-			ds, total, err := s.List(limit)
+		sameRead(fmt.Sprintf("List(%d)", limit), func(r *docstore.Reader) (any, error) {
+			ds, total, err := r.List(limit)
 			return fmt.Sprint(ds, total), err
 		})
-		same(fmt.Sprintf("Recent pages of %d", limit), func(s *docstore.Store) (any, error) {
+		sameRead(fmt.Sprintf("Recent pages of %d", limit), func(r *docstore.Reader) (any, error) {
 			var pages []any
 			for after := ""; ; {
-				ds, next, total, err := s.Recent(after, limit)
+				ds, next, total, err := r.Recent(after, limit)
 				if err != nil {
 					return pages, err
 				}
@@ -85,10 +90,10 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 				}
 			}
 		})
-		same(fmt.Sprintf("Page walk of %d", limit), func(s *docstore.Store) (any, error) {
+		sameRead(fmt.Sprintf("Page walk of %d", limit), func(r *docstore.Reader) (any, error) {
 			var pages []any
 			for after := ""; ; {
-				ds, next, err := s.Page(after, limit)
+				ds, next, err := r.Page(after, limit)
 				if err != nil {
 					return pages, err
 				}
@@ -104,25 +109,25 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 			continue
 		}
 		for n := range 12 {
-			same(fmt.Sprintf("Read version %d of %s", n, d.ID), func(s *docstore.Store) (any, error) {
-				d, v, err := s.Read(d.ID, n)
+			sameRead(fmt.Sprintf("Read version %d of %s", n, d.ID), func(r *docstore.Reader) (any, error) {
+				d, v, err := r.Read(d.ID, n)
 				return fmt.Sprint(d, v), err
 			})
 		}
-		same("Log "+d.ID, func(s *docstore.Store) (any, error) {
-			d, vs, err := s.Log(d.ID)
+		sameRead("Log "+d.ID, func(r *docstore.Reader) (any, error) {
+			d, vs, err := r.Log(d.ID)
 			return fmt.Sprint(d, vs), err
 		})
 		same("Walk "+d.ID, func(s *docstore.Store) (any, error) {
 			var vs []docstore.Version
-			err := s.Walk(d.ID, func(v docstore.Version) error { vs = append(vs, v); return nil })
+			err := s.Walk(ctx, d.ID, func(v docstore.Version) error { vs = append(vs, v); return nil })
 			return vs, err
 		})
-		same("ByID "+d.ID, func(s *docstore.Store) (any, error) {
-			return s.ByID(d.ID)
+		sameRead("ByID "+d.ID, func(r *docstore.Reader) (any, error) {
+			return r.ByID(d.ID)
 		})
-		same("Since 1 "+d.ID, func(s *docstore.Store) (any, error) {
-			d, vs, diff, err := s.Since(d.ID, 1)
+		sameRead("Since 1 "+d.ID, func(r *docstore.Reader) (any, error) {
+			d, vs, diff, err := r.Since(d.ID, 1)
 			return fmt.Sprint(d, vs, diff), err
 		})
 	}

@@ -31,6 +31,7 @@ import (
 // "k1 btext btitle wtitle near rerank k3" (search.Model's fields in order; k3 may be left
 // out, for 0).
 func TestBEIR(t *testing.T) {
+	ctx := t.Context()
 	dir := os.Getenv("COMPASS_BEIR")
 	if dir == "" {
 		t.Skip("COMPASS_BEIR names no dataset")
@@ -83,7 +84,7 @@ func TestBEIR(t *testing.T) {
 			title = fmt.Sprintf("%s [%s]", string(r[:min(len(r), 190)]), d.ID)
 		}
 		seen[strings.ToLower(title)] = true
-		saved, err := s.Create(title, d.Title+"\n\n"+d.Text, docstore.KindWrite, north)
+		saved, err := s.Create(ctx, title, d.Title+"\n\n"+d.Text, docstore.KindWrite, north)
 		if err != nil {
 			t.Fatalf("%s: %v", d.ID, err)
 		}
@@ -139,7 +140,7 @@ func TestBEIR(t *testing.T) {
 		empty := 0
 		start := time.Now()
 		for _, q := range queries {
-			res, err := s.Search(q.Text, 10)
+			res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(q.Text, 10) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,6 +19,7 @@ func text(n int, seed uint64) []string {
 
 // BenchmarkEdit100KB is one edit_document of one line in a 100 KB document, durable.
 func BenchmarkEdit100KB(b *testing.B) {
+	ctx := b.Context()
 	s := open(b, "personal")
 	lines := text(2000, 1)
 	d := mustCreate(b, s, "Big", strings.Join(lines, ""))
@@ -27,7 +28,7 @@ func BenchmarkEdit100KB(b *testing.B) {
 	for i := range b.N {
 		old := lines[1000]
 		lines[1000] = fmt.Sprintf("line 1000 edited %d\n", i)
-		if _, err := s.Edit(d.ID, old, lines[1000], north); err != nil {
+		if _, err := s.Edit(ctx, d.ID, old, lines[1000], north); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -38,6 +39,7 @@ func BenchmarkEdit100KB(b *testing.B) {
 // before the timer starts and differ in half the lines, chosen at random; the document
 // alternates between them, so every write changes exactly half the lines of the one before.
 func BenchmarkRewrite1MBHalfChanged(b *testing.B) {
+	ctx := b.Context()
 	s := open(b, "personal")
 	base := text(20000, 2)
 	other := append([]string(nil), base...)
@@ -50,7 +52,7 @@ func BenchmarkRewrite1MBHalfChanged(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		saved, err := s.Write(d.ID, "", texts[(i+1)%2], 0, north)
+		saved, err := s.Write(ctx, d.ID, "", texts[(i+1)%2], 0, north)
 		if err != nil {
 			b.Fatal(err)
 		}

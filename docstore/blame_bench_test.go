@@ -30,7 +30,7 @@ func bigHistory(b *testing.B, versions int) (*Store, string) {
 	d := Document{ID: newID(time.Now())}
 	v := Version{Number: 1, Title: "Big", Text: strings.Join(lines, ""), Kind: KindWrite, Author: by, At: time.Now()}
 	for n := 1; n <= versions; {
-		err := db.Update(func(tx kv.Tx) error {
+		err := db.Update(b.Context(), func(tx kv.Tx) error {
 			bk, err := writeBuckets(tx, "personal")
 			if err != nil {
 				return err
@@ -72,13 +72,14 @@ func bigHistory(b *testing.B, versions int) (*Store, string) {
 // BenchmarkBlame1MB1000Versions blames a 1 MB document after 1,000 versions (target
 // ≤ 200 ms, memory about the latest text's: see docs/PERFORMANCE.md).
 func BenchmarkBlame1MB1000Versions(b *testing.B) {
+	ctx := b.Context()
 	s, id := bigHistory(b, 1000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var bl Blame
 	for range b.N {
 		var err error
-		if bl, err = s.Blame(id); err != nil {
+		if bl, err = s.Blame(ctx, id); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -92,6 +93,7 @@ func BenchmarkBlame1MB1000Versions(b *testing.B) {
 // BenchmarkBlame8MiBOfShortLines blames the largest text there is made of the shortest
 // lines (4 Mi lines of "x"), after an edit: its cost is the lines', bounded by MaxText.
 func BenchmarkBlame8MiBOfShortLines(b *testing.B) {
+	ctx := b.Context()
 	db, err := bolt.OpenFile(filepath.Join(b.TempDir(), "compass.db"), time.Second, time.Hour)
 	if err != nil {
 		b.Fatal(err)
@@ -99,17 +101,17 @@ func BenchmarkBlame8MiBOfShortLines(b *testing.B) {
 	defer db.Close()
 	s := New(db, "personal")
 	text := strings.Repeat("x\n", MaxText/2)
-	saved, err := s.Create("Short lines", text, KindWrite, Author{By: "person:ana"})
+	saved, err := s.Create(ctx, "Short lines", text, KindWrite, Author{By: "person:ana"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.Save(saved.Document.ID, 0, "y\n"+text[2:], Author{By: "person:ana"}, linediff.Clash); err != nil {
+	if _, err := s.Save(ctx, saved.Document.ID, 0, "y\n"+text[2:], Author{By: "person:ana"}, linediff.Clash); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		bl, err := s.Blame(saved.Document.ID)
+		bl, err := s.Blame(ctx, saved.Document.ID)
 		if err != nil || len(bl.Lines) != MaxText/2 || len(bl.Runs) != 2 {
 			b.Fatal(err, len(bl.Lines), len(bl.Runs))
 		}

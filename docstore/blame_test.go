@@ -41,7 +41,8 @@ func blameByHand(texts []string) []int {
 
 func checkBlame(t *testing.T, s *docstore.Store, id string, texts []string) {
 	t.Helper()
-	bl, err := s.Blame(id)
+	ctx := t.Context()
+	bl, err := s.Blame(ctx, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +72,7 @@ func checkBlame(t *testing.T, s *docstore.Store, id string, texts []string) {
 // against the one before says, whatever the history (edits, duplicate lines, a missing final
 // line break, an empty version) and however often versions are kept whole.
 func TestBlameIsTheDiffsOfEveryVersion(t *testing.T) {
+	ctx := t.Context()
 	for _, every := range []int{1, 5, 64} {
 		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
 			defer docstore.SetSnapshotEvery(every)()
@@ -78,7 +80,7 @@ func TestBlameIsTheDiffsOfEveryVersion(t *testing.T) {
 			for seed := range uint64(3) {
 				id, texts := randomHistory(t, s, 150, seed+uint64(every)*10)
 				checkBlame(t, s, id, texts)
-				if _, err := s.Rename(id, fmt.Sprintf("History %d", seed), ana); err != nil {
+				if _, err := s.Rename(ctx, id, fmt.Sprintf("History %d", seed), ana); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -89,15 +91,16 @@ func TestBlameIsTheDiffsOfEveryVersion(t *testing.T) {
 // A file written before blame keeps versions whole without what blame follows (every
 // version, in the layout before deltas): blame diffs them instead, and says the same.
 func TestBlameOfTheOldLayout(t *testing.T) {
+	ctx := t.Context()
 	_, s, want := oldLayout(t)
 	for title, texts := range want {
-		d, err := s.Find(title)
+		d, err := find(t, s, title)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkBlame(t, s, d.ID, texts)
 		text := "a new first line\n" + texts[len(texts)-1]
-		if _, err := s.Save(d.ID, 0, text, ana, linediff.Clash); err != nil {
+		if _, err := s.Save(ctx, d.ID, 0, text, ana, linediff.Clash); err != nil {
 			t.Fatal(err)
 		}
 		checkBlame(t, s, d.ID, append(texts, text))
@@ -106,17 +109,18 @@ func TestBlameOfTheOldLayout(t *testing.T) {
 
 // One version's blame is all its own; a document not found is ErrNotFound.
 func TestBlameOfOneVersion(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", "a\nb")
-	bl, err := s.Blame("plan")
+	bl, err := s.Blame(ctx, "plan")
 	if err != nil || len(bl.Runs) != 1 || bl.Runs[0] != (docstore.Run{Version: 1, First: 1, Count: 2}) || bl.Versions[1].Author != north {
 		t.Fatalf("Blame = %+v, %v", bl, err)
 	}
-	if _, err := s.Blame(d.ID + "x"); !errors.Is(err, docstore.ErrNotFound) {
+	if _, err := s.Blame(ctx, d.ID+"x"); !errors.Is(err, docstore.ErrNotFound) {
 		t.Errorf("Blame of nothing: %v", err)
 	}
 	empty := mustCreate(t, s, "Empty", "")
-	if bl, err := s.Blame(empty.ID); err != nil || len(bl.Runs) != 0 || len(bl.Lines) != 0 {
+	if bl, err := s.Blame(ctx, empty.ID); err != nil || len(bl.Runs) != 0 || len(bl.Lines) != 0 {
 		t.Errorf("Blame of an empty text = %+v, %v", bl, err)
 	}
 }

@@ -81,6 +81,7 @@ func TestNearMatchOnAHugeLineIsCut(t *testing.T) {
 // A name longer than any title is refused at once: an 8 MB name of "e e e ..." was
 // matched word by word against every title inside the write transaction (24 s).
 func TestLongNameIsRefusedAtOnce(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	var d docstore.Document
 	for i := range 200 {
@@ -89,9 +90,9 @@ func TestLongNameIsRefusedAtOnce(t *testing.T) {
 	name := strings.Repeat("e ", 4<<20)
 	start := time.Now()
 	for _, call := range []func() error{
-		func() error { _, err := s.Find(name); return err },
-		func() error { _, _, err := s.Read(name, 0); return err },
-		func() error { _, err := s.Append(name, "x", north); return err },
+		func() error { _, err := find(t, s, name); return err },
+		func() error { _, _, err := read(t, s, name, 0); return err },
+		func() error { _, err := s.Append(ctx, name, "x", north); return err },
 	} {
 		if err := call(); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("a name of 8 MiB = %v, want ErrNotFound", err)
@@ -102,10 +103,10 @@ func TestLongNameIsRefusedAtOnce(t *testing.T) {
 	}
 	// A title of 200 characters still names its document.
 	long := strings.Repeat("é", docstore.MaxTitle)
-	if _, err := s.Write(d.ID, long, "b\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, d.ID, long, "b\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Find(long); err != nil || got.ID != d.ID {
+	if got, err := find(t, s, long); err != nil || got.ID != d.ID {
 		t.Errorf("Find(a title of %d characters) = %v, %v", docstore.MaxTitle, got.ID, err)
 	}
 }
@@ -113,13 +114,14 @@ func TestLongNameIsRefusedAtOnce(t *testing.T) {
 // A refused edit never enters the shared commit, and another writer's append is answered
 // while one edit's search runs: the search is done before the commit.
 func TestRefusedEditDoesNotHoldUpOtherWriters(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	big := mustCreate(t, s, "Big", strings.Repeat("a", 8<<20))
 	small := mustCreate(t, s, "Small", "a\n")
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range 3 {
-			if _, err := s.Edit(big.ID, "aa", "b", north); err == nil {
+			if _, err := s.Edit(ctx, big.ID, "aa", "b", north); err == nil {
 				t.Error("an ambiguous edit was saved")
 			}
 		}
@@ -127,14 +129,14 @@ func TestRefusedEditDoesNotHoldUpOtherWriters(t *testing.T) {
 	var worst time.Duration
 	for range 20 {
 		start := time.Now()
-		if _, err := s.Append(small.ID, "b", north); err != nil {
+		if _, err := s.Append(ctx, small.ID, "b", north); err != nil {
 			t.Fatal(err)
 		}
 		worst = max(worst, time.Since(start))
 	}
 	wg.Wait()
 	t.Logf("slowest of 20 appends beside refused edits of 8 MiB: %s", worst)
-	if got, _ := s.Find(big.ID); got.Version != 1 {
+	if got, _ := find(t, s, big.ID); got.Version != 1 {
 		t.Errorf("refused edits made versions: %d", got.Version)
 	}
 }

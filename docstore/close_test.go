@@ -14,6 +14,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // closeTitles is what a lookup of name suggests: the titles of its NotFoundError's Close.
@@ -33,7 +34,8 @@ func closeTitles(t testing.TB, err error) []string {
 // A name that names nothing is refused with the titles close to it, closest first, and only
 // close ones (issue 23.15: "Lanch plan" got no hint, though "Launch plan" is one letter away).
 func TestNotFoundSuggestsCloseTitles(t *testing.T) {
-	s := open(t, "personal")
+	db := kvtest.Open(t)
+	s := docstore.New(db, "personal")
 	for _, title := range []string{"Launch plan", "Launch budget", "Lunch menu", "Notes", "Meeting notes 2026-11-08", "Plan B", "Plan C", "Café rénové"} {
 		mustCreate(t, s, title, "x\n")
 	}
@@ -44,7 +46,7 @@ func TestNotFoundSuggestsCloseTitles(t *testing.T) {
 		long = append(long, strings.Repeat(string(rune('а'+i)), 14))
 	}
 	mustCreate(t, s, strings.Join(long, " "), "x\n")
-	secret := docstore.New(s.DB(), "launch")
+	secret := docstore.New(db, "launch")
 	mustCreate(t, secret, "Secret roadmap", "x\n")
 	for _, tc := range []struct {
 		name string
@@ -67,7 +69,7 @@ func TestNotFoundSuggestsCloseTitles(t *testing.T) {
 		{"xy", nil},
 		{"plan budget launch menu notes meeting lunch launch café", nil}, // nine words, none a title's
 	} {
-		_, err := s.Find(tc.name)
+		_, err := find(t, s, tc.name)
 		if got := closeTitles(t, err); !slices.Equal(got, tc.want) {
 			t.Errorf("Find(%q) suggests %q, want %q", tc.name, got, tc.want)
 		}
@@ -77,29 +79,33 @@ func TestNotFoundSuggestsCloseTitles(t *testing.T) {
 // Every lookup by name suggests, reads and writes alike, in the transaction of the lookup;
 // undelete and purge suggest deleted titles.
 func TestEveryLookupSuggests(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	plan := mustCreate(t, s, "Launch plan", "a\n")
 	for name, call := range map[string]func() error{
-		"Read":   func() error { _, _, err := s.Read("Lanch plan", 0); return err },
-		"Log":    func() error { _, _, err := s.Log("Lanch plan"); return err },
-		"Append": func() error { _, err := s.Append("Lanch plan", "b", north); return err },
-		"Edit":   func() error { _, err := s.Edit("Lanch plan", "a", "b", north); return err },
-		"Write":  func() error { _, err := s.Write("Lanch plan", "", "b\n", 0, north); return err },
-		"Delete": func() error { _, err := s.Delete("Lanch plan", north); return err },
+		"Read": func() error { _, _, err := read(t, s, "Lanch plan", 0); return err },
+		"Log": func() error {
+			_, _, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, []docstore.Version, error) { return r.Log("Lanch plan") })
+			return err
+		},
+		"Append": func() error { _, err := s.Append(ctx, "Lanch plan", "b", north); return err },
+		"Edit":   func() error { _, err := s.Edit(ctx, "Lanch plan", "a", "b", north); return err },
+		"Write":  func() error { _, err := s.Write(ctx, "Lanch plan", "", "b\n", 0, north); return err },
+		"Delete": func() error { _, err := s.Delete(ctx, "Lanch plan", north); return err },
 	} {
 		if got := closeTitles(t, call()); !slices.Equal(got, []string{"Launch plan"}) {
 			t.Errorf("%s of Lanch plan suggests %q, want Launch plan", name, got)
 		}
 	}
-	if _, err := s.Delete(plan.ID, north); err != nil {
+	if _, err := s.Delete(ctx, plan.ID, north); err != nil {
 		t.Fatal(err)
 	}
-	if got := closeTitles(t, func() error { _, err := s.Find("Lanch plan"); return err }()); got != nil {
+	if got := closeTitles(t, func() error { _, err := find(t, s, "Lanch plan"); return err }()); got != nil {
 		t.Errorf("Find suggests the deleted %q", got)
 	}
 	for name, call := range map[string]func() error{
-		"Undelete": func() error { _, err := s.Undelete("Lanch plan"); return err },
-		"Purge":    func() error { _, err := s.Purge("Lanch plan"); return err },
+		"Undelete": func() error { _, err := s.Undelete(ctx, "Lanch plan"); return err },
+		"Purge":    func() error { _, err := s.Purge(ctx, "Lanch plan"); return err },
 	} {
 		if got := closeTitles(t, call()); !slices.Equal(got, []string{"Launch plan"}) {
 			t.Errorf("%s of Lanch plan suggests %q, want the deleted Launch plan", name, got)
@@ -123,7 +129,7 @@ func TestCloseTitlesAreBounded(t *testing.T) {
 	} {
 		runtime.LockOSThread() // the thread's CPU: a loaded machine's waits for a core are not Find's
 		c0 := threadCPU()
-		_, err := s.Find(name)
+		_, err := find(t, s, name)
 		took := threadCPU() - c0
 		runtime.UnlockOSThread()
 		if took > 200*time.Millisecond {
@@ -161,7 +167,7 @@ func BenchmarkNotFound(b *testing.B) {
 		suggested := 0
 		for len(names) < 100 {
 			name := bc.make()
-			_, err := s.Find(name)
+			_, err := find(b, s, name)
 			if bc.refused != errors.Is(err, docstore.ErrNotFound) {
 				continue
 			}
@@ -174,7 +180,7 @@ func BenchmarkNotFound(b *testing.B) {
 			var wall, cpu []time.Duration
 			for b.Loop() {
 				var err error
-				timed(&wall, &cpu, func() { _, err = s.Find(names[len(wall)%len(names)]) })
+				timed(&wall, &cpu, func() { _, err = find(b, s, names[len(wall)%len(names)]) })
 				if bc.refused && !errors.Is(err, docstore.ErrNotFound) {
 					b.Fatal(err)
 				}
@@ -200,7 +206,7 @@ func BenchmarkNotFoundHostileSpace(b *testing.B) {
 	var wall, cpu []time.Duration
 	for b.Loop() {
 		var err error
-		if timed(&wall, &cpu, func() { _, err = s.Find(name) }); !errors.Is(err, docstore.ErrNotFound) {
+		if timed(&wall, &cpu, func() { _, err = find(b, s, name) }); !errors.Is(err, docstore.ErrNotFound) {
 			b.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // Comments are on lines of a version: the person's (the page, docs comment) or an agent's
@@ -338,33 +340,36 @@ type NewComment struct {
 	Asks    string // who it asks, if anyone in particular: "agent:north", or, for an agent's, its person
 }
 
+// Commented is what a comment's write made: the comment (a new one, a reply, or the one
+// resolved), and the document as the write left it and people's names as it read them, so
+// that its answer names both without a read of its own. Document is set once the write
+// found the document, also when it refused the comment (to name it in the refusal).
+type Commented struct {
+	Comment  Comment
+	Document Document
+	Names    spaces.Names
+}
+
 // Comment makes a comment on lines of a named document's version, carried to where those
 // lines are in the latest version. It returns the comment made, or what Find returns, a
 // *NoVersionError, a *NoLinesError, ErrBadComment, ErrTooManyComments, or (wrapped) ErrBadRange
 // when none of the lines is still there in the latest version.
-func (s *Store) Comment(name string, nc NewComment) (Comment, error) {
-	c, _, err := s.CommentOn(name, nc)
-	return c, err
-}
-
-// CommentOn is Comment, and returns the document too, as the comment's write left it (for
-// an answer that names it without reading it again).
-func (s *Store) CommentOn(name string, nc NewComment) (Comment, Document, error) {
+func (s *Store) Comment(ctx context.Context, name string, nc NewComment) (Commented, error) {
 	text, err := checkComment(nc.Text)
 	if err != nil {
-		return Comment{}, Document{}, err
+		return Commented{}, err
 	}
-	var out Comment
-	var doc Document
-	err = s.prepared(func(b *buckets) (bool, error) {
+	var out Commented
+	err = s.prepared(ctx, func(b *buckets) (bool, error) {
 		_, _, err := b.namedVersion(name, nc.Version) // found outside the write, or refused there
 		return err == nil, err
 	}, func(b *buckets) error {
+		out = Commented{}
 		d, version, err := b.namedVersion(name, nc.Version)
 		if err != nil {
 			return err
 		}
-		doc = d
+		out.Document = d
 		if d.Review != nil && d.Review.Unresolved >= MaxOpenComments {
 			return fmt.Errorf("%w: %s has %d open comments; resolve some first", ErrTooManyComments, d.Title, d.Review.Unresolved)
 		}
@@ -420,34 +425,31 @@ func (s *Store) CommentOn(name string, nc NewComment) (Comment, Document, error)
 		if err := b.putAnchors(d.ID, append(as, anchor{N: c.Number, From: lo, To: hi})); err != nil {
 			return err
 		}
-		out, doc = c, d
+		if out.Names, err = spaces.AllNames(b.tx); err != nil {
+			return err
+		}
+		out.Comment, out.Document = c, d
 		return b.putDoc(d)
 	})
-	return out, doc, err
+	return out, err
 }
 
 // Reply adds a reply to comment n of a named document (to its thread, when n is a reply).
 // It returns the reply, or what Find returns, ErrNoComment, ErrResolved, ErrBadComment or
 // ErrTooManyComments.
-func (s *Store) Reply(name string, n int, text string, by Author) (Comment, error) {
-	c, _, err := s.ReplyOn(name, n, text, by)
-	return c, err
-}
-
-// ReplyOn is Reply, and returns the document too, as the reply's write left it.
-func (s *Store) ReplyOn(name string, n int, text string, by Author) (Comment, Document, error) {
+func (s *Store) Reply(ctx context.Context, name string, n int, text string, by Author) (Commented, error) {
 	text, err := checkComment(text)
 	if err != nil {
-		return Comment{}, Document{}, err
+		return Commented{}, err
 	}
-	var out Comment
-	var doc Document
-	err = s.prepared(s.findsDocument(name), func(b *buckets) error {
+	var out Commented
+	err = s.prepared(ctx, findsDocument(name), func(b *buckets) error {
+		out = Commented{}
 		d, err := b.named(name)
 		if err != nil {
 			return err
 		}
-		doc = d
+		out.Document = d
 		root, err := b.thread(d, n)
 		if err != nil {
 			return err
@@ -455,19 +457,18 @@ func (s *Store) ReplyOn(name string, n int, text string, by Author) (Comment, Do
 		if root.Resolved != nil {
 			return fmt.Errorf("%w: comment %d was resolved; make a new comment", ErrResolved, root.Number)
 		}
-		out, err = b.reply(&d, &root, text, by, s.now())
-		if err != nil {
+		if out.Comment, err = b.reply(&d, &root, text, by, s.now()); err != nil {
 			return err
 		}
-		doc = d
+		out.Document = d
 		return b.putDoc(d)
 	})
-	return out, doc, err
+	return out, err
 }
 
 // findsDocument is a prepared read that finds the named document, so that a name that
 // finds none is refused outside the write (and its near matches looked for there).
-func (s *Store) findsDocument(name string) func(b *buckets) (bool, error) {
+func findsDocument(name string) func(b *buckets) (bool, error) {
 	return func(b *buckets) (bool, error) {
 		_, err := b.named(name)
 		return err == nil, err
@@ -514,27 +515,21 @@ func (c Comment) MayResolve(by Author) bool {
 // Resolve resolves comment n of a named document (its thread's, when n is a reply), by who,
 // with a last reply first when text is not "". It returns the comment resolved, or what Find
 // returns, ErrNoComment, ErrResolved, ErrNotYours, ErrBadComment or ErrTooManyComments.
-func (s *Store) Resolve(name string, n int, text string, by Author) (Comment, error) {
-	c, _, err := s.ResolveOn(name, n, text, by)
-	return c, err
-}
-
-// ResolveOn is Resolve, and returns the document too, as the write left it.
-func (s *Store) ResolveOn(name string, n int, text string, by Author) (Comment, Document, error) {
+func (s *Store) Resolve(ctx context.Context, name string, n int, text string, by Author) (Commented, error) {
 	if strings.TrimSpace(text) != "" {
 		var err error
 		if text, err = checkComment(text); err != nil {
-			return Comment{}, Document{}, err
+			return Commented{}, err
 		}
 	}
-	var out Comment
-	var doc Document
-	err := s.prepared(s.findsDocument(name), func(b *buckets) error {
+	var out Commented
+	err := s.prepared(ctx, findsDocument(name), func(b *buckets) error {
+		out = Commented{}
 		d, err := b.named(name)
 		if err != nil {
 			return err
 		}
-		doc = d
+		out.Document = d
 		root, err := b.thread(d, n)
 		if err != nil {
 			return err
@@ -572,10 +567,10 @@ func (s *Store) ResolveOn(name string, n int, text string, by Author) (Comment, 
 		}
 		rv := review(&d)
 		rv.Unresolved = max(rv.Unresolved-1, 0)
-		out, doc = root, d
+		out.Comment, out.Document = root, d
 		return b.putDoc(d)
 	})
-	return out, doc, err
+	return out, err
 }
 
 // CommentsRead is what Comments returns.
@@ -592,20 +587,12 @@ type CommentsRead struct {
 // version's are carried back from the latest through the records between, and comments
 // whose lines that version doesn't have are left out, as are the outdated). Its cost is
 // bounded by MaxOpenComments, whatever the document's history of comments.
-func (s *Store) Comments(id string, version, most, replies int) (CommentsRead, error) {
-	var cr CommentsRead
-	err := s.view(func(b *buckets) error {
-		d, ok, err := b.doc(id)
-		if err == nil && !ok {
-			err = ErrNotFound
-		}
-		if err != nil {
-			return err
-		}
-		cr, err = b.comments(d, version, most, replies)
-		return err
-	})
-	return cr, err
+func (r *Reader) Comments(id string, version, most, replies int) (CommentsRead, error) {
+	d, err := r.ByID(id)
+	if err != nil {
+		return CommentsRead{}, err
+	}
+	return r.b.comments(d, version, most, replies)
 }
 
 func (b *buckets) comments(d Document, version, most, replies int) (CommentsRead, error) {
@@ -744,21 +731,15 @@ func (b *buckets) carryBack(d Document, as []anchor, v int) ([]anchor, error) {
 
 // CommentThread reads comment n of a named document: its thread (the comment n is or
 // replies to) with all its replies.
-func (s *Store) CommentThread(name string, n int) (Document, Thread, error) {
-	var (
-		d Document
-		t Thread
-	)
-	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		root, err := b.thread(d, n)
-		if err != nil {
-			return err
-		}
-		t, err = b.threadOf(d, root.Number, MaxReplies)
-		return err
-	})
+func (r *Reader) CommentThread(name string, n int) (Document, Thread, error) {
+	d, err := r.b.named(name)
+	if err != nil {
+		return d, Thread{}, err
+	}
+	root, err := r.b.thread(d, n)
+	if err != nil {
+		return d, Thread{}, err
+	}
+	t, err := r.b.threadOf(d, root.Number, MaxReplies)
 	return d, t, err
 }

@@ -17,17 +17,17 @@ const notesText = "# Plan\n\nRecord the trailer.\nReview the page.\nBook the stu
 
 func mustComment(t *testing.T, s *docstore.Store, name string, nc docstore.NewComment) docstore.Comment {
 	t.Helper()
-	c, err := s.Comment(name, nc)
+	c, err := s.Comment(t.Context(), name, nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c.Comment
 }
 
 // threadOn returns the open thread n as Comments reads it at version (0: latest).
 func threadOn(t *testing.T, s *docstore.Store, id string, version, n int) (docstore.Thread, bool) {
 	t.Helper()
-	cr, err := s.Comments(id, version, 100, 10)
+	cr, err := view(t, s, func(r *docstore.Reader) (docstore.CommentsRead, error) { return r.Comments(id, version, 100, 10) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +43,14 @@ func threadOn(t *testing.T, s *docstore.Store, id string, version, n int) (docst
 // outdated, with the text it was about, once its lines are changed or removed; replies
 // continue it; resolving takes it out of the open ones.
 func TestCommentsMoveWithTheirLines(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", notesText)
 	c := mustComment(t, s, "Plan", docstore.NewComment{Lines: docstore.LineRange{From: 4, To: 5}, Text: "Which page, which studio?", Author: anaPerson})
 	if c.Number != 1 || c.Version != 1 || c.From != 4 || c.To != 5 || c.Quote != "Review the page.\nBook the studio." {
 		t.Fatalf("comment 1 = %+v", c)
 	}
-	if _, err := s.Save(d.ID, 0, "# Plan\n\nIntro.\nMore intro.\n"+strings.TrimPrefix(notesText, "# Plan\n\n"), anaPerson, linediff.Clash); err != nil {
+	if _, err := s.Save(ctx, d.ID, 0, "# Plan\n\nIntro.\nMore intro.\n"+strings.TrimPrefix(notesText, "# Plan\n\n"), anaPerson, linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	th, ok := threadOn(t, s, d.ID, 0, 1)
@@ -57,7 +58,7 @@ func TestCommentsMoveWithTheirLines(t *testing.T) {
 		t.Fatalf("after two lines above: %+v", th)
 	}
 	// An edit inside the range keeps it (its other line is still there).
-	if _, err := s.Edit(d.ID, "Book the studio.", "Book the big studio.", north); err != nil {
+	if _, err := s.Edit(ctx, d.ID, "Book the studio.", "Book the big studio.", north); err != nil {
 		t.Fatal(err)
 	}
 	if th, _ := threadOn(t, s, d.ID, 0, 1); th.Lines != (docstore.LineRange{From: 6, To: 6}) {
@@ -70,11 +71,12 @@ func TestCommentsMoveWithTheirLines(t *testing.T) {
 	if th, _ := threadOn(t, s, d.ID, 2, 1); th.Lines != (docstore.LineRange{From: 6, To: 6}) {
 		t.Errorf("as of version 2: %+v", th.Lines)
 	}
-	r, err := s.Reply(d.ID, 1, "The course page; the big studio.", north)
+	replied, err := s.Reply(ctx, d.ID, 1, "The course page; the big studio.", north)
+	r := replied.Comment
 	if err != nil || r.ReplyTo != 1 || r.Number != 2 {
 		t.Fatalf("Reply = %+v, %v", r, err)
 	}
-	if _, err := s.Reply(d.ID, r.Number, "Thanks.", anaPerson); err != nil {
+	if _, err := s.Reply(ctx, d.ID, r.Number, "Thanks.", anaPerson); err != nil {
 		t.Fatal(err)
 	}
 	th, _ = threadOn(t, s, d.ID, 0, 1)
@@ -82,34 +84,35 @@ func TestCommentsMoveWithTheirLines(t *testing.T) {
 		t.Errorf("replies: %+v", th.Replies)
 	}
 	// Its last line goes: outdated, with what it said.
-	if _, err := s.Edit(d.ID, "Review the page.\n", "", north); err != nil {
+	if _, err := s.Edit(ctx, d.ID, "Review the page.\n", "", north); err != nil {
 		t.Fatal(err)
 	}
-	cr, _ := s.Comments(d.ID, 0, 10, 3)
+	cr, _ := view(t, s, func(r *docstore.Reader) (docstore.CommentsRead, error) { return r.Comments(d.ID, 0, 10, 3) })
 	if len(cr.Threads) != 1 || cr.Threads[0].Outdated != 4 || cr.Threads[0].Lines != (docstore.LineRange{}) || cr.Threads[0].Quote != "Review the page.\nBook the studio." || cr.Open != 1 {
 		t.Fatalf("after its lines went: %+v", cr)
 	}
 	// Outdated ones don't move any more, and reading an older version leaves them out.
-	if _, err := s.Append(d.ID, "- three", north); err != nil {
+	if _, err := s.Append(ctx, d.ID, "- three", north); err != nil {
 		t.Fatal(err)
 	}
-	if cr, _ := s.Comments(d.ID, 2, 10, 3); len(cr.Threads) != 0 || cr.More != 1 {
+	if cr, _ := view(t, s, func(r *docstore.Reader) (docstore.CommentsRead, error) { return r.Comments(d.ID, 2, 10, 3) }); len(cr.Threads) != 0 || cr.More != 1 {
 		t.Errorf("version 2, with the comment outdated since: %+v", cr)
 	}
-	got, err := s.Resolve(d.ID, 2, "Done.", anaPerson)
+	resolved, err := s.Resolve(ctx, d.ID, 2, "Done.", anaPerson)
+	got := resolved.Comment
 	if err != nil || got.Number != 1 || got.Resolved == nil || got.Resolved.By != "person:ana" || len(got.Replies) != 3 {
 		t.Fatalf("Resolve = %+v, %v", got, err)
 	}
-	if cr, _ := s.Comments(d.ID, 0, 10, 3); cr.Open != 0 || len(cr.Threads) != 0 {
+	if cr, _ := view(t, s, func(r *docstore.Reader) (docstore.CommentsRead, error) { return r.Comments(d.ID, 0, 10, 3) }); cr.Open != 0 || len(cr.Threads) != 0 {
 		t.Errorf("after resolving: %+v", cr)
 	}
-	if _, err := s.Reply(d.ID, 1, "more", north); !errors.Is(err, docstore.ErrResolved) {
+	if _, err := s.Reply(ctx, d.ID, 1, "more", north); !errors.Is(err, docstore.ErrResolved) {
 		t.Errorf("a reply to a resolved comment: %v", err)
 	}
-	if _, err := s.Resolve(d.ID, 1, "", anaPerson); !errors.Is(err, docstore.ErrResolved) {
+	if _, err := s.Resolve(ctx, d.ID, 1, "", anaPerson); !errors.Is(err, docstore.ErrResolved) {
 		t.Errorf("resolving twice: %v", err)
 	}
-	if _, _, err := s.CommentThread(d.ID, 9); !errors.Is(err, docstore.ErrNoComment) {
+	if _, _, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, docstore.Thread, error) { return r.CommentThread(d.ID, 9) }); !errors.Is(err, docstore.ErrNoComment) {
 		t.Errorf("comment 9: %v", err)
 	}
 }
@@ -117,29 +120,30 @@ func TestCommentsMoveWithTheirLines(t *testing.T) {
 // Who may resolve: the author, any person, or the agent it asks; an agent's comment asks
 // its person, so another agent may not.
 func TestWhoMayResolve(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", notesText)
 	south := docstore.Author{By: "agent:south", For: "person:ana"}
 	any := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 3}, Text: "Anyone?", Author: anaPerson})
 	asksNorth := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 4, To: 4}, Text: "North?", Author: anaPerson, Asks: "agent:north"})
 	norths := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 5, To: 5}, Text: "Is the studio right?", Author: north, Asks: "person:ana"})
-	if _, err := s.Resolve(d.ID, asksNorth.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
+	if _, err := s.Resolve(ctx, d.ID, asksNorth.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
 		t.Errorf("south resolving what asks north: %v", err)
 	}
-	if _, err := s.Resolve(d.ID, norths.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
+	if _, err := s.Resolve(ctx, d.ID, norths.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
 		t.Errorf("south resolving north's: %v", err)
 	}
 	for _, tc := range []struct {
 		n  int
 		by docstore.Author
 	}{{any.Number, south}, {asksNorth.Number, north}, {norths.Number, north}} {
-		if _, err := s.Resolve(d.ID, tc.n, "", tc.by); err != nil {
+		if _, err := s.Resolve(ctx, d.ID, tc.n, "", tc.by); err != nil {
 			t.Errorf("%s resolving %d: %v", tc.by.By, tc.n, err)
 		}
 	}
 	ben := docstore.Author{By: "person:ben"}
 	other := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 5}, Text: "x", Author: north})
-	if _, err := s.Resolve(d.ID, other.Number, "", ben); err != nil {
+	if _, err := s.Resolve(ctx, d.ID, other.Number, "", ben); err != nil {
 		t.Errorf("a person resolving an agent's: %v", err)
 	}
 }
@@ -147,27 +151,28 @@ func TestWhoMayResolve(t *testing.T) {
 // A comment on an older version's lines is carried to the latest; lines that are gone by
 // then are refused. The text and the number of comments are bounded.
 func TestCommentLimits(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", notesText)
-	s.Edit(d.ID, "# Plan", "# The plan\n\nA new line.", north)
+	s.Edit(ctx, d.ID, "# Plan", "# The plan\n\nA new line.", north)
 	c := mustComment(t, s, d.ID, docstore.NewComment{Version: 1, Lines: docstore.LineRange{From: 3, To: 3}, Text: "Old line", Author: anaPerson})
 	if th, _ := threadOn(t, s, d.ID, 0, c.Number); th.Lines != (docstore.LineRange{From: 5, To: 5}) || th.Version != 1 {
 		t.Errorf("a comment on version 1's line 3 is at %+v in version 2", th.Lines)
 	}
-	if _, err := s.Comment(d.ID, docstore.NewComment{Version: 1, Lines: docstore.LineRange{From: 1, To: 1}, Text: "gone", Author: anaPerson}); !errors.Is(err, docstore.ErrBadRange) {
+	if _, err := s.Comment(ctx, d.ID, docstore.NewComment{Version: 1, Lines: docstore.LineRange{From: 1, To: 1}, Text: "gone", Author: anaPerson}); !errors.Is(err, docstore.ErrBadRange) {
 		t.Errorf("a comment on a line gone since: %v", err)
 	}
 	var nolines *docstore.NoLinesError
-	if _, err := s.Comment(d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 99}, Text: "x", Author: anaPerson}); !errors.As(err, &nolines) {
+	if _, err := s.Comment(ctx, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 99}, Text: "x", Author: anaPerson}); !errors.As(err, &nolines) {
 		t.Errorf("a comment past the end: %v", err)
 	}
 	for _, text := range []string{" ", strings.Repeat("x", docstore.MaxComment+1), "bell\a"} {
-		if _, err := s.Comment(d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1}, Text: text, Author: anaPerson}); !errors.Is(err, docstore.ErrBadComment) {
+		if _, err := s.Comment(ctx, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1}, Text: text, Author: anaPerson}); !errors.Is(err, docstore.ErrBadComment) {
 			t.Errorf("a comment of %d bytes: %v", len(text), err)
 		}
 	}
 	var nover *docstore.NoVersionError
-	if _, err := s.Comment(d.ID, docstore.NewComment{Version: 7, Lines: docstore.LineRange{From: 1}, Text: "x", Author: anaPerson}); !errors.As(err, &nover) {
+	if _, err := s.Comment(ctx, d.ID, docstore.NewComment{Version: 7, Lines: docstore.LineRange{From: 1}, Text: "x", Author: anaPerson}); !errors.As(err, &nover) {
 		t.Errorf("a comment on version 7: %v", err)
 	}
 }
@@ -175,6 +180,7 @@ func TestCommentLimits(t *testing.T) {
 // A comment on every line of an 8 MiB text keeps 2 KB of it, and later saves carry it at the
 // cost of the diff, not of the range.
 func TestCommentOnEightMiBOfLines(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	text := strings.Repeat("a line of text, forty bytes in all, ok.\n", docstore.MaxText/40)
 	d := mustCreate(t, s, "Huge", text)
@@ -185,12 +191,12 @@ func TestCommentOnEightMiBOfLines(t *testing.T) {
 		t.Fatalf("the comment keeps %d bytes of quote (cut %v), to line %d", len(c.Quote), c.QuoteCut, c.To)
 	}
 	start = time.Now()
-	if _, err := s.Save(d.ID, 0, "first\n"+text[40:]+"last\n", anaPerson, linediff.Clash); err != nil {
+	if _, err := s.Save(ctx, d.ID, 0, "first\n"+text[40:]+"last\n", anaPerson, linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	saved := time.Since(start)
 	start = time.Now()
-	cr, err := s.Comments(d.ID, 0, 10, 3)
+	cr, err := view(t, s, func(r *docstore.Reader) (docstore.CommentsRead, error) { return r.Comments(d.ID, 0, 10, 3) })
 	read := time.Since(start)
 	if err != nil || len(cr.Threads) != 1 || cr.Threads[0].Lines != (docstore.LineRange{From: 2, To: docstore.MaxText / 40}) {
 		t.Fatalf("after a save: %+v, %v", cr.Threads, err)
@@ -204,6 +210,7 @@ func TestCommentOnEightMiBOfLines(t *testing.T) {
 // Random histories that leave a block of lines alone, around which lines come and go: a
 // comment on the block is always on exactly its lines, as of every version read.
 func TestCommentsFollowRandomHistories(t *testing.T) {
+	ctx := t.Context()
 	for _, every := range []int{1, 5, 64} {
 		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
 			defer docstore.SetSnapshotEvery(every)()
@@ -228,7 +235,7 @@ func TestCommentsFollowRandomHistories(t *testing.T) {
 				} else {
 					*side = append((*side)[:i], append([]string{fmt.Sprintf("line of %d\n", v)}, (*side)[i:]...)...)
 				}
-				if _, err := s.Save(d.ID, 0, join(), anaPerson, linediff.Clash); err != nil {
+				if _, err := s.Save(ctx, d.ID, 0, join(), anaPerson, linediff.Clash); err != nil {
 					t.Fatal(err)
 				}
 				wantAt[v] = len(before) + 1

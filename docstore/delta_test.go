@@ -25,6 +25,7 @@ import (
 // missing final line break now and then, an empty text once) and returns every text.
 func randomHistory(t *testing.T, s *docstore.Store, n int, seed uint64) (string, []string) {
 	t.Helper()
+	ctx := t.Context()
 	r := rand.New(rand.NewPCG(seed, 9))
 	lines := make([]string, 40)
 	for i := range lines {
@@ -61,7 +62,7 @@ func randomHistory(t *testing.T, s *docstore.Store, n int, seed uint64) (string,
 		case text == texts[len(texts)-1]:
 			text += "x\n"
 		}
-		saved, err := s.Save(d.ID, 0, text, ana, linediff.Clash)
+		saved, err := s.Save(ctx, d.ID, 0, text, ana, linediff.Clash)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,8 +76,9 @@ func randomHistory(t *testing.T, s *docstore.Store, n int, seed uint64) (string,
 
 func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
 	t.Helper()
+	ctx := t.Context()
 	for i, want := range texts {
-		_, v, err := s.Read(id, i+1)
+		_, v, err := read(t, s, id, i+1)
 		if err != nil {
 			t.Fatalf("version %d: %v", i+1, err)
 		}
@@ -84,7 +86,7 @@ func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
 			t.Fatalf("version %d reads %q, want %q", i+1, v.Text, want)
 		}
 	}
-	_, vs, err := s.Log(id)
+	_, vs, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, []docstore.Version, error) { return r.Log(id) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func checkTexts(t *testing.T, s *docstore.Store, id string, texts []string) {
 		}
 	}
 	n := 0
-	err = s.Walk(id, func(v docstore.Version) error {
+	err = s.Walk(ctx, id, func(v docstore.Version) error {
 		if v.Number != len(texts)-n {
 			t.Fatalf("Walk gave version %d after %d others, want version %d", v.Number, n, len(texts)-n)
 		}
@@ -160,16 +162,17 @@ func oldLayout(t *testing.T) (*bolt.File, *docstore.Store, map[string][]string) 
 // A file written by the version before deltas (every version whole: testdata/layout) reads
 // as it did, and takes new versions in the new layout.
 func TestOldLayoutStillReads(t *testing.T) {
+	ctx := t.Context()
 	_, s, want := oldLayout(t)
 	for title, texts := range want {
-		d, err := s.Find(title)
+		d, err := find(t, s, title)
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkTexts(t, s, d.ID, texts)
 		for i := range 3 {
 			text := fmt.Sprintf("after the change %d\n", i) + texts[len(texts)-1]
-			if _, err := s.Save(d.ID, 0, text, ana, linediff.Clash); err != nil {
+			if _, err := s.Save(ctx, d.ID, 0, text, ana, linediff.Clash); err != nil {
 				t.Fatal(err)
 			}
 			texts = append(texts, text)
@@ -181,18 +184,19 @@ func TestOldLayoutStillReads(t *testing.T) {
 // Purging a document of the file written before deltas drops the bucket its versions have
 // there (kv's DeleteBucket), and leaves the other document whole.
 func TestOldLayoutPurge(t *testing.T) {
+	ctx := t.Context()
 	db, s, want := oldLayout(t)
 	titles := slices.Sorted(maps.Keys(want))
 	if len(titles) < 2 {
 		t.Fatalf("the old file has %d documents, want 2 or more", len(titles))
 	}
 	purged, kept := titles[0], titles[1]
-	d, err := s.Find(purged)
+	d, err := find(t, s, purged)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ownBucket := func() (own bool) {
-		err := db.View(func(tx kv.Tx) error {
+		err := db.View(t.Context(), func(tx kv.Tx) error {
 			own = spaces.Sub(tx, "personal", "doc_versions").Bucket([]byte(d.ID)) != nil
 			return nil
 		})
@@ -204,24 +208,24 @@ func TestOldLayoutPurge(t *testing.T) {
 	if !ownBucket() {
 		t.Fatalf("%s has no bucket of its own in the old file: the test reads the wrong file", purged)
 	}
-	if _, err := s.Delete(d.ID, ana); err != nil {
+	if _, err := s.Delete(ctx, d.ID, ana); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Purge(d.ID); err != nil {
+	if _, err := s.Purge(ctx, d.ID); err != nil {
 		t.Fatal(err)
 	}
 	if ownBucket() {
 		t.Errorf("the versions bucket of %s is still there after purging it", purged)
 	}
-	if _, _, err := s.Read(d.ID, 1); err == nil {
+	if _, _, err := read(t, s, d.ID, 1); err == nil {
 		t.Errorf("version 1 of the purged %s still reads", purged)
 	}
-	other, err := s.Find(kept)
+	other, err := find(t, s, kept)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkTexts(t, s, other.ID, want[kept])
-	err = db.View(func(tx kv.Tx) error {
+	err = db.View(t.Context(), func(tx kv.Tx) error {
 		btx, _ := bolt.TxOf(tx)
 		for err := range btx.Check() {
 			return err
@@ -255,6 +259,7 @@ func copyFile(t *testing.T, from, to string) {
 // BenchmarkReadVersion1Of1000 reads version 1 of a 100 KB document after 1,000 one-line
 // edits: the longest chain of deltas there is (target ≤ 10 ms).
 func BenchmarkReadVersion1Of1000(b *testing.B) {
+	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "compass.db")
 	db, err := bolt.OpenFile(path, time.Second, time.Hour)
 	if err != nil {
@@ -267,7 +272,7 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 	for i := range 1000 {
 		old := lines[(i*37)%len(lines)]
 		lines[(i*37)%len(lines)] = fmt.Sprintf("edit %d\n", i)
-		if _, err := s.Edit(d.ID, old, lines[(i*37)%len(lines)], north); err != nil {
+		if _, err := s.Edit(ctx, d.ID, old, lines[(i*37)%len(lines)], north); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -275,12 +280,12 @@ func BenchmarkReadVersion1Of1000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, v, err := s.Read(d.ID, 1); err != nil || len(v.Text) < 90000 {
+		if _, v, err := read(b, s, d.ID, 1); err != nil || len(v.Text) < 90000 {
 			b.Fatal(err, len(v.Text))
 		}
 	}
 	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
 	var used int64
-	db.View(func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
+	db.View(b.Context(), func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
 	b.ReportMetric(float64(used)/(1<<20), "used-MB")
 }

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -13,13 +14,13 @@ import (
 // base, when not 0, is the version text was made from: if the document has moved on since,
 // text is merged line by line with the versions since (kind merge), and a *ClashError is
 // returned, with nothing saved, when both changed the same lines.
-func (s *Store) Write(name, title, text string, base int, by Author) (Saved, error) {
-	return s.fromBase(name, KindWrite, title, text, base, by, linediff.Clash)
+func (s *Store) Write(ctx context.Context, name, title, text string, base int, by Author) (Saved, error) {
+	return s.fromBase(ctx, name, KindWrite, title, text, base, by, linediff.Clash)
 }
 
 // Append adds text at the end of a named document, after one blank line.
-func (s *Store) Append(name, text string, by Author) (Saved, error) {
-	return s.Change(name, KindAppend, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
+func (s *Store) Append(ctx context.Context, name, text string, by Author) (Saved, error) {
+	return s.Change(ctx, name, KindAppend, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
 		return Next{Title: latest.Title, Text: appended(latest.Text, text)}, nil
 	})
 }
@@ -76,11 +77,11 @@ func trimBlankLines(s string) string {
 
 // Edit replaces old, which must occur exactly once in a named document's text, with new.
 // It returns ErrEmptyOld, an *EditMissError or an *EditManyError when old isn't there once.
-func (s *Store) Edit(name, old, new string, by Author) (Saved, error) {
+func (s *Store) Edit(ctx context.Context, name, old, new string, by Author) (Saved, error) {
 	if old == "" {
 		return Saved{}, ErrEmptyOld
 	}
-	return s.Change(name, KindEdit, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
+	return s.Change(ctx, name, KindEdit, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
 		text, err := ReplaceOnce(latest.Text, old, new)
 		if err != nil {
 			if miss, ok := err.(*EditMissError); ok {

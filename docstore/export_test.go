@@ -1,12 +1,11 @@
 package docstore
 
 import (
+	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
-	"github.com/compass-mcp/compass-mcp/search"
 )
 
 // SetSnapshotEvery sets how often a version is stored whole, for tests; it returns a func
@@ -33,7 +32,7 @@ func LinkDeltaRead(old, new string) bool {
 // written two ways ([[Budget]], [[budget]]) may have lost its first since.
 func (s *Store) LinksDump() (string, error) {
 	var out strings.Builder
-	err := s.view(func(b *buckets) error {
+	err := s.view(context.Background(), func(b *buckets) error {
 		x, _ := b.linkIndex()
 		for _, part := range []struct {
 			name string
@@ -66,7 +65,7 @@ func (s *Store) RebuildLinks() error {
 
 // updateLinks runs fn in a write transaction on the space's documents and links index.
 func (s *Store) updateLinks(fn func(b *buckets, x linkIndex) error) error {
-	return s.db.Update(func(tx kv.Tx) error {
+	return s.db.Update(context.Background(), func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
@@ -110,31 +109,4 @@ func (s *Store) DowngradeLinks() error {
 		}
 		return x.meta.Put(linksBuilt, []byte{0, 0, 0, 1})
 	})
-}
-
-// FirstFetch is what a search of query reads with its plan (search.Plan.First) and what its
-// ranking then asks its fetch for first, for tests: they must be the same, or the search
-// reads the store a second time for nothing.
-func FirstFetch(s *Store, query string, limit int) (read, asked []uint32, err error) {
-	q, err := search.Parse(query)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := s.EnsureIndex(nil); err != nil {
-		return nil, nil, err
-	}
-	docs := map[uint32]Document{}
-	first := firstFetch{limit: limit, budget: search.MaxRead}
-	plan, _, err := s.plan(q, &first, docs)
-	if err != nil {
-		return nil, nil, err
-	}
-	calls := 0
-	_, err = plan.Rank(limit, MatchLines, search.MaxRead, func(nums []uint32, budget int) ([]search.Fetched, int, error) {
-		if calls++; calls == 1 {
-			asked = slices.Clone(nums)
-		}
-		return s.fetch(docs, nums, budget)
-	})
-	return first.nums, asked, err
 }

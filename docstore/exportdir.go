@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,13 +30,14 @@ import (
 // Versions are streamed to the file a snapshot's worth at a time (see Walk): memory holds
 // two versions' texts, and 1,000 versions of a 4 MiB text are not written as 1,000 whole
 // copies unless whole asks.
-func (s *Store) ExportDir(dir string, whole bool) (int, error) {
-	docs, err := s.Documents()
+func (s *Store) ExportDir(ctx context.Context, dir string, whole bool) (int, error) {
+	var docs []Document
+	err := s.View(ctx, func(r *Reader) (err error) { docs, err = r.Documents(); return err })
 	if err != nil {
 		return 0, fmt.Errorf("exporting to %s: %w", dir, err)
 	}
 	for _, d := range docs {
-		if err := s.exportOne(dir, d, whole); err != nil {
+		if err := s.exportOne(ctx, dir, d, whole); err != nil {
 			return 0, fmt.Errorf("exporting %s to %s: %w", d.ID, dir, err)
 		}
 	}
@@ -55,7 +57,7 @@ type exported struct {
 	Text    *string   `json:"text,omitempty"` // with whole
 }
 
-func (s *Store) exportOne(dir string, d Document, whole bool) (err error) {
+func (s *Store) exportOne(ctx context.Context, dir string, d Document, whole bool) (err error) {
 	folder := dir
 	if d.Deleted != nil {
 		folder = filepath.Join(dir, "deleted")
@@ -109,7 +111,7 @@ func (s *Store) exportOne(dir string, d Document, whole bool) (err error) {
 		return err
 	}
 	var newer *Version
-	err = s.Walk(d.ID, func(v Version) error {
+	err = s.Walk(ctx, d.ID, func(v Version) error {
 		if newer == nil {
 			if err := os.WriteFile(base+".md", []byte(v.Text), 0o644); err != nil {
 				return err

@@ -15,23 +15,24 @@ import (
 // version with what it changed and, with whole, its text byte for byte; a deleted
 // document goes under deleted/; a title no file system takes is made a safe name.
 func TestExportDirKeepsEveryVersion(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	texts := []string{"one\n", "one\ntwo", "ünïcödé\r\nand CRLF\r\n", "", "last\n\n\n"}
-	saved, err := s.Create("Odd: a/b?", texts[0], docstore.KindSave, north)
+	saved, err := s.Create(ctx, "Odd: a/b?", texts[0], docstore.KindSave, north)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := saved.Document.ID
 	for _, text := range texts[1:] {
-		if _, err := s.Save(id, 0, text, north, linediff.Clash); err != nil {
+		if _, err := s.Save(ctx, id, 0, text, north, linediff.Clash); err != nil {
 			t.Fatal(err)
 		}
 	}
-	gone, err := s.Create("../Gone", "bye\n", docstore.KindSave, north)
+	gone, err := s.Create(ctx, "../Gone", "bye\n", docstore.KindSave, north)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Delete(gone.Document.ID, north); err != nil {
+	if _, err := s.Delete(ctx, gone.Document.ID, north); err != nil {
 		t.Fatal(err)
 	}
 	type version struct {
@@ -60,7 +61,7 @@ func TestExportDirKeepsEveryVersion(t *testing.T) {
 	}
 	for _, whole := range []bool{false, true} {
 		dir := filepath.Join(t.TempDir(), "export")
-		n, err := s.ExportDir(dir, whole)
+		n, err := s.ExportDir(ctx, dir, whole)
 		if err != nil || n != 2 {
 			t.Fatalf("ExportDir: %d, %v; want 2 documents", n, err)
 		}
@@ -100,15 +101,16 @@ func TestExportDirKeepsEveryVersion(t *testing.T) {
 
 // A folder that can't be made is an error naming it, not a partial success.
 func TestExportDirSaysWhereItFailed(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
-	if _, err := s.Create("A", "a\n", docstore.KindSave, north); err != nil {
+	if _, err := s.Create(ctx, "A", "a\n", docstore.KindSave, north); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.ExportDir(file, false); err == nil || !strings.Contains(err.Error(), file) {
+	if n, err := s.ExportDir(ctx, file, false); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("exporting into a file: %d, %v; want an error naming it", n, err)
 	}
 }

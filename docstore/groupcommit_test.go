@@ -10,6 +10,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // Sixteen writers at once share commits (each a pair of fsyncs): bbolt's txid, which one
@@ -18,15 +19,17 @@ import (
 //
 //	go test -run TestGroupCommit -v ./docstore
 func TestGroupCommit(t *testing.T) {
+	ctx := t.Context()
 	for _, writers := range []int{1, 16} {
-		s := open(t, "personal")
+		db := kvtest.Open(t)
+		s := docstore.New(db, "personal")
 		shared := mustCreate(t, s, "Shared", "# Shared\n")
 		own := make([]docstore.Document, writers)
 		for i := range own {
 			own[i] = mustCreate(t, s, fmt.Sprintf("Own %d", i), "step 0\n")
 		}
 		const each = 40
-		before, counted := txid(t, s)
+		before, counted := txid(t, db)
 		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range writers {
@@ -34,11 +37,11 @@ func TestGroupCommit(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for j := range each {
-					if _, err := s.Append(shared.ID, fmt.Sprintf("writer %d, line %d", i, j), north); err != nil {
+					if _, err := s.Append(ctx, shared.ID, fmt.Sprintf("writer %d, line %d", i, j), north); err != nil {
 						t.Error(err)
 						return
 					}
-					if _, err := s.Edit(own[i].ID, fmt.Sprintf("step %d\n", j), fmt.Sprintf("step %d\n", j+1), north); err != nil {
+					if _, err := s.Edit(ctx, own[i].ID, fmt.Sprintf("step %d\n", j), fmt.Sprintf("step %d\n", j+1), north); err != nil {
 						t.Error(err)
 						return
 					}
@@ -47,7 +50,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		wg.Wait()
 		elapsed := time.Since(start)
-		after, _ := txid(t, s)
+		after, _ := txid(t, db)
 		commits, writes := after-before, 2*each*writers
 		switch {
 		case !counted:
@@ -62,11 +65,11 @@ func TestGroupCommit(t *testing.T) {
 				writers, writes, elapsed.Round(time.Millisecond), float64(writes)/elapsed.Seconds(), commits, float64(writes)/float64(commits))
 		}
 
-		d, vs, err := s.Log(shared.ID)
+		d, vs, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, []docstore.Version, error) { return r.Log(shared.ID) })
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, latest, err := s.Read(shared.ID, 0)
+		_, latest, err := read(t, s, shared.ID, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,20 +87,20 @@ func TestGroupCommit(t *testing.T) {
 					t.Errorf("%q was appended but is not in the text", line)
 				}
 			}
-			if _, v, err := s.Read(own[i].ID, 0); err != nil || v.Text != fmt.Sprintf("step %d\n", each) || v.Number != each+1 {
+			if _, v, err := read(t, s, own[i].ID, 0); err != nil || v.Text != fmt.Sprintf("step %d\n", each) || v.Number != each+1 {
 				t.Errorf("Own %d: version %d, %q, %v", i, v.Number, v.Text, err)
 			}
 		}
 	}
 }
 
-// txid is the id of the last transaction committed to s's bbolt file, which one commit
+// txid is the id of the last transaction committed to db's bbolt file, which one commit
 // moves on by one. On PostgreSQL, counted is false: its transaction ids are the whole
 // database's, which other tests share (the grouping is kv.Batcher's, the same on both;
 // what this test checks there is that grouped writes lose nothing).
-func txid(t *testing.T, s *docstore.Store) (id int, counted bool) {
+func txid(t *testing.T, db kv.DB) (id int, counted bool) {
 	t.Helper()
-	if err := s.DB().View(func(tx kv.Tx) error {
+	if err := db.View(t.Context(), func(tx kv.Tx) error {
 		if btx, ok := bolt.TxOf(tx); ok {
 			id, counted = btx.ID(), true
 		}

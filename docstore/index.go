@@ -1,9 +1,9 @@
 package docstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -131,8 +131,8 @@ func (b *buckets) indexAdd(d Document) error {
 // file written before search, or by an older index format). progress, if not nil, is
 // called inside the transaction with how many documents were indexed of how many, every
 // 100 and at the end; it must not use the database.
-func (s *Store) EnsureIndex(progress func(done, total int)) error {
-	return ensureBuilt(s, (*buckets).index, search.Index.Built, func(b *buckets, x search.Index) error {
+func (s *Store) EnsureIndex(ctx context.Context, progress func(done, total int)) error {
+	return ensureBuilt(ctx, s, (*buckets).index, search.Index.Built, func(b *buckets, x search.Index) error {
 		err := x.Rebuild(func(add func(search.Item) error) error { return b.eachLive(add, progress) })
 		if err != nil {
 			return fmt.Errorf("building the search index of space %s: %w", s.space, err)
@@ -145,16 +145,16 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 // there is nothing to build: first in a read transaction (a store that has it answers so,
 // taking no write lock), then again in the write transaction (another process may have
 // built it in between).
-func ensureBuilt[X any](s *Store, open func(*buckets) (X, error), built func(X) bool, build func(*buckets, X) error) error {
+func ensureBuilt[X any](ctx context.Context, s *Store, open func(*buckets) (X, error), built func(X) bool, build func(*buckets, X) error) error {
 	done := false
-	if err := s.view(func(b *buckets) error {
+	if err := s.view(ctx, func(b *buckets) error {
 		x, _ := open(b) // not made yet: the write transaction makes it
 		done = built(x)
 		return nil
 	}); err != nil || done {
 		return err
 	}
-	return s.db.Update(func(tx kv.Tx) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
@@ -191,14 +191,14 @@ func (b *buckets) eachLive(add func(search.Item) error, progress func(done, tota
 // their title or text, best first (see package search: those with every word and phrase
 // first, then by relevance, then latest saved first), at most limit of them (limit < 1:
 // all), each with up to MatchLines of its best lines. When no document has the quoted
-// phrases, it gives the results of their words (Results.Unquoted). The index is read in one
-// transaction, the texts it must read in others, copied: none is held while texts are
-// matched. It returns ErrQuery (wrapped) for a query without words.
-func (s *Store) Search(query string, limit int) (Results, error) {
-	res, err := s.search(query, limit, search.MaxRead)
+// phrases, it gives the results of their words (Results.Unquoted). What it reads (the
+// index, then the texts the ranking asks for) is bounded by search.MaxRead, whatever the
+// space's size. It returns ErrQuery (wrapped) for a query without words.
+func (r *Reader) Search(query string, limit int) (Results, error) {
+	res, err := r.search(query, limit, search.MaxRead)
 	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
 		quoted := res.Query
-		if res, err = s.search(search.Unquoted(query), limit, search.MaxRead-res.Read); err == nil {
+		if res, err = r.search(search.Unquoted(query), limit, search.MaxRead-res.Read); err == nil {
 			res.Unquoted, res.Quoted = true, quoted
 		}
 	}
@@ -208,109 +208,49 @@ func (s *Store) Search(query string, limit int) (Results, error) {
 // search is one pass of Search with a reading budget: it plans the query from the index,
 // ranks what the plan finds, reading documents as the ranking asks, reads the records of
 // those ranked without being read, and makes the ranked ones that are not deleted Found.
-func (s *Store) search(query string, limit, budget int) (Results, error) {
+func (r *Reader) search(query string, limit, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
 	}
+	b := r.b
+	x, _ := b.index()
+	if !x.Built() { // once a space: its index is then kept by every save
+		r.unbuilt.search = append(r.unbuilt.search, r.b.space)
+		return Results{}, errUnbuilt
+	}
+	plan, err := x.Plan(q, search.Ranking)
+	if err != nil {
+		return Results{}, err
+	}
 	docs := map[uint32]Document{}
-	first := firstFetch{limit: limit, budget: budget}
-	plan, built, err := s.plan(q, &first, docs)
-	if err == nil && !built { // once a space: its index is then kept by every save
-		if err = s.EnsureIndex(nil); err == nil {
-			plan, _, err = s.plan(q, &first, docs)
-		}
-	}
-	if err != nil {
-		return Results{}, err
-	}
 	fetch := func(nums []uint32, budget int) ([]search.Fetched, int, error) {
-		if got, used, ok := first.take(nums, budget); ok {
-			return got, used, nil
-		}
-		return s.fetch(docs, nums, budget)
+		return b.fetch(docs, nums, budget)
 	}
-	r, err := plan.Rank(limit, MatchLines, budget, fetch)
+	rk, err := plan.Rank(limit, MatchLines, budget, fetch)
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Query: q, Every: r.Every, Some: r.Some, Total: r.Every + r.Some, Unread: r.Unread, Read: r.Read}
-	if err := s.readUnread(docs, r.Ranked); err != nil {
+	res := Results{Query: q, Every: rk.Every, Some: rk.Some, Total: rk.Every + rk.Some, Unread: rk.Unread, Read: rk.Read}
+	if err := b.readUnread(docs, rk.Ranked); err != nil {
 		return Results{}, err
 	}
-	for _, rk := range r.Ranked {
-		d, ok := docs[rk.Num]
+	for _, ranked := range rk.Ranked {
+		d, ok := docs[ranked.Num]
 		if !ok || d.Deleted != nil {
 			continue // deleted since
 		}
-		res.Found = append(res.Found, Found{Document: d, Hit: rk.Hit, Every: rk.Every, Score: rk.Score})
+		res.Found = append(res.Found, Found{Document: d, Hit: ranked.Hit, Every: ranked.Every, Score: ranked.Score})
 	}
 	return res, nil
 }
 
-// plan reads the space's search index in one transaction and plans q on it; not built
-// when the index has not been built yet (EnsureIndex), and then no plan. In the same
-// transaction it reads what the ranking will fetch first (first), into docs.
-func (s *Store) plan(q search.Query, first *firstFetch, docs map[uint32]Document) (plan *search.Plan, built bool, err error) {
-	err = s.view(func(b *buckets) (err error) {
-		for _, num := range first.nums {
-			delete(docs, num) // what a run before this one read
-		}
-		plan, first.nums, first.got = nil, nil, nil
-		x, _ := b.index()
-		if built = x.Built(); !built {
-			return nil
-		}
-		if plan, err = x.Plan(q, search.Ranking); err != nil {
-			return err
-		}
-		if nums := plan.First(first.limit); len(nums) > 0 {
-			first.got, first.used, err = b.fetch(docs, nums, first.budget)
-			first.nums = nums
-		}
-		return err
-	})
-	return plan, built, err
-}
-
-// firstFetch is the ranking's first fetch (search.Plan.First), read with the plan: a search
-// that reads no more than one batch of texts reads the store once.
-type firstFetch struct {
-	limit, budget int // the ranking's
-	nums          []uint32
-	got           []search.Fetched
-	used          int
-}
-
-// take answers the ranking's fetch of nums with what was read with the plan, once, if it
-// is that fetch.
-func (f *firstFetch) take(nums []uint32, budget int) ([]search.Fetched, int, bool) {
-	ok := f.nums != nil && budget == f.budget && slices.Equal(nums, f.nums)
-	got, used := f.got, f.used
-	f.nums, f.got = nil, nil
-	return got, used, ok
-}
-
-// fetch is the ranking's search.Fetch: in one transaction it reads the records of the
-// documents numbered nums, as many as fit budget (and, past the first, search.MaxBatch),
-// into docs, then their latest texts, copied, and returns them with the bytes it used.
-func (s *Store) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]search.Fetched, int, error) {
-	var out []search.Fetched
-	used := 0
-	err := s.view(func(b *buckets) (err error) {
-		out, used, err = b.fetch(docs, nums, budget)
-		return err
-	})
-	return out, used, err
-}
-
-// fetch is Store.fetch in b's transaction.
+// fetch is the ranking's search.Fetch: it reads the records of the documents numbered
+// nums, as many as fit budget (and, past the first, search.MaxBatch), into docs, then their
+// latest texts, and returns them with the bytes it used.
 func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]search.Fetched, int, error) {
 	var out []search.Fetched
 	used := 0
-	for _, num := range nums {
-		delete(docs, num) // read afresh: a View may run again
-	}
 	x, _ := b.index()
 	ids := x.Keys(nums)
 	raws := b.docsRaw(ids)
@@ -348,9 +288,9 @@ func (b *buckets) fetch(docs map[uint32]Document, nums []uint32, budget int) ([]
 	return out, used, nil
 }
 
-// readUnread reads into docs, in one transaction, the records of those ranked without
-// being read (past MaxRead); it reads nothing when there are none.
-func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) error {
+// readUnread reads into docs the records of those ranked without being read (past
+// MaxRead); it reads nothing when there are none.
+func (b *buckets) readUnread(docs map[uint32]Document, ranked []search.Ranked) error {
 	var missing []uint32
 	for _, rk := range ranked {
 		if _, ok := docs[rk.Num]; !ok {
@@ -360,23 +300,18 @@ func (s *Store) readUnread(docs map[uint32]Document, ranked []search.Ranked) err
 	if len(missing) == 0 {
 		return nil
 	}
-	return s.view(func(b *buckets) error {
-		for _, num := range missing {
-			delete(docs, num) // read afresh: a View may run again
+	x, _ := b.index()
+	ids := x.Keys(missing)
+	for i, raw := range b.docsRaw(ids) {
+		d, ok, err := docOf(ids[i], raw)
+		if err != nil {
+			return err
 		}
-		x, _ := b.index()
-		ids := x.Keys(missing)
-		for i, raw := range b.docsRaw(ids) {
-			d, ok, err := docOf(ids[i], raw)
-			if err != nil {
-				return err
-			}
-			if ok {
-				docs[missing[i]] = d
-			}
+		if ok {
+			docs[missing[i]] = d
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // errCheckDone rolls back CheckIndex's transaction once it has compared.
@@ -386,9 +321,9 @@ var errCheckDone = errors.New("check done")
 // returns an error naming the first difference (nil when they are the same, or when there
 // is no index yet). It takes the write lock for as long as a rebuild takes, and writes
 // nothing: for tests and checks of a file.
-func (s *Store) CheckIndex() error {
+func (s *Store) CheckIndex(ctx context.Context) error {
 	var diff error
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err

@@ -14,30 +14,32 @@ import (
 
 // Purging a document leaves none of its version keys behind, and touches no other's.
 func TestPurgeLeavesNoVersions(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	s := New(db, "personal")
 	by := Author{By: "person:ana"}
 	var ids []string
 	for _, title := range []string{"a", "b", "c"} {
-		saved, err := s.Create(title, "one\n", KindSave, by)
+		saved, err := s.Create(ctx, title, "one\n", KindSave, by)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, saved.Document.ID)
 		for i := range 3 {
-			if _, err := s.Append(title, fmt.Sprint(i), by); err != nil {
+			if _, err := s.Append(ctx, title, fmt.Sprint(i), by); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if _, err := s.Delete("b", by); err != nil {
+	if _, err := s.Delete(ctx, "b", by); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Purge("b"); err != nil {
+	if _, err := s.Purge(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
 	count := map[string]int{}
-	db.View(func(tx kv.Tx) error {
+	db.View(ctx, func(tx kv.Tx) error {
+		clear(count) // the View may run again
 		return readBuckets(tx, "personal").versions.ForEach(func(k, _ []byte) error {
 			count[string(k[:26])]++
 			return nil
@@ -46,7 +48,12 @@ func TestPurgeLeavesNoVersions(t *testing.T) {
 	if count[ids[0]] != 4 || count[ids[1]] != 0 || count[ids[2]] != 4 {
 		t.Errorf("version keys per document after purging b: %v", count)
 	}
-	if _, v, err := s.Read("c", 2); err != nil || !strings.HasPrefix(v.Text, "one") {
+	var v Version
+	err := s.View(ctx, func(r *Reader) (err error) {
+		_, v, err = r.Read("c", 2)
+		return err
+	})
+	if err != nil || !strings.HasPrefix(v.Text, "one") {
 		t.Errorf("c after purging b: %q %v", v.Text, err)
 	}
 }
@@ -65,7 +72,7 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 		}
 		s := New(db, "personal")
 		text := strings.Repeat("A line of about fifty bytes of Markdown text here.\n", 20)
-		err = db.Update(func(tx kv.Tx) error {
+		err = db.Update(b.Context(), func(tx kv.Tx) error {
 			bk, err := writeBuckets(tx, "personal")
 			if err != nil {
 				return err
@@ -89,11 +96,17 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if docs, total, err := s.List(1); err != nil || total != 10000 || len(docs) != 1 {
+		var docs []Document
+		var total int
+		err = s.View(b.Context(), func(r *Reader) (err error) {
+			docs, total, err = r.List(1)
+			return err
+		})
+		if err != nil || total != 10000 || len(docs) != 1 {
 			b.Fatal(total, err)
 		}
 		var used int64
-		db.View(func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
+		db.View(b.Context(), func(tx kv.Tx) error { btx, _ := bolt.TxOf(tx); used = btx.Size(); return nil })
 		b.ReportMetric(float64(used)/(1<<20), "used-MB")
 		db.Close()
 	}

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,9 +16,9 @@ type Deletion struct {
 
 // Delete takes a named document out of listings and lookups. Its versions are kept: it can
 // be listed (Deleted), brought back (Undelete), or purged for good (Purge).
-func (s *Store) Delete(name string, by Author) (Document, error) {
+func (s *Store) Delete(ctx context.Context, name string, by Author) (Document, error) {
 	var d Document
-	err := s.update(func(b *buckets) (err error) {
+	err := s.update(ctx, func(b *buckets) (err error) {
 		if d, err = b.named(name); err != nil {
 			return err
 		}
@@ -90,9 +91,9 @@ func (b *buckets) putDoc(d Document) error {
 
 // Undelete brings a deleted document (named by id or exact title) back into listings and
 // lookups, as it was. Its title must still be free (*TitleTakenError).
-func (s *Store) Undelete(name string) (Document, error) {
+func (s *Store) Undelete(ctx context.Context, name string) (Document, error) {
 	var d Document
-	err := s.update(func(b *buckets) (err error) {
+	err := s.update(ctx, func(b *buckets) (err error) {
 		if d, err = b.deleted(name); err != nil {
 			return err
 		}
@@ -125,9 +126,9 @@ func (s *Store) Undelete(name string) (Document, error) {
 }
 
 // Purge removes a deleted document (named by id or exact title) and all its versions for good.
-func (s *Store) Purge(name string) (Document, error) {
+func (s *Store) Purge(ctx context.Context, name string) (Document, error) {
 	var d Document
-	err := s.update(func(b *buckets) (err error) {
+	err := s.update(ctx, func(b *buckets) (err error) {
 		if d, err = b.deleted(name); err != nil {
 			return err
 		}
@@ -159,16 +160,13 @@ func (s *Store) Purge(name string) (Document, error) {
 }
 
 // Deleted lists the space's deleted documents, most recently deleted first.
-func (s *Store) Deleted() ([]Document, error) {
+func (r *Reader) Deleted() ([]Document, error) {
 	var docs []Document
-	err := s.view(func(b *buckets) error {
-		docs = nil
-		return b.eachDoc(func(d Document) error {
-			if d.Deleted != nil {
-				docs = append(docs, d)
-			}
-			return nil
-		})
+	err := r.b.eachDoc(func(d Document) error {
+		if d.Deleted != nil {
+			docs = append(docs, d)
+		}
+		return nil
 	})
 	for i := 1; i < len(docs); i++ {
 		for j := i; j > 0 && docs[j].Deleted.At.After(docs[j-1].Deleted.At); j-- {
@@ -179,14 +177,11 @@ func (s *Store) Deleted() ([]Document, error) {
 }
 
 // Documents returns every document of the space, deleted ones too, without their texts.
-func (s *Store) Documents() ([]Document, error) {
+func (r *Reader) Documents() ([]Document, error) {
 	var docs []Document
-	err := s.view(func(b *buckets) error {
-		docs = nil
-		return b.eachDoc(func(d Document) error {
-			docs = append(docs, d)
-			return nil
-		})
+	err := r.b.eachDoc(func(d Document) error {
+		docs = append(docs, d)
+		return nil
 	})
 	return docs, err
 }

@@ -115,38 +115,36 @@ func cutLines[T string | []byte](text T, r LineRange, count func(s, sep T) int, 
 // ReadLines reads lines r of a named document's version (0: the latest), cut out where
 // the version is kept: a few lines of a large document cost the lines, not the document.
 // The Version has no Text. It returns what Read returns, and a *NoLinesError.
-func (s *Store) ReadLines(name string, version int, r LineRange) (Document, Version, Part, error) {
+func (r *Reader) ReadLines(name string, version int, lines LineRange) (Document, Version, Part, error) {
 	var (
 		d    Document
 		v    Version
 		part Part
 	)
-	asked := version // the View may run again: 0 (the latest) is asked afresh
-	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, asked); err != nil {
-			return err
-		}
-		vb, raws, err := b.records(d.ID, version, version)
+	b := r.b
+	var err error
+	if d, version, err = b.namedVersion(name, version); err != nil {
+		return d, v, part, err
+	}
+	vb, raws, err := b.records(d.ID, version, version)
+	if err != nil {
+		return d, v, part, err
+	}
+	if raw := raws[0]; len(raw) > 0 && raw[0] == recordMark {
+		rec, body, err := decodeHeader(raw)
 		if err != nil {
-			return err
+			return d, v, part, fmt.Errorf("reading version %d of document %s: %w", version, d.ID, err)
 		}
-		if raw := raws[0]; len(raw) > 0 && raw[0] == recordMark {
-			rec, body, err := decodeHeader(raw)
-			if err != nil {
-				return fmt.Errorf("reading version %d of document %s: %w", version, d.ID, err)
-			}
-			if !rec.Delta {
-				v = rec.Version
-				part, err = cutLines(body, r, bytes.Count, bytes.IndexByte)
-				return err
-			}
+		if !rec.Delta {
+			v = rec.Version
+			part, err = cutLines(body, lines, bytes.Count, bytes.IndexByte)
+			return d, v, part, err
 		}
-		if v, err = b.versionFrom(vb, d.ID, version, raws[0]); err != nil {
-			return err
-		}
-		part, err = Lines(v.Text, r)
-		v.Text = ""
-		return err
-	})
+	}
+	if v, err = b.versionFrom(vb, d.ID, version, raws[0]); err != nil {
+		return d, v, part, err
+	}
+	part, err = Lines(v.Text, lines)
+	v.Text = ""
 	return d, v, part, err
 }

@@ -38,23 +38,29 @@ func TestParseLineRange(t *testing.T) {
 // ReadLines gives the same lines as cutting them out of Read's text, from the latest
 // version (read in place) and from older ones (rebuilt from deltas), for every range.
 func TestReadLines(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	texts := []string{"one\ntwo\r\nthree", "one\ntwo\nthree\n", "", "\n\n", "only"}
 	d := mustCreate(t, s, "Lines", texts[0])
 	for _, text := range texts[1:] {
-		if _, err := s.Write(d.ID, "", text, 0, north); err != nil {
+		if _, err := s.Write(ctx, d.ID, "", text, 0, north); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ranges := []docstore.LineRange{{From: 1, To: 1}, {From: 2}, {To: 2}, {From: 1, To: 9}, {From: 3, To: 3}, {From: 4}}
 	for n := 1; n <= len(texts); n++ {
-		_, v, err := s.Read(d.ID, n)
+		_, v, err := read(t, s, d.ID, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range ranges {
 			want, werr := docstore.Lines(v.Text, r)
-			_, got, part, err := s.ReadLines(d.ID, n, r)
+			var got docstore.Version
+			var part docstore.Part
+			err := s.View(ctx, func(rd *docstore.Reader) (err error) {
+				_, got, part, err = rd.ReadLines(d.ID, n, r)
+				return err
+			})
 			if (werr == nil) != (err == nil) || !slices.Equal(part.Lines, want.Lines) || part.Total != want.Total || part.First != want.First || part.Last != want.Last {
 				t.Errorf("version %d %+v: ReadLines %+v %v, Lines %+v %v", n, r, part, err, want, werr)
 			}

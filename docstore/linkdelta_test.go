@@ -19,6 +19,7 @@ import (
 // long fenced blocks, or after a fence in a list item or a quote, take the whole text's.
 // On whichever store (PostgreSQL when COMPASS_TEST_POSTGRES is set).
 func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	alpha := mustCreate(t, s, "Alpha", "a\n")
 	beta := mustCreate(t, s, "Beta", "b\n")
@@ -96,7 +97,7 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 				fenced++
 			}
 		}
-		if _, err := s.Save("Doc", 0, after, ana, 0); err != nil {
+		if _, err := s.Save(ctx, "Doc", 0, after, ana, 0); err != nil {
 			t.Fatal(err)
 		}
 		if step == steps/2 {
@@ -131,6 +132,7 @@ func TestLinksKeptByTheChangeAreTheWholeTexts(t *testing.T) {
 // A save that names another document in one line of a text of 2,000 links writes the keys
 // of the two targets and the digest, as in a text of one link.
 func TestRetargetWritesTheTargetsAlone(t *testing.T) {
+	ctx := t.Context()
 	c := &counting{DB: kvtest.Open(t)}
 	s := docstore.New(c, "personal")
 	for i := range 2001 {
@@ -139,7 +141,7 @@ func TestRetargetWritesTheTargetsAlone(t *testing.T) {
 	retarget := func(lines []string, line int) int {
 		d := mustCreate(t, s, fmt.Sprintf("Index %d", len(lines)), strings.Join(lines, ""))
 		before := c.writes
-		if _, err := s.Edit(d.ID, lines[line], strings.Replace(lines[line], docTitle(0), docTitle(2000), 1), north); err != nil {
+		if _, err := s.Edit(ctx, d.ID, lines[line], strings.Replace(lines[line], docTitle(0), docTitle(2000), 1), north); err != nil {
 			t.Fatal(err)
 		}
 		return c.writes - before
@@ -158,6 +160,7 @@ func TestRetargetWritesTheTargetsAlone(t *testing.T) {
 // bounded work makes it one change of all, read whole), and back; and a link added to 8 MiB
 // of fenced blocks (the fences are found once, and past maxFences the text is read whole).
 func TestHostileLinkEditsAreBounded(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	for i := range 10 {
 		mustCreate(t, s, docTitle(i), "A document.\n")
@@ -183,7 +186,7 @@ func TestHostileLinkEditsAreBounded(t *testing.T) {
 	for _, tc := range []struct{ name, text string }{{"retargeted", retargeted}, {"spaced", spaced}, {"back", text}} {
 		runtime.LockOSThread()
 		c0 := threadCPU()
-		_, err := s.Save(d.ID, 0, tc.text, ana, 0)
+		_, err := s.Save(ctx, d.ID, 0, tc.text, ana, 0)
 		took := threadCPU() - c0
 		runtime.UnlockOSThread()
 		if err != nil {
@@ -201,7 +204,7 @@ func TestHostileLinkEditsAreBounded(t *testing.T) {
 	for _, next := range []string{fenced + "[[Doc 00002]]\n", "[[Doc 00002]]\n" + fenced} {
 		runtime.LockOSThread()
 		c0 := threadCPU()
-		_, err := s.Save(f.ID, 0, next, ana, 0)
+		_, err := s.Save(ctx, f.ID, 0, next, ana, 0)
 		took := threadCPU() - c0
 		runtime.UnlockOSThread()
 		if err != nil {
@@ -219,6 +222,7 @@ func TestHostileLinkEditsAreBounded(t *testing.T) {
 // An index of format 1 (no counts in out/, the digest alone in sums/) is built again at
 // start, and then kept as any other.
 func TestLinksOfFormat1AreBuiltAgain(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	mustCreate(t, s, "Pricing", "See [[Launch plan]].\n")
 	mustCreate(t, s, "Launch plan", "- [[Pricing]] twice: [[pricing]]\n- [[Budget]]\n")
@@ -232,13 +236,13 @@ func TestLinksOfFormat1AreBuiltAgain(t *testing.T) {
 	if old, err := s.LinksDump(); err != nil || old == want {
 		t.Fatalf("the index of format 1 reads as format 2's (%v):\n%s", err, old)
 	}
-	if err := s.EnsureLinks(nil); err != nil {
+	if err := s.EnsureLinks(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.LinksDump(); err != nil || got != want {
 		t.Fatalf("built again:\n%s\nwant\n%s (%v)", got, want, err)
 	}
-	if _, err := s.Edit("Launch plan", "[[Budget]]", "[[Pricing]]", north); err != nil {
+	if _, err := s.Edit(ctx, "Launch plan", "[[Budget]]", "[[Pricing]]", north); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: Pricing · from: Pricing · broken: ")

@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -817,8 +818,8 @@ func (b *buckets) linksForget(id string) error {
 // for its links, resolved by the titles and ids of the documents now. progress, if not
 // nil, is called inside the transaction with how many documents were read of how many,
 // every 100 and at the end; it must not use the database.
-func (s *Store) EnsureLinks(progress func(done, total int)) error {
-	return ensureBuilt(s, (*buckets).linkIndex, linkIndex.built, func(b *buckets, x linkIndex) error {
+func (s *Store) EnsureLinks(ctx context.Context, progress func(done, total int)) error {
+	return ensureBuilt(ctx, s, (*buckets).linkIndex, linkIndex.built, func(b *buckets, x linkIndex) error {
 		if err := b.rebuildLinks(x, progress); err != nil {
 			return fmt.Errorf("building the links index of space %s: %w", s.space, err)
 		}
@@ -889,8 +890,8 @@ func emptyBucket(b kv.Bucket) error {
 // deleted, make of them; no broken [[Title]] of a document not deleted names a title a
 // document has. Which document a resolved link names is not checked: it was chosen when it
 // was saved. For tests and checks of a file.
-func (s *Store) CheckLinks() error {
-	return s.view(func(b *buckets) error {
+func (s *Store) CheckLinks(ctx context.Context) error {
+	return s.view(ctx, func(b *buckets) error {
 		x, _ := b.linkIndex()
 		if !x.built() {
 			return nil

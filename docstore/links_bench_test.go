@@ -15,12 +15,13 @@ import (
 // commits grouped, as a server's are).
 func fill(b *testing.B, s *docstore.Store, n int, title, text func(i int) string) {
 	b.Helper()
+	ctx := b.Context()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for w := range 16 {
 		wg.Go(func() {
 			for i := w; i < n; i += 16 {
-				if _, err := s.Create(title(i), text(i), docstore.KindWrite, north); err != nil {
+				if _, err := s.Create(ctx, title(i), text(i), docstore.KindWrite, north); err != nil {
 					errs <- err
 					return
 				}
@@ -66,6 +67,7 @@ func linked(n int, links bool) []string {
 //
 //	go test -run '^$' -bench Save10kLinks -benchtime 200x ./docstore
 func BenchmarkSave10kLinks(b *testing.B) {
+	ctx := b.Context()
 	type side struct {
 		s                *docstore.Store
 		id               string
@@ -83,7 +85,7 @@ func BenchmarkSave10kLinks(b *testing.B) {
 		sides[i] = &side{s: s, id: d.ID, lines: lines, create: time.Since(start), createCP: threadCPU() - c0}
 		runtime.UnlockOSThread()
 	}
-	if _, ls, err := sides[1].s.Links("Index", 1); err != nil || ls.ToTotal != 10000 {
+	if _, ls, err := findLinks(b, sides[1].s, "Index", 1); err != nil || ls.ToTotal != 10000 {
 		b.Fatalf("the document with links links to %d documents, %v", ls.ToTotal, err)
 	}
 	// (A benchmark with sub-benchmarks reports no metrics of its own: logged.)
@@ -98,7 +100,7 @@ func BenchmarkSave10kLinks(b *testing.B) {
 			if bc.name == "fenced" {
 				for _, sd := range sides {
 					sd.lines = append([]string{"```go\n", "x := \"[[Doc 00001]]\"\n", "```\n"}, sd.lines...)
-					if _, err := sd.s.Save(sd.id, 0, strings.Join(sd.lines, ""), north, 0); err != nil {
+					if _, err := sd.s.Save(ctx, sd.id, 0, strings.Join(sd.lines, ""), north, 0); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -117,7 +119,7 @@ func BenchmarkSave10kLinks(b *testing.B) {
 					}
 					runtime.LockOSThread()
 					start, c0 := time.Now(), threadCPU()
-					if _, err := sd.s.Edit(sd.id, old, sd.lines[bc.line], north); err != nil {
+					if _, err := sd.s.Edit(ctx, sd.id, old, sd.lines[bc.line], north); err != nil {
 						b.Fatal(err)
 					}
 					took[k] += time.Since(start)
@@ -149,7 +151,7 @@ func BenchmarkBacklinks10k(b *testing.B) {
 	s := open(b, "personal")
 	hub := mustCreate(b, s, "Hub", "Everybody links here.\n")
 	fill(b, s, 10000, docTitle, func(i int) string { return fmt.Sprintf("Item %d links to [[Hub]].\n", i) })
-	_, first, _, _, err := s.Backlinks("Hub", "", 5000)
+	_, first, _, _, err := backlinks(b, s, "Hub", "", 5000)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,15 +161,15 @@ func BenchmarkBacklinks10k(b *testing.B) {
 		call func() (int, error)
 	}{
 		{"first-page", func() (int, error) {
-			_, docs, total, _, err := s.Backlinks(hub.ID, "", 50)
+			_, docs, total, _, err := backlinks(b, s, hub.ID, "", 50)
 			return total + 0*len(docs), err
 		}},
 		{"middle-page", func() (int, error) {
-			_, _, total, _, err := s.Backlinks(hub.ID, middle, 50)
+			_, _, total, _, err := backlinks(b, s, hub.ID, middle, 50)
 			return total, err
 		}},
 		{"read-document-links", func() (int, error) {
-			_, ls, err := s.Links(hub.ID, 24)
+			_, ls, err := findLinks(b, s, hub.ID, 24)
 			return ls.FromTotal, err
 		}},
 	} {

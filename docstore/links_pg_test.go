@@ -20,8 +20,9 @@ type linkOp struct {
 
 var docRef = regexp.MustCompile(`\{doc (\d+)\}`)
 
-func (op linkOp) do(s *docstore.Store) {
-	docs, _ := s.Documents()
+func (op linkOp) do(t *testing.T, s *docstore.Store) {
+	ctx := t.Context()
+	docs, _ := view(t, s, func(r *docstore.Reader) ([]docstore.Document, error) { return r.Documents() })
 	text := docRef.ReplaceAllStringFunc(op.text, func(m string) string {
 		var n int
 		fmt.Sscanf(m, "{doc %d}", &n)
@@ -32,17 +33,17 @@ func (op linkOp) do(s *docstore.Store) {
 	})
 	switch op.kind {
 	case "create":
-		s.Create(op.title, text, docstore.KindWrite, north)
+		s.Create(ctx, op.title, text, docstore.KindWrite, north)
 	case "write":
-		s.Write(op.title, "", text, 0, north)
+		s.Write(ctx, op.title, "", text, 0, north)
 	case "rename":
-		s.Rename(op.title, op.to, ana)
+		s.Rename(ctx, op.title, op.to, ana)
 	case "delete":
-		s.Delete(op.title, ana)
+		s.Delete(ctx, op.title, ana)
 	case "undelete":
-		s.Undelete(op.title)
+		s.Undelete(ctx, op.title)
 	case "purge":
-		s.Purge(op.title)
+		s.Purge(ctx, op.title)
 	}
 }
 
@@ -52,18 +53,18 @@ var anyID = regexp.MustCompile(`[0-9A-Z]{26}`)
 func linkAnswers(t *testing.T, s *docstore.Store) string {
 	t.Helper()
 	var b strings.Builder
-	docs, _ := s.Documents()
+	docs, _ := view(t, s, func(r *docstore.Reader) ([]docstore.Document, error) { return r.Documents() })
 	for _, d := range docs {
 		if d.Deleted == nil {
 			fmt.Fprintf(&b, "%s: %s\n", d.Title, linksOf(t, s, d.ID))
 		}
 	}
-	un, total, err := s.Unlinked(100)
+	un, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.Unlinked(100) })
 	fmt.Fprintf(&b, "unlinked %d %v:", total, err)
 	for _, d := range un {
 		b.WriteString(" " + d.Title)
 	}
-	groups, total, err := s.BrokenLinks(100)
+	groups, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(100) })
 	fmt.Fprintf(&b, "\nbroken %d %v:", total, err)
 	for _, g := range groups {
 		fmt.Fprintf(&b, " [%s %v %d:", g.Title, g.Deleted != nil, g.InTotal)
@@ -81,7 +82,8 @@ func linkAnswers(t *testing.T, s *docstore.Store) string {
 // ids and all.
 func TestLinksSameOnPostgres(t *testing.T) {
 	kvtest.Postgres(t) // skipped without PostgreSQL, before making anything
-	onBolt, onPG := docstore.New(kvtest.OpenBolt(t), "personal"), docstore.New(kvtest.OpenURL(t, kvtest.URL(t)), "personal")
+	boltDB := kvtest.OpenBolt(t)
+	onBolt, onPG := docstore.New(boltDB, "personal"), docstore.New(kvtest.OpenURL(t, kvtest.URL(t)), "personal")
 	r := rand.New(rand.NewPCG(25, 2))
 	titles := []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon"}
 	text := func() string {
@@ -101,8 +103,8 @@ func TestLinksSameOnPostgres(t *testing.T) {
 	kinds := []string{"create", "create", "write", "rename", "delete", "undelete", "purge"}
 	for step := range 150 {
 		op := linkOp{kind: kinds[r.IntN(len(kinds))], title: titles[r.IntN(len(titles))], to: titles[r.IntN(len(titles))], text: text()}
-		op.do(onBolt)
-		op.do(onPG)
+		op.do(t, onBolt)
+		op.do(t, onPG)
 		if step%10 != 9 {
 			continue
 		}
@@ -114,7 +116,7 @@ func TestLinksSameOnPostgres(t *testing.T) {
 		}
 	}
 
-	copied := docstore.New(kvtest.CopyToPostgres(t, onBolt.DB()), "personal")
+	copied := docstore.New(kvtest.CopyToPostgres(t, boltDB), "personal")
 	same := func(what string, call func(s *docstore.Store) (any, error)) {
 		t.Helper()
 		want, werr := call(onBolt)
@@ -123,28 +125,30 @@ func TestLinksSameOnPostgres(t *testing.T) {
 			t.Errorf("%s: PostgreSQL answers\n%+v (%v)\nbbolt answers\n%+v (%v)", what, got, gerr, want, werr)
 		}
 	}
-	docs, _ := onBolt.Documents()
+	docs, _ := view(t, onBolt, func(r *docstore.Reader) ([]docstore.Document, error) { return r.Documents() })
 	for _, d := range docs {
 		same("Links "+d.Title, func(s *docstore.Store) (any, error) {
-			d, ls, err := s.Links(d.ID, 3)
+			d, ls, err := findLinks(t, s, d.ID, 3)
 			return []any{d, ls}, err
 		})
 		same("Backlinks "+d.Title, func(s *docstore.Store) (any, error) {
-			d, page, total, next, err := s.Backlinks(d.ID, "", 2)
+			d, page, total, next, err := backlinks(t, s, d.ID, "", 2)
 			return []any{d, page, total, next}, err
 		})
-		same("ReadLinked "+d.Title, func(s *docstore.Store) (any, error) {
-			d, v, ls, err := s.ReadLinked(d.ID, 0, 5)
+		same("Read and Links "+d.Title, func(s *docstore.Store) (any, error) {
+			d, v, ls, err := readLinked(t, s, d.ID, 0, 5)
 			return []any{d, v, ls}, err
 		})
-		same("Targets "+d.Title, func(s *docstore.Store) (any, error) { return s.Targets(d.ID, titles) })
+		same("Targets "+d.Title, func(s *docstore.Store) (any, error) {
+			return view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) { return r.Targets(d.ID, titles) })
+		})
 	}
 	same("Unlinked", func(s *docstore.Store) (any, error) {
-		ds, n, err := s.Unlinked(3)
+		ds, n, err := view2(t, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.Unlinked(3) })
 		return []any{ds, n}, err
 	})
 	same("BrokenLinks", func(s *docstore.Store) (any, error) {
-		gs, n, err := s.BrokenLinks(3)
+		gs, n, err := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(3) })
 		return []any{gs, n}, err
 	})
 	checkLinks(t, copied)

@@ -1,6 +1,7 @@
 package docstore_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 // linksOf is what Links says of a document, as titles: "to: A, B · from: C · broken: [[D]], deleted E".
 func linksOf(t *testing.T, s *docstore.Store, name string) string {
 	t.Helper()
-	_, ls, err := s.Links(name, 50)
+	_, ls, err := findLinks(t, s, name, 50)
 	if err != nil {
 		t.Fatalf("Links(%q): %v", name, err)
 	}
@@ -50,7 +51,8 @@ func linksOf(t *testing.T, s *docstore.Store, name string) string {
 
 func checkLinks(t *testing.T, s *docstore.Store) {
 	t.Helper()
-	if err := s.CheckLinks(); err != nil {
+	ctx := t.Context()
+	if err := s.CheckLinks(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -67,6 +69,7 @@ func wantLinks(t *testing.T, s *docstore.Store, name, want string) {
 // document is broken until a document takes the title (made, renamed to it, or brought
 // back); code doesn't count; a link to itself is nowhere.
 func TestLinksFollowTheDocuments(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	pricing := mustCreate(t, s, "Pricing", "# Pricing\n\nTwelve a month. See [[Launch plan]].\n")
 	mustCreate(t, s, "Course outline", "1. Intro\n2. [[pricing]]\n")
@@ -76,12 +79,12 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 	wantLinks(t, s, "Pricing", "to: Launch plan · from: Course outline, Launch plan · broken: ")
 
 	// A rename keeps the links, and the answers show the title now.
-	if _, err := s.Rename("Pricing", "Prices and plans", ana); err != nil {
+	if _, err := s.Rename(ctx, "Pricing", "Prices and plans", ana); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: Course outline, Prices and plans · from: Prices and plans · broken: [[Budget]]")
 	// The text still says [[Pricing]]; saving it again keeps the link to the renamed document.
-	if _, err := s.Append("Launch plan", "More.", north); err != nil {
+	if _, err := s.Append(ctx, "Launch plan", "More.", north); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: Course outline, Prices and plans · from: Prices and plans · broken: [[Budget]]")
@@ -92,18 +95,18 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 	wantLinks(t, s, "budget", "to:  · from: Launch plan · broken: ")
 
 	// An edit that takes a link out takes it out of both ends.
-	if _, err := s.Edit("Launch plan", "[[Course outline|the outline]]", "the outline", north); err != nil {
+	if _, err := s.Edit(ctx, "Launch plan", "[[Course outline|the outline]]", "the outline", north); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Course outline", "to: Prices and plans · from:  · broken: ")
 
 	// Deleting the linking document takes its links out; bringing it back puts them back.
-	if _, err := s.Delete("Launch plan", ana); err != nil {
+	if _, err := s.Delete(ctx, "Launch plan", ana); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "budget", "to:  · from:  · broken: ")
 	wantLinks(t, s, "Prices and plans", "to:  · from: Course outline · broken: deleted Launch plan")
-	if _, err := s.Undelete(plan.ID); err != nil {
+	if _, err := s.Undelete(ctx, plan.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "budget", "to:  · from: Launch plan · broken: ")
@@ -111,11 +114,11 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 
 	// Purging a linked document breaks the links to it, by the title they were written
 	// with: a new document of that title takes them.
-	if _, err := s.Delete("Prices and plans", ana); err != nil {
+	if _, err := s.Delete(ctx, "Prices and plans", ana); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: budget · from:  · broken: deleted Prices and plans")
-	if _, err := s.Purge(pricing.ID); err != nil {
+	if _, err := s.Purge(ctx, pricing.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: budget · from:  · broken: [[pricing]], id "+pricing.ID)
@@ -125,7 +128,7 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 
 	// Renaming a document to a broken link's title resolves it too.
 	mustCreate(t, s, "Notes", "See [[Roadmap]] and [[Later]].\n")
-	if _, err := s.Rename("budget", "Roadmap", ana); err != nil {
+	if _, err := s.Rename(ctx, "budget", "Roadmap", ana); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Notes", "to: Roadmap · from:  · broken: [[Later]]")
@@ -148,6 +151,7 @@ func TestLinksStayInTheirSpace(t *testing.T) {
 
 // The space's documents nothing links to, its broken links, and the backlinks a page at a time.
 func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	hub := mustCreate(t, s, "Hub", "[[Gap]] [[Hub]]\n")
 	var ids []string
@@ -155,7 +159,7 @@ func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
 		ids = append(ids, mustCreate(t, s, fmt.Sprintf("Spoke %d", i), "[[Hub]] [[Gap]] [[gap]] [[Other gap]]\n").ID)
 	}
 	lone := mustCreate(t, s, "Lone", "Nothing.\n")
-	docs, total, err := s.Unlinked(10)
+	docs, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.Unlinked(10) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +171,7 @@ func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
 	if want := []string{"Lone", "Spoke 6", "Spoke 5", "Spoke 4", "Spoke 3", "Spoke 2", "Spoke 1", "Spoke 0"}; total != 8 || !slices.Equal(titles, want) {
 		t.Errorf("Unlinked = %v (%d), want %v", titles, total, want)
 	}
-	groups, total, err := s.BrokenLinks(10)
+	groups, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(10) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,7 @@ func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
 	}
 	var seen []string
 	for after := ""; ; {
-		d, page, total, next, err := s.Backlinks("Hub", after, 3)
+		d, page, total, next, err := backlinks(t, s, "Hub", after, 3)
 		if err != nil || d.ID != hub.ID || total != 7 {
 			t.Fatalf("Backlinks(Hub, %q) = %v, %d, %v", after, d.Title, total, err)
 		}
@@ -190,13 +194,13 @@ func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
 	if !slices.Equal(seen, ids) {
 		t.Errorf("Backlinks pages gave %v, want %v", seen, ids)
 	}
-	if _, err := s.Delete(hub.ID, ana); err != nil {
+	if _, err := s.Delete(ctx, hub.ID, ana); err != nil {
 		t.Fatal(err)
 	}
-	if groups, total, _ := s.BrokenLinks(10); total != 3 || groups[2].Deleted == nil || groups[2].Deleted.ID != hub.ID || groups[2].InTotal != 7 {
+	if groups, total, _ := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(10) }); total != 3 || groups[2].Deleted == nil || groups[2].Deleted.ID != hub.ID || groups[2].InTotal != 7 {
 		t.Errorf("BrokenLinks after deleting Hub = %+v (%d)", groups, total)
 	}
-	if groups, total, _ := s.BrokenLinks(1); total != 3 || len(groups) != 1 {
+	if groups, total, _ := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(1) }); total != 3 || len(groups) != 1 {
 		t.Errorf("BrokenLinks(1) = %+v (%d)", groups, total)
 	}
 	_ = lone
@@ -206,14 +210,17 @@ func TestUnlinkedBrokenAndBacklinks(t *testing.T) {
 // Targets says what a version's [[Titles]] name now, for the page: the document the link
 // was resolved to (under its title now), or the one with the title for an older version's.
 func TestTargets(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	p := mustCreate(t, s, "Pricing", "x\n")
 	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]]\n")
-	if _, err := s.Rename("Pricing", "Prices", ana); err != nil {
+	if _, err := s.Rename(ctx, "Pricing", "Prices", ana); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "Old", "y\n")
-	got, err := s.Targets(plan.ID, []string{"pricing", "Missing", "Old", "Nowhere"})
+	got, err := view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) {
+		return r.Targets(plan.ID, []string{"pricing", "Missing", "Old", "Nowhere"})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,39 +230,49 @@ func TestTargets(t *testing.T) {
 	}
 }
 
-// ReadLinkedID reads what the version's [[Titles]] name now with it, as Targets answers
-// for them: its links outside code, each once, at the latest and at an older version; a
+// Read, then Targets of the version's [[Titles]] (WikiTitles), in one View (as a page reads
+// them, ByID first), say what they name now, as Targets of those titles answers in a View of
+// its own: its links outside code, each once, at the latest and at an older version; a
 // version without [[links]] has none.
-func TestReadLinkedIDReadsTheTargets(t *testing.T) {
+func TestReadThenTargetsOfItsTitles(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	mustCreate(t, s, "Pricing", "x\n")
 	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]] [[pricing|again]]\n\n`[[Code]]`\n")
-	if _, err := s.Rename("Pricing", "Prices", ana); err != nil {
+	if _, err := s.Rename(ctx, "Pricing", "Prices", ana); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write("Plan", "Plan", "Now [[Old]] and [[Prices]].\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, "Plan", "Plan", "Now [[Old]] and [[Prices]].\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "Old", "y\n")
-	if _, err := s.Write("Plan", "Plan", "None.\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, "Plan", "Plan", "None.\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		version int
 		titles  []string
 	}{{1, []string{"Pricing", "Missing"}}, {2, []string{"Old", "Prices"}}, {0, nil}} {
-		r, recorded, err := s.ReadLinkedID(plan.ID, c.version, 10)
-		if err != nil || !recorded {
-			t.Fatalf("ReadLinkedID(%d): %v %v", c.version, recorded, err)
-		}
-		var want map[string]docstore.Target
-		if c.titles != nil {
-			if want, err = s.Targets(plan.ID, c.titles); err != nil {
-				t.Fatal(err)
+		got, err := view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) {
+			d, err := r.ByID(plan.ID)
+			if err != nil {
+				return nil, err
 			}
+			_, v, err := r.Read(d.ID, c.version)
+			if err != nil {
+				return nil, err
+			}
+			return r.Targets(d.ID, docstore.WikiTitles(v.Text))
+		})
+		if err != nil {
+			t.Fatalf("Read then Targets of version %d: %v", c.version, err)
 		}
-		if !reflect.DeepEqual(r.Targets, want) {
-			t.Errorf("ReadLinkedID(%d).Targets = %v, want %v", c.version, r.Targets, want)
+		want, err := view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) { return r.Targets(plan.ID, c.titles) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || c.titles == nil && len(got) != 0 {
+			t.Errorf("version %d: Targets of its [[Titles]] = %v, want %v", c.version, got, want)
 		}
 	}
 }
@@ -263,6 +280,7 @@ func TestReadLinkedIDReadsTheTargets(t *testing.T) {
 // Random saves, renames, deletes, undeletes and purges of documents linking one another
 // keep the index what the documents make of it (CheckLinks), on whichever store.
 func TestLinksIndexHoldsUnderRandomChanges(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	r := rand.New(rand.NewPCG(25, 25))
 	titles := []string{"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta"}
@@ -273,7 +291,7 @@ func TestLinksIndexHoldsUnderRandomChanges(t *testing.T) {
 			case 0:
 				fmt.Fprintf(&b, "```\n[[%s]]\n```\n", titles[r.IntN(len(titles))])
 			case 1:
-				docs, _ := s.Documents()
+				docs, _ := view(t, s, func(r *docstore.Reader) ([]docstore.Document, error) { return r.Documents() })
 				if len(docs) > 0 {
 					fmt.Fprintf(&b, "[x](/document/%s)\n", docs[r.IntN(len(docs))].ID)
 				}
@@ -288,20 +306,20 @@ func TestLinksIndexHoldsUnderRandomChanges(t *testing.T) {
 		var err error
 		switch r.IntN(7) {
 		case 0, 1:
-			_, err = s.Create(title, text(), docstore.KindWrite, north)
+			_, err = s.Create(ctx, title, text(), docstore.KindWrite, north)
 		case 2:
-			_, err = s.Write(title, "", text(), 0, north)
+			_, err = s.Write(ctx, title, "", text(), 0, north)
 		case 3:
-			_, err = s.Rename(title, titles[r.IntN(len(titles))], ana)
+			_, err = s.Rename(ctx, title, titles[r.IntN(len(titles))], ana)
 		case 4:
-			_, err = s.Delete(title, ana)
+			_, err = s.Delete(ctx, title, ana)
 		case 5:
-			_, err = s.Undelete(title)
+			_, err = s.Undelete(ctx, title)
 		case 6:
-			_, err = s.Purge(title)
+			_, err = s.Purge(ctx, title)
 		}
 		_ = err // refusals (taken titles, nothing to undelete) are part of the mix
-		if err := s.CheckLinks(); err != nil {
+		if err := s.CheckLinks(ctx); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if step%50 == 0 {
@@ -316,7 +334,7 @@ func TestLinksIndexHoldsUnderRandomChanges(t *testing.T) {
 
 func mustDocs(t *testing.T, s *docstore.Store) []docstore.Document {
 	t.Helper()
-	docs, err := s.Documents()
+	docs, err := view(t, s, func(r *docstore.Reader) ([]docstore.Document, error) { return r.Documents() })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,16 +344,17 @@ func mustDocs(t *testing.T, s *docstore.Store) []docstore.Document {
 // A file written before links has its index built by EnsureLinks (or the first read of
 // links), with the links its texts have; it is then kept like any other.
 func TestLinksOfAnOlderFile(t *testing.T) {
+	ctx := t.Context()
 	db := oldLinksFile(t)
 	s := docstore.New(db, "personal")
-	if err := s.EnsureLinks(nil); err != nil {
+	if err := s.EnsureLinks(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Launch plan", "to: Course outline, Pricing · from: Pricing · broken: [[Budget]]")
 	wantLinks(t, s, "Pricing", "to: Launch plan · from: Course outline, Launch plan · broken: ")
 	other := docstore.New(db, "launch")
 	wantLinks(t, other, "Elsewhere", "to:  · from:  · broken: [[Pricing]], id "+mustFind(t, s, "Pricing").ID)
-	if _, err := s.Undelete("Old draft"); err != nil {
+	if _, err := s.Undelete(ctx, "Old draft"); err != nil {
 		t.Fatal(err)
 	}
 	wantLinks(t, s, "Pricing", "to: Launch plan · from: Course outline, Launch plan, Old draft · broken: ")
@@ -343,7 +362,7 @@ func TestLinksOfAnOlderFile(t *testing.T) {
 
 func mustFind(t *testing.T, s *docstore.Store, name string) docstore.Document {
 	t.Helper()
-	d, err := s.Find(name)
+	d, err := find(t, s, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,12 +375,12 @@ type counting struct {
 	writes int
 }
 
-func (c *counting) Update(fn func(kv.Tx) error) error {
-	return c.DB.Update(func(tx kv.Tx) error { return fn(countingTx{tx, c}) })
+func (c *counting) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	return c.DB.Update(ctx, func(tx kv.Tx) error { return fn(countingTx{tx, c}) })
 }
 
-func (c *counting) Batch(fn func(kv.Tx) error) error {
-	return c.DB.Batch(func(tx kv.Tx) error { return fn(countingTx{tx, c}) })
+func (c *counting) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	return c.DB.Batch(ctx, func(tx kv.Tx) error { return fn(countingTx{tx, c}) })
 }
 
 type countingTx struct {
@@ -418,9 +437,10 @@ func (c countingCursor) Delete() error { c.c.writes++; return c.Cursor.Delete() 
 // Renaming a document linked from 1,000 others writes as many keys as renaming one linked
 // from none: the links are kept by id, and no text is rewritten.
 func TestRenameOfAMuchLinkedDocumentIsO1(t *testing.T) {
+	ctx := t.Context()
 	c := &counting{DB: kvtest.Open(t)}
 	s := docstore.New(c, "personal")
-	if err := s.EnsureLinks(nil); err != nil {
+	if err := s.EnsureLinks(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "Lonely", "Nobody links here.\n")
@@ -430,7 +450,7 @@ func TestRenameOfAMuchLinkedDocumentIsO1(t *testing.T) {
 	}
 	rename := func(name, title string) int {
 		before := c.writes
-		if _, err := s.Rename(name, title, ana); err != nil {
+		if _, err := s.Rename(ctx, name, title, ana); err != nil {
 			t.Fatal(err)
 		}
 		return c.writes - before
@@ -440,7 +460,7 @@ func TestRenameOfAMuchLinkedDocumentIsO1(t *testing.T) {
 	if popular != lonely {
 		t.Errorf("a rename of a document linked from 1,000 others wrote %d keys, one linked from none %d", popular, lonely)
 	}
-	if _, ls, err := s.Links("Famous", 3); err != nil || ls.FromTotal != 1000 {
+	if _, ls, err := findLinks(t, s, "Famous", 3); err != nil || ls.FromTotal != 1000 {
 		t.Errorf("Famous is linked from %d, %v", ls.FromTotal, err)
 	}
 	checkLinks(t, s)
@@ -468,6 +488,7 @@ func oldLinksFile(t *testing.T) kv.DB {
 // that they can't have changed (plain lines replaced by plain lines): CheckLinks reads
 // every text whole each time, and compares.
 func TestLineEditsKeepTheLinks(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	mustCreate(t, s, "Alpha", "a\n")
 	palette := []string{
@@ -511,10 +532,10 @@ func TestLineEditsKeepTheLinks(t *testing.T) {
 		if docstore.SameLinks(before, strings.Join(lines, "\n")+"\n") {
 			fast++
 		}
-		if _, err := s.Save("Doc", 0, strings.Join(lines, "\n")+"\n", ana, 0); err != nil {
+		if _, err := s.Save(ctx, "Doc", 0, strings.Join(lines, "\n")+"\n", ana, 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CheckLinks(); err != nil {
+		if err := s.CheckLinks(ctx); err != nil {
 			t.Fatalf("step %d, text:\n%s\n%v", step, strings.Join(lines, "\n"), err)
 		}
 		if step%300 == 0 {
@@ -561,43 +582,46 @@ func TestSameLinks(t *testing.T) {
 // is): each answers as it does after EnsureLinks, and as the index says (shows, in the
 // answer printed: read without the index, it would be otherwise).
 func TestEveryLinksReadOfAnOlderFileBuildsTheIndex(t *testing.T) {
+	ctx := t.Context()
 	reads := []struct {
 		name  string
 		shows string
 		read  func(s *docstore.Store) (any, error)
 	}{
 		{"Links", "Title:Course outline", func(s *docstore.Store) (any, error) {
-			d, ls, err := s.Links("Launch plan", 10)
+			d, ls, err := findLinks(t, s, "Launch plan", 10)
 			return []any{d, ls}, err
 		}},
-		{"ReadLinked", "Title:Course outline", func(s *docstore.Store) (any, error) {
-			d, v, ls, err := s.ReadLinked("Launch plan", 0, 10)
+		{"Read and Links", "Title:Course outline", func(s *docstore.Store) (any, error) {
+			d, v, ls, err := readLinked(t, s, "Launch plan", 0, 10)
 			return []any{d, v, ls}, err
 		}},
 		{"Backlinks", "Title:Launch plan", func(s *docstore.Store) (any, error) {
-			d, docs, total, next, err := s.Backlinks("Pricing", "", 10)
+			d, docs, total, next, err := backlinks(t, s, "Pricing", "", 10)
 			return []any{d, docs, total, next}, err
 		}},
 		{"Unlinked", "[[] 0]", func(s *docstore.Store) (any, error) { // every document here is linked
-			docs, total, err := s.Unlinked(10)
+			docs, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.Unlinked(10) })
 			return []any{docs, total}, err
 		}},
 		{"BrokenLinks", "Title:Budget", func(s *docstore.Store) (any, error) {
-			gs, total, err := s.BrokenLinks(10)
+			gs, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.BrokenGroup, int, error) { return r.BrokenLinks(10) })
 			return []any{gs, total}, err
 		}},
 		{"Targets", "Title:Course outline", func(s *docstore.Store) (any, error) {
-			d, err := s.Find("Launch plan")
+			d, err := find(t, s, "Launch plan")
 			if err != nil {
 				return nil, err
 			}
-			return s.Targets(d.ID, []string{"Pricing", "Budget", "Course outline"})
+			return view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) {
+				return r.Targets(d.ID, []string{"Pricing", "Budget", "Course outline"})
+			})
 		}},
 	}
 	for _, r := range reads {
 		t.Run(r.name, func(t *testing.T) {
 			built := docstore.New(oldLinksFile(t), "personal")
-			if err := built.EnsureLinks(nil); err != nil {
+			if err := built.EnsureLinks(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
 			want, err := r.read(built)

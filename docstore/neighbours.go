@@ -30,149 +30,24 @@ type BrokenLink struct {
 	Deleted *Document
 }
 
-// Links returns the named document and its links, at most limit of each kind (limit < 1:
-// none listed, only counted). It builds the links index first if the space has none. It
-// returns what Find returns.
-func (s *Store) Links(name string, limit int) (Document, Links, error) {
-	var (
-		d  Document
-		ls Links
-	)
-	err := s.viewLinks(func(b *buckets, _ linkIndex) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		ls, err = b.linksOf(d, limit)
-		return err
-	})
-	return d, ls, err
-}
-
-// viewLinks runs fn in a read transaction on the space's documents and their links index.
-// It looks whether the index is built in the same transaction (a store that has it, every
-// store once written, reads once); when it isn't, fn does not run, and viewLinks builds it
-// (EnsureLinks) and runs fn in a read transaction after. fn may run more than once and
-// must set its results afresh each time.
-func (s *Store) viewLinks(fn func(b *buckets, x linkIndex) error) error {
-	built := false
-	err := s.view(func(b *buckets) error {
-		x, _ := b.linkIndex() // none yet: EnsureLinks makes it
-		if built = x.built(); !built {
-			return nil
-		}
-		return fn(b, x)
-	})
-	if err != nil || built {
-		return err
+// Links returns document d's links (d as this Reader found it), at most limit of each kind
+// (limit < 1: none listed, only counted): those of its latest version.
+func (r *Reader) Links(d Document, limit int) (Links, error) {
+	if _, err := r.links(); err != nil {
+		return Links{}, err
 	}
-	if err := s.EnsureLinks(nil); err != nil {
-		return err
+	return r.b.linksOf(d, limit)
+}
+
+// links is the space's links index; when it is not built yet (a store written before it),
+// errUnbuilt, and View builds it and reads again.
+func (r *Reader) links() (linkIndex, error) {
+	x, _ := r.b.linkIndex() // none yet: EnsureLinks makes it
+	if !x.built() {
+		r.unbuilt.links = append(r.unbuilt.links, r.b.space)
+		return x, errUnbuilt
 	}
-	return s.view(func(b *buckets) error {
-		x, _ := b.linkIndex()
-		return fn(b, x)
-	})
-}
-
-// Reading is a version of a document and what is shown with it, all read in one
-// transaction.
-type Reading struct {
-	Document Document
-	Version  Version
-	Links    Links             // the document's, when Version is its latest
-	Notes    Notes             // ReadNoted's: what a reader is told after the text
-	Targets  map[string]Target // ReadLinkedID's: what the version's [[Titles]] name now, as Targets
-}
-
-// ReadLinked is Read and, when the version read is the latest, Links, in one transaction.
-func (s *Store) ReadLinked(name string, version, limit int) (Document, Version, Links, error) {
-	r, _, err := s.readLinked(name, version, limit, readAsk{})
-	return r.Document, r.Version, r.Links, err
-}
-
-// ReadNoted is ReadLinked and the Notes of the version read for reader (at most most of
-// each list, as Notes), in the same transaction: a read that shows the text, its links
-// and what waits on it shows them as of one state of the store. A document that never
-// had a proposal or a comment has Notes of its record alone, read with nothing more.
-func (s *Store) ReadNoted(name string, version, limit int, reader Author, most int) (Reading, error) {
-	r, _, err := s.readLinked(name, version, limit, readAsk{notes: true, reader: reader, most: most})
-	return r, err
-}
-
-// ReadLinkedID is ByID, then ReadLinked of id if ByID found it (recorded), with the
-// Targets of the version's [[Titles]], in the same transaction: a page that looks a
-// document up space by space pays no transaction for the lookup, nor one for what its
-// links name. Not recorded, it returns nothing else and no error.
-func (s *Store) ReadLinkedID(id string, version, limit int) (r Reading, recorded bool, err error) {
-	return s.readLinked(id, version, limit, readAsk{byID: true, targets: true})
-}
-
-// readAsk is what readLinked reads besides the version and its links: whether the name
-// must be an id the space has a record of (byID), the Notes for reader (notes), and the
-// Targets of the version's [[Titles]] (targets).
-type readAsk struct {
-	byID, notes, targets bool
-	reader               Author
-	most                 int
-}
-
-func (s *Store) readLinked(name string, version, limit int, ask readAsk) (Reading, bool, error) {
-	var (
-		r                 Reading
-		recorded          bool
-		built, needsLinks bool
-	)
-	read := func() error {
-		return s.view(func(b *buckets) error {
-			r, recorded, needsLinks = Reading{}, true, false // each run of the View reads afresh
-			var (
-				n   int // the version's number: version, or the latest as it is now for 0
-				err error
-			)
-			if ask.byID {
-				if _, recorded, err = b.doc(name); err != nil || !recorded {
-					return err
-				}
-			}
-			if r.Document, n, err = b.namedVersion(name, version); err != nil {
-				return err
-			}
-			d := r.Document
-			if r.Version, err = b.version(d.ID, n); err != nil {
-				return err
-			}
-			if ask.notes {
-				if r.Notes, err = b.notes(d, n, ask.reader, ask.most); err != nil {
-					return err
-				}
-			}
-			var titles []string
-			if ask.targets {
-				titles = wikiTitles(r.Version.Text)
-			}
-			needsLinks = n == d.Version || len(titles) > 0
-			x, _ := b.linkIndex()
-			if built = x.built(); !built || !needsLinks {
-				return nil
-			}
-			if n == d.Version {
-				if r.Links, err = b.linksOf(d, limit); err != nil {
-					return err
-				}
-			}
-			if len(titles) > 0 {
-				r.Targets, err = b.targets(x, d.ID, titles)
-			}
-			return err
-		})
-	}
-	err := read()
-	if err == nil && recorded && needsLinks && !built {
-		if err = s.EnsureLinks(nil); err == nil {
-			err = read()
-		}
-	}
-	return r, recorded, err
+	return x, nil
 }
 
 // linksOf is Links of document d.
@@ -282,7 +157,7 @@ func docsOf(ids []string, raws [][]byte) ([]Document, error) {
 // link to it: up to limit (at least 1), oldest made first, from the one after the id after
 // ("" from the first); how many there are in all; and the id to give as after for the next
 // page ("" when there is none).
-func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, int, string, error) {
+func (r *Reader) Backlinks(name, after string, limit int) (Document, []Document, int, string, error) {
 	limit = max(limit, 1)
 	var (
 		d     Document
@@ -290,54 +165,57 @@ func (s *Store) Backlinks(name, after string, limit int) (Document, []Document, 
 		total int
 		next  string
 	)
-	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		ids, n := x.from(d.ID, after, limit+1)
-		total, next = n, ""
-		if len(ids) > limit {
-			ids, next = ids[:limit], ids[limit-1]
-		}
-		docs, err = docsOf(ids, b.docsRaw(ids))
-		return err
-	})
+	x, err := r.links()
+	if err != nil {
+		return d, docs, total, next, err
+	}
+	b := r.b
+	if d, err = b.named(name); err != nil {
+		return d, docs, total, next, err
+	}
+	ids, n := x.from(d.ID, after, limit+1)
+	total, next = n, ""
+	if len(ids) > limit {
+		ids, next = ids[:limit], ids[limit-1]
+	}
+	docs, err = docsOf(ids, b.docsRaw(ids))
 	return d, docs, total, next, err
 }
 
 // Unlinked returns up to limit of the space's documents that no other document links to,
 // latest saved first, and how many there are in all.
-func (s *Store) Unlinked(limit int) ([]Document, int, error) {
+func (r *Reader) Unlinked(limit int) ([]Document, int, error) {
 	var (
 		docs  []Document
 		total int
 	)
-	err := s.viewLinks(func(b *buckets, x linkIndex) error {
-		docs, total = nil, 0
-		if b.recent == nil {
-			return nil
-		}
-		var ids []string
-		c := b.recent.Cursor()
-		var ic kv.Cursor
-		if x.in != nil {
-			ic = x.in.Cursor()
-		}
-		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
-			id := k[8:]
-			if ic != nil {
-				if got, _ := ic.Seek(id); got != nil && bytes.HasPrefix(got, id) {
-					continue
-				}
+	x, err := r.links()
+	if err != nil {
+		return docs, total, err
+	}
+	b := r.b
+	if b.recent == nil {
+		return docs, total, nil
+	}
+	var ids []string
+	c := b.recent.Cursor()
+	var ic kv.Cursor
+	if x.in != nil {
+		ic = x.in.Cursor()
+	}
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		id := k[8:]
+		if ic != nil {
+			if got, _ := ic.Seek(id); got != nil && bytes.HasPrefix(got, id) {
+				continue
 			}
-			if total++; len(ids) < limit {
-				ids = append(ids, string(id))
-			}
 		}
-		listed, err := b.listed(ids)
-		docs = listed
-		return err
-	})
+		if total++; len(ids) < limit {
+			ids = append(ids, string(id))
+		}
+	}
+	listed, err := b.listed(ids)
+	docs = listed
 	return docs, total, err
 }
 
@@ -355,24 +233,23 @@ const MaxBrokenIn = 5
 // have it: the [[Titles]] that name no document first, by title (folded), then the ids that
 // name none, then the links to deleted documents, oldest made first. It returns how many
 // there are in all.
-func (s *Store) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
+func (r *Reader) BrokenLinks(limit int) ([]BrokenGroup, int, error) {
 	var (
 		groups []BrokenGroup
 		total  int
 	)
-	err := s.viewLinks(func(b *buckets, x linkIndex) error {
-		groups, total = nil, 0
-		if x.broken == nil {
-			return nil
-		}
-		t := brokenTally{limit: limit}
-		t.count(x)
-		total = t.total
-		var err error
-		groups, err = b.brokenGroups(x, t.gs)
-		return err
-	})
-	return groups, total, err
+	x, err := r.links()
+	if err != nil {
+		return groups, total, err
+	}
+	b := r.b
+	if x.broken == nil {
+		return groups, total, nil
+	}
+	t := brokenTally{limit: limit}
+	t.count(x)
+	groups, err = b.brokenGroups(x, t.gs)
+	return groups, t.total, err
 }
 
 // brokenKeys is a broken link as the link index has it: a target key, or "d" and a
@@ -485,16 +362,21 @@ type Target struct {
 // FoldTitle is a title as titles are compared: the key Targets answers by.
 func FoldTitle(title string) string { return string(titleKey(title)) }
 
-// Targets says which document each of titles, [[Titles]] of a version of document id, names
-// now, by FoldTitle: the one the link was resolved to when id's latest version was saved,
-// if that version has it, else the one that has the title now (an older version's link
-// that the latest no longer has).
-func (s *Store) Targets(id string, titles []string) (map[string]Target, error) {
+// Targets says which document each of titles, [[Titles]] of a version of document id
+// (WikiTitles), names now, by FoldTitle: the one the link was resolved to when id's latest
+// version was saved, if that version has it, else the one that has the title now (an older
+// version's link that the latest no longer has). No titles read nothing.
+func (r *Reader) Targets(id string, titles []string) (map[string]Target, error) {
 	var out map[string]Target
-	err := s.viewLinks(func(b *buckets, x linkIndex) (err error) {
-		out, err = b.targets(x, id, titles)
-		return err
-	})
+	if len(titles) == 0 {
+		return map[string]Target{}, nil
+	}
+	x, err := r.links()
+	if err != nil {
+		return out, err
+	}
+	b := r.b
+	out, err = b.targets(x, id, titles)
 	return out, err
 }
 
@@ -558,10 +440,10 @@ func (b *buckets) targets(x linkIndex, id string, titles []string) (map[string]T
 	return out, nil
 }
 
-// wikiTitles are the titles of text's [[links]] that a render may meet (those outside
+// WikiTitles are the titles of text's [[links]] that a render may meet (those outside
 // code, as mdscan finds them), each once (by FoldTitle), at most MaxLinks: what a page
 // asks Targets about.
-func wikiTitles(text string) []string {
+func WikiTitles(text string) []string {
 	if !strings.Contains(text, "[[") {
 		return nil
 	}

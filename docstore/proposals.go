@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -291,40 +292,28 @@ func (b *buckets) proposalFrom(d Document, n int, raw []byte, text bool) (Propos
 
 // Proposal returns a named document, its proposal n with its text, and the version the
 // proposal is against. It returns what Find returns, and a *NoProposalError.
-func (s *Store) Proposal(name string, n int) (Document, Proposal, Version, error) {
-	var (
-		d    Document
-		p    Proposal
-		base Version
-	)
-	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		if p, err = b.proposal(d, n, true); err != nil {
-			return err
-		}
-		base, err = b.version(d.ID, p.Base)
-		return err
-	})
+func (r *Reader) Proposal(name string, n int) (Document, Proposal, Version, error) {
+	d, err := r.b.named(name)
+	if err != nil {
+		return d, Proposal{}, Version{}, err
+	}
+	p, err := r.b.proposal(d, n, true)
+	if err != nil {
+		return d, p, Version{}, err
+	}
+	base, err := r.b.version(d.ID, p.Base)
 	return d, p, base, err
 }
 
 // Proposals returns a named document's open proposals, newest first, at most limit of
 // them, numbered below before (0: from the newest); their texts are left out. How many are
 // open in all is d.Review.Open. Its cost is limit's, however many proposals there are.
-func (s *Store) Proposals(name string, before, limit int) (Document, []Proposal, error) {
-	var (
-		d  Document
-		ps []Proposal
-	)
-	err := s.view(func(b *buckets) (err error) {
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		ps, err = b.openProposals(d, before, limit)
-		return err
-	})
+func (r *Reader) Proposals(name string, before, limit int) (Document, []Proposal, error) {
+	d, err := r.b.named(name)
+	if err != nil {
+		return d, nil, err
+	}
+	ps, err := r.b.openProposals(d, before, limit)
 	return d, ps, err
 }
 
@@ -373,31 +362,28 @@ type Waiting struct {
 
 // Waiting lists the space's documents that have open proposals, latest saved first, each
 // with at most limit of its open proposals, newest first.
-func (s *Store) Waiting(limit int) ([]Waiting, error) {
+func (r *Reader) Waiting(limit int) ([]Waiting, error) {
+	b := r.b
+	if b.recent == nil {
+		return nil, nil
+	}
 	var out []Waiting
-	err := s.view(func(b *buckets) error {
-		out = nil
-		if b.recent == nil {
-			return nil
+	c := b.recent.Cursor()
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		d, ok, err := b.doc(string(k[8:]))
+		if err != nil {
+			return nil, err
 		}
-		c := b.recent.Cursor()
-		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
-			d, ok, err := b.doc(string(k[8:]))
-			if err != nil {
-				return err
-			}
-			if !ok || d.Review == nil || d.Review.Open == 0 {
-				continue
-			}
-			ps, err := b.openProposals(d, 0, limit)
-			if err != nil {
-				return err
-			}
-			out = append(out, Waiting{Document: d, Proposals: ps})
+		if !ok || d.Review == nil || d.Review.Open == 0 {
+			continue
 		}
-		return nil
-	})
-	return out, err
+		ps, err := b.openProposals(d, 0, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Waiting{Document: d, Proposals: ps})
+	}
+	return out, nil
 }
 
 // Accept makes proposal n of a named document a version of kind accept, by the agent that
@@ -411,7 +397,7 @@ func (s *Store) Waiting(limit int) ([]Waiting, error) {
 //
 // It returns the proposal as decided. It returns what Find returns, a *NoProposalError,
 // a *DecidedError, a *ClashError, a *TitleTakenError, and ErrBadText for an edit's text.
-func (s *Store) Accept(name string, n int, who Author, edit *Edit, prefer linediff.Prefer) (Saved, Proposal, error) {
+func (s *Store) Accept(ctx context.Context, name string, n int, who Author, edit *Edit, prefer linediff.Prefer) (Saved, Proposal, error) {
 	var status Status
 	how := func(b *buckets, d Document, latest Version, at func(int) (Version, error)) (Next, error) {
 		p, err := b.proposal(d, n, true)
@@ -466,7 +452,11 @@ func (s *Store) Accept(name string, n int, who Author, edit *Edit, prefer linedi
 	// The version is the agent's, for its person; who accepted it is said beside them. The
 	// author is known only once the proposal is read: Change takes it up front, so it is
 	// read here first, and checked again (by number, in the commit) as it is decided.
-	d, first, _, err := s.Proposal(name, n)
+	var (
+		d     Document
+		first Proposal
+	)
+	err := s.View(ctx, func(r *Reader) (err error) { d, first, _, err = r.Proposal(name, n); return err })
 	if err != nil {
 		return Saved{}, Proposal{}, err
 	}
@@ -474,7 +464,7 @@ func (s *Store) Accept(name string, n int, who Author, edit *Edit, prefer linedi
 		return Saved{}, Proposal{}, &DecidedError{Document: d, Proposal: first}
 	}
 	by := Author{By: first.Author.By, For: first.Author.For, Accepted: who.By}
-	saved, err := s.change(d.ID, KindAccept, by, how, then)
+	saved, err := s.change(ctx, d.ID, KindAccept, by, how, then)
 	if err != nil {
 		return Saved{}, Proposal{}, err
 	}
@@ -484,7 +474,7 @@ func (s *Store) Accept(name string, n int, who Author, edit *Edit, prefer linedi
 // Decline declines proposal n of a named document, by who (a person), for the reason why
 // (one paragraph, at most MaxReason bytes). It returns the proposal as decided, or what
 // Find returns, a *NoProposalError, a *DecidedError, or ErrNoReason.
-func (s *Store) Decline(name string, n int, who Author, why string) (Proposal, error) {
+func (s *Store) Decline(ctx context.Context, name string, n int, who Author, why string) (Proposal, error) {
 	why = strings.TrimSpace(why)
 	switch {
 	case why == "":
@@ -495,7 +485,7 @@ func (s *Store) Decline(name string, n int, who Author, why string) (Proposal, e
 		return Proposal{}, fmt.Errorf("%w in plain text (no control characters)", ErrNoReason)
 	}
 	var out Proposal
-	err := s.update(func(b *buckets) error {
+	err := s.update(ctx, func(b *buckets) error {
 		d, err := b.named(name)
 		if err != nil {
 			return err
@@ -712,18 +702,12 @@ type Notes struct {
 // for reader (the agent that reads, for its person): at most most of each list, and of each
 // comment's replies the latest few. A document that never had a proposal or a comment costs
 // one lookup of its record.
-func (s *Store) Notes(id string, version int, reader Author, most int) (Notes, error) {
-	var n Notes
-	err := s.view(func(b *buckets) error {
-		n = Notes{}
-		d, ok, err := b.doc(id)
-		if err != nil || !ok {
-			return err
-		}
-		n, err = b.notes(d, version, reader, most)
-		return err
-	})
-	return n, err
+func (r *Reader) Notes(id string, version int, reader Author, most int) (Notes, error) {
+	d, ok, err := r.b.doc(id)
+	if err != nil || !ok {
+		return Notes{}, err
+	}
+	return r.b.notes(d, version, reader, most)
 }
 
 // notes is Notes of d, its record as read in this transaction.
@@ -760,28 +744,28 @@ type Preview struct {
 // Preview reads proposal n of a named document, its base and the latest version, and
 // merges it with the latest as Accept would, saving nothing. It returns what Find returns
 // and a *NoProposalError.
-func (s *Store) Preview(name string, n int) (Preview, error) {
-	var pv Preview
-	err := s.view(func(b *buckets) (err error) {
-		pv = Preview{}
-		if pv.Document, err = b.named(name); err != nil {
-			return err
-		}
-		if pv.Proposal, err = b.proposal(pv.Document, n, true); err != nil {
-			return err
-		}
-		if pv.Base, err = b.version(pv.Document.ID, pv.Proposal.Base); err != nil {
-			return err
-		}
-		if pv.Latest, err = b.version(pv.Document.ID, pv.Document.Version); err != nil {
-			return err
-		}
-		if pv.Base.Number == pv.Latest.Number {
-			pv.Merged = pv.Proposal.Text
-			return nil
-		}
-		pv.Merged, pv.Conflicts = linediff.Merge3(pv.Base.Text, pv.Latest.Text, pv.Proposal.Text)
-		return nil
-	})
-	return pv, err
+func (r *Reader) Preview(name string, n int) (Preview, error) {
+	var (
+		pv  Preview
+		err error
+	)
+	b := r.b
+	if pv.Document, err = b.named(name); err != nil {
+		return pv, err
+	}
+	if pv.Proposal, err = b.proposal(pv.Document, n, true); err != nil {
+		return pv, err
+	}
+	if pv.Base, err = b.version(pv.Document.ID, pv.Proposal.Base); err != nil {
+		return pv, err
+	}
+	if pv.Latest, err = b.version(pv.Document.ID, pv.Document.Version); err != nil {
+		return pv, err
+	}
+	if pv.Base.Number == pv.Latest.Number {
+		pv.Merged = pv.Proposal.Text
+		return pv, nil
+	}
+	pv.Merged, pv.Conflicts = linediff.Merge3(pv.Base.Text, pv.Latest.Text, pv.Proposal.Text)
+	return pv, nil
 }

@@ -8,17 +8,18 @@ import (
 )
 
 func TestRecentWalksEveryDocumentOnce(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	by := docstore.Author{By: "person:ana"}
 	for i := range 120 {
-		if _, err := s.Create(fmt.Sprintf("Doc %03d", i), "text\n", docstore.KindSave, by); err != nil {
+		if _, err := s.Create(ctx, fmt.Sprintf("Doc %03d", i), "text\n", docstore.KindSave, by); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var titles []string
 	after := ""
 	for pages := 0; ; pages++ {
-		docs, next, total, err := s.Recent(after, 50)
+		docs, next, total, err := recent(t, s, after, 50)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestRecentWalksEveryDocumentOnce(t *testing.T) {
 			t.Fatalf("document %d is %q, want %q (latest saved first)", i, title, want)
 		}
 	}
-	if _, _, _, err := s.Recent("zz", 50); err == nil {
+	if _, _, _, err := recent(t, s, "zz", 50); err == nil {
 		t.Fatal("a cursor Recent never gave was taken")
 	}
 }

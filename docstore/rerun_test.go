@@ -1,6 +1,7 @@
 package docstore_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -17,28 +18,29 @@ type rerun struct {
 	between func()
 }
 
-func (r *rerun) Batch(fn func(kv.Tx) error) error {
+func (r *rerun) Batch(ctx context.Context, fn func(kv.Tx) error) error {
 	if b := r.between; b != nil {
 		r.between = nil
-		r.DB.Update(func(tx kv.Tx) error { fn(tx); return errors.New("another call failed") })
+		r.DB.Update(ctx, func(tx kv.Tx) error { fn(tx); return errors.New("another call failed") })
 		b()
 	}
-	return r.DB.Update(fn)
+	return r.DB.Update(ctx, fn)
 }
 
 func TestRerunWriteTakesTheTitleAfresh(t *testing.T) {
+	ctx := t.Context()
 	f := kvtest.Open(t)
 	plain := docstore.New(f, "personal")
 	d := mustCreate(t, plain, "Plan", "one\n")
 	s := docstore.New(&rerun{DB: f, between: func() {
-		if _, err := plain.Write(d.ID, "Roadmap", "one\n", 0, north); err != nil {
+		if _, err := plain.Write(ctx, d.ID, "Roadmap", "one\n", 0, north); err != nil {
 			t.Fatal(err)
 		}
 	}}, "personal")
-	if _, err := s.Write(d.ID, "", "two\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, d.ID, "", "two\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
-	if got, v, _ := s.Read(d.ID, 0); got.Title != "Roadmap" || v.Text != "two\n" {
+	if got, v, _ := read(t, s, d.ID, 0); got.Title != "Roadmap" || v.Text != "two\n" {
 		t.Errorf("a write without a title after a rename in between: %q %q (v%d, %s)", got.Title, v.Text, v.Number, v.Kind)
 	}
 }
@@ -46,14 +48,15 @@ func TestRerunWriteTakesTheTitleAfresh(t *testing.T) {
 // Titles are the same when the index says so: "Plan ſ" may not be renamed "Plan S" while
 // "Plan s" exists, though strings.EqualFold calls ſ and S the same.
 func TestRenameCannotTakeATitleByFolding(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	a := mustCreate(t, s, "Plan \u017f", "a\n")
 	b := mustCreate(t, s, "Plan s", "b\n")
 	var taken *docstore.TitleTakenError
-	if _, err := s.Write(a.ID, "Plan S", "a\n", 0, north); !errors.As(err, &taken) || taken.Other.ID != b.ID {
+	if _, err := s.Write(ctx, a.ID, "Plan S", "a\n", 0, north); !errors.As(err, &taken) || taken.Other.ID != b.ID {
 		t.Errorf("renaming onto another's title = %v, want it taken by %s", err, b.ID)
 	}
-	if d, err := s.Find("Plan s"); err != nil || d.ID != b.ID {
+	if d, err := find(t, s, "Plan s"); err != nil || d.ID != b.ID {
 		t.Errorf("Find(Plan s) = %s, %v; want %s", d.ID, err, b.ID)
 	}
 }

@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -24,12 +25,12 @@ func (e *ClashError) Error() string {
 // merged line by line with the versions since (kind merge). Where both changed the same
 // lines, prefer chooses whose lines stay; with linediff.Clash nothing is saved and a
 // *ClashError says where.
-func (s *Store) Save(name string, base int, text string, by Author, prefer linediff.Prefer) (Saved, error) {
-	return s.fromBase(name, KindSave, "", text, base, by, prefer)
+func (s *Store) Save(ctx context.Context, name string, base int, text string, by Author, prefer linediff.Prefer) (Saved, error) {
+	return s.fromBase(ctx, name, KindSave, "", text, base, by, prefer)
 }
 
-func (s *Store) fromBase(name string, kind Kind, title, text string, base int, by Author, prefer linediff.Prefer) (Saved, error) {
-	return s.Change(name, kind, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+func (s *Store) fromBase(ctx context.Context, name string, kind Kind, title, text string, base int, by Author, prefer linediff.Prefer) (Saved, error) {
+	return s.Change(ctx, name, kind, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
 		// A local, not the captured title: this may run again after a rolled-back batch.
 		title := title
 		if strings.TrimSpace(title) == "" {
@@ -66,8 +67,8 @@ func mergeSince(d Document, from, latest Version, text string, prefer linediff.P
 }
 
 // Restore makes a new version (kind restore) whose text is that of version n.
-func (s *Store) Restore(name string, n int, by Author) (Saved, error) {
-	return s.Change(name, KindRestore, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+func (s *Store) Restore(ctx context.Context, name string, n int, by Author) (Saved, error) {
+	return s.Change(ctx, name, KindRestore, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
 		old, err := at(n)
 		if err != nil {
 			return Next{}, err
@@ -78,8 +79,8 @@ func (s *Store) Restore(name string, n int, by Author) (Saved, error) {
 
 // Rename makes a new version (kind rename) with the same text and a new title, which must
 // not be another document's in the space (*TitleTakenError).
-func (s *Store) Rename(name, title string, by Author) (Saved, error) {
-	return s.Change(name, KindRename, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
+func (s *Store) Rename(ctx context.Context, name, title string, by Author) (Saved, error) {
+	return s.Change(ctx, name, KindRename, by, func(d Document, latest Version, _ func(int) (Version, error)) (Next, error) {
 		return Next{Title: title, Text: latest.Text}, nil
 	})
 }

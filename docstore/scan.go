@@ -12,18 +12,18 @@ import (
 // the latest title or text), sorted, found by reading every latest version whole. It is for checks (the
 // tests compare it with Search after writes, crashes and random texts); it reads the whole
 // space, so nothing serving calls it.
-func (s *Store) Scan(query string) ([]string, error) {
-	found, _, err := s.ScanEvery(query)
+func (r *Reader) Scan(query string) ([]string, error) {
+	found, _, err := r.ScanEvery(query)
 	return found, err
 }
 
 // ScanEvery is Scan, and also the ids of those found with every word and phrase.
-func (s *Store) ScanEvery(query string) (found, every []string, err error) {
+func (r *Reader) ScanEvery(query string) (found, every []string, err error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return nil, nil, err
 	}
-	docs, _, err := s.List(math.MaxInt)
+	docs, _, err := r.List(math.MaxInt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -35,7 +35,7 @@ func (s *Store) ScanEvery(query string) (found, every []string, err error) {
 		return out
 	}
 	for _, d := range docs {
-		_, latest, err := s.Read(d.ID, 0)
+		_, latest, err := r.Read(d.ID, 0)
 		if err != nil {
 			return nil, nil, err
 		}

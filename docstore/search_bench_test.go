@@ -102,6 +102,7 @@ func corpusSize() (docs, size int) {
 
 // searchCorpus returns the corpus's data file, built and indexed on first use.
 func searchCorpus(b *testing.B) kv.DB {
+	ctx := b.Context()
 	corpus.once.Do(func() {
 		start := time.Now()
 		n, size := corpusSize()
@@ -119,13 +120,13 @@ func searchCorpus(b *testing.B) kv.DB {
 			title := fmt.Sprintf("%s %s %d", corpus.words[z.Uint64()], corpus.words[z.Uint64()], i)
 			text := markdown(title, size/2+r.IntN(size), corpus.words, r, z)
 			corpus.text += len(text)
-			if _, err := s.Create(title, text, docstore.KindWrite, north); err != nil {
+			if _, err := s.Create(ctx, title, text, docstore.KindWrite, north); err != nil {
 				corpus.err = err
 				return
 			}
 		}
 		built := time.Now()
-		if err := s.EnsureIndex(nil); err != nil {
+		if err := s.EnsureIndex(ctx, nil); err != nil {
 			corpus.err = err
 			return
 		}
@@ -200,7 +201,9 @@ func searchWords(b *testing.B, db kv.DB, n int, low float64) {
 		q := strings.Join(ws, " ")
 		var res docstore.Results
 		var err error
-		timed(&wall, &cpu, func() { res, err = s.Search(q, 50) })
+		timed(&wall, &cpu, func() {
+			res, err = view(b, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(q, 50) })
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -215,7 +218,7 @@ func searchWords(b *testing.B, db kv.DB, n int, low float64) {
 func BenchmarkSearchPhrase(b *testing.B) {
 	db := searchCorpus(b)
 	s := docstore.New(db, "personal")
-	docs, _, err := s.List(1 << 20)
+	docs, _, err := view2(b, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.List(1 << 20) })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -223,7 +226,7 @@ func BenchmarkSearchPhrase(b *testing.B) {
 	var wall, cpu []time.Duration
 	found := 0
 	for b.Loop() {
-		_, v, err := s.Read(docs[r.IntN(len(docs))].ID, 0)
+		_, v, err := read(b, s, docs[r.IntN(len(docs))].ID, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -235,7 +238,9 @@ func BenchmarkSearchPhrase(b *testing.B) {
 		i := r.IntN(len(ws) - 1)
 		q := `"` + ws[i] + " " + ws[i+1] + `"`
 		var res docstore.Results
-		timed(&wall, &cpu, func() { res, err = s.Search(q, 50) })
+		timed(&wall, &cpu, func() {
+			res, err = view(b, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(q, 50) })
+		})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -250,7 +255,7 @@ func BenchmarkSearchPhrase(b *testing.B) {
 func BenchmarkSearchIndexSize(b *testing.B) {
 	db := searchCorpus(b)
 	for b.Loop() {
-		err := db.View(func(tx kv.Tx) error {
+		err := db.View(b.Context(), func(tx kv.Tx) error {
 			index, _ := bolt.BucketOf(spaces.Sub(tx, "personal", "doc_search"))
 			st := index.Stats()
 			b.ReportMetric(float64(st.BranchAlloc+st.LeafAlloc)/float64(corpus.text)*100, "alloc-%-of-text")
@@ -270,6 +275,7 @@ func BenchmarkSearchIndexSize(b *testing.B) {
 // keeping the index costs a one-line edit. It reports each one's mean and their ratio, and
 // the ratio of the CPU time of the calling thread (the fsync's wait left out).
 func BenchmarkEdit100KBIndex(b *testing.B) {
+	ctx := b.Context()
 	type side struct {
 		s     *docstore.Store
 		id    string
@@ -283,7 +289,7 @@ func BenchmarkEdit100KBIndex(b *testing.B) {
 		lines := text(2000, 1)
 		d := mustCreate(b, s, "Big", strings.Join(lines, ""))
 		if indexed {
-			if err := s.EnsureIndex(nil); err != nil {
+			if err := s.EnsureIndex(ctx, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -296,7 +302,7 @@ func BenchmarkEdit100KBIndex(b *testing.B) {
 			sd.lines[1000] = fmt.Sprintf("line 1000 edited %d\n", i)
 			runtime.LockOSThread()
 			start, c0 := time.Now(), threadCPU()
-			if _, err := sd.s.Edit(sd.id, old, sd.lines[1000], north); err != nil {
+			if _, err := sd.s.Edit(ctx, sd.id, old, sd.lines[1000], north); err != nil {
 				b.Fatal(err)
 			}
 			sd.took += time.Since(start)

@@ -1,23 +1,27 @@
 package docstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/search"
 )
 
-// scan is the brute-force answer to a query (Store.Scan): when nothing has its quoted
+// scan is the brute-force answer to a query (Reader.Scan): when nothing has its quoted
 // phrases, the answer to its words, unquoted (as Search gives then).
 func scan(t testing.TB, s *docstore.Store, query string) []string {
 	t.Helper()
-	ids, err := s.Scan(query)
+	ids, err := view(t, s, func(r *docstore.Reader) ([]string, error) { return r.Scan(query) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +35,7 @@ func scan(t testing.TB, s *docstore.Store, query string) []string {
 // document's lines hold a term.
 func searched(t testing.TB, s *docstore.Store, query string) []string {
 	t.Helper()
-	res, err := s.Search(query, 0)
+	res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(query, 0) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +54,14 @@ func searched(t testing.TB, s *docstore.Store, query string) []string {
 // the index is what a rebuild would make.
 func agree(t *testing.T, s *docstore.Store, step string, queries ...string) {
 	t.Helper()
+	ctx := t.Context()
 	for _, q := range queries {
 		if got, want := searched(t, s, q), scan(t, s, q); !slices.Equal(got, want) {
 			t.Errorf("after %s, %q found %v; a scan finds %v", step, q, got, want)
 		}
 		sameFirst(t, s, q)
 	}
-	if err := s.CheckIndex(); err != nil {
+	if err := s.CheckIndex(ctx); err != nil {
 		t.Errorf("after %s: %v", step, err)
 	}
 }
@@ -65,12 +70,12 @@ func agree(t *testing.T, s *docstore.Store, step string, queries ...string) {
 // ranking, in its order, and the same total.
 func sameFirst(t *testing.T, s *docstore.Store, query string) {
 	t.Helper()
-	all, err := s.Search(query, 0)
+	all, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(query, 0) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, limit := range []int{1, 2, 5} {
-		some, err := s.Search(query, limit)
+		some, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(query, limit) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +87,7 @@ func sameFirst(t *testing.T, s *docstore.Store, query string) {
 }
 
 func TestSearchIndexKeptRightAcrossEveryChange(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	by := docstore.Author{By: "person:ana"}
 	long := strings.Repeat("x", 100)
@@ -95,25 +101,25 @@ func TestSearchIndexKeptRightAcrossEveryChange(t *testing.T) {
 		do   func() error
 	}{
 		{"create", func() error {
-			_, err := s.Create("Tuesday notes", "Trailer on tuesday.\n", docstore.KindWrite, north)
+			_, err := s.Create(ctx, "Tuesday notes", "Trailer on tuesday.\n", docstore.KindWrite, north)
 			return err
 		}},
 		{"write", func() error {
-			_, err := s.Write(plan.ID, "", "# Launch\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", 0, north)
+			_, err := s.Write(ctx, plan.ID, "", "# Launch\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", 0, north)
 			return err
 		}},
-		{"append", func() error { _, err := s.Append(plan.ID, "Pricing: see the pricing page.", north); return err }},
-		{"edit", func() error { _, err := s.Edit(plan.ID, "Tuesday", "Wednesday", north); return err }},
+		{"append", func() error { _, err := s.Append(ctx, plan.ID, "Pricing: see the pricing page.", north); return err }},
+		{"edit", func() error { _, err := s.Edit(ctx, plan.ID, "Tuesday", "Wednesday", north); return err }},
 		{"merge", func() error {
-			_, err := s.Save(plan.ID, 2, "# Launch plan\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", by, linediff.Clash)
+			_, err := s.Save(ctx, plan.ID, 2, "# Launch plan\n\nRecord the trailer on Tuesday.\nThen review the course page.\n", by, linediff.Clash)
 			return err
 		}},
-		{"restore", func() error { _, err := s.Restore(plan.ID, 1, by); return err }},
-		{"rename", func() error { _, err := s.Rename(plan.ID, "Course plan for Tokyo 東京", by); return err }},
-		{"delete", func() error { _, err := s.Delete(plan.ID, by); return err }},
-		{"undelete", func() error { _, err := s.Undelete(plan.ID); return err }},
-		{"delete again", func() error { _, err := s.Delete("Pricing", by); return err }},
-		{"purge", func() error { _, err := s.Purge("Pricing"); return err }},
+		{"restore", func() error { _, err := s.Restore(ctx, plan.ID, 1, by); return err }},
+		{"rename", func() error { _, err := s.Rename(ctx, plan.ID, "Course plan for Tokyo 東京", by); return err }},
+		{"delete", func() error { _, err := s.Delete(ctx, plan.ID, by); return err }},
+		{"undelete", func() error { _, err := s.Undelete(ctx, plan.ID); return err }},
+		{"delete again", func() error { _, err := s.Delete(ctx, "Pricing", by); return err }},
+		{"purge", func() error { _, err := s.Purge(ctx, "Pricing"); return err }},
 	}
 	for _, st := range steps {
 		if err := st.do(); err != nil {
@@ -128,7 +134,7 @@ func TestSearchAnswer(t *testing.T) {
 	mustCreate(t, s, "Notes", "Shopping list.\n\nThe trailer is long.\nA trailer, and another trailer.\n")
 	trailer := mustCreate(t, s, "Trailer", "To record.\n")
 	mustCreate(t, s, "Other", "Nothing here.\n")
-	res, err := s.Search("TRAILER", 10)
+	res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search("TRAILER", 10) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +145,10 @@ func TestSearchAnswer(t *testing.T) {
 	if len(lines) != 2 || lines[0].Number != 3 || lines[0].Text != "The trailer is long." || lines[1].Number != 4 {
 		t.Errorf("lines %+v", lines)
 	}
-	if _, err := s.Search(" ** ", 10); !errors.Is(err, docstore.ErrQuery) {
+	if _, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(" ** ", 10) }); !errors.Is(err, docstore.ErrQuery) {
 		t.Errorf("a query of punctuation: %v, want ErrQuery", err)
 	}
-	res, err = s.Search("trailer", 1)
+	res, err = view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search("trailer", 1) })
 	if err != nil || res.Total != 2 || len(res.Found) != 1 {
 		t.Errorf("limit 1: %+v, %v", res, err)
 	}
@@ -157,7 +163,7 @@ func TestSearchWeighsRepeatedWords(t *testing.T) {
 	harbor := mustCreate(t, s, "Two", "A harbor, and a quay by the door.\n")
 	mustCreate(t, s, "Three", "Nothing here by the door.\n")
 	for q, first := range map[string]string{"lantern harbor": lantern.ID, "lantern harbor, the harbor: which harbor?": harbor.ID} {
-		res, err := s.Search(q, 10)
+		res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(q, 10) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,12 +174,13 @@ func TestSearchWeighsRepeatedWords(t *testing.T) {
 }
 
 func TestSearchIsolatedBySpace(t *testing.T) {
-	s := open(t, "personal")
-	other := docstore.New(s.DB(), "work")
+	db := kvtest.Open(t)
+	s := docstore.New(db, "personal")
+	other := docstore.New(db, "work")
 	mustCreate(t, s, "Mine", "secret plans\n")
 	mustCreate(t, other, "Theirs", "secret plans too\n")
 	for _, st := range []*docstore.Store{s, other} {
-		res, err := st.Search("secret", 10)
+		res, err := view(t, st, func(r *docstore.Reader) (docstore.Results, error) { return r.Search("secret", 10) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,15 +193,16 @@ func TestSearchIsolatedBySpace(t *testing.T) {
 // A file with documents from before the index: the first search builds it, and writes
 // before that leave it alone.
 func TestSearchBuildsTheIndexOfAnOlderFile(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	for i := range 250 {
 		mustCreate(t, s, fmt.Sprintf("Doc %d", i), fmt.Sprintf("word%d and common text\n", i%7))
 	}
-	if err := s.CheckIndex(); err != nil {
+	if err := s.CheckIndex(ctx); err != nil {
 		t.Fatal(err) // no index yet: nothing to compare
 	}
 	var calls [][2]int
-	if err := s.EnsureIndex(func(done, total int) { calls = append(calls, [2]int{done, total}) }); err != nil {
+	if err := s.EnsureIndex(ctx, func(done, total int) { calls = append(calls, [2]int{done, total}) }); err != nil {
 		t.Fatal(err)
 	}
 	if want := [][2]int{{100, 250}, {200, 250}, {250, 250}}; !slices.Equal(calls, want) {
@@ -206,6 +214,7 @@ func TestSearchBuildsTheIndexOfAnOlderFile(t *testing.T) {
 // The property: over random texts, every document a query returns has every term, and
 // every document that has them all is returned.
 func TestSearchAgreesWithAScan(t *testing.T) {
+	ctx := t.Context()
 	words := []string{"plan", "Plan", "PLAN", "café", "cafe", "Café", "naïve", "straße", "strasse", "e-mail", "email",
 		"**bold**", "_under_", "`code`", "[link](http://x.y/plan)", "東京", "京都", "東", "コーヒー", "trailer.", "trailer,", "don't", "x1", "1.5"}
 	queries := []string{"plan", "cafe", "café naïve", "strasse", "e-mail", "email", "mail", "bold", "code link", "東京", "京", "京都 東",
@@ -235,22 +244,22 @@ func TestSearchAgreesWithAScan(t *testing.T) {
 		var err error
 		switch r.IntN(5) {
 		case 0:
-			_, err = s.Write(id, "", text(), 0, north)
+			_, err = s.Write(ctx, id, "", text(), 0, north)
 		case 1:
-			_, err = s.Append(id, text(), north)
+			_, err = s.Append(ctx, id, text(), north)
 		case 2:
-			_, err = s.Rename(id, fmt.Sprintf("%d %s %s", round, words[r.IntN(len(words))], words[r.IntN(len(words))]), north)
+			_, err = s.Rename(ctx, id, fmt.Sprintf("%d %s %s", round, words[r.IntN(len(words))], words[r.IntN(len(words))]), north)
 		case 3:
-			_, d, _ := s.Read(id, 0)
+			_, d, _ := read(t, s, id, 0)
 			if toks := strings.Fields(d.Text); len(toks) > 0 {
 				old := toks[r.IntN(len(toks))]
-				if _, err = s.Edit(id, old, words[r.IntN(len(words))], north); err != nil {
+				if _, err = s.Edit(ctx, id, old, words[r.IntN(len(words))], north); err != nil {
 					err = nil // not once in the text: no edit
 				}
 			}
 		case 4:
-			if _, err = s.Delete(id, north); err == nil {
-				_, err = s.Undelete(id)
+			if _, err = s.Delete(ctx, id, north); err == nil {
+				_, err = s.Undelete(ctx, id)
 			}
 		}
 		if err != nil && !errors.As(err, new(*docstore.TitleTakenError)) {
@@ -262,12 +271,35 @@ func TestSearchAgreesWithAScan(t *testing.T) {
 	}
 }
 
-// A search reads the texts its ranking reads first with its plan, in one transaction
-// (search.Plan.First): only if that is exactly the ranking's first fetch. On texts of many
-// lengths (the ranking reads the shortest first), for words, phrases, a word nothing has,
-// and every limit.
-func TestSearchReadsItsFirstTextsWithThePlan(t *testing.T) {
-	s := open(t, "personal")
+// transactions is a store that counts the transactions asked of it.
+type transactions struct {
+	kv.DB
+	views, writes atomic.Int64
+}
+
+func (d *transactions) View(ctx context.Context, fn func(kv.Tx) error) error {
+	d.views.Add(1)
+	return d.DB.View(ctx, fn)
+}
+
+func (d *transactions) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	d.writes.Add(1)
+	return d.DB.Update(ctx, fn)
+}
+
+func (d *transactions) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	d.writes.Add(1)
+	return d.DB.Batch(ctx, fn)
+}
+
+// A search is one read transaction, its index's plan and every text its ranking reads
+// (search.Fetch) read in the View it runs in, whatever it reads. On texts of many lengths
+// (the ranking reads the shortest first), for words, phrases, a word nothing has, and
+// every limit. (Before a search was one snapshot, it read its first texts with its plan
+// when that was exactly the ranking's first fetch: search.Plan.First, gone.)
+func TestSearchIsOneTransaction(t *testing.T) {
+	db := &transactions{DB: kvtest.Open(t)}
+	s := docstore.New(db, "personal")
 	r := rand.New(rand.NewPCG(7, 7))
 	vocab := strings.Fields("copper lantern harbor meadow orbit pepper quartz signal timber velvet")
 	for i := range 150 {
@@ -277,20 +309,24 @@ func TestSearchReadsItsFirstTextsWithThePlan(t *testing.T) {
 		}
 		mustCreate(t, s, fmt.Sprintf("Note %d %s", i, vocab[i%len(vocab)]), b.String())
 	}
+	if err := s.EnsureIndex(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
 	read := 0
 	for _, q := range []string{"copper", "copper lantern", `"copper lantern"`, "harbor -orbit", "timber velvet quartz", "nothingatall", "note"} {
 		for _, limit := range []int{0, 1, 5, 50, 1000} {
-			first, asked, err := docstore.FirstFetch(s, q, limit)
+			views, writes := db.views.Load(), db.writes.Load()
+			res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(q, limit) })
 			if err != nil {
 				t.Fatalf("%q, limit %d: %v", q, limit, err)
 			}
-			if !slices.Equal(first, asked) {
-				t.Errorf("%q, limit %d: read with the plan %v, the ranking asked first for %v", q, limit, first, asked)
+			if v, w := db.views.Load()-views, db.writes.Load()-writes; v != 1 || w != 0 {
+				t.Errorf("%q, limit %d: %d read transactions and %d writes, want one read", q, limit, v, w)
 			}
-			read += len(first)
+			read += res.Read
 		}
 	}
 	if read == 0 {
-		t.Fatal("no search read anything with its plan")
+		t.Fatal("no search read any text")
 	}
 }

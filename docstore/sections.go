@@ -48,34 +48,32 @@ func (e *NoSectionError) Error() string {
 // or a path of headings one under another (Launch/Pricing, which may skip levels between).
 // A leading "#"s are ignored. The Version has no Text; the HeadingAt is the section's
 // heading. It returns what Read returns, and a *NoSectionError.
-func (s *Store) ReadSection(name string, version int, section string) (Document, Version, Part, HeadingAt, error) {
+func (r *Reader) ReadSection(name string, version int, section string) (Document, Version, Part, HeadingAt, error) {
 	var (
 		d    Document
 		v    Version
 		part Part
 		at   HeadingAt
 	)
-	asked := version // the View may run again: 0 (the latest) is asked afresh
-	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, asked); err != nil {
-			return err
-		}
-		if v, err = b.version(d.ID, version); err != nil {
-			return err
-		}
-		text := v.Text
-		v.Text = ""
-		var r LineRange
-		at, r, err = findSection(text, section)
-		if ns, ok := err.(*NoSectionError); ok {
-			ns.Document, ns.Version = d, v.Number
-		}
-		if err != nil {
-			return err
-		}
-		part, err = Lines(text, r)
-		return err
-	})
+	b := r.b
+	var err error
+	if d, version, err = b.namedVersion(name, version); err != nil {
+		return d, v, part, at, err
+	}
+	if v, err = b.version(d.ID, version); err != nil {
+		return d, v, part, at, err
+	}
+	text := v.Text
+	v.Text = ""
+	var lines LineRange
+	at, lines, err = findSection(text, section)
+	if ns, ok := err.(*NoSectionError); ok {
+		ns.Document, ns.Version = d, v.Number
+	}
+	if err != nil {
+		return d, v, part, at, err
+	}
+	part, err = Lines(text, lines)
 	return d, v, part, at, err
 }
 

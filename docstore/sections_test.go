@@ -59,7 +59,7 @@ func TestReadSection(t *testing.T) {
 		{"budget", "Budget", 25, 27},
 		{"**Budget**", "Budget", 25, 27},
 	} {
-		d, _, part, at, err := s.ReadSection("Plan", 0, tc.section)
+		d, _, part, at, err := readSection(t, s, "Plan", 0, tc.section)
 		if err != nil {
 			t.Errorf("ReadSection(%q): %v", tc.section, err)
 			continue
@@ -68,21 +68,21 @@ func TestReadSection(t *testing.T) {
 			t.Errorf("ReadSection(%q) = %s at %d, lines %d-%d of %d; want %s, %d-%d of 27", tc.section, at.Path, at.Line, part.First, part.Last, part.Total, tc.path, tc.first, tc.end)
 		}
 	}
-	_, _, part, _, _ := s.ReadSection("Plan", 0, "Pricing")
+	_, _, part, _, _ := readSection(t, s, "Plan", 0, "Pricing")
 	if got := strings.Join(part.Lines, "\n"); !strings.HasPrefix(got, "## Pricing\n\nTwelve a month.") || !strings.Contains(got, "Why twelve?") || strings.Contains(got, "Course") {
 		t.Errorf("the Pricing section:\n%s", got)
 	}
 
 	var none *docstore.NoSectionError
-	_, _, _, _, err := s.ReadSection("Plan", 0, "FAQ")
+	_, _, _, _, err := readSection(t, s, "Plan", 0, "FAQ")
 	if !errors.As(err, &none) || none.Matched != 2 || len(none.Matches) != 2 || none.Matches[0].Path != "Launch/Pricing/FAQ" || none.Matches[1].Path != "Course/FAQ" {
 		t.Errorf("an ambiguous section: %+v", err)
 	}
-	_, _, _, _, err = s.ReadSection("Plan", 0, "Roadmap")
+	_, _, _, _, err = readSection(t, s, "Plan", 0, "Roadmap")
 	if !errors.As(err, &none) || none.Matched != 0 || none.Total != 6 || len(none.Headings) != 6 || none.Headings[5].Path != "Budget" || none.Version != 1 {
 		t.Errorf("an unknown section: %+v", err)
 	}
-	_, _, _, _, err = s.ReadSection("Plan", 2, "Launch")
+	_, _, _, _, err = readSection(t, s, "Plan", 2, "Launch")
 	var nover *docstore.NoVersionError
 	if !errors.As(err, &nover) {
 		t.Errorf("a section of a version that isn't: %v", err)
@@ -102,12 +102,12 @@ func TestSectionOfManyHeadings(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start, c0 := time.Now(), threadCPU()
-	_, _, part, _, err := s.ReadSection("Many", 0, "b")
+	_, _, part, _, err := readSection(t, s, "Many", 0, "b")
 	if err != nil || part.First != n {
 		t.Fatalf("the last heading's section: %+v, %v", part.First, err)
 	}
 	var none *docstore.NoSectionError
-	_, _, _, _, err = s.ReadSection("Many", 0, "a")
+	_, _, _, _, err = readSection(t, s, "Many", 0, "a")
 	if !errors.As(err, &none) || none.Matched != n-1 || len(none.Matches) != docstore.MaxNamedHeadings || len(none.Headings) != docstore.MaxNamedHeadings {
 		t.Fatalf("the refusal: %v", err)
 	}

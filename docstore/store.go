@@ -2,9 +2,11 @@ package docstore
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,29 +42,14 @@ func newID(at time.Time) string {
 	return ulid.MustNew(ulid.Timestamp(at), ids.entropy).String()
 }
 
-// Store is one space's documents in a store (package kv).
+// Store is one space's documents in a store (package kv). It holds no state of its own
+// beyond its configuration, and is safe for concurrent use: a call reads through the
+// Reader View gives it, and writes with the methods below, each its own transaction.
 type Store struct {
 	db        kv.DB
 	space     string
 	now       func() time.Time
-	proposing bool       // agents' changes are kept as proposals (see Proposing)
-	names     *namesRead // WithNames: the names the last read read too
-}
-
-// namesRead is what WithNames's reads leave for Names.
-type namesRead struct {
-	names spaces.Names
-	read  bool
-}
-
-// WithNames returns a copy of s whose every read also reads people's names, in the same
-// transaction, for its Names to show without a transaction of its own: for one request
-// that reads, then shows who saved what. The copy is the request's: not for use by several
-// goroutines at once.
-func (s *Store) WithNames() *Store {
-	c := *s
-	c.names = &namesRead{}
-	return &c
+	proposing bool // agents' changes are kept as proposals (see Proposing)
 }
 
 // New returns the documents of space in db.
@@ -80,64 +67,107 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 // Space is the space s is scoped to.
 func (s *Store) Space() string { return s.space }
 
-// DB is the store s works on.
-func (s *Store) DB() kv.DB { return s.db }
+// Reader reads one snapshot of a space's documents: everything one call shows (documents,
+// versions, links, proposals, comments and people's names) read together, as of one state
+// of the store. It lives for the function Store.View gives it, and is that function's
+// alone. A read that needs an index the space has not built yet (a store written before
+// it) fails with errUnbuilt, and View builds the index and runs the function again.
+//
+// The reads of long histories (Store.Walk, Store.Blame) are not the Reader's: they read in
+// snapshots of a few dozen versions each, so that no transaction lasts as long as a history.
+type Reader struct {
+	b       *buckets
+	names   spaces.Names
+	named   bool     // names read
+	unbuilt *unbuilt // indexes the snapshot's reads found missing, in every space read (In)
+}
 
-// View runs fn in a read transaction on the space's documents.
-func (s *Store) view(fn func(b *buckets) error) error {
-	return s.db.View(func(tx kv.Tx) error {
-		if err := fn(readBuckets(tx, s.space)); err != nil {
+// unbuilt are the spaces whose links index, or search index, a snapshot's reads found not
+// built.
+type unbuilt struct{ links, search []string }
+
+func (u *unbuilt) none() bool { return len(u.links) == 0 && len(u.search) == 0 }
+
+// errUnbuilt is a Reader's read that needs an index not built yet: View builds it and
+// runs its function again.
+var errUnbuilt = errors.New("the space's index is not built yet")
+
+// View runs fn with a Reader of one snapshot of the space's documents (kv.DB.View: fn may
+// run more than once, each time with a new Reader, and must set its results afresh). When
+// a read of fn found an index not built (a store written before it had one: see
+// EnsureLinks, EnsureIndex), View builds it, in a write transaction of its own, and runs fn
+// again.
+func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
+	var missing *unbuilt
+	err := s.db.View(ctx, func(tx kv.Tx) error {
+		missing = &unbuilt{}
+		return fn(&Reader{b: readBuckets(tx, s.space), unbuilt: missing})
+	})
+	if missing == nil || missing.none() {
+		return err
+	}
+	for _, space := range missing.links {
+		if err := New(s.db, space).EnsureLinks(ctx, nil); err != nil {
 			return err
 		}
-		s.readNames(tx)
-		return nil
+	}
+	for _, space := range missing.search {
+		if err := New(s.db, space).EnsureIndex(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return s.db.View(ctx, func(tx kv.Tx) error {
+		return fn(&Reader{b: readBuckets(tx, s.space), unbuilt: &unbuilt{}})
 	})
+}
+
+// Space is the space r reads.
+func (r *Reader) Space() string { return r.b.space }
+
+// In returns a Reader of another space's documents in the same snapshot: a page that looks
+// a document up space by space reads them all in one.
+func (r *Reader) In(space string) *Reader {
+	return &Reader{b: readBuckets(r.b.tx, space), names: r.names, named: r.named, unbuilt: r.unbuilt}
+}
+
+// Names are people's display names as the snapshot has them, read once a Reader, so that
+// every row of an answer shows the same names as the documents it lists.
+func (r *Reader) Names() spaces.Names {
+	if !r.named {
+		// AllNames fails only as a transaction does (a kv.Failure, which View returns).
+		r.names, _ = spaces.AllNames(r.b.tx)
+		r.named = true
+	}
+	return r.names
+}
+
+// view runs fn in a read transaction on the space's documents, for the Store's own
+// reads around its writes (EnsureIndex, Walk).
+func (s *Store) view(ctx context.Context, fn func(b *buckets) error) error {
+	return s.db.View(ctx, func(tx kv.Tx) error { return fn(readBuckets(tx, s.space)) })
 }
 
 // prepared runs prepare on the space's documents in a read transaction and then, if it
 // asks, apply in a write transaction (kv.Change): apply must check what prepare worked on
 // (the document still at the version prepare read), since prepare may have read a store a
-// commit or two old and another write may come between. The names are read in both: the
-// write's are those of the store it wrote to.
-func (s *Store) prepared(prepare func(b *buckets) (write bool, err error), apply func(b *buckets) error) error {
-	return kv.Change(s.db, func(tx kv.Tx) (bool, error) {
-		write, err := prepare(readBuckets(tx, s.space))
-		if err == nil {
-			s.readNames(tx)
-		}
-		return write, err
+// commit or two old and another write may come between.
+func (s *Store) prepared(ctx context.Context, prepare func(b *buckets) (write bool, err error), apply func(b *buckets) error) error {
+	return kv.Change(ctx, s.db, func(tx kv.Tx) (bool, error) {
+		return prepare(readBuckets(tx, s.space))
 	}, func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
 		}
-		if err := apply(b); err != nil {
-			return err
-		}
-		s.readNames(tx)
-		return nil
+		return apply(b)
 	})
-}
-
-// ReadNames reads everyone's names in tx for a copy made by WithNames, as its own reads do:
-// for another store's read transaction in the same call (threads.Store.Alongside), whose
-// answer then needs no read of its own for them. On a store not made by WithNames it does
-// nothing.
-func (s *Store) ReadNames(tx kv.Tx) { s.readNames(tx) }
-
-// readNames reads everyone's names for a copy made by WithNames.
-func (s *Store) readNames(tx kv.Tx) {
-	if s.names != nil {
-		names, err := spaces.AllNames(tx)
-		*s.names = namesRead{names, err == nil}
-	}
 }
 
 // update runs fn in one write transaction on the space's documents, which may be
 // committed with other writers' (kv.DB's Batch): fn may run more than once and must
 // set its results afresh each time.
-func (s *Store) update(fn func(b *buckets) error) error {
-	return s.db.Batch(func(tx kv.Tx) error {
+func (s *Store) update(ctx context.Context, fn func(b *buckets) error) error {
+	return s.db.Batch(ctx, func(tx kv.Tx) error {
 		b, err := writeBuckets(tx, s.space)
 		if err != nil {
 			return err
@@ -344,56 +374,34 @@ func recentKey(d Document) []byte {
 
 // Find names a document: by id, by its exact title (case-insensitive), else by the one
 // title that contains the given words. It returns ErrNotFound or an *AmbiguousError.
-func (s *Store) Find(name string) (Document, error) {
-	var d Document
-	err := s.view(func(b *buckets) (err error) {
-		d, err = b.named(name)
-		return err
-	})
-	return d, err
+func (r *Reader) Find(name string) (Document, error) {
+	return r.b.named(name)
 }
 
 // ByID returns the record of document id, deleted or not, without reading a version.
 // Unlike Find it matches no title: it returns ErrNotFound unless the space has a document
 // with exactly that id.
-func (s *Store) ByID(id string) (Document, error) {
-	var d Document
-	err := s.view(func(b *buckets) error {
-		var ok bool
-		var err error
-		if d, ok, err = b.doc(id); err == nil && !ok {
-			err = ErrNotFound
-		}
-		return err
-	})
+func (r *Reader) ByID(id string) (Document, error) {
+	d, ok, err := r.b.doc(id)
+	if err == nil && !ok {
+		err = ErrNotFound
+	}
 	return d, err
 }
 
 // List returns at most limit documents, latest saved first, and how many there are in all.
-func (s *Store) List(limit int) ([]Document, int, error) {
-	var (
-		docs  []Document
-		total int
-	)
-	err := s.view(func(b *buckets) error {
-		docs, total = nil, 0
-		if b.recent == nil {
-			return nil
-		}
-		total = b.count()
-		c := b.recent.Cursor()
-		var ids []string
-		for k, _ := c.Last(); k != nil && len(ids) < limit; k, _ = c.Prev() {
-			ids = append(ids, string(k[8:]))
-		}
-		listed, err := b.listed(ids)
-		if err != nil {
-			return err
-		}
-		docs = append(docs, listed...)
-		return nil
-	})
-	return docs, total, err
+func (r *Reader) List(limit int) ([]Document, int, error) {
+	b := r.b
+	if b.recent == nil {
+		return nil, 0, nil
+	}
+	c := b.recent.Cursor()
+	var ids []string
+	for k, _ := c.Last(); k != nil && len(ids) < limit; k, _ = c.Prev() {
+		ids = append(ids, string(k[8:]))
+	}
+	docs, err := b.listed(ids)
+	return docs, b.count(), err
 }
 
 // namedVersion finds a named document and the number of its version (0: the latest),
@@ -414,25 +422,18 @@ func (b *buckets) namedVersion(name string, version int) (Document, int, error) 
 
 // Read returns a named document and one of its versions: the latest when version is 0.
 // It returns ErrNotFound, an *AmbiguousError, or a *NoVersionError.
-func (s *Store) Read(name string, version int) (Document, Version, error) {
-	var (
-		d Document
-		v Version
-	)
-	asked := version // the View may run again: 0 (the latest) is asked afresh
-	err := s.view(func(b *buckets) (err error) {
-		if d, version, err = b.namedVersion(name, asked); err != nil {
-			return err
-		}
-		v, err = b.version(d.ID, version)
-		return err
-	})
+func (r *Reader) Read(name string, version int) (Document, Version, error) {
+	d, n, err := r.b.namedVersion(name, version)
+	if err != nil {
+		return d, Version{}, err
+	}
+	v, err := r.b.version(d.ID, n)
 	return d, v, err
 }
 
 // Create makes a new document whose version 1 has title and text. It returns a
 // *TitleTakenError when another document of the space has the title.
-func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) {
+func (s *Store) Create(ctx context.Context, title, text string, kind Kind, by Author) (Saved, error) {
 	title, err := CleanTitle(title)
 	if err != nil {
 		return Saved{}, err
@@ -442,7 +443,7 @@ func (s *Store) Create(title, text string, kind Kind, by Author) (Saved, error) 
 	}
 	links := scanLinks(text) // before the commit, which other writers wait for
 	var saved Saved
-	err = s.update(func(b *buckets) error {
+	err = s.update(ctx, func(b *buckets) error {
 		if other := b.titles.Get(titleKey(title)); other != nil {
 			d, _, err := b.doc(string(other))
 			if err != nil {
@@ -489,8 +490,8 @@ type Next struct {
 // On a Store made by Proposing, a change of kind write, append or edit is not saved: it
 // is kept as a proposal (Saved.Proposal) against the latest version, for the person to
 // accept or decline.
-func (s *Store) Change(name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
-	return s.change(name, kind, by, func(_ *buckets, d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+func (s *Store) Change(ctx context.Context, name string, kind Kind, by Author, how func(d Document, latest Version, at func(n int) (Version, error)) (Next, error)) (Saved, error) {
+	return s.change(ctx, name, kind, by, func(_ *buckets, d Document, latest Version, at func(int) (Version, error)) (Next, error) {
 		return how(d, latest, at)
 	}, nil)
 }
@@ -501,11 +502,11 @@ type howFunc func(b *buckets, d Document, latest Version, at func(n int) (Versio
 // change is Change. then, if set, runs in the commit after the version is put (or, when
 // the change turned out to change nothing, instead of it), and may write more in the same
 // transaction or refuse the whole change.
-func (s *Store) change(name string, kind Kind, by Author, how howFunc, then func(b *buckets, d *Document, saved *Saved) error) (Saved, error) {
+func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, how howFunc, then func(b *buckets, d *Document, saved *Saved) error) (Saved, error) {
 	var p prepared
 	propose := s.proposing && proposable(kind)
 	var saved Saved
-	err := s.prepared(func(b *buckets) (write bool, err error) {
+	err := s.prepared(ctx, func(b *buckets) (write bool, err error) {
 		p, err = b.prepare(name, kind, how)
 		return err == nil && !(p.unchanged && then == nil), err
 	}, func(b *buckets) error {
@@ -543,7 +544,10 @@ func (s *Store) change(name string, kind Kind, by Author, how howFunc, then func
 			}
 		}
 		if propose {
-			saved, err = b.putProposal(&d, p, by, s.now())
+			if saved, err = b.putProposal(&d, p, by, s.now()); err != nil {
+				return err
+			}
+			saved.Names, err = spaces.AllNames(b.tx)
 			return err
 		}
 		latest := p.latest

@@ -1,6 +1,7 @@
 package docstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -25,7 +26,7 @@ func open(t testing.TB, space string) *docstore.Store {
 
 func mustCreate(t testing.TB, s *docstore.Store, title, text string) docstore.Document {
 	t.Helper()
-	saved, err := s.Create(title, text, docstore.KindWrite, north)
+	saved, err := s.Create(t.Context(), title, text, docstore.KindWrite, north)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,52 +48,55 @@ func TestFindByIDTitleAndWords(t *testing.T) {
 		{"plan pricing", "Pricing plan"}, // every word, in any order
 		{"  Launch plan ", "Launch plan"},
 	} {
-		d, err := s.Find(tc.name)
+		d, err := find(t, s, tc.name)
 		if err != nil || d.Title != tc.want {
 			t.Errorf("Find(%q) = %q, %v; want %q", tc.name, d.Title, err, tc.want)
 		}
 	}
 	var amb *docstore.AmbiguousError
-	if _, err := s.Find("plan"); !errors.As(err, &amb) || len(amb.Matches) != 2 {
+	if _, err := find(t, s, "plan"); !errors.As(err, &amb) || len(amb.Matches) != 2 {
 		t.Errorf("Find(plan) = %v, want ambiguity between two", err)
 	}
 	for _, name := range []string{"", "nothing", "01JDX0000000000000000000000"} {
-		if _, err := s.Find(name); !errors.Is(err, docstore.ErrNotFound) {
+		if _, err := find(t, s, name); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("Find(%q) = %v, want ErrNotFound", name, err)
 		}
 	}
 }
 
 func TestSpacesAreApart(t *testing.T) {
-	s := open(t, "launch")
+	ctx := t.Context()
+	db := kvtest.Open(t)
+	s := docstore.New(db, "launch")
 	d := mustCreate(t, s, "Secret", "x\n")
-	other := docstore.New(s.DB(), "personal")
+	other := docstore.New(db, "personal")
 	for _, name := range []string{d.ID, "Secret", "secr"} {
-		if _, err := other.Find(name); !errors.Is(err, docstore.ErrNotFound) {
+		if _, err := find(t, other, name); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("another space finds %q: %v", name, err)
 		}
-		if _, err := other.Append(name, "more", north); !errors.Is(err, docstore.ErrNotFound) {
+		if _, err := other.Append(ctx, name, "more", north); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("another space appends to %q: %v", name, err)
 		}
 	}
-	if _, err := other.Create("secret", "mine\n", docstore.KindWrite, north); err != nil {
+	if _, err := other.Create(ctx, "secret", "mine\n", docstore.KindWrite, north); err != nil {
 		t.Errorf("the same title in another space: %v", err)
 	}
-	if docs, total, _ := other.List(10); total != 1 || len(docs) != 1 || docs[0].Title != "secret" {
+	if docs, total, _ := view2(t, other, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.List(10) }); total != 1 || len(docs) != 1 || docs[0].Title != "secret" {
 		t.Errorf("another space lists %v (%d)", docs, total)
 	}
 }
 
 func TestVersionsReadBack(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", "one\n")
-	if _, err := s.Append(d.ID, "two", north); err != nil {
+	if _, err := s.Append(ctx, d.ID, "two", north); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Edit(d.ID, "two", "2", docstore.Author{By: "person:ana"}); err != nil {
+	if _, err := s.Edit(ctx, d.ID, "two", "2", docstore.Author{By: "person:ana"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(d.ID, "Roadmap", "all new\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, d.ID, "Roadmap", "all new\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
 	want := []struct {
@@ -107,7 +111,7 @@ func TestVersionsReadBack(t *testing.T) {
 		{"Roadmap", "all new\n", docstore.KindWrite, "agent:north", 1, 3},
 	}
 	for i, w := range want {
-		_, v, err := s.Read("roadmap", i+1)
+		_, v, err := read(t, s, "roadmap", i+1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,92 +120,97 @@ func TestVersionsReadBack(t *testing.T) {
 		}
 	}
 	var nv *docstore.NoVersionError
-	if _, _, err := s.Read("Roadmap", 5); !errors.As(err, &nv) || nv.Document.Version != 4 {
+	if _, _, err := read(t, s, "Roadmap", 5); !errors.As(err, &nv) || nv.Document.Version != 4 {
 		t.Errorf("Read version 5 = %v, want NoVersionError with 4 versions", err)
 	}
-	if _, err := s.Find("Plan"); !errors.Is(err, docstore.ErrNotFound) {
+	if _, err := find(t, s, "Plan"); !errors.Is(err, docstore.ErrNotFound) {
 		t.Errorf("the old title still finds the document: %v", err)
 	}
 }
 
 func TestNoChangeMakesNoVersion(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", "one\n")
 	for _, change := range []func() (docstore.Saved, error){
-		func() (docstore.Saved, error) { return s.Write(d.ID, "", "one\n", 0, north) },
-		func() (docstore.Saved, error) { return s.Write(d.ID, "plan", "one\n", 0, north) }, // a title differs only in case: a rename
-		func() (docstore.Saved, error) { return s.Edit(d.ID, "one", "one", north) },
+		func() (docstore.Saved, error) { return s.Write(ctx, d.ID, "", "one\n", 0, north) },
+		func() (docstore.Saved, error) { return s.Write(ctx, d.ID, "plan", "one\n", 0, north) }, // a title differs only in case: a rename
+		func() (docstore.Saved, error) { return s.Edit(ctx, d.ID, "one", "one", north) },
 	} {
 		if _, err := change(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, _ := s.Find(d.ID)
+	got, _ := find(t, s, d.ID)
 	if got.Version != 2 || got.Title != "plan" {
 		t.Errorf("after no-op changes and one rename: version %d title %q, want 2 %q", got.Version, got.Title, "plan")
 	}
 }
 
 func TestTitlesAreUnique(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	a := mustCreate(t, s, "Plan", "a\n")
 	b := mustCreate(t, s, "Other", "b\n")
 	var taken *docstore.TitleTakenError
-	if _, err := s.Create("PLAN", "x", docstore.KindWrite, north); !errors.As(err, &taken) || taken.Other.ID != a.ID {
+	if _, err := s.Create(ctx, "PLAN", "x", docstore.KindWrite, north); !errors.As(err, &taken) || taken.Other.ID != a.ID {
 		t.Errorf("Create(PLAN) = %v, want the title taken by %s", err, a.ID)
 	}
-	if _, err := s.Write(b.ID, "plan ", "b\n", 0, north); !errors.As(err, &taken) {
+	if _, err := s.Write(ctx, b.ID, "plan ", "b\n", 0, north); !errors.As(err, &taken) {
 		t.Errorf("renaming onto another's title = %v, want TitleTakenError", err)
 	}
 }
 
 func TestEditRefusals(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Notes", "- a\n  - b\n- a\n")
 	var many *docstore.EditManyError
-	if _, err := s.Edit(d.ID, "- a", "x", north); !errors.As(err, &many) || fmt.Sprint(many.Lines) != "[1 3]" {
+	if _, err := s.Edit(ctx, d.ID, "- a", "x", north); !errors.As(err, &many) || fmt.Sprint(many.Lines) != "[1 3]" {
 		t.Errorf("Edit of a twice-there text = %v, want lines [1 3]", err)
 	}
 	var miss *docstore.EditMissError
-	if _, err := s.Edit(d.ID, "- a\n- b", "x", north); !errors.As(err, &miss) || len(miss.Near) != 1 || miss.Near[0].Line != 1 || miss.Near[0].Text != "- a\n  - b" {
+	if _, err := s.Edit(ctx, d.ID, "- a\n- b", "x", north); !errors.As(err, &miss) || len(miss.Near) != 1 || miss.Near[0].Line != 1 || miss.Near[0].Text != "- a\n  - b" {
 		t.Errorf("Edit with other indentation = %#v, want a near match at line 1", err)
 	}
-	if _, err := s.Edit(d.ID, "zzz", "x", north); !errors.As(err, &miss) || len(miss.Near) != 0 {
+	if _, err := s.Edit(ctx, d.ID, "zzz", "x", north); !errors.As(err, &miss) || len(miss.Near) != 0 {
 		t.Errorf("Edit of absent text = %v, want a miss with no near matches", err)
 	}
-	if _, err := s.Edit(d.ID, "", "x", north); !errors.Is(err, docstore.ErrEmptyOld) {
+	if _, err := s.Edit(ctx, d.ID, "", "x", north); !errors.Is(err, docstore.ErrEmptyOld) {
 		t.Errorf("Edit with empty old = %v", err)
 	}
-	if got, _ := s.Find(d.ID); got.Version != 1 {
+	if got, _ := find(t, s, d.ID); got.Version != 1 {
 		t.Errorf("refused edits made versions: %d", got.Version)
 	}
 }
 
 func TestListLatestFirst(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	clock := time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
 	s = s.WithClock(func() time.Time { clock = clock.Add(time.Minute); return clock })
 	for _, title := range []string{"a", "b", "c"} {
 		mustCreate(t, s, title, title+"\n")
 	}
-	if _, err := s.Append("a", "more", north); err != nil {
+	if _, err := s.Append(ctx, "a", "more", north); err != nil {
 		t.Fatal(err)
 	}
-	docs, total, err := s.List(2)
+	docs, total, err := view2(t, s, func(r *docstore.Reader) ([]docstore.Document, int, error) { return r.List(2) })
 	if err != nil || total != 3 || len(docs) != 2 || docs[0].Title != "a" || docs[1].Title != "c" {
 		t.Errorf("List(2) = %v, %d, %v; want a, c of 3", docs, total, err)
 	}
 }
 
 func TestBadTitlesAndTexts(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	for _, title := range []string{"", "   ", "a\nb", "a\x00b", "tab\there", strings.Repeat("x", 201), "\xff"} {
-		if _, err := s.Create(title, "x", docstore.KindWrite, north); !errors.Is(err, docstore.ErrBadTitle) {
+		if _, err := s.Create(ctx, title, "x", docstore.KindWrite, north); !errors.Is(err, docstore.ErrBadTitle) {
 			t.Errorf("Create(%q) = %v, want ErrBadTitle", title, err)
 		}
 	}
 	for _, text := range []string{strings.Repeat("x", docstore.MaxText+1), "a\x00b", "\xff\xfe"} {
-		if _, err := s.Create("t", text, docstore.KindWrite, north); !errors.Is(err, docstore.ErrBadText) {
+		if _, err := s.Create(ctx, "t", text, docstore.KindWrite, north); !errors.Is(err, docstore.ErrBadText) {
 			t.Errorf("Create(text of %d bytes) = %v, want ErrBadText", len(text), err)
 		}
 	}
@@ -209,6 +218,7 @@ func TestBadTitlesAndTexts(t *testing.T) {
 
 // Many goroutines writing at once: no lost update, versions 1..n, ids unique and sorted.
 func TestConcurrentChanges(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Log", "")
 	var wg sync.WaitGroup
@@ -218,10 +228,10 @@ func TestConcurrentChanges(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 8 {
-				if _, err := s.Append(d.ID, fmt.Sprintf("g%d-%d", g, i), north); err != nil {
+				if _, err := s.Append(ctx, d.ID, fmt.Sprintf("g%d-%d", g, i), north); err != nil {
 					t.Error(err)
 				}
-				saved, err := s.Create(fmt.Sprintf("doc %d-%d", g, i), "x", docstore.KindWrite, north)
+				saved, err := s.Create(ctx, fmt.Sprintf("doc %d-%d", g, i), "x", docstore.KindWrite, north)
 				if err != nil {
 					t.Error(err)
 				}
@@ -231,7 +241,7 @@ func TestConcurrentChanges(t *testing.T) {
 	}
 	wg.Wait()
 	close(ids)
-	_, v, err := s.Read(d.ID, 0)
+	_, v, err := read(t, s, d.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,10 +269,15 @@ func ExampleStore_Edit() {
 	defer db.Close()
 	s := docstore.New(db, "personal")
 	north := docstore.Author{By: "agent:north", For: "person:ana"}
-	s.Create("Launch plan", "Record the trailer.\nReview the course page.\n", docstore.KindWrite, north)
-	saved, _ := s.Edit("launch", "Record the trailer.", "Record the trailer on Monday.", north)
+	ctx := context.Background()
+	s.Create(ctx, "Launch plan", "Record the trailer.\nReview the course page.\n", docstore.KindWrite, north)
+	saved, _ := s.Edit(ctx, "launch", "Record the trailer.", "Record the trailer on Monday.", north)
 	fmt.Printf("version %d: +%d -%d\n", saved.Document.Version, saved.Added, saved.Removed)
-	_, v, _ := s.Read("Launch plan", 0)
+	var v docstore.Version
+	s.View(ctx, func(r *docstore.Reader) (err error) {
+		_, v, err = r.Read("Launch plan", 0)
+		return err
+	})
 	fmt.Print(v.Text)
 	// Output:
 	// version 2: +1 -1

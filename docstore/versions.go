@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -8,27 +9,19 @@ import (
 
 // Diff renders the unified diff from version a to version b of a named document (b 0: the
 // latest), or "" when their texts are the same.
-func (s *Store) Diff(name string, a, b int) (Document, string, error) {
-	var (
-		d    Document
-		diff string
-	)
-	err := s.view(func(bk *buckets) (err error) {
-		if d, err = bk.named(name); err != nil {
-			return err
-		}
-		to := b // the View may run again: 0 (the latest) is asked afresh
-		if to == 0 {
-			to = d.Version
-		}
-		va, vb, err := bk.pair(d, a, to)
-		if err != nil {
-			return err
-		}
-		diff = linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, to), va.Text, vb.Text, 3)
-		return nil
-	})
-	return d, diff, err
+func (r *Reader) Diff(name string, a, b int) (Document, string, error) {
+	d, err := r.b.named(name)
+	if err != nil {
+		return d, "", err
+	}
+	if b == 0 {
+		b = d.Version
+	}
+	va, vb, err := r.b.pair(d, a, b)
+	if err != nil {
+		return d, "", err
+	}
+	return d, linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, b), va.Text, vb.Text, 3), nil
 }
 
 func (b *buckets) pair(d Document, x, y int) (Version, Version, error) {
@@ -47,90 +40,47 @@ func (b *buckets) pair(d Document, x, y int) (Version, Version, error) {
 
 // Since returns what changed in a named document after version n: the versions since,
 // newest first (texts left out), and the unified diff from version n to the latest.
-func (s *Store) Since(name string, n int) (Document, []Version, string, error) {
-	var (
-		d    Document
-		vs   []Version
-		diff string
-	)
-	err := s.view(func(b *buckets) (err error) {
-		vs = nil
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		from, latest, err := b.pair(d, n, d.Version)
-		if err != nil {
-			return err
-		}
-		err = b.headers(d.ID, n+1, d.Version, func(v Version) error {
-			vs = append(vs, v)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		diff = linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3)
+func (r *Reader) Since(name string, n int) (Document, []Version, string, error) {
+	b := r.b
+	d, err := b.named(name)
+	if err != nil {
+		return d, nil, "", err
+	}
+	from, latest, err := b.pair(d, n, d.Version)
+	if err != nil {
+		return d, nil, "", err
+	}
+	var vs []Version
+	err = b.headers(d.ID, n+1, d.Version, func(v Version) error {
+		vs = append(vs, v)
 		return nil
 	})
-	return d, vs, diff, err
+	if err != nil {
+		return d, nil, "", err
+	}
+	return d, vs, linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3), nil
 }
 
 // Log returns a named document and every version of it, newest first, without their texts:
-// what a history lists. No text is rebuilt, so its cost is the headers' whatever the texts'
-// sizes. It reads them in read transactions of a snapshot's worth of versions each (see
-// chunks), so the file is never held for the whole of a long history. For the texts, Walk.
-func (s *Store) Log(name string) (Document, []Version, error) {
-	d, vs, _, err := s.log(name, false)
-	return d, vs, err
-}
-
-// LogID is ByID, then Log of id if ByID found it (recorded), the lookup in the same
-// transaction as the document and its newest versions (ReadLinkedID's for a history). Not
-// recorded, it returns nothing else and no error.
-func (s *Store) LogID(id string) (d Document, vs []Version, recorded bool, err error) {
-	return s.log(id, true)
-}
-
-func (s *Store) log(name string, byID bool) (Document, []Version, bool, error) {
-	// The document and its newest chunk in one transaction, then the rest.
-	var (
-		d        Document
-		vs       []Version
-		lo       int
-		recorded = true
-	)
-	err := s.view(func(b *buckets) (err error) {
-		d, vs, recorded = Document{}, nil, true
-		if byID {
-			if _, recorded, err = b.doc(name); err != nil || !recorded {
-				return err
-			}
-		}
-		if d, err = b.named(name); err != nil {
-			return err
-		}
-		vs = make([]Version, 0, d.Version)
-		lo = max(1, d.Version-snapshotEvery+1)
-		return b.headers(d.ID, lo, d.Version, func(v Version) error {
-			vs = append(vs, v)
-			return nil
-		})
-	})
-	if err != nil || !recorded {
-		return Document{}, nil, recorded, err
+// what a history lists. No text is rebuilt, so its cost is the headers' (a few hundred
+// bytes a version), whatever the texts' sizes. For the texts, Store.Walk.
+func (r *Reader) Log(name string) (Document, []Version, error) {
+	d, err := r.b.named(name)
+	if err != nil {
+		return d, nil, err
 	}
-	before := 0 // len(vs) before this range
-	err = s.chunks(d, lo-1, func(b *buckets, lo, hi int, again bool) error {
-		if again {
-			vs = vs[:before]
-		}
-		before = len(vs)
-		return b.headers(d.ID, lo, hi, func(v Version) error {
+	vs := make([]Version, 0, d.Version)
+	// In chunks of a snapshot's worth of versions, each chunk's records read at once.
+	for hi := d.Version; hi >= 1; hi -= snapshotEvery {
+		err := r.b.headers(d.ID, max(1, hi-snapshotEvery+1), hi, func(v Version) error {
 			vs = append(vs, v)
 			return nil
 		})
-	})
-	return d, vs, true, err
+		if err != nil {
+			return d, nil, err
+		}
+	}
+	return d, vs, nil
 }
 
 // Walk calls fn with every version of document id (deleted or not), newest first, its text
@@ -140,15 +90,15 @@ func (s *Store) log(name string, byID bool) (Document, []Version, bool, error) {
 // them; fn runs inside one and should not wait on anything slow. It returns ErrNotFound
 // when the space has no document id, and fn's error as it is. For the headers alone
 // (a history to list), Log reads no text at all.
-func (s *Store) Walk(id string, fn func(Version) error) error {
-	d, err := s.ByID(id)
-	if err != nil {
+func (s *Store) Walk(ctx context.Context, id string, fn func(Version) error) error {
+	var d Document
+	if err := s.View(ctx, func(r *Reader) (err error) { d, err = r.ByID(id); return err }); err != nil {
 		return err
 	}
 	// fn has what a run of a range handed it: a run again of that range (the versions are
 	// the same, never changed once saved) hands it only the versions after.
 	handed := 0
-	return s.chunks(d, d.Version, func(b *buckets, lo, hi int, again bool) error {
+	return s.chunks(ctx, d, d.Version, func(b *buckets, lo, hi int, again bool) error {
 		if !again {
 			handed = 0
 		}
@@ -169,12 +119,12 @@ func (s *Store) Walk(id string, fn func(Version) error) error {
 // costs at most one chain of deltas. A View may run its function again (kv.DB.View): read
 // is then called again with the same range, and again true, and must undo what its run
 // before did with that range.
-func (s *Store) chunks(d Document, from int, read func(b *buckets, lo, hi int, again bool) error) error {
+func (s *Store) chunks(ctx context.Context, d Document, from int, read func(b *buckets, lo, hi int, again bool) error) error {
 	chunk := snapshotEvery
 	for hi := from; hi >= 1; hi -= chunk {
 		lo := max(1, hi-chunk+1)
 		runs := 0
-		if err := s.view(func(b *buckets) error { runs++; return read(b, lo, hi, runs > 1) }); err != nil {
+		if err := s.view(ctx, func(b *buckets) error { runs++; return read(b, lo, hi, runs > 1) }); err != nil {
 			return err
 		}
 	}

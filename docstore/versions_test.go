@@ -15,19 +15,20 @@ import (
 // version's whole record (2 MiB), where rebuilding every text, as a history page once did,
 // allocated 28 MiB. Walk hands each text over.
 func TestLogReadsNoText(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	big := strings.Repeat("a line of the plan that is long enough\n", (1<<20)/40)
 	d := mustCreate(t, s, "Plan", big)
 	const versions = 20
 	for i := 2; i <= versions; i++ {
-		if _, err := s.Append(d.ID, fmt.Sprintf("step %d", i), north); err != nil {
+		if _, err := s.Append(ctx, d.ID, fmt.Sprintf("step %d", i), north); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	got, vs, err := s.Log("plan")
+	got, vs, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, []docstore.Version, error) { return r.Log("plan") })
 	runtime.ReadMemStats(&after)
 	if err != nil || got.ID != d.ID || len(vs) != versions {
 		t.Fatalf("Log = %v, %d versions, %v", got.ID, len(vs), err)
@@ -41,7 +42,7 @@ func TestLogReadsNoText(t *testing.T) {
 		t.Errorf("Log of %d versions of %d KiB allocated %d KiB: more than three texts", versions, len(big)>>10, alloc>>10)
 	}
 	n := 0
-	err = s.Walk(d.ID, func(v docstore.Version) error {
+	err = s.Walk(ctx, d.ID, func(v docstore.Version) error {
 		last := "long enough"
 		if v.Number > 1 {
 			last = fmt.Sprintf("step %d", v.Number)
@@ -60,29 +61,30 @@ func TestLogReadsNoText(t *testing.T) {
 // ByID and Walk reach a deleted document by its id, never by its title; Log, like Find,
 // lists only the documents in lookups.
 func TestDeletedDocumentsVersions(t *testing.T) {
+	ctx := t.Context()
 	s := open(t, "personal")
 	d := mustCreate(t, s, "Plan", "one\n")
-	if _, err := s.Write(d.ID, "", "two\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, d.ID, "", "two\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Delete(d.ID, ana); err != nil {
+	if _, err := s.Delete(ctx, d.ID, ana); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ByID(d.ID); err != nil || got.Deleted == nil || got.Version != 2 {
+	if got, err := view(t, s, func(r *docstore.Reader) (docstore.Document, error) { return r.ByID(d.ID) }); err != nil || got.Deleted == nil || got.Version != 2 {
 		t.Errorf("ByID of a deleted document = %+v, %v", got, err)
 	}
 	var texts []string
-	if err := s.Walk(d.ID, func(v docstore.Version) error { texts = append(texts, v.Text); return nil }); err != nil || strings.Join(texts, "") != "two\none\n" {
+	if err := s.Walk(ctx, d.ID, func(v docstore.Version) error { texts = append(texts, v.Text); return nil }); err != nil || strings.Join(texts, "") != "two\none\n" {
 		t.Errorf("Walk of a deleted document = %q, %v", texts, err)
 	}
-	if _, _, err := s.Log(d.ID); !errors.Is(err, docstore.ErrNotFound) {
+	if _, _, err := view2(t, s, func(r *docstore.Reader) (docstore.Document, []docstore.Version, error) { return r.Log(d.ID) }); !errors.Is(err, docstore.ErrNotFound) {
 		t.Errorf("Log of a deleted document = %v, want ErrNotFound", err)
 	}
 	for _, name := range []string{"Plan", "plan", strings.ToLower(d.ID), "NOPE"} {
-		if _, err := s.ByID(name); !errors.Is(err, docstore.ErrNotFound) {
+		if _, err := view(t, s, func(r *docstore.Reader) (docstore.Document, error) { return r.ByID(name) }); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("ByID(%q) = %v, want ErrNotFound", name, err)
 		}
-		if err := s.Walk(name, func(docstore.Version) error { return nil }); !errors.Is(err, docstore.ErrNotFound) {
+		if err := s.Walk(ctx, name, func(docstore.Version) error { return nil }); !errors.Is(err, docstore.ErrNotFound) {
 			t.Errorf("Walk(%q) = %v, want ErrNotFound", name, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,14 +20,21 @@ type Batcher struct {
 }
 
 type batchCall struct {
+	ctx  context.Context
 	fn   func(Tx) error
 	done chan error
 }
 
 // Do runs fn in a write transaction shared with whatever else is queued. update runs one
-// write transaction (it is the file's Update, which may open the file).
-func (b *Batcher) Do(update func(func(Tx) error) error, fn func(Tx) error) error {
-	c := &batchCall{fn: fn, done: make(chan error, 1)}
+// write transaction (it is the file's Update, which may open the file) for the context it
+// is given: the group's, done only when every call's is. A call whose context is done
+// before its fn runs is answered with Canceled and left out of the commit; once its fn has
+// run in a commit, it waits for that commit's answer.
+func (b *Batcher) Do(ctx context.Context, update func(context.Context, func(Tx) error) error, fn func(Tx) error) error {
+	if ctx.Err() != nil {
+		return Canceled(ctx)
+	}
+	c := &batchCall{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
 	lead := !b.running
@@ -38,8 +46,12 @@ func (b *Batcher) Do(update func(func(Tx) error) error, fn func(Tx) error) error
 	return <-c.done
 }
 
-// run calls fn, turning a panic into an error wrapping ErrPanicked.
-func run(fn func(Tx) error, tx Tx) (err error) {
+// run calls c's fn, turning a panic into an error wrapping ErrPanicked; a call whose
+// context is done is not run, and fails with Canceled.
+func run(c *batchCall, tx Tx) (err error) {
+	if c.ctx.Err() != nil {
+		return Canceled(c.ctx)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if _, ok := p.(*Failure); ok || IsFault(p) {
@@ -48,7 +60,7 @@ func run(fn func(Tx) error, tx Tx) (err error) {
 			err = PanicError(p)
 		}
 	}()
-	return fn(tx)
+	return c.fn(tx)
 }
 
 // IsFault reports whether a recovered panic is a memory fault (with debug.SetPanicOnFault).
@@ -68,7 +80,7 @@ func PanicError(p any) error {
 // safeUpdate runs update(fn), turning a panic outside the callers' functions (in bbolt's
 // commit, say) into an error for every call of the batch, so that no call is left
 // unanswered and the batcher keeps a leader.
-func safeUpdate(update func(func(Tx) error) error, fn func(Tx) error) (err error) {
+func safeUpdate(ctx context.Context, update func(context.Context, func(Tx) error) error, fn func(Tx) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if f, ok := p.(*Failure); ok {
@@ -78,11 +90,11 @@ func safeUpdate(update func(func(Tx) error) error, fn func(Tx) error) (err error
 			err = PanicError(p)
 		}
 	}()
-	return update(fn)
+	return update(ctx, fn)
 }
 
 // lead commits batches until the queue is empty.
-func (b *Batcher) lead(update func(func(Tx) error) error) {
+func (b *Batcher) lead(update func(context.Context, func(Tx) error) error) {
 	for {
 		b.mu.Lock()
 		calls := b.queue
@@ -101,19 +113,21 @@ func (b *Batcher) lead(update func(func(Tx) error) error) {
 // (bbolt has no savepoints), the failing call is run alone to give it its own answer (a
 // call that was alone has it already), and the others are committed again without it. A call's fn may so run more than once: fns
 // must set their results afresh on every run.
-func commit(update func(func(Tx) error) error, calls []*batchCall) {
+func commit(update func(context.Context, func(Tx) error) error, calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
-		err := safeUpdate(update, func(tx Tx) error {
+		ctx, stop := groupContext(calls)
+		err := safeUpdate(ctx, update, func(tx Tx) error {
 			failed = -1 // update may run this more than once (PostgreSQL's optimistic Batch)
 			for i, c := range calls {
-				if err := run(c.fn, tx); err != nil {
+				if err := run(c, tx); err != nil {
 					failed = i
 					return err
 				}
 			}
 			return nil
 		})
+		stop()
 		if failed < 0 || len(calls) == 1 {
 			for _, c := range calls {
 				c.done <- err // nil, a commit failure that is every call's, or the lone call's
@@ -121,7 +135,37 @@ func commit(update func(func(Tx) error) error, calls []*batchCall) {
 			return
 		}
 		lone := calls[failed]
-		lone.done <- safeUpdate(update, func(tx Tx) error { return run(lone.fn, tx) })
+		lone.done <- safeUpdate(lone.ctx, update, func(tx Tx) error { return run(lone, tx) })
 		calls = append(calls[:failed:failed], calls[failed+1:]...)
+	}
+}
+
+// groupContext is the context of a commit of calls: a lone call's own, or, for several, one
+// done when every call's is (a commit that some still wait for goes on), carrying none of
+// their values. stop releases what watches them.
+func groupContext(calls []*batchCall) (context.Context, func()) {
+	if len(calls) == 1 {
+		return calls[0].ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var (
+		mu    sync.Mutex
+		left  = len(calls)
+		stops = make([]func() bool, 0, len(calls))
+	)
+	for _, c := range calls {
+		stops = append(stops, context.AfterFunc(c.ctx, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if left--; left == 0 {
+				cancel()
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel()
 	}
 }

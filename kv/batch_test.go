@@ -1,6 +1,7 @@
 package kv_test
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -25,8 +26,8 @@ func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
 	defer db.Close()
 	var b kv.Batcher
 	var panicking sync.Mutex // held: the commit panics
-	update := func(fn func(kv.Tx) error) error {
-		return bolt.Wrap(db).Update(func(tx kv.Tx) error {
+	update := func(ctx context.Context, fn func(kv.Tx) error) error {
+		return bolt.Wrap(db).Update(ctx, func(tx kv.Tx) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
@@ -41,7 +42,7 @@ func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Go(func() { errs <- b.Do(update, func(kv.Tx) error { return nil }) })
+		wg.Go(func() { errs <- b.Do(context.Background(), update, func(kv.Tx) error { return nil }) })
 	}
 	wait(t, &wg, "writes during a panicking commit")
 	close(errs)
@@ -52,7 +53,7 @@ func TestPanicInTheCommitAnswersEveryCallAndTheNextWriteWorks(t *testing.T) {
 	}
 	panicking.Unlock()
 	wg.Go(func() {
-		if err := b.Do(update, func(kv.Tx) error { return nil }); err != nil {
+		if err := b.Do(context.Background(), update, func(kv.Tx) error { return nil }); err != nil {
 			t.Errorf("the write after: %v", err)
 		}
 	})

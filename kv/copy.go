@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -20,10 +21,10 @@ type Counts struct {
 // read transaction of from and writing in one write transaction of to: all or nothing (a
 // copy that fails leaves to as empty as it was, and is simply run again). to must be empty,
 // so that a copy never mixes two stores.
-func Copy(from, to DB) (Counts, error) {
+func Copy(ctx context.Context, from, to DB) (Counts, error) {
 	var n Counts
-	err := from.View(func(src Tx) error {
-		return to.Update(func(dst Tx) error {
+	err := from.View(ctx, func(src Tx) error {
+		return to.Update(ctx, func(dst Tx) error {
 			n = Counts{}
 			empty := true
 			if err := dst.ForEachBucket(func([]byte) error { empty = false; return errStop }); err != nil && !errors.Is(err, errStop) {
@@ -72,10 +73,10 @@ func copyBucket(src, dst Bucket, n *Counts) error {
 
 // Digest is a SHA-256 over every bucket, key and value of db in order (with their nesting),
 // in one read transaction: two stores with the same digest hold the same bytes.
-func Digest(db DB) (string, Counts, error) {
+func Digest(ctx context.Context, db DB) (string, Counts, error) {
 	var n Counts
 	h := sha256.New()
-	err := db.View(func(tx Tx) error {
+	err := db.View(ctx, func(tx Tx) error {
 		n = Counts{}
 		h.Reset()
 		return tx.ForEachBucket(func(name []byte) error {
@@ -139,26 +140,26 @@ func (e *DiffersError) Error() string {
 // from is taken in the copy's own snapshot (so that servers writing to from meanwhile don't
 // make a good copy look wrong), the copy's is read back from to. It returns what was copied
 // and its digest; a *DiffersError when the two differ, and Copy's errors.
-func CopyChecked(from, to DB) (Counts, string, error) {
+func CopyChecked(ctx context.Context, from, to DB) (Counts, string, error) {
 	var (
 		n    Counts
 		want string
 	)
-	err := from.View(func(tx Tx) error {
+	err := from.View(ctx, func(tx Tx) error {
 		snap := snapshot{tx}
 		// The digest first: from's View may run this again (kv.DB.View), which must not
 		// happen once the copy is committed, so nothing of tx is read after it.
 		var err error
-		if want, _, err = Digest(snap); err != nil {
+		if want, _, err = Digest(ctx, snap); err != nil {
 			return err
 		}
-		n, err = Copy(snap, to)
+		n, err = Copy(ctx, snap, to)
 		return err
 	})
 	if err != nil {
 		return n, "", err
 	}
-	got, gn, err := Digest(to)
+	got, gn, err := Digest(ctx, to)
 	if err != nil {
 		return n, "", fmt.Errorf("reading the copy back: %w", err)
 	}
@@ -171,6 +172,6 @@ func CopyChecked(from, to DB) (Counts, string, error) {
 // snapshot is one read transaction seen as a read-only DB.
 type snapshot struct{ tx Tx }
 
-func (s snapshot) View(fn func(Tx) error) error { return fn(s.tx) }
-func (s snapshot) Update(func(Tx) error) error  { return ErrTxNotWritable }
-func (s snapshot) Batch(func(Tx) error) error   { return ErrTxNotWritable }
+func (s snapshot) View(_ context.Context, fn func(Tx) error) error { return fn(s.tx) }
+func (s snapshot) Update(context.Context, func(Tx) error) error    { return ErrTxNotWritable }
+func (s snapshot) Batch(context.Context, func(Tx) error) error     { return ErrTxNotWritable }

@@ -2,6 +2,7 @@ package kv_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -27,7 +28,7 @@ func boltStore(t *testing.T) kv.DB {
 // fill writes nested buckets with keys of every byte, empty values and a large one.
 func fill(t *testing.T, db kv.DB) {
 	t.Helper()
-	err := db.Update(func(tx kv.Tx) error {
+	err := db.Update(context.Background(), func(tx kv.Tx) error {
 		for _, top := range []string{"docs", "threads", "\x00odd\xff"} {
 			b, err := tx.CreateBucketIfNotExists([]byte(top))
 			if err != nil {
@@ -65,33 +66,33 @@ func fill(t *testing.T, db kv.DB) {
 func TestCopyIsByteForByte(t *testing.T) {
 	from, to, back := boltStore(t), kvtest.Open(t), boltStore(t)
 	fill(t, from)
-	n, err := kv.Copy(from, to)
+	n, err := kv.Copy(context.Background(), from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n.Buckets != 9 || n.Keys != 3*(300+2) {
 		t.Errorf("copied %+v, want 9 buckets and %d keys", n, 3*302)
 	}
-	if _, err := kv.Copy(to, back); err != nil {
+	if _, err := kv.Copy(context.Background(), to, back); err != nil {
 		t.Fatal(err)
 	}
-	d1, c1, err := kv.Digest(from)
+	d1, c1, err := kv.Digest(context.Background(), from)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, db := range []kv.DB{to, back} {
-		d, c, err := kv.Digest(db)
+		d, c, err := kv.Digest(context.Background(), db)
 		if err != nil || d != d1 || c != c1 {
 			t.Errorf("digest %s %+v (%v), want %s %+v", d, c, err, d1, c1)
 		}
 	}
 	// The digest tells a changed byte.
-	if err := back.Update(func(tx kv.Tx) error {
+	if err := back.Update(context.Background(), func(tx kv.Tx) error {
 		return tx.Bucket([]byte("docs")).Bucket([]byte("nested")).Put([]byte("empty"), []byte{0})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _, _ := kv.Digest(back); d == d1 {
+	if d, _, _ := kv.Digest(context.Background(), back); d == d1 {
 		t.Error("a changed value left the digest the same")
 	}
 }
@@ -99,10 +100,10 @@ func TestCopyIsByteForByte(t *testing.T) {
 func TestCopyRefusesAStoreWithData(t *testing.T) {
 	from, to := boltStore(t), kvtest.Open(t)
 	fill(t, from)
-	if err := to.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("x")); return err }); err != nil {
+	if err := to.Update(context.Background(), func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("x")); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kv.Copy(from, to); !errors.Is(err, kv.ErrNotEmpty) {
+	if _, err := kv.Copy(context.Background(), from, to); !errors.Is(err, kv.ErrNotEmpty) {
 		t.Errorf("copy into a store with data = %v, want ErrNotEmpty", err)
 	}
 }
@@ -113,8 +114,8 @@ type failing struct {
 	after int
 }
 
-func (f *failing) Update(fn func(kv.Tx) error) error {
-	return f.DB.Update(func(tx kv.Tx) error { return fn(failingTx{tx, &f.after}) })
+func (f *failing) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	return f.DB.Update(ctx, func(tx kv.Tx) error { return fn(failingTx{tx, &f.after}) })
 }
 
 type failingTx struct {
@@ -149,14 +150,14 @@ func (b failingBucket) CreateBucketIfNotExists(name []byte) (kv.Bucket, error) {
 func TestCopyIsAllOrNothing(t *testing.T) {
 	from, to := boltStore(t), kvtest.Open(t)
 	fill(t, from)
-	if _, err := kv.Copy(from, &failing{DB: to, after: 500}); err == nil {
+	if _, err := kv.Copy(context.Background(), from, &failing{DB: to, after: 500}); err == nil {
 		t.Fatal("a copy whose writes fail succeeded")
 	}
-	_, n, err := kv.Digest(to)
+	_, n, err := kv.Digest(context.Background(), to)
 	if err != nil || n != (kv.Counts{}) {
 		t.Errorf("after a failed copy the store holds %+v (%v), want nothing", n, err)
 	}
-	if _, err := kv.Copy(from, to); err != nil {
+	if _, err := kv.Copy(context.Background(), from, to); err != nil {
 		t.Errorf("copying again after a failure: %v", err)
 	}
 }
@@ -171,23 +172,23 @@ func TestCopyCheckedWhileWritten(t *testing.T) {
 	go func() {
 		var err error
 		for i := 0; i < 200 && err == nil; i++ {
-			err = from.Update(func(tx kv.Tx) error {
+			err = from.Update(context.Background(), func(tx kv.Tx) error {
 				return tx.Bucket([]byte("docs")).Put([]byte(fmt.Sprint("during-", i)), []byte("x"))
 			})
 		}
 		writes <- err
 	}()
-	n, digest, err := kv.CopyChecked(from, to)
+	n, digest, err := kv.CopyChecked(context.Background(), from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := <-writes; err != nil {
 		t.Fatal(err)
 	}
-	if d, c, _ := kv.Digest(to); d != digest || c != n {
+	if d, c, _ := kv.Digest(context.Background(), to); d != digest || c != n {
 		t.Errorf("CopyChecked said %s %+v; the copy's digest is %s %+v", digest, n, d, c)
 	}
-	if _, _, err := kv.CopyChecked(from, to); !errors.Is(err, kv.ErrNotEmpty) {
+	if _, _, err := kv.CopyChecked(context.Background(), from, to); !errors.Is(err, kv.ErrNotEmpty) {
 		t.Errorf("CopyChecked into the copy again = %v, want ErrNotEmpty", err)
 	}
 }

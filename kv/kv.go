@@ -28,7 +28,13 @@
 //     may View's (on PostgreSQL, when the store changed while it read from the replica's
 //     cache), so each must set its results afresh on every run: assign, don't append to
 //     or count into what the caller holds, and send nothing anywhere (a page, another
-//     store's commit) until the last read of the transaction.
+//     store's commit) until the last read of the transaction;
+//   - the context a transaction is given is the caller's: once it is done, a transaction not
+//     yet begun is not begun, a backend that talks to a server stops the statement under
+//     way (PostgreSQL: a cancel request), and the call returns an error wrapping
+//     ErrCanceled and the context's own (context.Canceled, context.DeadlineExceeded). A write
+//     whose commit was under way may or may not have been committed then; bbolt, which works
+//     in memory and on its file, checks the context only before a transaction begins.
 //
 // A backend that cannot reach its data (a database that went away) panics with *Failure
 // from the method that needed it; the DB's View, Update and Batch recover it and return
@@ -36,23 +42,28 @@
 package kv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
 
-// DB runs transactions.
+// DB runs transactions, each for the context it is given (see Caveats: a context done
+// ends it with ErrCanceled).
 type DB interface {
 	// View runs fn in a read-only transaction. fn may run more than once (a backend may
 	// read optimistically, then again in a transaction when the store changed meanwhile:
 	// kv/pg), seeing one snapshot each time; the run whose error View returns is the last.
 	// So fn must set its results afresh on every run, as Batch's must, and do nothing it
 	// could not do again before its last read of the transaction.
-	View(fn func(Tx) error) error
+	View(ctx context.Context, fn func(Tx) error) error
 	// Update runs fn in a read-write transaction, committed (durably) before it returns.
-	Update(fn func(Tx) error) error
+	Update(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update for callers that may be grouped into one commit with others; fn may
-	// run more than once, so it must set its results afresh on every run.
-	Batch(fn func(Tx) error) error
+	// run more than once, so it must set its results afresh on every run. A call whose
+	// context is done before its fn runs is left out of the commit, and answered with
+	// ErrCanceled; a commit of several callers is stopped only when every one's context is
+	// done.
+	Batch(ctx context.Context, fn func(Tx) error) error
 }
 
 // Tx is one transaction.
@@ -137,7 +148,18 @@ var (
 	ErrPanicked = errors.New("the write failed inside the server (a bug, logged)")
 	// ErrNotEmpty is returned by Copy when the store to copy into already holds something.
 	ErrNotEmpty = errors.New("the store to copy into is not empty")
+	// ErrCanceled is wrapped, with the context's own error, by a transaction whose context
+	// was done (the caller went away, or its deadline passed) before the transaction was: a
+	// read returns nothing; a write that had not begun did nothing, one whose commit was
+	// under way may or may not have been committed.
+	ErrCanceled = errors.New("the call was canceled before the store answered")
 )
+
+// Canceled returns the error a transaction returns when ctx is done (its Err not nil):
+// wrapping ErrCanceled and ctx.Err(), so that callers can tell either.
+func Canceled(ctx context.Context) error {
+	return fmt.Errorf("%w (%w)", ErrCanceled, ctx.Err())
+}
 
 // MaxKeySize is the longest key either backend takes (bbolt's limit).
 const MaxKeySize = 32768
@@ -190,7 +212,7 @@ func GetAll(b Bucket, keys [][]byte) [][]byte {
 
 // Changer is a DB that runs a read and the write it leads to as one call (see Change).
 type Changer interface {
-	Change(read func(Tx) (write bool, err error), write func(Tx) error) error
+	Change(ctx context.Context, read func(Tx) (write bool, err error), write func(Tx) error) error
 }
 
 // Change runs read in a read-only transaction, as View does, and then, if read asks for it
@@ -207,13 +229,13 @@ type Changer interface {
 // answer without writing (read's error, or nothing to write): then read runs again on the
 // latest store if it was not. So what read found counts only through write, or once checked:
 // Change returns nothing of a store older than the call.
-func Change(db DB, read func(Tx) (write bool, err error), write func(Tx) error) error {
+func Change(ctx context.Context, db DB, read func(Tx) (write bool, err error), write func(Tx) error) error {
 	if c, ok := db.(Changer); ok {
-		return c.Change(read, write)
+		return c.Change(ctx, read, write)
 	}
 	var w bool
-	if err := db.View(func(tx Tx) (err error) { w, err = read(tx); return err }); err != nil || !w {
+	if err := db.View(ctx, func(tx Tx) (err error) { w, err = read(tx); return err }); err != nil || !w {
 		return err
 	}
-	return db.Batch(write)
+	return db.Batch(ctx, write)
 }

@@ -27,7 +27,8 @@
 //
 // Those with every word first; then by BM25F (Model, Ranking) from the index's postings,
 // plus, for the best of them, read whole, how near each other the terms come. Then the
-// store's own order (latest first). Plan scores from the index in one transaction; Rank
-// reads the texts it needs through the store, in transactions of its own, and matches
-// them with none held, within budgets (MaxPostings, MaxRead) that bound any query's cost.
+// store's own order (latest first). Plan scores from the index; Rank reads the texts it
+// needs through the store (Fetch) and matches them, within budgets (MaxPostings, MaxRead,
+// MaxBatch) that bound any query's cost. The stores run both in the one read transaction
+// of the call (docstore.Reader, threads.Reader).
 package search

@@ -24,7 +24,7 @@ type Line struct {
 	score  float64
 }
 
-// Hit is what Match finds in one Doc.
+// Hit is what Rank finds in one Doc it reads.
 type Hit struct {
 	In      uint64 // bit i set: term i is in the title or the text
 	InTitle uint64 // bit i set: term i is in the title
@@ -42,7 +42,7 @@ func (h Hit) Found(q Query) bool { return h.In&q.Required() != 0 && h.In&q.Quote
 // Every reports whether h has every word and phrase of q (Query.Required).
 func (h Hit) Every(q Query) bool { return h.In&q.Required() == q.Required() && h.Found(q) }
 
-// LineWidth is about how many bytes of a long line Match keeps around its first match.
+// LineWidth is about how many bytes of a long line a Hit keeps around its first match.
 const LineWidth = 160
 
 // Near is the most tokens between two terms that count as near each other.
@@ -238,14 +238,9 @@ type lineAcc struct {
 
 const maxMemo = 1 << 15
 
+// newScanner is a scanner for q, term i weighing w[i] (Plan.Weights).
 func newScanner(q Query, w []float64) *scanner {
 	m := q.matcher()
-	if w == nil {
-		w = make([]float64, m.n)
-		for i := range w {
-			w[i] = 1
-		}
-	}
 	return &scanner{m: m, w: w, req: q.Required(), memo: map[string]int32{}, ring: make([]recent, max(1, m.longest)), acc: make([]float64, m.n*m.n)}
 }
 
@@ -461,12 +456,6 @@ func (sc *scanner) match(doc Doc, lines int) Hit {
 	})
 	sc.text = ""
 	return h
-}
-
-// Match finds q's words and phrases in title and text, giving up to lines of the text's
-// best matching lines (each term weighing the same).
-func Match(q Query, title, text string, lines int) Hit {
-	return newScanner(q, nil).match(Doc{Title: title, Parts: []string{text}}, lines)
 }
 
 // cutLine is the line of text around byte offset at, trimmed, and cut to about LineWidth

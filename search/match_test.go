@@ -1,65 +1,27 @@
-package search_test
+package search
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/compass-mcp/compass-mcp/search"
 )
 
-func TestTokens(t *testing.T) {
-	for _, tc := range []struct {
-		text string
-		want []string
-	}{
-		{"Record the Trailer.", []string{"record", "the", "trailer"}},
-		{"Café NAÏVE straße Ærø ﬁne Ｃafe", []string{"cafe", "naive", "strasse", "aero", "fine", "cafe"}},
-		{"Cafe\u0301 with a combining accent", []string{"cafe", "with", "a", "combining", "accent"}},
-		{"**bold** _em_ `code` [link](http://x.y/z) # Title\n- [ ] task", []string{"bold", "em", "code", "link", "http", "x", "y", "z", "title", "task"}},
-		{"e-mail don't v1.2 snake_case", []string{"e", "mail", "don", "t", "v1", "2", "snake", "case"}},
-		{"東京都に行く", []string{"東", "京", "都", "に", "行", "く"}},
-		{"서울 coffee코피", []string{"서", "울", "coffee", "코", "피"}},
-		{"Москва Ёлка", []string{"москва", "елка"}},
-		{"", nil},
-	} {
-		if got := search.Tokens(tc.text); !slices.Equal(got, tc.want) {
-			t.Errorf("Tokens(%q) = %q, want %q", tc.text, got, tc.want)
-		}
+// ones weighs each of q's terms 1, so that a line's score is how many terms it holds.
+func ones(q Query) []float64 {
+	w := make([]float64, len(q.Terms))
+	for i := range w {
+		w[i] = 1
 	}
+	return w
 }
 
-func TestParse(t *testing.T) {
-	for _, tc := range []struct {
-		query string
-		want  [][]string
-		err   error
-	}{
-		{"launch plan", [][]string{{"launch"}, {"plan"}}, nil},
-		{`"course page" trailer`, [][]string{{"course", "page"}, {"trailer"}}, nil},
-		{`“curly quotes” and "unclosed phrase`, [][]string{{"curly", "quotes"}, {"and"}, {"unclosed", "phrase"}}, nil},
-		{"e-mail 東京", [][]string{{"e", "mail"}, {"東", "京"}}, nil},
-		{"Plan plan PLAN", [][]string{{"plan"}}, nil},
-		{"** -- ``", nil, search.ErrEmptyQuery},
-		{"", nil, search.ErrEmptyQuery},
-		{`"e-mail" e-mail`, [][]string{{"e", "mail"}, {"e", "mail"}}, nil},
-	} {
-		q, err := search.Parse(tc.query)
-		if !errors.Is(err, tc.err) {
-			t.Errorf("Parse(%q): %v, want %v", tc.query, err, tc.err)
-			continue
-		}
-		var got [][]string
-		for _, term := range q.Terms {
-			got = append(got, term.Tokens)
-		}
-		if !slices.EqualFunc(got, tc.want, slices.Equal) {
-			t.Errorf("Parse(%q) = %q, want %q", tc.query, got, tc.want)
-		}
-	}
+// matchText is what Rank's scanner finds in one item of title and text, each term
+// weighing 1, keeping up to lines lines.
+func matchText(q Query, title, text string, lines int) Hit {
+	return newScanner(q, ones(q)).match(Doc{Title: title, Parts: []string{text}}, lines)
 }
 
 func TestMatch(t *testing.T) {
@@ -83,32 +45,84 @@ func TestMatch(t *testing.T) {
 		{"a phrase out of order", `"trailer the"`, "", "record the trailer", false, nil},
 		{"a phrase across a line break", `"the trailer"`, "", "record the\ntrailer", true, []int{1}},
 		{"a phrase across punctuation", `"trailer review"`, "", "the trailer. Review it", true, []int{1}},
+		{"a phrase not from the title into the text", `"launch plan"`, "Launch", "plan it", false, nil},
 		{"a hyphenated word is a phrase", "e-mail", "", "send an e-mail, or an E mail", true, []int{1}},
 		{"CJK substring", "京都", "", "東京都に行く", true, []int{1}},
 		{"CJK not in order", "都京", "", "東京都に行く", false, nil},
 		{"CJK in a Latin query", "tokyo 東京", "", "Tokyo (東京)", true, []int{1}},
+		{"a lone combining mark is no token", `"a a"`, "", "A \u06df A", true, []int{1}},
 		{"three lines at most, best first", "a b", "", "a\nb\na b\nb a\na\na b", true, []int{3, 4, 6}},
 		{"stems", "recorded studies", "", "we record it\nin a study", true, []int{1, 2}},
 		{"a stem in the query too", "records", "", "it was recorded", true, []int{1}},
 		{"a quoted word is not stemmed", `"records"`, "", "it was recorded", false, nil},
 		{"a quoted phrase is not stemmed", `"the records"`, "", "the record\nthe records", true, []int{2}},
 		{"stop words needn't be there", "the trailer of", "", "a trailer", true, []int{1}},
+		{"no line for stop words alone", "the trailer", "", "the end\na trailer", true, []int{2}},
 		{"only stop words: all needed", "the of", "", "the end", false, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := search.Parse(tc.query)
+			q, err := Parse(tc.query)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := search.Match(q, tc.title, tc.text, 3)
+			h := matchText(q, tc.title, tc.text, 3)
 			var lines []int
 			for _, l := range h.Lines {
 				lines = append(lines, l.Number)
 			}
 			if h.Every(q) != tc.found || !slices.Equal(lines, tc.lines) {
-				t.Errorf("Match(%q, %q, %q) found every term %v on lines %v, want %v on %v", tc.query, tc.title, tc.text, h.Every(q), lines, tc.found, tc.lines)
+				t.Errorf("%q in %q, %q: every term, lines:\n-%v %v\n+%v %v", tc.query, tc.title, tc.text, tc.found, tc.lines, h.Every(q), lines)
 			}
 		})
+	}
+}
+
+// An item of several parts (a conversation's messages): no phrase nor nearness runs from
+// one part into the next, and lines are numbered in their part.
+func TestMatchParts(t *testing.T) {
+	doc := Doc{Parts: []string{"record the", "trailer\npricing", "x\ndecision trailer"}}
+	for _, tc := range []struct {
+		query string
+		found bool
+		lines [][2]int // part, number
+	}{
+		{`"the trailer"`, false, nil},
+		{`"decision trailer"`, true, [][2]int{{2, 2}}},
+		{"trailer", true, [][2]int{{1, 1}, {2, 2}}},
+		{"record x", true, [][2]int{{0, 1}, {2, 1}}},
+	} {
+		q, _ := Parse(tc.query)
+		h := newScanner(q, ones(q)).match(doc, 3)
+		var lines [][2]int
+		for _, l := range h.Lines {
+			lines = append(lines, [2]int{l.Part, l.Number})
+		}
+		if h.Every(q) != tc.found || !slices.Equal(lines, tc.lines) {
+			t.Errorf("%q: every term, lines:\n-%v %v\n+%v %v", tc.query, tc.found, tc.lines, h.Every(q), lines)
+		}
+	}
+	q, _ := Parse("pricing decision")
+	if h := newScanner(q, ones(q)).match(doc, 3); h.Near != 0 {
+		t.Errorf("pricing at the end of a part, decision at the start of the next: Near %v, want 0", h.Near)
+	}
+}
+
+// The lines kept are the best by the terms' weights (Plan.Weights), not by how many terms.
+func TestMatchLinesByWeight(t *testing.T) {
+	q, _ := Parse("rare common")
+	text := "common\nrare\ncommon common"
+	for _, tc := range []struct {
+		w    []float64
+		want int
+	}{
+		{[]float64{5, 1}, 2},
+		{[]float64{1, 5}, 1}, // a tie between lines 1 and 3: the earlier
+		{[]float64{1, 1}, 1},
+	} {
+		h := newScanner(q, tc.w).match(Doc{Parts: []string{text}}, 1)
+		if len(h.Lines) != 1 || h.Lines[0].Number != tc.want {
+			t.Errorf("weights %v: lines %+v, want line %d", tc.w, h.Lines, tc.want)
+		}
 	}
 }
 
@@ -117,103 +131,109 @@ func TestMatchingLinesAreCutAroundTheMatch(t *testing.T) {
 	for range 40 {
 		long += "filler words "
 	}
-	q, _ := search.Parse("needle")
-	h := search.Match(q, "", "  "+long+"needle "+long+"\n", 3)
+	q, _ := Parse("needle")
+	h := matchText(q, "", "  "+long+"needle "+long+"\n", 3)
 	if len(h.Lines) != 1 {
 		t.Fatalf("lines %+v", h.Lines)
 	}
 	got := h.Lines[0].Text
-	if len(got) > search.LineWidth+8 || !slices.Contains(search.Tokens(got), "needle") || got[:3] != "…" || got[len(got)-3:] != "…" {
+	if len(got) > LineWidth+8 || !slices.Contains(Tokens(got), "needle") || got[:3] != "…" || got[len(got)-3:] != "…" {
 		t.Errorf("cut line %q", got)
+	}
+	// A line of LineWidth bytes is kept whole; one byte more is cut.
+	whole := "needle " + strings.Repeat("x", LineWidth-7)
+	if got := matchText(q, "", whole, 1).Lines[0].Text; got != whole {
+		t.Errorf("a line of %d bytes: %q, want it whole", len(whole), got)
+	}
+	if got := matchText(q, "", whole+"y", 1).Lines[0].Text; got != whole+"…" {
+		t.Errorf("a line of %d bytes: %q, want %q", len(whole)+1, got, whole+"…")
 	}
 }
 
-// Match finds what a comparison of every run of tokens finds, over random texts.
+// The scanner finds what a comparison of every run of tokens finds, over random items,
+// one scanner for each query matching item after item as Rank's does.
 func TestMatchAgreesWithTokens(t *testing.T) {
 	words := []string{"plan", "PLAN", "planned", "café", "cafe", "naïve", "straße", "strasse", "e-mail", "**bold**", "`code`",
 		"[link](http://x.y/plan)", "東京", "京都", "コーヒー", "a\u0301", "x1", "1.5", "don't", "\n", "  ", "—", "tokyo東京", "studies", "study", "dying", "die", "oed", "o", "skies", "sky"}
 	queries := []string{"plan", "cafe", "cafe naive", `"plan cafe"`, "e-mail", "mail e", "bold code", `"x1 1 5"`, "a", `"plan plan"`,
 		"tokyo", `"don t plan"`, "東京", "plan 京", "planning", `"planned"`, "study", `"studies plan"`, `plan "plan" planned`, "die", "o", "oed", "sky", `"dying"`}
 	r := rand.New(rand.NewPCG(1, 1))
-	for range 2000 {
-		var b strings.Builder
-		for range r.IntN(30) {
-			b.WriteString(words[r.IntN(len(words))])
-			b.WriteString([]string{" ", "", ", ", "\n"}[r.IntN(4)])
+	docs := make([]Doc, 2000)
+	for i := range docs {
+		docs[i].Title = words[r.IntN(len(words))] + " " + words[r.IntN(len(words))]
+		for range 1 + r.IntN(3) {
+			var b strings.Builder
+			for range r.IntN(15) {
+				b.WriteString(words[r.IntN(len(words))])
+				b.WriteString([]string{" ", "", ", ", "\n"}[r.IntN(4)])
+			}
+			docs[i].Parts = append(docs[i].Parts, b.String())
 		}
-		text, title := b.String(), words[r.IntN(len(words))]+" "+words[r.IntN(len(words))]
-		for _, qs := range queries {
-			q, _ := search.Parse(qs)
-			if m, want := search.Match(q, title, text, 3), brute(q, title, text); m.In != want {
-				t.Fatalf("%q in %q / %q: Match found %b, the tokens have %b", qs, title, text, m.In, want)
+	}
+	for _, qs := range queries {
+		q, _ := Parse(qs)
+		sc := newScanner(q, ones(q))
+		for _, d := range docs {
+			if h, want := sc.match(d, 3), brute(q, d.Title, d.Parts); h.In != want {
+				t.Fatalf("%q in %q / %q: the scanner found %b, the tokens have %b", qs, d.Title, d.Parts, h.In, want)
 			}
 		}
 	}
 }
 
-// Words close together are nearer than words apart; a phrase's words are nearest.
+// Nearness (Hit.Near) worked by hand: for each pair of terms, a = Σ 1/d² over the times
+// the second starts d tokens after the first ends (d ≤ Near), and the pair adds
+// min(w₁, w₂)·a/(a+1). Here w = (2, 3), so min is 2.
 func TestNear(t *testing.T) {
-	q, _ := search.Parse("pricing decision")
-	far := search.Match(q, "", "pricing is here.\nMuch later, after many more words than six, a decision.", 0)
-	close := search.Match(q, "", "the pricing of the decision", 0)
-	next := search.Match(q, "", "the pricing decision", 0)
-	if !(far.Near == 0 && close.Near > 0 && next.Near > close.Near) {
-		t.Errorf("Near: far %v, close %v, next to each other %v", far.Near, close.Near, next.Near)
+	q, _ := Parse("pricing decision")
+	for _, tc := range []struct {
+		text string
+		want float64
+	}{
+		{"pricing is here.\nMuch later, after many more words than six, a decision.", 0},
+		{"the pricing of the decision", 2 * (1.0 / 9) / (1.0/9 + 1)},                    // d = 3: a = 1/9, a/(a+1) = 1/10
+		{"the pricing decision", 2 * 0.5},                                               // d = 1: a = 1
+		{"pricing decision pricing", 2 * 2.0 / 3},                                       // d = 1 twice: a = 2
+		{"decision pricing", 2 * 0.5},                                                   // either order
+		{"pricing a b c d e decision", 2 * (1.0 / 36) / (1.0/36 + 1)},                   // d = Near = 6: counted
+		{"pricing a b c d e f decision", 0},                                             // d = 7: not
+		{"pricing pricing", 0},                                                          // a term is not near itself
+		{"pricing a decision b c d e f g h pricing", 2 * (1.0 / 4) / (1.0/4 + 1)},       // d = 2, and 8: too far
+		{"pricing\n\ndecision", 2 * 0.5},                                                // lines don't part them
+		{"pricing. Decision", 2 * 0.5},                                                  // nor punctuation
+		{"pricing the decision", 2 * (1.0 / 4) / (1.0/4 + 1)},                           // stop words are tokens
+		{"pricing decision decision", 2 * (1 + 1.0/4) / (1 + 1.0/4 + 1)},                // d = 1 and 2
+		{"decision pricing decision", 2 * 2.0 / 3},                                      // d = 1 twice
+		{"priced decisions", 2 * 0.5},                                                   // stems
+		{"pricing a b c d e decision a b c d e pricing", 2 * (2.0 / 36) / (2.0/36 + 1)}, // d = 6 twice
+	} {
+		h := newScanner(q, []float64{2, 3}).match(Doc{Parts: []string{tc.text}}, 0)
+		if math.Abs(h.Near-tc.want) > 1e-12 {
+			t.Errorf("%q: Near %v, want %v", tc.text, h.Near, tc.want)
+		}
+	}
+	// Only the text counts: not the title.
+	if h := newScanner(q, []float64{2, 3}).match(Doc{Title: "the pricing decision", Parts: []string{"decision"}}, 0); h.Near != 0 {
+		t.Errorf("both words in the title: Near %v, want 0", h.Near)
 	}
 }
 
-// A long query is not refused: what is past the limits is left out, and said.
-func TestLongQueries(t *testing.T) {
-	var words []string
-	for i := range 100 {
-		words = append(words, fmt.Sprintf("w%d", i))
+// A scanner keeps nothing of one item that changes what it finds in the next.
+func TestScannerReused(t *testing.T) {
+	q, _ := Parse(`pricing decision "the plan"`)
+	docs := []Doc{
+		{Title: "The plan", Parts: []string{"pricing decision", "the\nplan pricing"}},
+		{Parts: []string{"decision"}},
+		{Title: "pricing", Parts: []string{"the pricing of the decision", "decision the plan"}},
+		{},
 	}
-	q, err := search.Parse(strings.Join(words, " "))
-	if err != nil || len(q.Terms) != search.MaxTerms || !q.Partial {
-		t.Errorf("100 words: %d terms, partial %v, %v", len(q.Terms), q.Partial, err)
-	}
-	q, err = search.Parse(`"` + strings.Repeat("a ", 1000) + `"`)
-	if err != nil || len(q.Terms) != 1 || len(q.Terms[0].Tokens) != search.MaxTokens || !q.Partial {
-		t.Errorf("a phrase of 1,000 words: %+v, %v", q.Terms, err)
-	}
-	q, err = search.Parse("the effect of aspirin on cancer")
-	if err != nil || q.Partial || len(q.Terms) != 6 {
-		t.Errorf("a question: %+v %v", q, err)
-	}
-	// Full of stop words: the words after them take their places, the last stop word too.
-	long := strings.Repeat("the of what did ", 20) + strings.Join(words[:70], " ")
-	q, err = search.Parse(long)
-	if err != nil || len(q.Terms) != search.MaxTerms || !q.Partial {
-		t.Fatalf("stop words, then 70 words: %d terms, partial %v, %v", len(q.Terms), q.Partial, err)
-	}
-	var got []string
-	for _, term := range q.Terms {
-		got = append(got, term.Text)
-	}
-	if want := strings.Join(words[:64], " "); strings.Join(got, " ") != want {
-		t.Errorf("stop words, then 70 words: looked for %q, want %q", got, want)
-	}
-}
-
-// Past MaxWords words, nothing more of a query is read: not even a repeat.
-func TestQueryReadUpToMaxWords(t *testing.T) {
-	q, err := search.Parse("lantern" + strings.Repeat(" harbor", search.MaxWords-2) + " lantern lantern")
-	if err != nil || len(q.Terms) != 2 || q.Repeats[0] != 2 || q.Repeats[1] != search.MaxWords-2 || !q.Partial {
-		t.Errorf("%d words: %d terms, repeats %v, partial %v, %v", search.MaxWords+1, len(q.Terms), q.Repeats, q.Partial, err)
-	}
-}
-
-// A word given again is one term that weighs as many times as it was given.
-func TestRepeatedWords(t *testing.T) {
-	q, err := search.Parse(`retrieval of titles: Retrieval, "retrieval" and RETRIEVAL again`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for i, term := range q.Terms {
-		got = append(got, fmt.Sprintf("%s×%d", term.Text, q.Repeats[i]))
-	}
-	if want := `retrieval×3 of×1 titles:×1 "retrieval"×1 and×1 again×1`; strings.Join(got, " ") != want {
-		t.Errorf("terms %s, want %s", strings.Join(got, " "), want)
+	sc := newScanner(q, []float64{1, 2, 3})
+	for range 2 {
+		for i, d := range docs {
+			got, want := sc.match(d, 3), newScanner(q, []float64{1, 2, 3}).match(d, 3)
+			if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+				t.Errorf("item %d, after others:\n-%+v\n+%+v", i, want, got)
+			}
+		}
 	}
 }

@@ -35,7 +35,7 @@ const (
 	// MaxRead is how many bytes of texts a search reads (to find phrases, to rank by
 	// nearness, for the lines): candidates past it are left out, and counted (Unread).
 	MaxRead = 32 << 20
-	// MaxBatch is the most bytes of texts read in one transaction (Fetch).
+	// MaxBatch is the most bytes of texts one Fetch reads, past its first text.
 	MaxBatch = 8 << 20
 )
 
@@ -59,7 +59,7 @@ type Plan struct {
 
 // Plan reads q's postings and scores every item that has any of its terms (or may have:
 // a phrase's tokens, not yet known to be one after another). It reads only the index:
-// the store then ranks with Plan.Rank, reading texts outside this transaction.
+// the store then ranks with Plan.Rank, which reads the texts it needs through Fetch.
 func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	meta := kv.GetAll(x.meta, [][]byte{nextKey, statsKey})
@@ -364,8 +364,7 @@ func (s *slots) find(num uint32) (int32, bool) {
 	return i, ok
 }
 
-// Fetched is an item a store read for Rank: its title and text (copied out of the
-// transaction), and when it last changed (later ranks first among equals). Gone: it is
+// Fetched is an item a store read for Rank: its title and text, and when it last changed (later ranks first among equals). Gone: it is
 // no longer there.
 type Fetched struct {
 	Doc  Doc
@@ -373,8 +372,7 @@ type Fetched struct {
 	Gone bool
 }
 
-// Fetch reads the items numbered nums, in a transaction of its own, copying their texts:
-// as many of them, in order, as fit in budget bytes and, but for the first, in MaxBatch
+// Fetch reads the items numbered nums, in the store's transaction: as many of them, in order, as fit in budget bytes and, but for the first, in MaxBatch
 // (none when the first alone is over budget), and says how many bytes it read.
 type Fetch func(nums []uint32, budget int) ([]Fetched, int, error)
 
@@ -446,17 +444,6 @@ func (p *Plan) cands(limit int) ([]*cand, int) {
 		k = min(k, max(limit, p.Model.Rerank))
 	}
 	return cs, k
-}
-
-// First is what Rank(limit, ...) asks its fetch for first, nums in that order (none when
-// it reads nothing): a caller may read them in the transaction it read the plan in, and
-// answer that first fetch with what it read, rather than reading in another.
-func (p *Plan) First(limit int) []uint32 {
-	cs, k := p.cands(limit)
-	best(cs, k, byWords) // as readBest's first pass, where none is read yet
-	batch := cs[:min(k, len(cs))]
-	shortestFirst(batch)
-	return numsOf(batch)
 }
 
 // shortestFirst orders a batch to read as read does.

@@ -11,6 +11,7 @@
 package spaces
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -131,9 +132,7 @@ func ParseActor(s string) (Actor, error) {
 
 // SetName records the display name of the person with id, shown wherever that person is.
 // It returns ErrBadName for an empty or multi-line name.
-func SetName(db interface {
-	Update(func(kv.Tx) error) error
-}, id, name string) error {
+func SetName(ctx context.Context, db kv.DB, id, name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 100 || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return fmt.Errorf("%w, got %q", ErrBadName, name)
@@ -141,7 +140,7 @@ func SetName(db interface {
 	if _, err := ParseActor("person:" + id); err != nil {
 		return err
 	}
-	return db.Update(func(tx kv.Tx) error {
+	return db.Update(ctx, func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(peopleBucket)
 		if err != nil {
 			return fmt.Errorf("creating the people bucket: %w", err)
@@ -153,27 +152,13 @@ func SetName(db interface {
 // Names shows actors the way people read them, from the names recorded with SetName.
 type Names struct {
 	people kv.Bucket
-	all    map[string]string // when read whole (ReadNames)
+	all    map[string]string // when read whole (AllNames)
 }
 
 // NamesIn gives the names as they are in tx; use it only within tx.
 func NamesIn(tx kv.Tx) Names { return Names{people: tx.Bucket(peopleBucket)} }
 
-// ReadNames reads every name in db, in one read transaction, for use after it: a
-// function that writes what it shows (a page, a listing) then runs outside the View,
-// once, though the View's may run again (kv.DB.View).
-func ReadNames(db interface {
-	View(func(kv.Tx) error) error
-}) (Names, error) {
-	var names Names
-	err := db.View(func(tx kv.Tx) (err error) {
-		names, err = AllNames(tx)
-		return err
-	})
-	return names, err
-}
-
-// AllNames reads every name in tx, for use after it ends (ReadNames).
+// AllNames reads every name in tx, for use after it ends.
 func AllNames(tx kv.Tx) (Names, error) {
 	all := map[string]string{}
 	b := tx.Bucket(peopleBucket)
@@ -217,11 +202,9 @@ func (n Names) ShowString(s string) string {
 type Named struct{ ID, Name string }
 
 // People lists the people who have a display name, by id.
-func People(db interface {
-	View(func(kv.Tx) error) error
-}) ([]Named, error) {
+func People(ctx context.Context, db kv.DB) ([]Named, error) {
 	var out []Named
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(ctx, func(tx kv.Tx) error {
 		out = nil // the View may run again
 		b := tx.Bucket(peopleBucket)
 		if b == nil {
@@ -236,11 +219,9 @@ func People(db interface {
 }
 
 // List returns the spaces that hold anything (documents, conversations), sorted.
-func List(db interface {
-	View(func(kv.Tx) error) error
-}) ([]string, error) {
+func List(ctx context.Context, db kv.DB) ([]string, error) {
 	var out []string
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(ctx, func(tx kv.Tx) error {
 		out = nil // the View may run again
 		root := tx.Bucket(spacesBucket)
 		if root == nil {

@@ -35,16 +35,17 @@ func TestParseActor(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
-	if err := SetName(db, "ana", "  Ana Lima "); err != nil {
+	if err := SetName(ctx, db, "ana", "  Ana Lima "); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", "   ", "two\nlines"} {
-		if err := SetName(db, "bo", bad); !errors.Is(err, ErrBadName) {
+		if err := SetName(ctx, db, "bo", bad); !errors.Is(err, ErrBadName) {
 			t.Errorf("SetName(%q) = %v, want ErrBadName", bad, err)
 		}
 	}
-	db.View(func(tx kv.Tx) error {
+	db.View(ctx, func(tx kv.Tx) error {
 		n := NamesIn(tx)
 		for in, want := range map[string]string{"person:ana": "Ana Lima", "person:bo": "bo", "agent:north": "north", "ana": "Ana Lima", "weird:x": "weird:x"} {
 			if got := n.ShowString(in); got != want {
@@ -58,7 +59,7 @@ func TestNames(t *testing.T) {
 // A space's buckets are apart from another's: what is made in one isn't in the other.
 func TestBucketsAreApart(t *testing.T) {
 	db := kvtest.Open(t)
-	err := db.Update(func(tx kv.Tx) error {
+	err := db.Update(t.Context(), func(tx kv.Tx) error {
 		b, err := CreateSub(tx, "launch", "docs")
 		if err != nil {
 			return err

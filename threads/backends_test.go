@@ -14,6 +14,7 @@ import (
 // bbolt (which reads them one by one): conversations with private steps and titles, made on bbolt and
 // copied byte for byte into a schema of its own, then searched, listed and read on both.
 func TestSameAnswersOnPostgres(t *testing.T) {
+	ctx := t.Context()
 	kvtest.Postgres(t) // skipped without PostgreSQL, before making anything
 	bolt := openDB(t)
 	s := New(bolt, "personal")
@@ -35,15 +36,15 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 		}
 		say(t, s, conv, title, Message{From: "agent:north", Text: text(), Private: r.IntN(4) == 0})
 	}
-	if err := s.EnsureIndex(nil); err != nil {
+	if err := s.EnsureIndex(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := New(kvtest.CopyToPostgres(t, bolt), "personal")
 
-	same := func(what string, call func(s *Store) (any, error)) {
+	same := func(what string, call func(r *Reader) (any, error)) {
 		t.Helper()
-		want, werr := call(s)
-		got, gerr := call(p)
+		want, werr := inView(t, s, call)
+		got, gerr := inView(t, p, call)
 		if fmt.Sprint(werr) != fmt.Sprint(gerr) || !reflect.DeepEqual(want, got) {
 			t.Errorf("%s: PostgreSQL answers\n%+v (%v)\nbbolt answers\n%+v (%v)", what, got, gerr, want, werr)
 		}
@@ -51,18 +52,18 @@ func TestSameAnswersOnPostgres(t *testing.T) {
 	for _, q := range []string{"alpha", "alpha beta", `"launch price"`, "gamma delta launch", "nothing"} {
 		for _, limit := range []int{0, 1, 5} {
 			for _, except := range []string{"", "c3"} {
-				same(fmt.Sprintf("Search(%q, %d, %q)", q, limit, except), func(s *Store) (any, error) { return s.Search(q, limit, except) })
+				same(fmt.Sprintf("Search(%q, %d, %q)", q, limit, except), func(r *Reader) (any, error) { return r.Search(q, limit, except) })
 			}
 		}
 	}
 	for _, limit := range []int{1, 10, 100} {
-		same(fmt.Sprintf("Recent(%d)", limit), func(s *Store) (any, error) { return s.Recent(limit, "c5") })
+		same(fmt.Sprintf("Recent(%d)", limit), func(r *Reader) (any, error) { return r.Recent(limit, "c5") })
 	}
 	for i := range 41 {
 		id := fmt.Sprintf("c%d", i)
-		same("Get "+id, func(s *Store) (any, error) { return s.Get(id) })
-		same("Page "+id, func(s *Store) (any, error) {
-			msgs, more, err := s.Page(id, 3, "")
+		same("Get "+id, func(r *Reader) (any, error) { return r.Get(id) })
+		same("Page "+id, func(r *Reader) (any, error) {
+			msgs, more, err := r.Page(id, 3, "")
 			return fmt.Sprint(msgs, more), err
 		})
 	}

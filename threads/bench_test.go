@@ -90,7 +90,7 @@ func storeOf(b *testing.B, n int) *benchStore {
 	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 	added := 0
 	for len(plans) > 0 {
-		err := bolt.Wrap(db).Update(func(tx kv.Tx) error {
+		err := bolt.Wrap(db).Update(b.Context(), func(tx kv.Tx) error {
 			w, err := newWriter(tx, "bench")
 			if err != nil {
 				return err
@@ -139,7 +139,7 @@ func BenchmarkRecent(b *testing.B) {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
 			s := New(bolt.Wrap(storeOf(b, n).db), "bench")
 			for b.Loop() {
-				got, err := s.Recent(20, "big")
+				got, err := readRecent(b, s, 20, "big")
 				if err != nil || len(got) != 20 {
 					b.Fatal(len(got), err)
 				}
@@ -156,7 +156,7 @@ func BenchmarkPage(b *testing.B) {
 			for _, from := range []struct{ name, before string }{{"end", ""}, {"middle", bs.middle}} {
 				b.Run(from.name, func(b *testing.B) {
 					for b.Loop() {
-						got, _, err := s.Page("big", 30, from.before)
+						got, _, err := readPage(b, s, "big", 30, from.before)
 						if err != nil || len(got) == 0 {
 							b.Fatal(len(got), err)
 						}
@@ -170,6 +170,7 @@ func BenchmarkPage(b *testing.B) {
 // BenchmarkImport100k imports JSON Lines of 100,000 messages (1,000 conversations of 100, a
 // quarter of them private steps) into a new data file, in one transaction.
 func BenchmarkImport100k(b *testing.B) {
+	ctx := b.Context()
 	if testing.Short() {
 		b.Skip("imports 100,000 messages")
 	}
@@ -184,7 +185,7 @@ func BenchmarkImport100k(b *testing.B) {
 		b.StopTimer()
 		s := New(openDB(b), "bench")
 		b.StartTimer()
-		sum, err := s.Import(bytes.NewReader(in.Bytes()), "ana", nil)
+		sum, err := s.Import(ctx, bytes.NewReader(in.Bytes()), "ana", nil)
 		if err != nil || sum.Messages != 100_000 {
 			b.Fatal(sum, err)
 		}

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -18,9 +19,9 @@ import (
 // An import of the same input afterwards brings it back (nothing remembers it was there);
 // a follower of files (ImportParts) goes on from where it had read, so what it had read
 // stays deleted and only what is written after comes in.
-func (s *Store) Delete(id string) (Conversation, error) {
+func (s *Store) Delete(ctx context.Context, id string) (Conversation, error) {
 	var conv Conversation
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		v := readView(tx, s.space)
 		var err error
 		if conv, err = v.conversation(id); err != nil {
@@ -33,9 +34,9 @@ func (s *Store) Delete(id string) (Conversation, error) {
 
 // DeleteAll removes every conversation of the space, as Delete does, in one write
 // transaction, and returns how many there were.
-func (s *Store) DeleteAll() (int, error) {
+func (s *Store) DeleteAll(ctx context.Context) (int, error) {
 	var n int
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		n = 0
 		v := readView(tx, s.space)
 		if v.summaries == nil {

@@ -1,6 +1,7 @@
 package threads_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -11,7 +12,8 @@ import (
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
-func ExampleStore_Page() {
+func ExampleReader_Page() {
+	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "threads-example-")
 	if err != nil {
 		log.Fatal(err)
@@ -28,13 +30,18 @@ func ExampleStore_Page() {
 {"conversation":"pricing","at":"2026-11-08T10:42:01Z","from":"agent:north","text":"list_documents → ...","private":true}
 {"conversation":"pricing","at":"2026-11-08T10:42:02Z","from":"agent:north","text":"You said: Ana: Pricing: we settled on 12 a month."}
 `
-	sum, err := s.Import(strings.NewReader(in), "ana", nil)
+	sum, err := s.Import(ctx, strings.NewReader(in), "ana", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("imported %d messages into %d conversation\n", sum.Messages, sum.Conversations)
 
-	msgs, more, err := s.Page("pricing", 30, "")
+	var msgs []threads.Message
+	var more bool
+	err = s.View(ctx, func(r *threads.Reader) (err error) {
+		msgs, more, err = r.Page("pricing", 30, "")
+		return err
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package threads
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -58,7 +59,7 @@ const progressEvery = 1000
 //
 // Input that Import cannot take gives an *ImportError naming the line (JSON Lines) or the
 // conversation's index (Claude), and nothing of r is imported.
-func (s *Store) Import(r io.Reader, me string, progress func(done int)) (ImportSummary, error) {
+func (s *Store) Import(ctx context.Context, r io.Reader, me string, progress func(done int)) (ImportSummary, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if p, _ := br.Peek(3); bytes.Equal(p, []byte("\uFEFF")) {
 		_, _ = br.Discard(3)
@@ -80,7 +81,7 @@ func (s *Store) Import(r io.Reader, me string, progress func(done int)) (ImportS
 		progress(im.done)
 	}
 	var sum ImportSummary
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err

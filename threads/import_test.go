@@ -18,12 +18,13 @@ import (
 
 func importFile(t *testing.T, s *Store, name string) ImportSummary {
 	t.Helper()
+	ctx := t.Context()
 	f, err := os.Open(filepath.Join("..", "testdata", "import", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sum, err := s.Import(f, "ana", nil)
+	sum, err := s.Import(ctx, f, "ana", nil)
 	if err != nil {
 		t.Fatalf("importing %s: %v", name, err)
 	}
@@ -36,7 +37,7 @@ func TestImportJSONL(t *testing.T) {
 	if want := (ImportSummary{Conversations: 2, Messages: 5}); sum != want {
 		t.Errorf("first import: %+v, want %+v", sum, want)
 	}
-	recent, err := s.Recent(20, "")
+	recent, err := readRecent(t, s, 20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestImportJSONL(t *testing.T) {
 	if want := (ImportSummary{Skipped: 5}); again != want {
 		t.Errorf("second import: %+v, want %+v", again, want)
 	}
-	if c, _ := s.Get("pricing"); c.Count != 2 {
+	if c, _ := readGet(t, s, "pricing"); c.Count != 2 {
 		t.Errorf("after a re-import pricing has %d messages, want 2", c.Count)
 	}
 }
@@ -71,7 +72,7 @@ func TestImportClaude(t *testing.T) {
 	if want := (ImportSummary{Conversations: 2, Messages: 6}); sum != want {
 		t.Errorf("first import: %+v, want %+v", sum, want)
 	}
-	recent, err := s.Recent(20, "")
+	recent, err := readRecent(t, s, 20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestImportClaude(t *testing.T) {
 	if !c.Created.Equal(time.Date(2026, 10, 1, 8, 0, 0, 0, time.UTC)) {
 		t.Errorf("course created %s, want its created_at", c.Created)
 	}
-	msgs, _, err := s.Page(course, 10, "")
+	msgs, _, err := readPage(t, s, course, 10, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestImportClaude(t *testing.T) {
 	}
 
 	// The tool steps are kept, privately.
-	err = s.db.View(func(tx kv.Tx) error {
+	err = s.db.View(t.Context(), func(tx kv.Tx) error {
 		b := readView(tx, "personal").private.Bucket([]byte(course))
 		var got []string
 		_ = b.ForEach(func(k, v []byte) error {
@@ -130,26 +131,28 @@ func TestImportClaude(t *testing.T) {
 }
 
 func TestImportBadLine(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal")
 	in := `{"conversation":"a","from":"person:ana","text":"one"}
 {"conversation":"b","from":"person:ana","text":"two"}
 {"conversation":"a","from":"ana","text":"three"}
 {"conversation":"a","from":"person:ana","text":"four"}
 `
-	_, err := s.Import(strings.NewReader(in), "ana", nil)
+	_, err := s.Import(ctx, strings.NewReader(in), "ana", nil)
 	var ie *ImportError
 	if !errors.As(err, &ie) || ie.Line != 3 || !strings.Contains(err.Error(), "line 3") || !errors.Is(err, spaces.ErrBadActor) {
 		t.Fatalf("Import = %v, want an error naming line 3 and the bad actor", err)
 	}
-	if got, _ := s.Recent(10, ""); len(got) != 0 {
+	if got, _ := readRecent(t, s, 10, ""); len(got) != 0 {
 		t.Errorf("after a failed import, Recent = %v, want nothing", ids(got))
 	}
-	if _, err := s.Get("a"); !errors.Is(err, ErrNotFound) {
+	if _, err := readGet(t, s, "a"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after a failed import, Get(a) = %v, want ErrNotFound", err)
 	}
 }
 
 func TestImportErrors(t *testing.T) {
+	ctx := t.Context()
 	ok := `{"conversation":"c","from":"person:ana","text":"fine"}` + "\n"
 	for _, tc := range []struct {
 		name, in string
@@ -177,7 +180,7 @@ func TestImportErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := New(openDB(t), "personal")
-			_, err := s.Import(strings.NewReader(tc.in), "ana", nil)
+			_, err := s.Import(ctx, strings.NewReader(tc.in), "ana", nil)
 			var ie *ImportError
 			if !errors.As(err, &ie) {
 				t.Fatalf("Import = %v, want an *ImportError", err)
@@ -187,7 +190,7 @@ func TestImportErrors(t *testing.T) {
 					t.Errorf("Import = %v, want it to say %s", truncate(err.Error(), 300), w)
 				}
 			}
-			if got, _ := s.Recent(10, ""); len(got) != 0 {
+			if got, _ := readRecent(t, s, 10, ""); len(got) != 0 {
 				t.Errorf("after a failed import, Recent = %v", ids(got))
 			}
 		})
@@ -195,17 +198,18 @@ func TestImportErrors(t *testing.T) {
 }
 
 func TestImportIdenticalLines(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal").WithClock(clock(t0))
 	in := "\uFEFF" + strings.Repeat(`{"conversation":"c","from":"person:ana","text":"ok"}`+"\r\n", 2) + "\n   \n" +
 		`{"conversation":"c","from":"person:ana","text":"ok","at":"2026-11-08T10:00:00Z"}`
-	sum, err := s.Import(strings.NewReader(in), "ana", nil)
+	sum, err := s.Import(ctx, strings.NewReader(in), "ana", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (ImportSummary{Conversations: 1, Messages: 3}); sum != want {
 		t.Errorf("import: %+v, want %+v (identical lines are each a message)", sum, want)
 	}
-	sum, err = s.Import(strings.NewReader(in), "ana", nil)
+	sum, err = s.Import(ctx, strings.NewReader(in), "ana", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +219,14 @@ func TestImportIdenticalLines(t *testing.T) {
 }
 
 func TestImportProgress(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal").WithClock(clock(t0))
 	var in bytes.Buffer
 	for i := range 2500 {
 		fmt.Fprintf(&in, `{"conversation":"c%d","from":"person:ana","text":"m%d"}`+"\n", i%7, i)
 	}
 	var calls []int
-	sum, err := s.Import(&in, "", func(done int) { calls = append(calls, done) })
+	sum, err := s.Import(ctx, &in, "", func(done int) { calls = append(calls, done) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,9 +239,10 @@ func TestImportProgress(t *testing.T) {
 }
 
 func TestImportClaudeNeedsMe(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal")
 	for _, me := range []string{"", "agent:north"} {
-		if _, err := s.Import(strings.NewReader(`[]`), me, nil); err == nil {
+		if _, err := s.Import(ctx, strings.NewReader(`[]`), me, nil); err == nil {
 			t.Errorf("Import of a Claude export with me %q: no error", me)
 		}
 	}
@@ -274,18 +280,19 @@ func looksClaude(in []byte) bool {
 // and leave nothing behind; an import done again must add nothing.
 func importTwice(t *testing.T, s *Store, in []byte, placed func(*ImportError, error) bool) {
 	t.Helper()
-	sum, err := s.Import(bytes.NewReader(in), "ana", nil)
+	ctx := t.Context()
+	sum, err := s.Import(ctx, bytes.NewReader(in), "ana", nil)
 	if err != nil {
 		var ie *ImportError
 		if !errors.As(err, &ie) || !placed(ie, err) {
 			t.Fatalf("Import error %q does not say where", err)
 		}
-		if got, _ := s.Recent(1, ""); len(got) != 0 {
+		if got, _ := readRecent(t, s, 1, ""); len(got) != 0 {
 			t.Fatalf("a failed import left %v", ids(got))
 		}
 		return
 	}
-	again, err := s.Import(bytes.NewReader(in), "ana", nil)
+	again, err := s.Import(ctx, bytes.NewReader(in), "ana", nil)
 	if err != nil {
 		t.Fatalf("re-import failed: %v", err)
 	}

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -31,12 +32,12 @@ func (e *FieldError) Unwrap() error { return e.Err }
 // a line of JSON Lines. It returns the message as kept and whether it is new: a p whose ID
 // the conversation already has adds nothing, and the message kept under that id is returned.
 // A p that can't be kept gives a *FieldError.
-func (s *Store) Add(conv string, p Post) (Message, bool, error) {
+func (s *Store) Add(ctx context.Context, conv string, p Post) (Message, bool, error) {
 	m, err := s.checkPost(conv, p)
 	if err != nil {
 		return Message{}, false, err
 	}
-	return s.append(conv, p.Title, m)
+	return s.append(ctx, conv, p.Title, m)
 }
 
 // checkPost turns p into the message to add, or says which field is at fault.

@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,9 +68,9 @@ func (w *writer) index(t *thread) error {
 // EnsureIndex builds the search index of the space's conversations if it isn't built yet.
 // progress, if not nil, is called inside the transaction with how many conversations were
 // indexed of how many, every 100 and at the end; it must not use the database.
-func (s *Store) EnsureIndex(progress func(done, total int)) error {
+func (s *Store) EnsureIndex(ctx context.Context, progress func(done, total int)) error {
 	built := false
-	_ = s.db.View(func(tx kv.Tx) error {
+	_ = s.db.View(ctx, func(tx kv.Tx) error {
 		if root := spaces.Sub(tx, s.space, rootName); root != nil {
 			built = search.ReadIndex(root.Bucket(searchName)).Built()
 		} else {
@@ -80,7 +81,7 @@ func (s *Store) EnsureIndex(progress func(done, total int)) error {
 	if built {
 		return nil
 	}
-	return s.db.Update(func(tx kv.Tx) error {
+	return s.db.Update(ctx, func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err
@@ -158,13 +159,13 @@ type Results struct {
 // messages, private steps left out, have any word or "quoted phrase" of query, as
 // docstore's Search ranks documents (see package search; then latest activity first), at
 // most limit (< 1: all); when none has the quoted phrases, those of their words
-// (Results.Unquoted). The index is read in one transaction, the messages it must read
-// in others, copied. It returns ErrQuery (wrapped) for a query without words.
-func (s *Store) Search(query string, limit int, except string) (Results, error) {
-	res, err := s.search(query, limit, except, search.MaxRead)
+// (Results.Unquoted). What it reads is bounded by search.MaxRead, whatever the space's
+// size. It returns ErrQuery (wrapped) for a query without words.
+func (r *Reader) Search(query string, limit int, except string) (Results, error) {
+	res, err := r.search(query, limit, except, search.MaxRead)
 	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
 		quoted := res.Query
-		if res, err = s.search(search.Unquoted(query), limit, except, search.MaxRead-res.Read); err == nil {
+		if res, err = r.search(search.Unquoted(query), limit, except, search.MaxRead-res.Read); err == nil {
 			res.Unquoted, res.Quoted = true, quoted
 		}
 	}
@@ -174,27 +175,33 @@ func (s *Store) Search(query string, limit int, except string) (Results, error) 
 // search is one pass of Search with a reading budget: it plans the query from the index,
 // ranks what the plan finds, reading conversations as the ranking asks, and makes the
 // ranked ones Found.
-func (s *Store) search(query string, limit int, except string, budget int) (Results, error) {
+func (r *Reader) search(query string, limit int, except string, budget int) (Results, error) {
 	q, err := search.Parse(query)
 	if err != nil {
 		return Results{}, fmt.Errorf("%w: %w", ErrQuery, err)
 	}
-	if err := s.EnsureIndex(nil); err != nil {
-		return Results{}, err
-	}
 	res := Results{Query: q}
-	plan, err := s.plan(q)
-	if err != nil || plan == nil {
+	root := spaces.Sub(r.tx, r.space, rootName)
+	if root == nil {
+		return res, nil // no conversations yet
+	}
+	x := search.ReadIndex(root.Bucket(searchName))
+	if !x.Built() {
+		r.unbuilt = true
+		return res, errUnbuilt
+	}
+	plan, err := x.Plan(q, search.Ranking)
+	if err != nil {
 		return res, err
 	}
-	read := searchRead{s: s, except: except, convs: map[uint32]Conversation{}, said: map[uint32][]Message{}}
-	r, err := plan.Rank(limit, MatchLines, budget, read.fetch)
+	read := searchRead{v: r.v, x: x, except: except, convs: map[uint32]Conversation{}, said: map[uint32][]Message{}}
+	rk, err := plan.Rank(limit, MatchLines, budget, read.fetch)
 	if err != nil {
 		return Results{}, err
 	}
-	res.Every, res.Some, res.Total, res.Unread, res.Read = r.Every, r.Some, r.Every+r.Some, r.Unread, r.Read
-	for _, rk := range r.Ranked {
-		f, ok, err := read.found(rk)
+	res.Every, res.Some, res.Total, res.Unread, res.Read = rk.Every, rk.Some, rk.Every+rk.Some, rk.Unread, rk.Read
+	for _, ranked := range rk.Ranked {
+		f, ok, err := read.found(ranked)
 		if err != nil {
 			return Results{}, err
 		}
@@ -205,82 +212,54 @@ func (s *Store) search(query string, limit int, except string, budget int) (Resu
 	return res, nil
 }
 
-// plan reads the space's search index in one transaction and plans q on it; nil (and no
-// error) when the space has no conversations yet.
-func (s *Store) plan(q search.Query) (*search.Plan, error) {
-	var plan *search.Plan
-	err := s.db.View(func(tx kv.Tx) error {
-		root := spaces.Sub(tx, s.space, rootName)
-		if root == nil {
-			return nil
-		}
-		var err error
-		plan, err = search.ReadIndex(root.Bucket(searchName)).Plan(q, search.Ranking)
-		return err
-	})
-	return plan, err
-}
-
 // searchRead is what one search pass has read: the conversations (by index number) and
 // their messages (Text left out), part by part as the ranking saw them.
 type searchRead struct {
-	s      *Store
+	v      view
+	x      search.Index
 	except string
 	convs  map[uint32]Conversation
 	said   map[uint32][]Message
 }
 
-// fetch is the ranking's search.Fetch: it reads the conversations numbered nums in one
-// transaction, as many as fit budget (and, past the first, search.MaxBatch), copying
-// their texts, and returns them with the bytes it used.
+// fetch is the ranking's search.Fetch: it reads the conversations numbered nums, as many
+// as fit budget (and, past the first, search.MaxBatch), and returns them with the bytes it
+// used.
 func (r *searchRead) fetch(nums []uint32, budget int) ([]search.Fetched, int, error) {
 	var out []search.Fetched
 	used := 0
-	err := r.s.db.View(func(tx kv.Tx) error {
-		out, used = nil, 0 // the View may run again
-		for _, num := range nums {
-			delete(r.convs, num)
-			delete(r.said, num)
+	ids, sums := r.v.items(r.x, nums)
+	for i, num := range nums {
+		id := ids[i]
+		sum, err := decodeSummary(id, sums[i])
+		if id == r.except || errors.Is(err, ErrNotFound) {
+			out = append(out, search.Fetched{Gone: true})
+			continue
+		} else if err != nil {
+			return nil, 0, err
 		}
-		root := spaces.Sub(tx, r.s.space, rootName)
-		if root == nil {
-			return nil
+		size := len(sum.Title)
+		parts, msgs, size, full, err := readMessages(r.v, id, size, used, budget, len(out) > 0)
+		if full {
+			break
 		}
-		v := readView(tx, r.s.space)
-		ids, sums := v.items(search.ReadIndex(root.Bucket(searchName)), nums)
-		for i, num := range nums {
-			id := ids[i]
-			sum, err := decodeSummary(id, sums[i])
-			if id == r.except || errors.Is(err, ErrNotFound) {
-				out = append(out, search.Fetched{Gone: true})
-				continue
-			} else if err != nil {
-				return err
-			}
-			size := len(sum.Title)
-			parts, msgs, size, full, err := readMessages(v, id, size, used, budget, len(out) > 0)
-			if full {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			// Its first and latest messages are among those read.
-			conv, err := sum.conversation(id, func(conv, msg string) (Message, error) { return readOne(parts, msgs, conv, msg) })
-			if err != nil {
-				return err
-			}
-			used += size
-			r.convs[num], r.said[num] = conv, msgs
-			last := conv.Last
-			if last.IsZero() {
-				last = conv.Created
-			}
-			out = append(out, search.Fetched{Doc: search.Doc{Title: conv.Title, Parts: parts}, Time: last.UnixNano()})
+		if err != nil {
+			return nil, 0, err
 		}
-		return nil
-	})
-	return out, used, err
+		// Its first and latest messages are among those read.
+		conv, err := sum.conversation(id, func(conv, msg string) (Message, error) { return readOne(parts, msgs, conv, msg) })
+		if err != nil {
+			return nil, 0, err
+		}
+		used += size
+		r.convs[num], r.said[num] = conv, msgs
+		last := conv.Last
+		if last.IsZero() {
+			last = conv.Created
+		}
+		out = append(out, search.Fetched{Doc: search.Doc{Title: conv.Title, Parts: parts}, Time: last.UnixNano()})
+	}
+	return out, used, nil
 }
 
 // readMessages reads conversation id's messages in v, their texts as parts and the
@@ -347,29 +326,18 @@ func (r *searchRead) found(rk search.Ranked) (Found, bool, error) {
 	return f, true, nil
 }
 
-// unread reads the summary of the conversation numbered num in the index, in its own
-// transaction; not ok when it is gone or is except.
-func (r *searchRead) unread(num uint32) (conv Conversation, ok bool, _ error) {
-	err := r.s.db.View(func(tx kv.Tx) error {
-		conv, ok = Conversation{}, false // the View may run again
-		root := spaces.Sub(tx, r.s.space, rootName)
-		if root == nil {
-			return nil
-		}
-		var err error
-		id := search.ReadIndex(root.Bucket(searchName)).Key(num)
-		if id == r.except {
-			return nil
-		}
-		if conv, err = readView(tx, r.s.space).conversation(id); err == nil {
-			ok = true
-		}
-		return err
-	})
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return Conversation{}, false, err
+// unread reads the summary of the conversation numbered num in the index; not ok when it
+// is gone or is except.
+func (r *searchRead) unread(num uint32) (Conversation, bool, error) {
+	id := r.x.Key(num)
+	if id == r.except {
+		return Conversation{}, false, nil
 	}
-	return conv, ok, nil
+	conv, err := r.v.conversation(id)
+	if errors.Is(err, ErrNotFound) {
+		return Conversation{}, false, nil
+	}
+	return conv, err == nil, err
 }
 
 // errFull stops reading a conversation's messages when they are past a search's budget.
@@ -381,9 +349,9 @@ var errCheckDone = errors.New("check done")
 // CheckIndex compares the search index with one built afresh from the conversations, and
 // returns an error naming the first difference (nil when they are the same, or when there
 // is no index yet). It writes nothing: for tests and checks of a file.
-func (s *Store) CheckIndex() error {
+func (s *Store) CheckIndex(ctx context.Context) error {
 	var diff error
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		root := spaces.Sub(tx, s.space, rootName)
 		if root == nil || root.Bucket(searchName) == nil {
 			return nil

@@ -20,7 +20,7 @@ func scanConversations(t *testing.T, s *Store, query, except string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	convs, err := s.Recent(1<<20, except)
+	convs, err := readRecent(t, s, 1<<20, except)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func scanConversations(t *testing.T, s *Store, query, except string) []string {
 	}
 	var ids []string
 	for _, c := range convs {
-		msgs, _, err := s.Page(c.ID, 1<<20, "")
+		msgs, _, err := readPage(t, s, c.ID, 1<<20, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func scanConversations(t *testing.T, s *Store, query, except string) []string {
 
 func searchConversations(t *testing.T, s *Store, query, except string) []string {
 	t.Helper()
-	res, err := s.Search(query, 0, except)
+	res, err := readSearch(t, s, query, 0, except)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +81,7 @@ func searchConversations(t *testing.T, s *Store, query, except string) []string 
 }
 
 func TestSearchConversationsAgreesWithAScan(t *testing.T) {
+	ctx := t.Context()
 	db := openDB(t)
 	s := New(db, "personal").WithClock(clock(t0))
 	other := New(db, "launch").WithClock(clock(t0))
@@ -103,7 +104,7 @@ func TestSearchConversationsAgreesWithAScan(t *testing.T) {
 				}
 			}
 		}
-		if err := s.CheckIndex(); err != nil {
+		if err := s.CheckIndex(ctx); err != nil {
 			t.Errorf("after %s: %v", step, err)
 		}
 	}
@@ -126,11 +127,11 @@ func TestSearchConversationsAgreesWithAScan(t *testing.T) {
 	lines := `{"conversation":"imported","title":"Pricing talk","from":"person:ana","text":"We settled on 12 a month."}
 {"conversation":"imported","from":"agent:north","text":"list_documents secret step","private":true}
 `
-	if _, err := s.Import(strings.NewReader(lines), "ana", nil); err != nil {
+	if _, err := s.Import(ctx, strings.NewReader(lines), "ana", nil); err != nil {
 		t.Fatal(err)
 	}
 	check("an import")
-	if _, err := s.Search("** --", 10, ""); !errors.Is(err, ErrQuery) {
+	if _, err := readSearch(t, s, "** --", 10, ""); !errors.Is(err, ErrQuery) {
 		t.Errorf("a query of punctuation: %v, want ErrQuery", err)
 	}
 }
@@ -141,7 +142,7 @@ func TestSearchConversationsAnswer(t *testing.T) {
 	say(t, s, "pricing", "", Message{From: "agent:north", Text: "list_documents → 12 a month", Private: true})
 	say(t, s, "pricing", "", Message{From: "agent:north", Text: "Noted: 12 a month."})
 	say(t, s, "other", "Other", Message{From: "person:ana", Text: "Nothing about it."})
-	res, err := s.Search("month 12", 10, "")
+	res, err := readSearch(t, s, "month 12", 10, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +156,10 @@ func TestSearchConversationsAnswer(t *testing.T) {
 	if res.Found[0].Lines[1].Message.From != "agent:north" || res.Found[0].Lines[1].Line.Text != "Noted: 12 a month." {
 		t.Errorf("second line %+v", res.Found[0].Lines[1])
 	}
-	if res, _ := s.Search("pricing", 10, "pricing"); res.Total != 0 {
+	if res, _ := readSearch(t, s, "pricing", 10, "pricing"); res.Total != 0 {
 		t.Errorf("the conversation left out was found: %+v", res)
 	}
-	if res, _ := s.Search("pricing", 10, ""); res.Total != 1 || len(res.Found[0].Lines) != 0 {
+	if res, _ := readSearch(t, s, "pricing", 10, ""); res.Total != 1 || len(res.Found[0].Lines) != 0 {
 		t.Errorf("a title-only match: %+v", res)
 	}
 }

@@ -2,6 +2,7 @@ package threads
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -59,9 +60,9 @@ type PartsSummary struct {
 // external id); one that fails leaves nothing of the call behind. A message whose External
 // its conversation has is skipped, and a part without messages for a conversation the space
 // doesn't have (a title that came before its conversation) is left out.
-func (s *Store) ImportParts(origin Origin, parts []Part, sources map[string][]byte) (PartsSummary, error) {
+func (s *Store) ImportParts(ctx context.Context, origin Origin, parts []Part, sources map[string][]byte) (PartsSummary, error) {
 	var sum PartsSummary
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		sum = PartsSummary{}
 		w, err := newWriter(tx, s.space)
 		if err != nil {
@@ -173,24 +174,20 @@ func checked(m Message) (Message, error) {
 }
 
 // Sources returns the records ImportParts stored under those of keys that have one.
-func (s *Store) Sources(keys []string) (map[string][]byte, error) {
+func (r *Reader) Sources(keys []string) map[string][]byte {
 	out := map[string][]byte{}
-	err := s.db.View(func(tx kv.Tx) error {
-		clear(out) // the View may run again
-		root := spaces.Sub(tx, s.space, rootName)
-		if root == nil {
-			return nil
+	root := spaces.Sub(r.tx, r.space, rootName)
+	if root == nil {
+		return out
+	}
+	b := root.Bucket(sourcesName)
+	if b == nil {
+		return out
+	}
+	for _, k := range keys {
+		if raw := b.Get([]byte(k)); raw != nil {
+			out[k] = bytes.Clone(raw) // a value is the transaction's only until it ends
 		}
-		b := root.Bucket(sourcesName)
-		if b == nil {
-			return nil
-		}
-		for _, k := range keys {
-			if raw := b.Get([]byte(k)); raw != nil {
-				out[k] = bytes.Clone(raw) // a value is the transaction's only until it ends
-			}
-		}
-		return nil
-	})
-	return out, err
+	}
+	return out
 }

@@ -14,13 +14,14 @@ import (
 // given twice is added once, and a message the store can't keep leaves nothing of the call
 // behind, not even how far reading went.
 func TestImportParts(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal")
 	at := t0
 	msg := func(ext, text string) Message {
 		at = at.Add(time.Second)
 		return Message{At: at, From: "ana", To: "agent:claude-code", Text: text, External: ext}
 	}
-	sum, err := s.ImportParts(Origin{}, []Part{
+	sum, err := s.ImportParts(ctx, Origin{}, []Part{
 		{Conversation: "later", Title: "Before its conversation"},
 		{Conversation: "c1", DefaultTitle: "First prompt", Messages: []Message{msg("e1", "one"), msg("e2", "two")}},
 		{Conversation: "c1", DefaultTitle: "Second prompt", Messages: []Message{msg("e1", "one again")}},
@@ -28,16 +29,16 @@ func TestImportParts(t *testing.T) {
 	if err != nil || sum.ImportSummary != (ImportSummary{Conversations: 1, Messages: 2, Skipped: 1}) || sum.Refused != nil {
 		t.Fatalf("ImportParts = %+v, %v", sum, err)
 	}
-	if c, err := s.Get("c1"); err != nil || c.Title != "First prompt" || c.Count != 2 || c.First.From != "person:ana" {
+	if c, err := readGet(t, s, "c1"); err != nil || c.Title != "First prompt" || c.Count != 2 || c.First.From != "person:ana" {
 		t.Errorf("c1 = %+v, %v", c, err)
 	}
-	if _, err := s.Get("later"); !errors.Is(err, ErrNotFound) {
+	if _, err := readGet(t, s, "later"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a title alone made its conversation: %v", err)
 	}
-	if _, err := s.ImportParts(Origin{}, []Part{{Conversation: "c1", Title: "Summary\ntitle"}}, nil); err != nil {
+	if _, err := s.ImportParts(ctx, Origin{}, []Part{{Conversation: "c1", Title: "Summary\ntitle"}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := s.Get("c1"); c.Title != "Summary title" {
+	if c, _ := readGet(t, s, "c1"); c.Title != "Summary title" {
 		t.Errorf("a title replaces the conversation's, cleaned: %q", c.Title)
 	}
 
@@ -53,23 +54,23 @@ func TestImportParts(t *testing.T) {
 		{"a bad external id", Message{At: t0, From: "ana", Text: "x", External: "a\nb"}, nil},
 	} {
 		parts := []Part{{Conversation: "c2", Messages: []Message{msg("", "fine"), bad.m}}}
-		_, err := s.ImportParts(Origin{}, parts, map[string][]byte{"test:a": []byte(`{"offset":99}`)})
+		_, err := s.ImportParts(ctx, Origin{}, parts, map[string][]byte{"test:a": []byte(`{"offset":99}`)})
 		if err == nil || bad.want != nil && !errors.Is(err, bad.want) {
 			t.Errorf("%s: ImportParts = %v, want %v", bad.name, err, bad.want)
 		}
-		if _, err := s.Get("c2"); !errors.Is(err, ErrNotFound) {
+		if _, err := readGet(t, s, "c2"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: a refused call made its conversation: %v", bad.name, err)
 		}
 	}
-	if _, err := s.ImportParts(Origin{}, []Part{{Conversation: strings.Repeat("x", MaxID+1), Messages: []Message{msg("", "x")}}}, nil); !errors.Is(err, ErrBadID) {
+	if _, err := s.ImportParts(ctx, Origin{}, []Part{{Conversation: strings.Repeat("x", MaxID+1), Messages: []Message{msg("", "x")}}}, nil); !errors.Is(err, ErrBadID) {
 		t.Errorf("a conversation id too long: %v", err)
 	}
 
-	got, err := s.Sources([]string{"test:a", "test:none"})
+	got, err := inView(t, s, func(r *Reader) (map[string][]byte, error) { return r.Sources([]string{"test:a", "test:none"}), nil })
 	if err != nil || len(got) != 1 || string(got["test:a"]) != `{"offset":10}` {
 		t.Errorf("Sources = %q, %v; want only test:a, as the call that was kept left it", got, err)
 	}
-	if got, err := New(openDB(t), "personal").Sources([]string{"test:a"}); err != nil || len(got) != 0 {
+	if got, err := inView(t, New(openDB(t), "personal"), func(r *Reader) (map[string][]byte, error) { return r.Sources([]string{"test:a"}), nil }); err != nil || len(got) != 0 {
 		t.Errorf("Sources of a new space = %q, %v", got, err)
 	}
 }
@@ -79,17 +80,18 @@ func TestImportParts(t *testing.T) {
 // made before origins were kept is its own when its messages are to or from the origin's
 // agent, and is marked so.
 func TestImportPartsOrigin(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal")
 	cc := Origin{Name: "claude-code", Agent: "agent:claude-code"}
-	if _, err := s.Say("pricing", "#pricing", Message{At: t0, From: "person:ana", Text: "12 a month."}); err != nil {
+	if _, err := s.Say(ctx, "pricing", "#pricing", Message{At: t0, From: "person:ana", Text: "12 a month."}); err != nil {
 		t.Fatal(err)
 	}
 	legacy := []Part{{Conversation: "old-session", Messages: []Message{{At: t0, From: "ana", To: "agent:claude-code", Text: "A prompt.", External: "u0"}}}}
-	if _, err := s.ImportParts(Origin{}, legacy, nil); err != nil { // as an import before origins
+	if _, err := s.ImportParts(ctx, Origin{}, legacy, nil); err != nil { // as an import before origins
 		t.Fatal(err)
 	}
 	at := t0.Add(time.Minute)
-	sum, err := s.ImportParts(cc, []Part{
+	sum, err := s.ImportParts(ctx, cc, []Part{
 		{Conversation: "pricing", Title: "Hijacked", Messages: []Message{{At: at, From: "ana", Text: "Price is 0.", External: "u1"}}},
 		{Conversation: "pricing", Messages: []Message{{At: at, From: "agent:claude-code", Text: "Done.", External: "u2"}}},
 		{Conversation: "new-session", Messages: []Message{{At: at, From: "ana", Text: "New.", External: "u3"}}},
@@ -101,16 +103,16 @@ func TestImportPartsOrigin(t *testing.T) {
 	if want := (ImportSummary{Conversations: 2, Messages: 2}); sum.ImportSummary != want || len(sum.Refused) != 1 || sum.Refused[0] != "pricing" {
 		t.Errorf("ImportParts = %+v, want %+v and pricing refused once", sum, want)
 	}
-	if c, err := s.Get("pricing"); err != nil || c.Title != "#pricing" || c.Count != 1 || c.Origin != "" {
+	if c, err := readGet(t, s, "pricing"); err != nil || c.Title != "#pricing" || c.Count != 1 || c.Origin != "" {
 		t.Errorf("the chat's conversation after the import: %+v, %v", c, err)
 	}
 	for id, n := range map[string]int{"new-session": 1, "old-session": 2} {
-		if c, err := s.Get(id); err != nil || c.Count != n || c.Origin != "claude-code" {
+		if c, err := readGet(t, s, id); err != nil || c.Count != n || c.Origin != "claude-code" {
 			t.Errorf("%s: %+v, %v; want %d messages and origin claude-code", id, c, err, n)
 		}
 	}
 	// A conversation of another origin is refused too.
-	if sum, err := s.ImportParts(Origin{Name: "other"}, []Part{{Conversation: "new-session", Messages: []Message{{At: at, From: "ana", Text: "x"}}}}, nil); err != nil || len(sum.Refused) != 1 || sum.Messages != 0 {
+	if sum, err := s.ImportParts(ctx, Origin{Name: "other"}, []Part{{Conversation: "new-session", Messages: []Message{{At: at, From: "ana", Text: "x"}}}}, nil); err != nil || len(sum.Refused) != 1 || sum.Messages != 0 {
 		t.Errorf("another origin's import into claude-code's conversation: %+v, %v", sum, err)
 	}
 }

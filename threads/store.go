@@ -1,6 +1,7 @@
 package threads
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,12 +39,13 @@ const (
 	MaxText = 8 << 20
 )
 
-// Store keeps the conversations of one space. It is safe for concurrent use.
+// Store keeps the conversations of one space. It holds nothing but its configuration and
+// is safe for concurrent use: a call reads through the Reader View gives it, and writes
+// with the methods below, each its own transaction.
 type Store struct {
 	db    kv.DB
 	space string
 	now   func() time.Time
-	also  func(kv.Tx) // see Alongside
 }
 
 // New returns the store of space's conversations in db. The space's name is checked on the
@@ -52,21 +54,53 @@ func New(db kv.DB, space string) *Store {
 	return &Store{db: db, space: space, now: time.Now}
 }
 
-// Alongside returns a copy of s whose Recent and Read also run fn in their read transaction,
-// after their own reads: a tool call reads there what its answer shows besides (everyone's
-// names: docstore.Store.ReadNames), in the same snapshot and round trip. fn, like a View's
-// function, may run more than once and must set what it reads afresh.
-func (s *Store) Alongside(fn func(kv.Tx)) *Store {
-	c := *s
-	c.also = fn
-	return &c
+// Reader reads one snapshot of a space's conversations: what one call shows (a listing, a
+// page of messages, people's names) read together, as of one state of the store. It lives
+// for the function Store.View gives it, and is that function's alone.
+type Reader struct {
+	tx      kv.Tx
+	space   string
+	v       view
+	names   spaces.Names
+	named   bool
+	unbuilt bool // a search found the index not built
 }
 
-// alongside runs what Alongside gave, if anything.
-func (s *Store) alongside(tx kv.Tx) {
-	if s.also != nil {
-		s.also(tx)
+// errUnbuilt is a search that needs the index built first: View builds it and runs its
+// function again.
+var errUnbuilt = errors.New("the space's conversations have no search index yet")
+
+// View runs fn with a Reader of one snapshot of the space's conversations (kv.DB.View: fn
+// may run more than once, each time with a new Reader, and must set its results afresh).
+// When a search of fn found the index not built (a store written before it), View builds
+// it (EnsureIndex), in a write transaction of its own, and runs fn again.
+func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
+	unbuilt := false
+	err := s.db.View(ctx, func(tx kv.Tx) error {
+		r := &Reader{tx: tx, space: s.space, v: readView(tx, s.space)}
+		err := fn(r)
+		unbuilt = r.unbuilt
+		return err
+	})
+	if !unbuilt {
+		return err
 	}
+	if err := s.EnsureIndex(ctx, nil); err != nil {
+		return err
+	}
+	return s.db.View(ctx, func(tx kv.Tx) error {
+		return fn(&Reader{tx: tx, space: s.space, v: readView(tx, s.space)})
+	})
+}
+
+// Names are people's display names as the snapshot has them, read once a Reader.
+func (r *Reader) Names() spaces.Names {
+	if !r.named {
+		// AllNames fails only as a transaction does (a kv.Failure, which View returns).
+		r.names, _ = spaces.AllNames(r.tx)
+		r.named = true
+	}
+	return r.names
 }
 
 // WithClock returns a copy of s that takes the time from now wherever a message has none.
@@ -104,60 +138,49 @@ type Conversation struct {
 // conversation's activity is its latest non-private message's time, or its creation time
 // while it has none. It reads the recent index from the end: its cost is limit's, plus the
 // conversations with nothing to read it passes, whatever the number of messages.
-func (s *Store) Recent(limit int, except string) ([]Conversation, error) {
+func (r *Reader) Recent(limit int, except string) ([]Conversation, error) {
 	limit = max(limit, 1)
 	var out []Conversation
-	err := s.db.View(func(tx kv.Tx) error {
-		out = nil // the View may run again
-		v := readView(tx, s.space)
-		if v.recent == nil {
-			return nil
-		}
-		c := v.recent.Cursor()
-		k, _ := c.Last()
-		for k != nil && len(out) < limit {
-			// As many as may still be listed, their summaries read at once: each is listed
-			// or passed (nothing to read), so no more are read than one by one.
-			var ids [][]byte
-			for ; k != nil && len(ids) < limit-len(out); k, _ = c.Prev() {
-				if len(k) <= activitySize {
-					return fmt.Errorf("reading the recent conversations of space %s: malformed key %x", s.space, k)
-				}
-				if id := k[activitySize:]; string(id) != except {
-					ids = append(ids, slices.Clone(id))
-				}
+	v := r.v
+	if v.recent == nil {
+		return out, nil
+	}
+	c := v.recent.Cursor()
+	k, _ := c.Last()
+	for k != nil && len(out) < limit {
+		// As many as may still be listed, their summaries read at once: each is listed
+		// or passed (nothing to read), so no more are read than one by one.
+		var ids [][]byte
+		for ; k != nil && len(ids) < limit-len(out); k, _ = c.Prev() {
+			if len(k) <= activitySize {
+				return nil, fmt.Errorf("reading the recent conversations of space %s: malformed key %x", r.space, k)
 			}
-			for i, raw := range kv.GetAll(v.summaries, ids) {
-				id := string(ids[i])
-				sum, err := decodeSummary(id, raw)
-				if err != nil {
-					return err
-				}
-				conv, err := sum.conversation(id, v.message)
-				if err != nil {
-					return err
-				}
-				if conv.Count == 0 {
-					continue
-				}
-				out = append(out, conv)
+			if id := k[activitySize:]; string(id) != except {
+				ids = append(ids, slices.Clone(id))
 			}
 		}
-		s.alongside(tx)
-		return nil
-	})
-	return out, err
+		for i, raw := range kv.GetAll(v.summaries, ids) {
+			id := string(ids[i])
+			sum, err := decodeSummary(id, raw)
+			if err != nil {
+				return nil, err
+			}
+			conv, err := sum.conversation(id, v.message)
+			if err != nil {
+				return nil, err
+			}
+			if conv.Count == 0 {
+				continue
+			}
+			out = append(out, conv)
+		}
+	}
+	return out, nil
 }
 
 // Get returns the summary of the conversation with id, or ErrNotFound.
-func (s *Store) Get(id string) (Conversation, error) {
-	var conv Conversation
-	err := s.db.View(func(tx kv.Tx) error {
-		var err error
-		conv, err = readView(tx, s.space).conversation(id)
-		return err
-	})
-	return conv, err
+func (r *Reader) Get(id string) (Conversation, error) {
+	return r.v.conversation(id)
 }
 
 // Page returns the newest limit (at least 1) non-private messages of conversation id that
@@ -165,29 +188,8 @@ func (s *Store) Get(id string) (Conversation, error) {
 // whether older ones remain. Its cost is limit's, whatever the conversation's length.
 // It returns ErrNotFound for a conversation the space does not have, and ErrBadBefore when
 // before is not one of its messages (a private step's id is not one either).
-func (s *Store) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
-	err = s.db.View(func(tx kv.Tx) (err error) {
-		msgs, more, err = readView(tx, s.space).page(id, limit, before)
-		return err
-	})
-	return msgs, more, err
-}
-
-// Read is Get and Page in one read transaction: the summary of conversation id and a page
-// of its messages, of one snapshot.
-func (s *Store) Read(id string, limit int, before string) (conv Conversation, msgs []Message, more bool, err error) {
-	err = s.db.View(func(tx kv.Tx) (err error) {
-		msgs, more = nil, false // the View may run again
-		v := readView(tx, s.space)
-		if conv, err = v.conversation(id); err != nil {
-			return err
-		}
-		if msgs, more, err = v.page(id, limit, before); err == nil {
-			s.alongside(tx)
-		}
-		return err
-	})
-	return conv, msgs, more, err
+func (r *Reader) Page(id string, limit int, before string) (msgs []Message, more bool, err error) {
+	return r.v.page(id, limit, before)
 }
 
 // page is Page in v.
@@ -238,7 +240,7 @@ func (v view) page(id string, limit int, before string) ([]Message, bool, error)
 // is a person), m.To empty or the same. When m.External names a message the conversation
 // already has, nothing is added and that message is returned. It returns the message as kept,
 // or ErrBadID, ErrBadText, ErrBadTime, spaces.ErrBadActor or spaces.ErrBadSpace.
-func (s *Store) Say(id, title string, m Message) (Message, error) {
+func (s *Store) Say(ctx context.Context, id, title string, m Message) (Message, error) {
 	if err := CheckID(id); err != nil {
 		return Message{}, err
 	}
@@ -265,13 +267,13 @@ func (s *Store) Say(id, title string, m Message) (Message, error) {
 	if err := CheckMessage(m); err != nil {
 		return Message{}, err
 	}
-	kept, _, err := s.append(id, title, m)
+	kept, _, err := s.append(ctx, id, title, m)
 	return kept, err
 }
 
 // append adds m (checked) to conversation id in one transaction, as Say says.
-func (s *Store) append(id, title string, m Message) (kept Message, added bool, err error) {
-	err = s.db.Update(func(tx kv.Tx) error {
+func (s *Store) append(ctx context.Context, id, title string, m Message) (kept Message, added bool, err error) {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		w, err := newWriter(tx, s.space)
 		if err != nil {
 			return err

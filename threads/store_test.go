@@ -28,7 +28,8 @@ var t0 = time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
 
 func say(t *testing.T, s *Store, conv, title string, m Message) Message {
 	t.Helper()
-	got, err := s.Say(conv, title, m)
+	ctx := t.Context()
+	got, err := s.Say(ctx, conv, title, m)
 	if err != nil {
 		t.Fatalf("Say(%q, %q): %v", conv, m.Text, err)
 	}
@@ -56,7 +57,7 @@ func TestRecent(t *testing.T) {
 	say(t, s, "steps", "Only steps", Message{From: "agent:north", Text: "recall → nothing", Private: true})
 	say(t, launch, "secret", "Launch plans", Message{From: "person:bo", Text: "Not for personal."})
 
-	got, err := s.Recent(20, "")
+	got, err := readRecent(t, s, 20, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,18 +78,18 @@ func TestRecent(t *testing.T) {
 	if !p.Created.Equal(t0) {
 		t.Errorf("pricing Created = %s, want %s", p.Created, t0)
 	}
-	if st, err := s.Get("steps"); err != nil || st.Count != 0 || st.First.ID != "" || st.Latest.ID != "" || !st.Last.IsZero() {
+	if st, err := readGet(t, s, "steps"); err != nil || st.Count != 0 || st.First.ID != "" || st.Latest.ID != "" || !st.Last.IsZero() {
 		t.Errorf("a conversation of private steps only = %+v, %v; want nothing counted or shown", st, err)
 	}
 
 	// The newest, "steps", is passed: the limit is still filled, from the ones after it.
 	for limit, want := range map[int][]string{1: {"pricing"}, 2: {"pricing", "trailer"}} {
-		if got, err := s.Recent(limit, ""); err != nil || !slices.Equal(ids(got), want) {
+		if got, err := readRecent(t, s, limit, ""); err != nil || !slices.Equal(ids(got), want) {
 			t.Errorf("Recent(%d) = %v, %v; want %v", limit, ids(got), err, want)
 		}
 	}
 
-	got, err = s.Recent(2, "pricing")
+	got, err = readRecent(t, s, 2, "pricing")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,36 +98,37 @@ func TestRecent(t *testing.T) {
 	}
 
 	// Another space's conversation is not there, by any way of asking.
-	if _, err := s.Get("secret"); !errors.Is(err, ErrNotFound) {
+	if _, err := readGet(t, s, "secret"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get of another space's conversation: %v, want ErrNotFound", err)
 	}
-	if _, _, err := s.Page("secret", 30, ""); !errors.Is(err, ErrNotFound) {
+	if _, _, err := readPage(t, s, "secret", 30, ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Page of another space's conversation: %v, want ErrNotFound", err)
 	}
-	if got, _ := launch.Recent(20, ""); !slices.Equal(ids(got), []string{"secret"}) {
+	if got, _ := readRecent(t, launch, 20, ""); !slices.Equal(ids(got), []string{"secret"}) {
 		t.Errorf("launch Recent = %v, want [secret]", ids(got))
 	}
-	if _, err := launch.Get("pricing"); !errors.Is(err, ErrNotFound) {
+	if _, err := readGet(t, launch, "pricing"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Get from launch of personal's conversation: %v, want ErrNotFound", err)
 	}
-	if got, err := New(db, "empty").Recent(20, ""); err != nil || len(got) != 0 {
+	if got, err := readRecent(t, New(db, "empty"), 20, ""); err != nil || len(got) != 0 {
 		t.Errorf("Recent of a space never written = %v, %v; want nothing", got, err)
 	}
 
 	// Private steps are never in a page.
-	msgs, more, err := s.Page("pricing", 30, "")
+	msgs, more, err := readPage(t, s, "pricing", 30, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(msgs) != 2 || more || msgs[0].Private || msgs[1].Private {
 		t.Errorf("Page(pricing) = %+v, more %v; want the 2 said messages", msgs, more)
 	}
-	if msgs, more, err := s.Page("steps", 30, ""); err != nil || len(msgs) != 0 || more {
+	if msgs, more, err := readPage(t, s, "steps", 30, ""); err != nil || len(msgs) != 0 || more {
 		t.Errorf("Page(steps) = %v, %v, %v; want nothing", msgs, more, err)
 	}
 }
 
 func TestSay(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal").WithClock(clock(t0))
 	first := say(t, s, "c", "Title", Message{From: "ana", Text: "hello", External: "x1"})
 	if first.From != "person:ana" || first.ID == "" || !first.At.Equal(t0) {
@@ -137,7 +139,7 @@ func TestSay(t *testing.T) {
 		t.Errorf("Say with a known external id made %s, want %s again", again.ID, first.ID)
 	}
 	say(t, s, "c", "", Message{From: "agent:north", Text: "hi"})
-	c, err := s.Get("c")
+	c, err := readGet(t, s, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +147,7 @@ func TestSay(t *testing.T) {
 		t.Errorf("Get = %+v, want title kept and 2 messages", c)
 	}
 	say(t, s, "c", "New title", Message{From: "agent:north", Text: "renamed", At: t0.Add(-time.Hour)})
-	c, _ = s.Get("c")
+	c, _ = readGet(t, s, "c")
 	if c.Title != "New title" || c.First.Text != "renamed" || c.Latest.Text != "hi" || !c.Created.Equal(t0.Add(-time.Hour)) {
 		t.Errorf("after an earlier message: %+v, want it first and created then", c)
 	}
@@ -162,7 +164,7 @@ func TestSay(t *testing.T) {
 		{"c", Message{From: "ana", Text: ""}, ErrBadText},
 		{"c", Message{From: "ana", Text: "x", At: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}, ErrBadTime},
 	} {
-		_, err := s.Say(tc.id, "", tc.m)
+		_, err := s.Say(ctx, tc.id, "", tc.m)
 		if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) {
 			t.Errorf("Say(%q, %+v) = %v, want %v", tc.id, tc.m, err, tc.want)
 		}
@@ -170,6 +172,7 @@ func TestSay(t *testing.T) {
 }
 
 func TestPage(t *testing.T) {
+	ctx := t.Context()
 	s := New(openDB(t), "personal").WithClock(clock(t0))
 	var said []Message
 	for i := 1; i <= 45; i++ {
@@ -178,7 +181,7 @@ func TestPage(t *testing.T) {
 	}
 	other := say(t, s, "other", "", Message{From: "person:ana", Text: "elsewhere"})
 
-	page, more, err := s.Page("long", 30, "")
+	page, more, err := readPage(t, s, "long", 30, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,23 +191,23 @@ func TestPage(t *testing.T) {
 	if !slices.Equal(texts(page), texts(said[15:])) {
 		t.Errorf("first page = %v", texts(page))
 	}
-	older, more, err := s.Page("long", 30, page[0].ID)
+	older, more, err := readPage(t, s, "long", 30, page[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if more || !slices.Equal(texts(older), texts(said[:15])) {
 		t.Errorf("page before %s = %v, more %v; want messages 1..15 and no more", page[0].ID, texts(older), more)
 	}
-	if got, more, _ := s.Page("long", 30, said[0].ID); len(got) != 0 || more {
+	if got, more, _ := readPage(t, s, "long", 30, said[0].ID); len(got) != 0 || more {
 		t.Errorf("page before the first message = %v, more %v; want nothing", got, more)
 	}
 
-	private, err := s.Say("long", "", Message{From: "agent:north", Text: "a step", Private: true})
+	private, err := s.Say(ctx, "long", "", Message{From: "agent:north", Text: "a step", Private: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, before := range []string{private.ID, other.ID, "nonsense", "01JDX0000000000000000000000"} {
-		if _, _, err := s.Page("long", 30, before); !errors.Is(err, ErrBadBefore) {
+		if _, _, err := readPage(t, s, "long", 30, before); !errors.Is(err, ErrBadBefore) {
 			t.Errorf("Page before %q = %v, want ErrBadBefore", before, err)
 		}
 	}
@@ -233,7 +236,7 @@ func TestSameMillisecond(t *testing.T) {
 		}
 		said = append(said, m.ID)
 	}
-	page, _, err := s.Page("burst", 1000, "")
+	page, _, err := readPage(t, s, "burst", 1000, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ import (
 // the tool filter refuse first: see cmd/compass-mcp's team tests.)
 func TestToolsAskThePrincipal(t *testing.T) {
 	db := kvtest.Open(t)
+	ctx := t.Context()
 	docs := docstore.New(db, "launch")
-	if _, err := docs.Create("Plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
+	if _, err := docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{cfg: Config{Space: "personal", For: "ana"}, db: db, docs: docstore.New(db, "personal"), log: slog.Default()}
@@ -35,7 +36,7 @@ func TestToolsAskThePrincipal(t *testing.T) {
 		}
 		return res.Content[0].(mcp.TextContent).Text, res.IsError
 	}
-	inLaunch := access.WithSpace(context.Background(), "launch")
+	inLaunch := access.WithSpace(ctx, "launch")
 	reader := access.WithPrincipal(inLaunch, access.Principal{Person: "ben", Spaces: []string{"launch"}, ReadOnly: true})
 	if text, isErr := call(reader, "read_document", map[string]any{"document": "Plan"}); isErr || !strings.Contains(text, "one") {
 		t.Errorf("a read-only principal reading: %v %q", isErr, text)
@@ -47,14 +48,20 @@ func TestToolsAskThePrincipal(t *testing.T) {
 	if text, isErr := call(outsider, "list_documents", nil); !isErr || strings.Contains(text, "Plan") {
 		t.Errorf("a principal without launch listing it: %v %q", isErr, text)
 	}
-	if _, vs, _ := docs.Log("Plan"); len(vs) != 1 {
+	if vs, _ := view(t, docs, planLog); len(vs) != 1 {
 		t.Errorf("Plan has %d versions, want 1", len(vs))
 	}
 	writer := access.WithPrincipal(inLaunch, access.Principal{Person: "ben", Agent: "scribe", Spaces: []string{"launch"}})
 	if text, isErr := call(writer, "append_document", map[string]any{"document": "Plan", "text": "two"}); isErr {
 		t.Errorf("a principal that may write: %q", text)
 	}
-	if _, vs, _ := docs.Log("Plan"); len(vs) != 2 || vs[0].Author != (docstore.Author{By: "agent:scribe", For: "person:ben"}) {
+	if vs, _ := view(t, docs, planLog); len(vs) != 2 || vs[0].Author != (docstore.Author{By: "agent:scribe", For: "person:ben"}) {
 		t.Errorf("after ben's scribe appended: %+v", vs)
 	}
+}
+
+// planLog is the versions of Plan, newest first.
+func planLog(r *docstore.Reader) ([]docstore.Version, error) {
+	_, vs, err := r.Log("Plan")
+	return vs, err
 }

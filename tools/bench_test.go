@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 }
 
 // storeFor returns the store named key, building it with build on first use.
-func storeFor(b *testing.B, key string, build func(db kv.DB) (string, error)) *benchStore {
+func storeFor(b *testing.B, key string, build func(ctx context.Context, db kv.DB) (string, error)) *benchStore {
 	b.Helper()
 	benchStores.Lock()
 	defer benchStores.Unlock()
@@ -73,7 +73,7 @@ func storeFor(b *testing.B, key string, build func(db kv.DB) (string, error)) *b
 	db := openBenchDB(b, filepath.Join(benchStores.dir, key+".db"))
 	db.NoSync = true // built once and thrown away; Sync below makes it whole before use
 	start := time.Now()
-	id, err := build(bolt.Wrap(db))
+	id, err := build(b.Context(), bolt.Wrap(db))
 	if err != nil {
 		b.Fatalf("building %s: %v", key, err)
 	}
@@ -178,10 +178,10 @@ func BenchmarkListDocuments(b *testing.B) {
 	}
 	for _, n := range ns {
 		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) {
-			s := storeFor(b, fmt.Sprintf("docs-%d", n), func(db kv.DB) (string, error) {
+			s := storeFor(b, fmt.Sprintf("docs-%d", n), func(ctx context.Context, db kv.DB) (string, error) {
 				docs := docstore.New(db, "personal")
 				for i := range n {
-					if _, err := docs.Create(fmt.Sprintf("Note %05d", i), joinLines(noteText(20, i)), docstore.KindWrite, benchAuthor); err != nil {
+					if _, err := docs.Create(ctx, fmt.Sprintf("Note %05d", i), joinLines(noteText(20, i)), docstore.KindWrite, benchAuthor); err != nil {
 						return "", err
 					}
 				}
@@ -201,17 +201,17 @@ func BenchmarkListDocuments(b *testing.B) {
 // (999 one-line edits): the latest, and version 1.
 func BenchmarkReadDocument(b *testing.B) {
 	for _, n := range sizes(1, 1000) {
-		s := storeFor(b, fmt.Sprintf("versions-%d", n), func(db kv.DB) (string, error) {
+		s := storeFor(b, fmt.Sprintf("versions-%d", n), func(ctx context.Context, db kv.DB) (string, error) {
 			docs := docstore.New(db, "personal")
 			lines := noteText(2000, 0)
-			saved, err := docs.Create("Big plan", joinLines(lines), docstore.KindWrite, benchAuthor)
+			saved, err := docs.Create(ctx, "Big plan", joinLines(lines), docstore.KindWrite, benchAuthor)
 			if err != nil {
 				return "", err
 			}
 			for i := 1; i < n; i++ {
 				k := (i * 7919) % len(lines)
 				next := fmt.Sprintf("%d. edited in version %d.", k+1, i+1)
-				if _, err := docs.Edit(saved.Document.ID, lines[k], next, benchAuthor); err != nil {
+				if _, err := docs.Edit(ctx, saved.Document.ID, lines[k], next, benchAuthor); err != nil {
 					return "", err
 				}
 				lines[k] = next
@@ -252,7 +252,7 @@ func BenchmarkEditDocument100KB(b *testing.B) {
 	}
 	defer db.Close()
 	lines := noteText(2000, 0)
-	saved, err := docstore.New(db, "personal").Create("Big plan", joinLines(lines), docstore.KindWrite, benchAuthor)
+	saved, err := docstore.New(db, "personal").Create(b.Context(), "Big plan", joinLines(lines), docstore.KindWrite, benchAuthor)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func BenchmarkEditDocument100KB(b *testing.B) {
 // more than list_conversations shows). It is imported as JSON Lines, as a person
 // imports them, 100,000 lines a transaction.
 func messagesStore(b *testing.B, n int) *benchStore {
-	return storeFor(b, fmt.Sprintf("messages-%d", n), func(db kv.DB) (string, error) {
+	return storeFor(b, fmt.Sprintf("messages-%d", n), func(ctx context.Context, db kv.DB) (string, error) {
 		st := threads.New(db, "personal")
 		at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 		const chunk = 100_000
@@ -294,7 +294,7 @@ func messagesStore(b *testing.B, n int) *benchStore {
 				}
 				pw.CloseWithError(w.Flush())
 			}()
-			if _, err := st.Import(pr, "ana", nil); err != nil {
+			if _, err := st.Import(ctx, pr, "ana", nil); err != nil {
 				pr.CloseWithError(err)
 				return "", err
 			}

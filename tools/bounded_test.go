@@ -98,6 +98,7 @@ func TestNoCallIsUnbounded(t *testing.T) {
 		size = 1 << 20
 	}
 	db := kvtest.Open(t)
+	ctx := t.Context()
 	as := docstore.Author{By: "person:ana"}
 	docs := docstore.New(db, "personal")
 	line := "some notes about the launch, and the studio on tuesday\n"
@@ -110,12 +111,12 @@ func TestNoCallIsUnbounded(t *testing.T) {
 		"Spaces": strings.Repeat(" ", size),
 		"Half":   strings.Repeat(line, size/2/len(line)) + "the one marker\n",
 	} {
-		if _, err := docs.Create(title, text, docstore.KindWrite, as); err != nil {
+		if _, err := docs.Create(ctx, title, text, docstore.KindWrite, as); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 1000 {
-		if _, err := docs.Create(fmt.Sprintf("Meeting notes %d e", i), "x\n", docstore.KindWrite, as); err != nil {
+		if _, err := docs.Create(ctx, fmt.Sprintf("Meeting notes %d e", i), "x\n", docstore.KindWrite, as); err != nil {
 			t.Fatal(err)
 		}
 	}

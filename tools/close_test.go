@@ -14,7 +14,7 @@ func TestNotFoundSuggestsCloseTitles(t *testing.T) {
 	ours := docstore.New(is.db, "personal")
 	var plan docstore.Document
 	for _, title := range []string{"Launch plan", "Budget [draft]"} {
-		saved, err := ours.Create(title, "a\n", docstore.KindWrite, docstore.Author{By: "person:ana"})
+		saved, err := ours.Create(t.Context(), title, "a\n", docstore.KindWrite, docstore.Author{By: "person:ana"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,8 +32,8 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		return "", refusef("comment_document takes one of lines (a new comment, with text), reply_to (with text) or resolve.")
 	}
 	by := s.author(ctx)
-	// The document is found by the comment's own write, which returns it (docstore's
-	// CommentOn, ReplyOn and ResolveOn): no read of its own first.
+	// The document is found by the comment's own write, which returns it with the names
+	// (docstore.Commented): no read of its own first.
 	switch {
 	case a.Lines != "":
 		if strings.TrimSpace(a.Text) == "" {
@@ -43,33 +43,34 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		if err != nil {
 			return "", refusef("comment_document's lines %s: give 120-180, 120- or 7.", strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
 		}
-		c, d, err := s.docs.CommentOn(a.Document, docstore.NewComment{Lines: r, Text: a.Text, Author: by, Asks: by.For})
+		made, err := s.docs.Comment(ctx, a.Document, docstore.NewComment{Lines: r, Text: a.Text, Author: by, Asks: by.For})
 		if err != nil {
-			return "", s.commentRefusal(err, a.Document, d, 0)
+			return "", s.commentRefusal(err, a.Document, made.Document, 0)
 		}
+		c := made.Comment
 		asks := "the person"
 		if by.For != "" {
-			_ = s.names(func(n spaces.Names) { asks = n.ShowString(by.For) })
+			asks = made.Names.ShowString(by.For)
 		}
-		return fmt.Sprintf("Comment %d on %s of %s, for %s to answer; the answers show in read_document.", c.Number, Span(c.From, c.To-c.From+1), s.link(d), asks), nil
+		return fmt.Sprintf("Comment %d on %s of %s, for %s to answer; the answers show in read_document.", c.Number, Span(c.From, c.To-c.From+1), s.link(made.Document), asks), nil
 	case a.ReplyTo != nil:
 		if strings.TrimSpace(a.Text) == "" {
 			return "", refusef("comment_document needs text to reply with.")
 		}
-		r, d, err := s.docs.ReplyOn(a.Document, *a.ReplyTo, a.Text, by)
+		made, err := s.docs.Reply(ctx, a.Document, *a.ReplyTo, a.Text, by)
 		if err != nil {
-			return "", s.commentRefusal(err, a.Document, d, *a.ReplyTo)
+			return "", s.commentRefusal(err, a.Document, made.Document, *a.ReplyTo)
 		}
-		return fmt.Sprintf("Replied to comment %d of %s (as comment %d).", r.ReplyTo, s.link(d), r.Number), nil
+		return fmt.Sprintf("Replied to comment %d of %s (as comment %d).", made.Comment.ReplyTo, s.link(made.Document), made.Comment.Number), nil
 	}
-	c, d, err := s.docs.ResolveOn(a.Document, *a.Resolve, a.Text, by)
+	made, err := s.docs.Resolve(ctx, a.Document, *a.Resolve, a.Text, by)
 	if err != nil {
-		return "", s.commentRefusal(err, a.Document, d, *a.Resolve)
+		return "", s.commentRefusal(err, a.Document, made.Document, *a.Resolve)
 	}
 	if strings.TrimSpace(a.Text) != "" {
-		return fmt.Sprintf("Replied to comment %d of %s and resolved it.", c.Number, s.link(d)), nil
+		return fmt.Sprintf("Replied to comment %d of %s and resolved it.", made.Comment.Number, s.link(made.Document)), nil
 	}
-	return fmt.Sprintf("Resolved comment %d of %s.", c.Number, s.link(d)), nil
+	return fmt.Sprintf("Resolved comment %d of %s.", made.Comment.Number, s.link(made.Document)), nil
 }
 
 // commentRefusal says what the model can do about a comment on the document named (d, once
@@ -102,35 +103,33 @@ func (s *Server) commentRefusal(err error, named string, d docstore.Document, n 
 // commentNotes is what read_document says of the open comments after the text: each at its
 // lines as of the version read (or outdated, with what its lines said), with its latest
 // replies.
-func (s *Server) commentNotes(n docstore.Notes) string {
+func (s *Server) commentNotes(names spaces.Names, n docstore.Notes) string {
 	cr := n.Comments
 	if len(cr.Threads) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	_ = s.names(func(names spaces.Names) {
-		if cr.More > 0 {
-			fmt.Fprintf(&b, "Open comments (%d of %d):", len(cr.Threads), cr.Open)
-		} else {
-			fmt.Fprintf(&b, "Open comments (%d):", len(cr.Threads))
+	if cr.More > 0 {
+		fmt.Fprintf(&b, "Open comments (%d of %d):", len(cr.Threads), cr.Open)
+	} else {
+		fmt.Fprintf(&b, "Open comments (%d):", len(cr.Threads))
+	}
+	for _, t := range cr.Threads {
+		where := "on " + Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
+		if t.Lines.From == 0 {
+			where = fmt.Sprintf("outdated (its lines were changed in version %d; they said “%s”)", t.Outdated, gist(t.Quote, 120))
 		}
-		for _, t := range cr.Threads {
-			where := "on " + Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
-			if t.Lines.From == 0 {
-				where = fmt.Sprintf("outdated (its lines were changed in version %d; they said “%s”)", t.Outdated, gist(t.Quote, 120))
-			}
-			fmt.Fprintf(&b, "\n- comment %d %s · %s: %s", t.Number, where, by(names, t.Author), gist(t.Text, 500))
-			if t.More > 0 {
-				fmt.Fprintf(&b, "\n  (%d earlier replies)", t.More)
-			}
-			for _, r := range t.Replies {
-				fmt.Fprintf(&b, "\n  - comment %d · %s: %s", r.Number, by(names, r.Author), gist(r.Text, 500))
-			}
+		fmt.Fprintf(&b, "\n- comment %d %s · %s: %s", t.Number, where, by(names, t.Author), gist(t.Text, 500))
+		if t.More > 0 {
+			fmt.Fprintf(&b, "\n  (%d earlier replies)", t.More)
 		}
-		if cr.More > 0 {
-			fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", cr.More)
+		for _, r := range t.Replies {
+			fmt.Fprintf(&b, "\n  - comment %d · %s: %s", r.Number, by(names, r.Author), gist(r.Text, 500))
 		}
-		b.WriteString("\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).")
-	})
+	}
+	if cr.More > 0 {
+		fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", cr.More)
+	}
+	b.WriteString("\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).")
 	return b.String()
 }

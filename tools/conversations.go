@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -16,15 +15,33 @@ type listConversationsArgs struct {
 	Query string `arg:"query" about:"Words and \"quoted phrases\"."`
 }
 
-func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) (string, error) {
+// conversations runs fn on one snapshot of the space's conversations (threads.Store.View),
+// and gives its answer.
+func (s *Server) conversations(ctx context.Context, fn func(r *threads.Reader) (string, error)) (string, error) {
+	var answer string
+	err := s.threads.View(ctx, func(r *threads.Reader) (err error) {
+		answer, err = fn(r)
+		return err
+	})
+	return answer, err
+}
+
+func (s *Server) listConversations(ctx context.Context, a *listConversationsArgs) (string, error) {
 	limit, err := limitOf("list_conversations", a.Limit, 20)
 	if err != nil {
 		return "", err
 	}
-	if strings.TrimSpace(a.Query) != "" {
-		return s.searchConversations(a.Query, limit)
-	}
-	convs, err := s.threads.Recent(limit+1, s.cfg.Thread)
+	return s.conversations(ctx, func(r *threads.Reader) (string, error) {
+		if strings.TrimSpace(a.Query) != "" {
+			return s.searchConversations(r, a.Query, limit)
+		}
+		return s.recentConversations(r, limit)
+	})
+}
+
+// recentConversations is list_conversations without a query: the latest first.
+func (s *Server) recentConversations(r *threads.Reader, limit int) (string, error) {
+	convs, err := r.Recent(limit+1, s.cfg.Thread)
 	if err != nil {
 		return "", err
 	}
@@ -36,24 +53,22 @@ func (s *Server) listConversations(_ context.Context, a *listConversationsArgs) 
 		convs = convs[:limit]
 	}
 	var b strings.Builder
-	err = s.names(func(names spaces.Names) {
-		for _, c := range convs {
-			// Recent leaves out conversations with nothing to read, so Last is a message's time.
-			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(c.Last))
-			opened := gist(c.First.Text, 100)
-			if opened == "" {
-				opened = "(nothing to read)"
-			}
-			fmt.Fprintf(&b, "  opened: %s\n", opened)
-			if c.Count > 1 && c.Latest.ID != c.First.ID {
-				fmt.Fprintf(&b, "  latest: %s\n", gist(c.Latest.Text, 100))
-			}
+	for _, c := range convs {
+		// Recent leaves out conversations with nothing to read, so Last is a message's time.
+		fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(c.Last))
+		opened := gist(c.First.Text, 100)
+		if opened == "" {
+			opened = "(nothing to read)"
 		}
-	})
+		fmt.Fprintf(&b, "  opened: %s\n", opened)
+		if c.Count > 1 && c.Latest.ID != c.First.ID {
+			fmt.Fprintf(&b, "  latest: %s\n", gist(c.Latest.Text, 100))
+		}
+	}
 	if more {
 		fmt.Fprintf(&b, "More conversations are here: call list_conversations with a larger limit (at most %d).\n", MaxListLimit)
 	}
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 type readConversationArgs struct {
@@ -62,13 +77,25 @@ type readConversationArgs struct {
 	Before       string `arg:"before" about:"A message id: the page before it."`
 }
 
-func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (string, error) {
+func (s *Server) readConversation(ctx context.Context, a *readConversationArgs) (string, error) {
 	limit, err := limitOf("read_conversation", a.Limit, 30)
 	if err != nil {
 		return "", err
 	}
+	return s.conversations(ctx, func(r *threads.Reader) (string, error) { return s.conversationPage(r, a, limit) })
+}
+
+// conversationPage is read_conversation: a page of a conversation's messages.
+func (s *Server) conversationPage(r *threads.Reader, a *readConversationArgs, limit int) (string, error) {
 	notFound := refusef("No conversation %q in this space that you can read.", short(a.Conversation))
-	c, msgs, more, err := s.threads.Read(a.Conversation, limit, a.Before)
+	c, err := r.Get(a.Conversation)
+	var (
+		msgs []threads.Message
+		more bool
+	)
+	if err == nil {
+		msgs, more, err = r.Page(a.Conversation, limit, a.Before)
+	}
 	switch {
 	case errors.Is(err, threads.ErrNotFound) || errors.Is(err, threads.ErrBadID):
 		return "", notFound
@@ -82,19 +109,18 @@ func (s *Server) readConversation(_ context.Context, a *readConversationArgs) (s
 	if len(msgs) == 0 {
 		b.WriteString("(nothing to read)\n")
 	}
-	err = s.names(func(names spaces.Names) {
-		for _, m := range msgs {
-			who := oneLine(names.ShowString(m.From))
-			if m.To != "" {
-				who += " → " + oneLine(names.ShowString(m.To))
-			}
-			fmt.Fprintf(&b, "[%s] %s: %s\n", when(m.At), who, indented(m.Text))
+	names := r.Names()
+	for _, m := range msgs {
+		who := oneLine(names.ShowString(m.From))
+		if m.To != "" {
+			who += " → " + oneLine(names.ShowString(m.To))
 		}
-	})
+		fmt.Fprintf(&b, "[%s] %s: %s\n", when(m.At), who, indented(m.Text))
+	}
 	if more && len(msgs) > 0 {
 		fmt.Fprintf(&b, "Older messages remain: call read_conversation with before: %q to read them.\n", msgs[0].ID)
 	}
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // quotedTitle is ` “Title”`, or nothing for a conversation without a title.

@@ -14,9 +14,15 @@ import (
 // MaxListLimit is the most documents (or conversations) one listing shows.
 const MaxListLimit = 500
 
-// names gives the display names as they are now.
-func (s *Server) names(fn func(spaces.Names)) error {
-	return s.docs.Names(fn)
+// read runs fn on one snapshot of the space's documents (docstore.Store.View), and gives
+// its answer: everything one call shows, it reads there, names included.
+func (s *Server) read(ctx context.Context, fn func(r *docstore.Reader) (string, error)) (string, error) {
+	var answer string
+	err := s.docs.View(ctx, func(r *docstore.Reader) (err error) {
+		answer, err = fn(r)
+		return err
+	})
+	return answer, err
 }
 
 // limitOf checks an optional limit, giving def when it is absent.
@@ -39,21 +45,28 @@ type listDocumentsArgs struct {
 	Links      string `arg:"links" about:"none (nothing links to them) or broken."`
 }
 
-func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string, error) {
+func (s *Server) listDocuments(ctx context.Context, a *listDocumentsArgs) (string, error) {
 	if a.SignIn != "" {
-		return s.signInLink(a.SignIn)
+		return s.signInLink(ctx, a.SignIn)
 	}
 	limit, err := limitOf("list_documents", a.Limit, 50)
 	if err != nil {
 		return "", err
 	}
-	if a.LinkedFrom != "" || a.LinksTo != "" || a.Links != "" {
-		return s.linkedDocuments(a, limit)
-	}
-	if strings.TrimSpace(a.Query) != "" {
-		return s.searchDocuments(a.Query, limit)
-	}
-	docs, total, err := s.docs.List(limit)
+	return s.read(ctx, func(r *docstore.Reader) (string, error) {
+		if a.LinkedFrom != "" || a.LinksTo != "" || a.Links != "" {
+			return s.linkedDocuments(r, a, limit)
+		}
+		if strings.TrimSpace(a.Query) != "" {
+			return s.searchDocuments(r, a.Query, limit)
+		}
+		return s.listed(r, limit)
+	})
+}
+
+// listed is list_documents without a query: the latest saved first.
+func (s *Server) listed(r *docstore.Reader, limit int) (string, error) {
+	docs, total, err := r.List(limit)
 	if err != nil {
 		return "", err
 	}
@@ -66,11 +79,11 @@ func (s *Server) listDocuments(_ context.Context, a *listDocumentsArgs) (string,
 	} else {
 		fmt.Fprintf(&b, "Documents here (%d), latest saved first:\n", total)
 	}
-	err = s.rows(&b, docs)
+	s.rows(&b, r.Names(), docs)
 	if len(docs) < total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or name a document by its title.\n", total-len(docs), MaxListLimit)
 	}
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // ErrNoSignIn is returned by Config.SignIn when this server may not hand out sign-in
@@ -79,12 +92,13 @@ var ErrNoSignIn = errors.New("this server hands out no sign-in links")
 
 // signInLink is list_documents' sign_in: a one-time link that signs the person's browser
 // in to their page, opening the document named (or the list, for "/").
-func (s *Server) signInLink(name string) (string, error) {
+func (s *Server) signInLink(ctx context.Context, name string) (string, error) {
 	next := "/"
 	if name = strings.TrimSpace(name); name != "/" {
 		id, ok := mdscan.DocumentID(name)
 		if !ok {
-			d, err := s.docs.Find(name)
+			var d docstore.Document
+			err := s.docs.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
 			if err != nil {
 				return "", s.explain(err, name)
 			}
@@ -95,7 +109,7 @@ func (s *Server) signInLink(name string) (string, error) {
 	if s.cfg.SignIn == nil {
 		return "", refusal(noSignIn)
 	}
-	link, err := s.cfg.SignIn(next)
+	link, err := s.cfg.SignIn(ctx, next)
 	if errors.Is(err, ErrNoSignIn) {
 		return "", refusal(noSignIn)
 	}
@@ -122,7 +136,7 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 		if a.Version != nil || a.Since != nil || a.Lines != "" {
 			return "", refusef("read_document takes proposal alone (with document): it shows that proposed change as a diff against the version it was made on.")
 		}
-		return s.showProposal(a.Document, *a.Proposal)
+		return s.read(ctx, func(r *docstore.Reader) (string, error) { return s.showProposal(r, a.Document, *a.Proposal) })
 	}
 	if a.Since != nil {
 		if a.Version != nil {
@@ -134,7 +148,7 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 		if a.Section != "" {
 			return "", refusef("read_document takes section or since, not both: since shows what changed as a diff; section reads a heading's part of a version.")
 		}
-		return s.changesSince(a.Document, *a.Since)
+		return s.read(ctx, func(r *docstore.Reader) (string, error) { return s.changesSince(r, a.Document, *a.Since) })
 	}
 	if a.Lines != "" && a.Section != "" {
 		return "", refusef("read_document takes lines or section, not both: section reads a heading's lines, numbered; lines reads the lines given.")
@@ -146,38 +160,48 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 			return "", refusef("read_document's version is a version number, 1 or more; it got %d. Leave it out to read the latest.", version)
 		}
 	}
-	if a.Lines != "" {
-		return s.someLines(a.Document, version, a.Lines)
-	}
-	if strings.TrimSpace(a.Section) != "" {
-		return s.section(a.Document, version, a.Section)
-	}
-	read, err := s.docs.ReadNoted(a.Document, version, MaxLinksShown, s.author(ctx), NotesShown)
+	reader := s.author(ctx)
+	return s.read(ctx, func(r *docstore.Reader) (string, error) {
+		if a.Lines != "" {
+			return s.someLines(r, a.Document, version, a.Lines)
+		}
+		if strings.TrimSpace(a.Section) != "" {
+			return s.section(r, a.Document, version, a.Section)
+		}
+		return s.readWhole(r, a.Document, version, reader)
+	})
+}
+
+// readWhole is read_document of a whole version: its header, its text, and after it the
+// document's links (of the latest version), the open proposals and comments.
+func (s *Server) readWhole(r *docstore.Reader, name string, version int, reader docstore.Author) (string, error) {
+	d, v, err := r.Read(name, version)
 	if err != nil {
-		return "", s.explain(err, a.Document)
+		return "", s.explain(err, name)
 	}
-	d, v, ls, notes := read.Document, read.Version, read.Links, read.Notes
-	head, err := s.versionHead(d, v)
+	notes, err := r.Notes(d.ID, v.Number, reader, NotesShown)
 	if err != nil {
 		return "", err
 	}
 	var links string
 	if v.Number == d.Version {
+		ls, err := r.Links(d, MaxLinksShown)
+		if err != nil {
+			return "", err
+		}
 		links = strings.Join(s.afterText(d, ls), "\n")
 	}
-	return head + "\n\n" + afterText(v.Text, links, s.proposalNotes(notes), s.commentNotes(notes)), nil
+	names := r.Names()
+	return s.versionHead(names, d, v) + "\n\n" + afterText(v.Text, links, s.proposalNotes(names, notes), s.commentNotes(names, notes)), nil
 }
 
 // versionHead is the line read_document puts above a version.
-func (s *Server) versionHead(d docstore.Document, v docstore.Version) (string, error) {
-	var head string
-	err := s.names(func(names spaces.Names) {
-		head = fmt.Sprintf("%s · version %d of %d · saved by %s %s", s.link(d), v.Number, d.Version, by(names, v.Author), when(v.At))
-		if v.Title != d.Title {
-			head += fmt.Sprintf(" · titled %q then", v.Title)
-		}
-	})
-	return head, err
+func (s *Server) versionHead(names spaces.Names, d docstore.Document, v docstore.Version) string {
+	head := fmt.Sprintf("%s · version %d of %d · saved by %s %s", s.link(d), v.Number, d.Version, by(names, v.Author), when(v.At))
+	if v.Title != d.Title {
+		head += fmt.Sprintf(" · titled %q then", v.Title)
+	}
+	return head
 }
 
 type writeDocumentArgs struct {
@@ -195,7 +219,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 		if strings.TrimSpace(a.Title) == "" {
 			return "", refusef("write_document needs a title to make a new document; to replace an existing one's text, name it (document).")
 		}
-		saved, err := s.docs.Create(a.Title, a.Text, docstore.KindWrite, s.author(ctx))
+		saved, err := s.docs.Create(ctx, a.Title, a.Text, docstore.KindWrite, s.author(ctx))
 		if err != nil {
 			return "", s.explain(err, a.Title)
 		}
@@ -207,7 +231,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 			return "", refusef("write_document's version is the version your text was based on, 1 or more; it got %d.", base)
 		}
 	}
-	saved, err := s.writer(ctx).Write(a.Document, a.Title, a.Text, base, s.author(ctx))
+	saved, err := s.writer(ctx).Write(ctx, a.Document, a.Title, a.Text, base, s.author(ctx))
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		return "", s.clashAnswer(clash)
@@ -227,7 +251,7 @@ func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (str
 	if strings.TrimSpace(a.Text) == "" {
 		return "", refusef("append_document needs some text to add; it got only white space.")
 	}
-	saved, err := s.writer(ctx).Append(a.Document, a.Text, s.author(ctx))
+	saved, err := s.writer(ctx).Append(ctx, a.Document, a.Text, s.author(ctx))
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
@@ -241,7 +265,7 @@ type editDocumentArgs struct {
 }
 
 func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string, error) {
-	saved, err := s.writer(ctx).Edit(a.Document, a.Old, *a.New, s.author(ctx))
+	saved, err := s.writer(ctx).Edit(ctx, a.Document, a.Old, *a.New, s.author(ctx))
 	var (
 		miss *docstore.EditMissError
 		many *docstore.EditManyError

@@ -32,15 +32,16 @@ type fuzzServer struct {
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
 	db := kvtest.Open(tb)
+	ctx := tb.Context()
 	ana := docstore.Author{By: "person:ana"}
 	docs := docstore.New(db, "personal")
-	if _, err := docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, ana); err != nil {
+	if _, err := docs.Create(ctx, "Launch plan", "Record the trailer.\n", docstore.KindWrite, ana); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := docs.Append("Launch plan", "Book the studio.", ana); err != nil {
+	if _, err := docs.Append(ctx, "Launch plan", "Book the studio.", ana); err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := threads.New(db, "personal").Say("pricing", "Pricing", threads.Message{From: "person:ana", Text: "12 a month."}); err != nil {
+	if _, err := threads.New(db, "personal").Say(ctx, "pricing", "Pricing", threads.Message{From: "person:ana", Text: "12 a month."}); err != nil {
 		tb.Fatal(err)
 	}
 	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "a", For: "ana", Logger: slog.New(slog.DiscardHandler)})
@@ -51,7 +52,6 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	ctx := context.Background()
 	if err := c.Start(ctx); err != nil {
 		tb.Fatal(err)
 	}

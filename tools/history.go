@@ -5,16 +5,15 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // changesSince answers read_document with since: who made each version after it, and the
 // unified diff from it to the latest.
-func (s *Server) changesSince(name string, since int) (string, error) {
+func (s *Server) changesSince(r *docstore.Reader, name string, since int) (string, error) {
 	if since < 1 {
 		return "", refusef("read_document's since is a version number, 1 or more; it got %d.", since)
 	}
-	d, vs, diff, err := s.docs.Since(name, since)
+	d, vs, diff, err := r.Since(name, since)
 	if err != nil {
 		return "", s.explain(err, name)
 	}
@@ -23,17 +22,16 @@ func (s *Server) changesSince(name string, since int) (string, error) {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s · changes since version %d, now version %d:\n", s.link(d), since, d.Version)
-	err = s.names(func(names spaces.Names) {
-		for _, v := range vs {
-			fmt.Fprintf(&b, "- version %d · %s · by %s %s · %s\n", v.Number, v.Kind, by(names, v.Author), when(v.At), lines(v.Added, v.Removed))
-		}
-	})
+	names := r.Names()
+	for _, v := range vs {
+		fmt.Fprintf(&b, "- version %d · %s · by %s %s · %s\n", v.Number, v.Kind, by(names, v.Author), when(v.At), lines(v.Added, v.Removed))
+	}
 	if diff == "" {
 		b.WriteString("\nThe text is the same as in version " + fmt.Sprint(since) + ".")
 	} else {
 		b.WriteString("\n" + quoteFenced("diff", strings.TrimSuffix(diff, "\n")))
 	}
-	return b.String(), err
+	return b.String(), nil
 }
 
 // clashAnswer refuses a write from an old version whose changes clash with newer ones,

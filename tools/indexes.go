@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -15,7 +16,7 @@ import (
 // or before links), so that the first list_documents or list_conversations with a query
 // doesn't pay for it: a server calls it before it serves. Past a second, progress is said on
 // log, every second.
-func EnsureIndexes(db kv.DB, space string, log *slog.Logger) error {
+func EnsureIndexes(ctx context.Context, db kv.DB, space string, log *slog.Logger) error {
 	progress := func(what string) func(done, total int) {
 		start := time.Now()
 		shown := start // the last line shown; the first comes a second in
@@ -26,14 +27,14 @@ func EnsureIndexes(db kv.DB, space string, log *slog.Logger) error {
 			}
 		}
 	}
-	if err := docstore.New(db, space).EnsureIndex(progress("indexing documents for search")); err != nil {
+	if err := docstore.New(db, space).EnsureIndex(ctx, progress("indexing documents for search")); err != nil {
 		return fmt.Errorf("building the search index of the documents: %w", err)
 	}
-	if err := threads.New(db, space).EnsureIndex(progress("indexing conversations for search")); err != nil {
+	if err := threads.New(db, space).EnsureIndex(ctx, progress("indexing conversations for search")); err != nil {
 		return fmt.Errorf("building the search index of the conversations: %w", err)
 	}
 	// The links index is a step of its own, with its own progress.
-	if err := docstore.New(db, space).EnsureLinks(progress("reading the documents' links")); err != nil {
+	if err := docstore.New(db, space).EnsureLinks(ctx, progress("reading the documents' links")); err != nil {
 		return fmt.Errorf("building the links index of the documents: %w", err)
 	}
 	return nil

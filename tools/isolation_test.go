@@ -34,32 +34,36 @@ type isolation struct {
 func newIsolation(t *testing.T) *isolation {
 	t.Helper()
 	db := kvtest.Open(t)
+	ctx := t.Context()
 	ana := docstore.Author{By: "person:ana"}
 	launch := docstore.New(db, "launch")
-	if _, err := launch.Create("Secret plan", "launch only\n", docstore.KindWrite, ana); err != nil {
+	if _, err := launch.Create(ctx, "Secret plan", "launch only\n", docstore.KindWrite, ana); err != nil {
 		t.Fatal(err)
 	}
-	saved, err := launch.Append("Secret plan", "Keep it quiet.", ana)
+	saved, err := launch.Append(ctx, "Secret plan", "Keep it quiet.", ana)
 	if err != nil {
 		t.Fatal(err)
 	}
 	is := &isolation{db: db, secret: saved.Document, secretConv: "launch-chat"}
-	_, v, _ := launch.Read(is.secret.ID, 0)
-	is.secretText = v.Text
+	launch.View(ctx, func(r *docstore.Reader) error {
+		_, v, _ := r.Read(is.secret.ID, 0)
+		is.secretText = v.Text
+		return nil
+	})
 	lt := threads.New(db, "launch")
 	for _, text := range []string{"The launch is on the 12th.", "Tell nobody outside launch."} {
-		m, err := lt.Say(is.secretConv, "Launch chat", threads.Message{From: "person:ana", Text: text})
+		m, err := lt.Say(ctx, is.secretConv, "Launch chat", threads.Message{From: "person:ana", Text: text})
 		if err != nil {
 			t.Fatal(err)
 		}
 		is.secretMsgs = append(is.secretMsgs, m)
 	}
 	// Ours: a document and a conversation, so that answers aren't empty for want of any.
-	if _, err := docstore.New(db, "personal").Create("Public notes", "nothing secret\n", docstore.KindWrite, ana); err != nil {
+	if _, err := docstore.New(db, "personal").Create(ctx, "Public notes", "nothing secret\n", docstore.KindWrite, ana); err != nil {
 		t.Fatal(err)
 	}
 	is.ourConv, is.ourText = "chat", "Hello from personal."
-	if _, err := threads.New(db, "personal").Say(is.ourConv, "Chat", threads.Message{From: "person:ana", Text: is.ourText}); err != nil {
+	if _, err := threads.New(db, "personal").Say(ctx, is.ourConv, "Chat", threads.Message{From: "person:ana", Text: is.ourText}); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", Logger: slog.New(slog.DiscardHandler)})
@@ -71,7 +75,6 @@ func newIsolation(t *testing.T) *isolation {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { is.c.Close() })
-	ctx := context.Background()
 	if err := is.c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +190,7 @@ func TestAnotherSpaceIsInvisible(t *testing.T) {
 	}
 
 	// Resources: named by id only, and only this space's.
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, uri := range []string{
 		tools.DocumentURI(id),
 		tools.DocumentURI(id) + "/v/1",
@@ -250,18 +253,33 @@ func TestAnotherSpaceIsInvisible(t *testing.T) {
 	}
 
 	// Nothing of the other space changed.
-	d, v, err := docstore.New(is.db, "launch").Read(id, 0)
+	var (
+		d     docstore.Document
+		v     docstore.Version
+		total int
+	)
+	err = docstore.New(is.db, "launch").View(ctx, func(r *docstore.Reader) (err error) {
+		if d, v, err = r.Read(id, 0); err != nil {
+			return err
+		}
+		_, total, err = r.List(10)
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Title != "Secret plan" || d.Version != 2 || v.Text != is.secretText {
 		t.Errorf("the other space's document is now %q, version %d: %q", d.Title, d.Version, v.Text)
 	}
-	msgs, _, err := threads.New(is.db, "launch").Page(is.secretConv, 100, "")
+	if total != 1 {
+		t.Errorf("the other space has %d documents, want 1", total)
+	}
+	var msgs []threads.Message
+	err = threads.New(is.db, "launch").View(ctx, func(r *threads.Reader) (err error) {
+		msgs, _, err = r.Page(is.secretConv, 100, "")
+		return err
+	})
 	if err != nil || len(msgs) != len(is.secretMsgs) {
 		t.Errorf("the other space's conversation has %d messages (%v), want %d", len(msgs), err, len(is.secretMsgs))
-	}
-	if _, total, _ := docstore.New(is.db, "launch").List(10); total != 1 {
-		t.Errorf("the other space has %d documents, want 1", total)
 	}
 }

@@ -78,7 +78,7 @@ func brokenName(b docstore.BrokenLink) string {
 }
 
 // linkedDocuments answers list_documents with linked_from, links_to or links.
-func (s *Server) linkedDocuments(a *listDocumentsArgs, limit int) (string, error) {
+func (s *Server) linkedDocuments(r *docstore.Reader, a *listDocumentsArgs, limit int) (string, error) {
 	given := 0
 	for _, v := range []string{a.Query, a.LinkedFrom, a.LinksTo, a.Links} {
 		if strings.TrimSpace(v) != "" {
@@ -90,27 +90,31 @@ func (s *Server) linkedDocuments(a *listDocumentsArgs, limit int) (string, error
 	}
 	switch {
 	case a.LinkedFrom != "":
-		return s.neighbours(a.LinkedFrom, limit, true)
+		return s.neighbours(r, a.LinkedFrom, limit, true)
 	case a.LinksTo != "":
-		return s.neighbours(a.LinksTo, limit, false)
+		return s.neighbours(r, a.LinksTo, limit, false)
 	}
 	switch strings.ToLower(strings.TrimSpace(a.Links)) {
 	case "none", "unlinked", "orphans":
-		return s.unlinked(limit)
+		return s.unlinked(r, limit)
 	case "broken":
-		return s.brokenLinks(limit)
+		return s.brokenLinks(r, limit)
 	}
 	return "", refusef("list_documents's links is none (the documents nothing links to) or broken (the links to no document); it got %q.", short(a.Links))
 }
 
 // neighbours lists the documents name links to (out), or those that link to it.
-func (s *Server) neighbours(name string, limit int, out bool) (string, error) {
+func (s *Server) neighbours(r *docstore.Reader, name string, limit int, out bool) (string, error) {
 	if id, ok := mdscan.DocumentID(name); ok {
 		name = id
 	}
-	d, ls, err := s.docs.Links(name, limit)
+	d, err := r.Find(name)
 	if err != nil {
 		return "", s.explain(err, name)
+	}
+	ls, err := r.Links(d, limit)
+	if err != nil {
+		return "", err
 	}
 	docs, total := ls.From, ls.FromTotal
 	head := fmt.Sprintf("Documents that link to %s", s.link(d))
@@ -130,9 +134,7 @@ func (s *Server) neighbours(name string, limit int, out bool) (string, error) {
 	default:
 		fmt.Fprintf(&b, "%s (%d)%s:\n", head, total, order)
 	}
-	if err := s.rows(&b, docs); err != nil {
-		return "", err
-	}
+	s.rows(&b, r.Names(), docs)
 	if len(docs) < total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d).\n", total-len(docs), MaxListLimit)
 	}
@@ -144,21 +146,19 @@ func (s *Server) neighbours(name string, limit int, out bool) (string, error) {
 }
 
 // rows lists docs as list_documents does, one a line with how it opens under it.
-func (s *Server) rows(b *strings.Builder, docs []docstore.Document) error {
-	return s.names(func(names spaces.Names) {
-		for _, d := range docs {
-			fmt.Fprintf(b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
-			opens := gist(d.Opens, 100)
-			if opens == "" {
-				opens = "(empty)"
-			}
-			fmt.Fprintf(b, "  opens: %s\n", opens)
+func (s *Server) rows(b *strings.Builder, names spaces.Names, docs []docstore.Document) {
+	for _, d := range docs {
+		fmt.Fprintf(b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
+		opens := gist(d.Opens, 100)
+		if opens == "" {
+			opens = "(empty)"
 		}
-	})
+		fmt.Fprintf(b, "  opens: %s\n", opens)
+	}
 }
 
-func (s *Server) unlinked(limit int) (string, error) {
-	docs, total, err := s.docs.Unlinked(limit)
+func (s *Server) unlinked(r *docstore.Reader, limit int) (string, error) {
+	docs, total, err := r.Unlinked(limit)
 	if err != nil {
 		return "", err
 	}
@@ -171,17 +171,15 @@ func (s *Server) unlinked(limit int) (string, error) {
 	} else {
 		fmt.Fprintf(&b, "Documents nothing here links to (%d), latest saved first:\n", total)
 	}
-	if err := s.rows(&b, docs); err != nil {
-		return "", err
-	}
+	s.rows(&b, r.Names(), docs)
 	if len(docs) < total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d).\n", total-len(docs), MaxListLimit)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-func (s *Server) brokenLinks(limit int) (string, error) {
-	groups, total, err := s.docs.BrokenLinks(limit)
+func (s *Server) brokenLinks(r *docstore.Reader, limit int) (string, error) {
+	groups, total, err := r.BrokenLinks(limit)
 	if err != nil {
 		return "", err
 	}

@@ -11,17 +11,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Each call reads people's names with what it shows (its store is its own: see Server.in),
-// so that calls at once on one server share nothing they write (go test -race sees it), and
-// a name changed between calls shows in the next.
+// Each call reads people's names in the snapshot it reads the rest of what it shows
+// (Server.read), so that calls at once on one server share nothing they write (go test -race
+// sees it), and a name changed between calls shows in the next.
 func TestEachCallReadsTheNamesItShows(t *testing.T) {
 	db := kvtest.Open(t)
-	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+	ctx := t.Context()
+	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
 	s := reviewServer(t, db, false)
 	call := handlersOf(t, s)
-	ctx := context.Background()
 	call(ctx, "write_document", map[string]any{"title": "Other", "text": "# Other\n"})
 	call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n\nSee [[Other]].\nRecord the trailer.\nBook the studio.\n"})
 	calls := []struct {
@@ -61,7 +61,7 @@ func TestEachCallReadsTheNamesItShows(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := spaces.SetName(db, "ana", "Ana María"); err != nil {
+	if err := spaces.SetName(ctx, db, "ana", "Ana María"); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range calls {

@@ -61,7 +61,7 @@ func TestPresenderLinesAreMcpGos(t *testing.T) {
 	}
 	store := docstore.New(db, "personal")
 	for title, text := range map[string]string{"Big plan": big.String(), "Small note": "one line\n"} {
-		if _, err := store.Create(title, text, docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
+		if _, err := store.Create(t.Context(), title, text, docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
 			t.Fatal(err)
 		}
 	}

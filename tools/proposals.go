@@ -38,8 +38,7 @@ func (s *Server) proposedAnswer(saved docstore.Saved) string {
 	}
 	person := "the person"
 	if p.Author.For != "" {
-		person = p.Author.For
-		_ = s.names(func(n spaces.Names) { person = n.ShowString(p.Author.For) })
+		person = saved.Names.ShowString(p.Author.For) // the names as the proposal's write read them
 	}
 	return fmt.Sprintf("Proposed %s change %d%s: %s, waiting for %s's review.", s.link(saved.Document), p.Number, merged, lines(saved.Added, saved.Removed), person)
 }
@@ -65,39 +64,37 @@ func afterText(text string, blocks ...string) string {
 
 // proposalNotes is what read_document says of proposals after the text: the newest open
 // ones, and what became of the reader's since its latest.
-func (s *Server) proposalNotes(n docstore.Notes) string {
+func (s *Server) proposalNotes(names spaces.Names, n docstore.Notes) string {
 	if n.Open == 0 && len(n.Told) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	_ = s.names(func(names spaces.Names) {
-		if n.Open > 0 {
-			if len(n.Proposals) < n.Open {
-				fmt.Fprintf(&b, "Open proposals (%d of %d, newest first):", len(n.Proposals), n.Open)
-			} else {
-				fmt.Fprintf(&b, "Open proposals (%d):", n.Open)
-			}
-			for _, p := range n.Proposals {
-				fmt.Fprintf(&b, "\n- change %d by %s · %s · %s", p.Number, by(names, p.Author), lines(p.Added, p.Removed), age(p.At))
-			}
-			if len(n.Proposals) < n.Open {
-				fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", n.Open-len(n.Proposals))
-			}
-			b.WriteString("\nread_document with proposal: N shows one as a diff.")
+	if n.Open > 0 {
+		if len(n.Proposals) < n.Open {
+			fmt.Fprintf(&b, "Open proposals (%d of %d, newest first):", len(n.Proposals), n.Open)
+		} else {
+			fmt.Fprintf(&b, "Open proposals (%d):", n.Open)
 		}
-		if len(n.Told) > 0 {
-			if b.Len() > 0 {
-				b.WriteString("\n\n")
-			}
-			b.WriteString("What became of your proposals:")
-			for _, p := range n.Told {
-				b.WriteString("\n- " + decision(names, p))
-			}
-			if n.ToldMore > 0 {
-				fmt.Fprintf(&b, "\n…and %d more decided.", n.ToldMore)
-			}
+		for _, p := range n.Proposals {
+			fmt.Fprintf(&b, "\n- change %d by %s · %s · %s", p.Number, by(names, p.Author), lines(p.Added, p.Removed), age(p.At))
 		}
-	})
+		if len(n.Proposals) < n.Open {
+			fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", n.Open-len(n.Proposals))
+		}
+		b.WriteString("\nread_document with proposal: N shows one as a diff.")
+	}
+	if len(n.Told) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("What became of your proposals:")
+		for _, p := range n.Told {
+			b.WriteString("\n- " + decision(names, p))
+		}
+		if n.ToldMore > 0 {
+			fmt.Fprintf(&b, "\n…and %d more decided.", n.ToldMore)
+		}
+	}
 	return b.String()
 }
 
@@ -138,11 +135,11 @@ func age(t time.Time) string {
 
 // showProposal answers read_document with proposal: that proposal's change as a unified
 // diff against the version it was made on, with its status.
-func (s *Server) showProposal(name string, n int) (string, error) {
+func (s *Server) showProposal(r *docstore.Reader, name string, n int) (string, error) {
 	if n < 1 {
 		return "", refusef("read_document's proposal is a proposal's number (change N), 1 or more; it got %d.", n)
 	}
-	d, p, base, err := s.docs.Proposal(name, n)
+	d, p, base, err := r.Proposal(name, n)
 	var none *docstore.NoProposalError
 	switch {
 	case errors.As(err, &none):
@@ -154,26 +151,25 @@ func (s *Server) showProposal(name string, n int) (string, error) {
 		return "", s.explain(err, name)
 	}
 	var b strings.Builder
-	err = s.names(func(names spaces.Names) {
-		fmt.Fprintf(&b, "%s · change %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
-		if d.Version != p.Base {
-			fmt.Fprintf(&b, " (now version %d)", d.Version)
+	names := r.Names()
+	fmt.Fprintf(&b, "%s · change %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
+	if d.Version != p.Base {
+		fmt.Fprintf(&b, " (now version %d)", d.Version)
+	}
+	if p.Status == docstore.StatusOpen {
+		person := "the person"
+		if p.Author.For != "" {
+			person = names.ShowString(p.Author.For)
 		}
-		if p.Status == docstore.StatusOpen {
-			person := "the person"
-			if p.Author.For != "" {
-				person = names.ShowString(p.Author.For)
-			}
-			fmt.Fprintf(&b, " · open, waiting for %s's review", person)
-		} else {
-			b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("change %d was ", p.Number)), "."))
-		}
-	})
+		fmt.Fprintf(&b, " · open, waiting for %s's review", person)
+	} else {
+		b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("change %d was ", p.Number)), "."))
+	}
 	diff := linediff.Unified(fmt.Sprintf("%s v%d", base.Title, base.Number), fmt.Sprintf("%s change %d", p.Title, p.Number), base.Text, p.Text, 3)
 	if diff == "" {
 		b.WriteString("\n\nIt changes only the title, to “" + p.Title + "”.")
 	} else {
 		b.WriteString("\n\n" + quoteFenced("diff", strings.TrimSuffix(diff, "\n")))
 	}
-	return b.String(), err
+	return b.String(), nil
 }

@@ -37,6 +37,17 @@ func handlersOf(t *testing.T, s *Server) func(ctx context.Context, tool string, 
 	}
 }
 
+// view gives what fn reads in one snapshot of s (docstore.Store.View), read afresh on each
+// run of fn, as View may run it more than once.
+func view[T any](t testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
+	var got T
+	err := s.View(t.Context(), func(r *docstore.Reader) (err error) {
+		got, err = fn(r)
+		return err
+	})
+	return got, err
+}
+
 func reviewServer(t *testing.T, db kv.DB, review bool) *Server {
 	return &Server{cfg: Config{Space: "personal", Agent: "north", For: "ana", Review: review}, db: db, docs: docstore.New(db, "personal"), threads: threads.New(db, "personal"), log: slog.Default()}
 }
@@ -46,11 +57,11 @@ func reviewServer(t *testing.T, db kv.DB, review bool) *Server {
 // A token can ask for review mode on a server that isn't in it.
 func TestReviewModeThroughTheTools(t *testing.T) {
 	db := kvtest.Open(t)
-	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+	ctx := t.Context()
+	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
 	call := handlersOf(t, reviewServer(t, db, true))
-	ctx := context.Background()
 	made, isErr := call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n\nRecord the trailer.\n"})
 	if isErr || !strings.HasPrefix(made, "Saved [Plan](") {
 		t.Fatalf("a new document in review mode: %q", made)
@@ -85,10 +96,10 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 		t.Errorf("proposal with version: %v %q", isErr, got)
 	}
 	docs := docstore.New(db, "personal")
-	if _, err := docs.Decline("Plan", 1, docstore.Author{By: "person:ana"}, "Monday is taken."); err != nil {
+	if _, err := docs.Decline(ctx, "Plan", 1, docstore.Author{By: "person:ana"}, "Monday is taken."); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := docs.Accept("Plan", 2, docstore.Author{By: "person:ana"}, nil, linediff.Clash); err != nil {
+	if _, _, err := docs.Accept(ctx, "Plan", 2, docstore.Author{By: "person:ana"}, nil, linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	read, _ = call(ctx, "read_document", map[string]any{"document": "Plan"})
@@ -119,7 +130,7 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 	if got, isErr := plain(readOnly, "append_document", map[string]any{"document": "Plan", "text": "x"}); !isErr || !strings.Contains(got, "read-only") {
 		t.Errorf("a read-only review token: %v %q", isErr, got)
 	}
-	if d, _ := docs.Find("Plan"); d.Review.Proposals != 3 {
+	if d, _ := view(t, docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find("Plan") }); d.Review.Proposals != 3 {
 		t.Errorf("proposals made: %d, want 3", d.Review.Proposals)
 	}
 }
@@ -129,15 +140,15 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 // the outdated with what their lines said; the refusals say what to do.
 func TestCommentsThroughTheTools(t *testing.T) {
 	db := kvtest.Open(t)
-	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+	ctx := t.Context()
+	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
 	call := handlersOf(t, reviewServer(t, db, false))
-	ctx := context.Background()
 	call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n\nRecord the trailer.\nBook the studio.\n"})
 	docs := docstore.New(db, "personal")
 	ana := docstore.Author{By: "person:ana"}
-	if _, err := docs.Comment("Plan", docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 4}, Text: "Which day?", Author: ana}); err != nil {
+	if _, err := docs.Comment(ctx, "Plan", docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 4}, Text: "Which day?", Author: ana}); err != nil {
 		t.Fatal(err)
 	}
 	got, isErr := call(ctx, "comment_document", map[string]any{"document": "Plan", "reply_to": 1, "text": "Monday: the studio is free then."})
@@ -204,11 +215,11 @@ func TestReviewIsBounded(t *testing.T) {
 		t.Skip("makes 10,000 proposals")
 	}
 	db := kvtest.Open(t)
-	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+	ctx := t.Context()
+	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
 	call := handlersOf(t, reviewServer(t, db, true))
-	ctx := context.Background()
 	call(ctx, "write_document", map[string]any{"title": "Plan", "text": "# Plan\n"})
 	docs := docstore.New(db, "personal").Proposing()
 	north := docstore.Author{By: "agent:north", For: "person:ana"}
@@ -218,7 +229,7 @@ func TestReviewIsBounded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 200 {
-				if _, err := docs.Append("Plan", fmt.Sprintf("- item %d.%d", w, i), north); err != nil {
+				if _, err := docs.Append(ctx, "Plan", fmt.Sprintf("- item %d.%d", w, i), north); err != nil {
 					t.Error(err)
 					return
 				}

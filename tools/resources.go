@@ -25,6 +25,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -99,19 +100,22 @@ func (s *Server) prepareResources(ctx context.Context, id any, message any) erro
 		return fmt.Errorf("resources/list: the cursor %q is not one this server gave; list again without a cursor", short(req.Params.Cursor))
 	}
 	s = s.in(ctx)
-	docs, next, err := s.docs.Page(after, ResourcePage)
-	if err != nil {
-		s.log.Error("listing documents as resources", "err", err)
-		return errors.New("resources/list failed inside the server (it was logged there); try again")
-	}
-	page := preparedPage{resources: []mcp.Resource{}}
-	err = s.names(func(names spaces.Names) {
+	var page preparedPage
+	var next string
+	err := s.docs.View(ctx, func(r *docstore.Reader) error {
+		docs, n, err := r.Page(after, ResourcePage)
+		if err != nil {
+			return err
+		}
+		page, next = preparedPage{resources: []mcp.Resource{}}, n
+		names := r.Names()
 		for _, d := range docs {
 			page.resources = append(page.resources, s.resource(names, d))
 		}
+		return nil
 	})
 	if err != nil {
-		s.log.Error("reading people's names for the resource list", "err", err)
+		s.log.Error("listing documents as resources", "err", err)
 		return errors.New("resources/list failed inside the server (it was logged there); try again")
 	}
 	if next != "" {
@@ -199,7 +203,11 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 	if err != nil {
 		return nil, err
 	}
-	d, v, err := s.docs.Read(id, version)
+	var (
+		d docstore.Document
+		v docstore.Version
+	)
+	err = s.docs.View(ctx, func(r *docstore.Reader) (err error) { d, v, err = r.Read(id, version); return err })
 	var nover *docstore.NoVersionError
 	if errors.As(err, &nover) {
 		d = nover.Document
@@ -254,36 +262,37 @@ func (c completer) CompletePromptArgument(ctx context.Context, _ string, arg mcp
 	c = completer{c.s.in(ctx)}
 	switch arg.Name {
 	case "document":
-		return c.documents(arg.Value, func(d docstore.Document) string { return d.Title })
+		return c.documents(ctx, arg.Value, func(d docstore.Document) string { return d.Title })
 	case "conversation":
-		return c.conversations(arg.Value)
+		return c.conversations(ctx, arg.Value)
 	}
 	return &mcp.Completion{Values: []string{}}, nil
 }
 
 // CompleteResourceArgument completes the document templates' id with document ids (matching
 // the start of an id or words of a title) and n with the versions of the document id names.
-func (c completer) CompleteResourceArgument(rctx context.Context, uri string, arg mcp.CompleteArgument, ctx mcp.CompleteContext) (*mcp.Completion, error) {
-	c = completer{c.s.in(rctx)}
+func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	c = completer{c.s.in(ctx)}
 	if uri != latestTemplate && uri != versionTemplate {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
 	switch arg.Name {
 	case "id":
-		return c.documents(arg.Value, func(d docstore.Document) string { return d.ID })
+		return c.documents(ctx, arg.Value, func(d docstore.Document) string { return d.ID })
 	case "n":
-		return c.versions(ctx.Arguments["id"], arg.Value)
+		return c.versions(ctx, cc.Arguments["id"], arg.Value)
 	}
 	return &mcp.Completion{Values: []string{}}, nil
 }
 
 // documents completes typed with the documents whose id starts with it or whose title
 // starts with it (these first) or contains its words, latest saved first.
-func (c completer) documents(typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
+func (c completer) documents(ctx context.Context, typed string, value func(docstore.Document) string) (*mcp.Completion, error) {
 	if tooLongToName(typed) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	docs, _, err := c.s.docs.List(completionScan)
+	var docs []docstore.Document
+	err := c.s.docs.View(ctx, func(r *docstore.Reader) (err error) { docs, _, err = r.List(completionScan); return err })
 	if err != nil {
 		return nil, fmt.Errorf("listing documents to complete %q: %w", short(typed), err)
 	}
@@ -294,11 +303,12 @@ func (c completer) documents(typed string, value func(docstore.Document) string)
 	return m.completion(), nil
 }
 
-func (c completer) conversations(typed string) (*mcp.Completion, error) {
+func (c completer) conversations(ctx context.Context, typed string) (*mcp.Completion, error) {
 	if tooLongToName(typed) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	convs, err := c.s.threads.Recent(completionScan, c.s.cfg.Thread)
+	var convs []threads.Conversation
+	err := c.s.threads.View(ctx, func(r *threads.Reader) (err error) { convs, err = r.Recent(completionScan, c.s.cfg.Thread); return err })
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations to complete %q: %w", short(typed), err)
 	}
@@ -311,12 +321,13 @@ func (c completer) conversations(typed string) (*mcp.Completion, error) {
 
 // versions completes n with the version numbers of document id that start with typed,
 // latest first.
-func (c completer) versions(id, typed string) (*mcp.Completion, error) {
+func (c completer) versions(ctx context.Context, id, typed string) (*mcp.Completion, error) {
 	typed = strings.TrimSpace(typed)
 	if len(typed) > 20 { // no version number is that long
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	d, err := c.s.docs.Find(id)
+	var d docstore.Document
+	err := c.s.docs.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(id); return err })
 	if err != nil || d.ID != id {
 		return &mcp.Completion{Values: []string{}}, nil
 	}

@@ -29,28 +29,29 @@ type resourceFixture struct {
 func newResourceFixture(t *testing.T, extra int) *resourceFixture {
 	t.Helper()
 	db := kvtest.Open(t)
+	ctx := t.Context()
 	at := time.Date(2026, 11, 8, 10, 0, 0, 0, time.UTC)
 	clock := func() time.Time { at = at.Add(time.Minute); return at }
 	f := &resourceFixture{db: db, docs: docstore.New(db, "personal").WithClock(clock)}
 	ana := docstore.Author{By: "person:ana"}
 	for i := range extra {
-		if _, err := f.docs.Create(fmt.Sprintf("Note %03d", i), fmt.Sprintf("note %d\n", i), docstore.KindWrite, ana); err != nil {
+		if _, err := f.docs.Create(ctx, fmt.Sprintf("Note %03d", i), fmt.Sprintf("note %d\n", i), docstore.KindWrite, ana); err != nil {
 			t.Fatal(err)
 		}
 	}
-	saved, err := f.docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, ana)
+	saved, err := f.docs.Create(ctx, "Launch plan", "Record the trailer.\n", docstore.KindWrite, ana)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.docs.Append(saved.Document.ID, "Book the studio.", ana); err != nil {
+	if _, err := f.docs.Append(ctx, saved.Document.ID, "Book the studio.", ana); err != nil {
 		t.Fatal(err)
 	}
-	last, err := f.docs.Edit(saved.Document.ID, "trailer", "teaser", docstore.Author{By: "agent:north", For: "person:ana"})
+	last, err := f.docs.Edit(ctx, saved.Document.ID, "trailer", "teaser", docstore.Author{By: "agent:north", For: "person:ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.plan = last.Document
-	other, err := docstore.New(db, "elsewhere").WithClock(clock).Create("Secret plan", "not yours\n", docstore.KindWrite, ana)
+	other, err := docstore.New(db, "elsewhere").WithClock(clock).Create(ctx, "Secret plan", "not yours\n", docstore.KindWrite, ana)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,6 @@ func newResourceFixture(t *testing.T, extra int) *resourceFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.c.Close() })
-	ctx := context.Background()
 	if err := f.c.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestResourcesListLatestFirst(t *testing.T) {
 // document there from the first page to the last is listed once, none skipped.
 func TestResourcesListPages(t *testing.T) {
 	f := newResourceFixture(t, 2*ResourcePage+4)
-	ctx := context.Background()
+	ctx := t.Context()
 	var uris []string
 	var cursor mcp.Cursor
 	pages := 0
@@ -159,14 +159,14 @@ func TestResourcesListPages(t *testing.T) {
 			// Between pages: the oldest documents are saved (to the front of "latest saved
 			// first"), one is made, and one not yet listed is deleted.
 			for i := range 5 {
-				if _, err := f.docs.Append(fmt.Sprintf("Note %03d", i), "saved between pages", ana); err != nil {
+				if _, err := f.docs.Append(ctx, fmt.Sprintf("Note %03d", i), "saved between pages", ana); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, err := f.docs.Create("Made between pages", "new\n", docstore.KindWrite, ana); err != nil {
+			if _, err := f.docs.Create(ctx, "Made between pages", "new\n", docstore.KindWrite, ana); err != nil {
 				t.Fatal(err)
 			}
-			d, err := f.docs.Delete("Note 010", ana)
+			d, err := f.docs.Delete(ctx, "Note 010", ana)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,7 +183,7 @@ func TestResourcesListPages(t *testing.T) {
 		t.Errorf("another space's document, or one deleted before its page, was listed")
 	}
 	for i := range 5 {
-		d, err := f.docs.Find(fmt.Sprintf("Note %03d", i))
+		d, err := view(t, f.docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(fmt.Sprintf("Note %03d", i)) })
 		if err != nil || !slices.Contains(uris, DocumentURI(d.ID)) {
 			t.Errorf("Note %03d, saved between pages, was skipped (%v)", i, err)
 		}
@@ -300,13 +300,14 @@ func TestReadDocumentResourceRefusals(t *testing.T) {
 
 func TestCompletions(t *testing.T) {
 	f := newResourceFixture(t, 3)
+	ctx := t.Context()
 	convs := threads.New(f.db, "personal")
 	for _, c := range []struct{ id, title string }{{"pricing", "Pricing"}, {"here", "This one"}, {"launch-talk", "Launch talk"}} {
-		if _, err := convs.Say(c.id, c.title, threads.Message{From: "person:ana", Text: "hello"}); err != nil {
+		if _, err := convs.Say(ctx, c.id, c.title, threads.Message{From: "person:ana", Text: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := threads.New(f.db, "elsewhere").Say("private", "Private", threads.Message{From: "person:ana", Text: "hi"}); err != nil {
+	if _, err := threads.New(f.db, "elsewhere").Say(ctx, "private", "Private", threads.Message{From: "person:ana", Text: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	latest := mcp.ResourceReference{Type: "ref/resource", URI: "compass://document/{id}"}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/search"
-	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 
@@ -92,8 +91,8 @@ func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	}
 }
 
-func (s *Server) searchDocuments(query string, limit int) (string, error) {
-	res, err := s.docs.Search(query, limit)
+func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (string, error) {
+	res, err := r.Search(query, limit)
 	if errors.Is(err, docstore.ErrQuery) {
 		return "", queryRefusal("list_documents")
 	} else if err != nil {
@@ -109,32 +108,31 @@ func (s *Server) searchDocuments(query string, limit int) (string, error) {
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
 	fmt.Fprintf(&b, "Documents for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
-	err = s.names(func(names spaces.Names) {
-		for _, f := range res.Found {
-			d := f.Document
-			fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
-			for _, l := range f.Hit.Lines {
-				fmt.Fprintf(&b, "  line %d: %s\n", l.Number, l.Text)
-			}
-			if len(f.Hit.Lines) == 0 {
-				b.WriteString("  (found in the title)\n")
-			}
+	names := r.Names()
+	for _, f := range res.Found {
+		d := f.Document
+		fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
+		for _, l := range f.Hit.Lines {
+			fmt.Fprintf(&b, "  line %d: %s\n", l.Number, l.Text)
 		}
-	})
+		if len(f.Hit.Lines) == 0 {
+			b.WriteString("  (found in the title)\n")
+		}
+	}
 	if len(res.Found) < res.Total {
 		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
 	}
 	searchNotes(&b, res.Query, res.Unread)
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // someLines answers read_document with lines: those lines of a version, numbered.
-func (s *Server) someLines(name string, version int, lines string) (string, error) {
+func (s *Server) someLines(rd *docstore.Reader, name string, version int, lines string) (string, error) {
 	r, err := docstore.ParseLineRange(lines)
 	if err != nil {
 		return "", refusef("read_document's lines %q won't do: %s. Give 120-180, 120- (to the end), -40 (the first 40) or 7.", short(lines), strings.TrimPrefix(err.Error(), docstore.ErrBadRange.Error()+": "))
 	}
-	d, v, part, err := s.docs.ReadLines(name, version, r)
+	d, v, part, err := rd.ReadLines(name, version, r)
 	var none *docstore.NoLinesError
 	if errors.As(err, &none) {
 		if none.Total == 0 {
@@ -144,7 +142,7 @@ func (s *Server) someLines(name string, version int, lines string) (string, erro
 	} else if err != nil {
 		return "", s.explain(err, name)
 	}
-	head, err := s.versionHead(d, v)
+	head := s.versionHead(rd.Names(), d, v)
 	var b strings.Builder
 	if part.First == part.Last {
 		fmt.Fprintf(&b, "%s · line %d of %d\n\n", head, part.First, part.Total)
@@ -152,11 +150,11 @@ func (s *Server) someLines(name string, version int, lines string) (string, erro
 		fmt.Fprintf(&b, "%s · lines %d-%d of %d\n\n", head, part.First, part.Last, part.Total)
 	}
 	numbered(&b, part)
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
-func (s *Server) searchConversations(query string, limit int) (string, error) {
-	res, err := s.threads.Search(query, limit, s.cfg.Thread)
+func (s *Server) searchConversations(r *threads.Reader, query string, limit int) (string, error) {
+	res, err := r.Search(query, limit, s.cfg.Thread)
 	if errors.Is(err, threads.ErrQuery) {
 		return "", queryRefusal("list_conversations")
 	} else if err != nil {
@@ -172,26 +170,25 @@ func (s *Server) searchConversations(query string, limit int) (string, error) {
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
 	fmt.Fprintf(&b, "Conversations for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
-	err = s.names(func(names spaces.Names) {
-		for _, f := range res.Found {
-			c := f.Conversation
-			last := c.Last
-			if last.IsZero() {
-				last = c.Created // nothing said yet but private steps
-			}
-			fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
-			for _, l := range f.Lines {
-				fmt.Fprintf(&b, "  [%s] %s: %s\n", when(l.Message.At), names.ShowString(l.Message.From), l.Line.Text)
-			}
-			if len(f.Lines) == 0 {
-				b.WriteString("  (found in the title)\n")
-			}
+	names := r.Names()
+	for _, f := range res.Found {
+		c := f.Conversation
+		last := c.Last
+		if last.IsZero() {
+			last = c.Created // nothing said yet but private steps
 		}
-	})
+		fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
+		for _, l := range f.Lines {
+			fmt.Fprintf(&b, "  [%s] %s: %s\n", when(l.Message.At), names.ShowString(l.Message.From), l.Line.Text)
+		}
+		if len(f.Lines) == 0 {
+			b.WriteString("  (found in the title)\n")
+		}
+	}
 	if len(res.Found) < res.Total {
 		fmt.Fprintf(&b, "%d more: call list_conversations with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
 	}
 	searchNotes(&b, res.Query, res.Unread)
 	b.WriteString("Read one with read_conversation (its id).\n")
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }

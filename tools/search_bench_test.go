@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -11,8 +12,8 @@ import (
 // BenchmarkReadDocumentLines is read_document of 40 lines in the middle of a 1 MB
 // document (20,000 lines), beside reading it whole.
 func BenchmarkReadDocumentLines(b *testing.B) {
-	s := storeFor(b, "lines-1mb", func(db kv.DB) (string, error) {
-		saved, err := docstore.New(db, "personal").Create("Big", joinLines(noteText(20_000, 1)), docstore.KindWrite, benchAuthor)
+	s := storeFor(b, "lines-1mb", func(ctx context.Context, db kv.DB) (string, error) {
+		saved, err := docstore.New(db, "personal").Create(ctx, "Big", joinLines(noteText(20_000, 1)), docstore.KindWrite, benchAuthor)
 		return saved.Document.ID, err
 	})
 	c := benchClient(b, s.db, "")

@@ -14,7 +14,7 @@ import (
 // A search finds nothing of another space, and nothing an agent did privately.
 func TestSearchShowsNothingOfAnotherSpaceNorPrivate(t *testing.T) {
 	is := newIsolation(t)
-	if _, err := threads.New(is.db, "personal").Say(is.ourConv, "", threads.Message{From: "agent:north", Text: "list_documents → zebra-step", Private: true}); err != nil {
+	if _, err := threads.New(is.db, "personal").Say(t.Context(), is.ourConv, "", threads.Message{From: "agent:north", Text: "list_documents → zebra-step", Private: true}); err != nil {
 		t.Fatal(err)
 	}
 	long := "public notes" + strings.Repeat(" the of", 10)

@@ -11,19 +11,18 @@ import (
 
 // section answers read_document with section: that heading's lines of a version, numbered
 // as lines numbers them.
-func (s *Server) section(name string, version int, section string) (string, error) {
-	d, v, part, at, err := s.docs.ReadSection(name, version, section)
+func (s *Server) section(r *docstore.Reader, name string, version int, section string) (string, error) {
+	d, v, part, at, err := r.ReadSection(name, version, section)
 	var none *docstore.NoSectionError
 	if errors.As(err, &none) {
 		return "", sectionRefusal(none)
 	} else if err != nil {
 		return "", s.explain(err, name)
 	}
-	head, err := s.versionHead(d, v)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · section %s, lines %d-%d of %d\n\n", head, strconv.Quote(at.Path), part.First, part.Last, part.Total)
+	fmt.Fprintf(&b, "%s · section %s, lines %d-%d of %d\n\n", s.versionHead(r.Names(), d, v), strconv.Quote(at.Path), part.First, part.Last, part.Total)
 	numbered(&b, part)
-	return strings.TrimSuffix(b.String(), "\n"), err
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // sectionRefusal says why no one section is the one asked for, naming the headings there are.

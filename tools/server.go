@@ -49,7 +49,7 @@ type Config struct {
 	// leading to next (a path of the page), for list_documents' sign_in; it returns
 	// ErrNoSignIn when this server may not hand one out now. Set only where that is safe: a
 	// one-person server whose page is on this machine (cmd/compass-mcp; docs/PAGE.md says why).
-	SignIn func(next string) (string, error)
+	SignIn func(ctx context.Context, next string) (string, error)
 	Logger *slog.Logger
 	// Review makes every agent's change a proposal, for the person to accept or decline
 	// (docstore.Store.Proposing); a token can ask for it too (access.Principal.Review).
@@ -171,6 +171,12 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		switch {
 		case errors.As(err, &r):
 			return mcp.NewToolResultError(string(r)), nil
+		case errors.Is(err, kv.ErrCanceled):
+			// The client canceled the call (notifications/cancelled), its connection ended,
+			// or its deadline passed: the store was told to stop, and this answer is for a
+			// client that may no longer wait for it.
+			s.log.Debug("tool canceled", "tool", name, "err", err)
+			return mcp.NewToolResultError(canceled(h.readOnly)), nil
 		case errors.Is(err, kv.ErrBusy):
 			return mcp.NewToolResultError("The data file is busy: another compass-mcp process has held it longer than this one waits. Try again in a moment; if it stays busy, tell the person."), nil
 		case errors.Is(err, kv.ErrDamaged):
@@ -284,21 +290,17 @@ func (s *Server) agent(ctx context.Context) string {
 	return "agent"
 }
 
-// in returns the server for the request: a copy of s, on the space the request works in
-// (s's, unless the request came through another space's endpoint, access.SpaceOf, already
-// checked by access), whose documents are the request's own. Their every read also reads
-// people's names (docstore.Store.WithNames), so that the answer shows who saved what as of
-// the state it read the rest from, without reading again; such a store is written by its
-// reads, so it is never shared between requests.
+// in returns the server for the request: s, or, when the request came through another
+// space's endpoint (access.SpaceOf, already checked by access), a copy of s on that space.
 func (s *Server) in(ctx context.Context) *Server {
-	c := *s
-	if space, ok := access.SpaceOf(ctx); ok && space != s.cfg.Space {
-		c.cfg.Space = space
-		c.docs = docstore.New(s.db, space)
-		c.threads = threads.New(s.db, space)
+	space, ok := access.SpaceOf(ctx)
+	if !ok || space == s.cfg.Space {
+		return s
 	}
-	c.docs = c.docs.WithNames()
-	c.threads = c.threads.Alongside(c.docs.ReadNames) // a conversation's names, read with it
+	c := *s
+	c.cfg.Space = space
+	c.docs = docstore.New(s.db, space)
+	c.threads = threads.New(s.db, space)
 	return &c
 }
 
@@ -360,6 +362,16 @@ func (w warnOnly) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (w warnOnly) WithAttrs(as []slog.Attr) slog.Handler { return warnOnly{w.Handler.WithAttrs(as)} }
 func (w warnOnly) WithGroup(g string) slog.Handler       { return warnOnly{w.Handler.WithGroup(g)} }
+
+// canceled is the answer to a call canceled before the store answered it: a read read
+// nothing; a write may have been committed just as it was canceled, so the model is told
+// to look first.
+func canceled(readOnly bool) string {
+	if readOnly {
+		return "The call was canceled before the store answered: nothing was read."
+	}
+	return "The call was canceled before the store answered: the change may or may not have been saved; read the document before making it again."
+}
 
 // unavailable is the answer to a call that could not reach the database (down, restarting,
 // or slower than the transaction's deadline): what happened, and what to do. A write whose

@@ -18,12 +18,12 @@ import (
 // whose SignIn says no, refuses, saying how the person signs in instead.
 func TestSignInLinkOnlyWhereAllowed(t *testing.T) {
 	db := kvtest.Open(t)
-	saved, err := docstore.New(db, "personal").Create("Launch plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"})
+	saved, err := docstore.New(db, "personal").Create(t.Context(), "Launch plan", "one\n", docstore.KindWrite, docstore.Author{By: "person:ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := saved.Document.ID
-	call := func(signIn func(string) (string, error), name string) (string, bool) {
+	call := func(signIn func(context.Context, string) (string, error), name string) (string, bool) {
 		t.Helper()
 		srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", SignIn: signIn, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
@@ -54,7 +54,7 @@ func TestSignInLinkOnlyWhereAllowed(t *testing.T) {
 		return res.Content[0].(mcp.TextContent).Text, res.IsError
 	}
 	var asked []string
-	link := func(next string) (string, error) {
+	link := func(_ context.Context, next string) (string, error) {
 		asked = append(asked, next)
 		return "http://127.0.0.1:7411/signin?code=c0de", nil
 	}
@@ -68,8 +68,8 @@ func TestSignInLinkOnlyWhereAllowed(t *testing.T) {
 	if text, isErr := call(link, "No such plan"); !isErr || !strings.Contains(text, "No document") {
 		t.Errorf("sign_in of a document that isn't: %v %q", isErr, text)
 	}
-	no := func(string) (string, error) { return "", tools.ErrNoSignIn }
-	for what, signIn := range map[string]func(string) (string, error){"no SignIn": nil, "SignIn says no": no} {
+	no := func(context.Context, string) (string, error) { return "", tools.ErrNoSignIn }
+	for what, signIn := range map[string]func(context.Context, string) (string, error){"no SignIn": nil, "SignIn says no": no} {
 		if text, isErr := call(signIn, "/"); !isErr || strings.Contains(text, "signin?code") || !strings.Contains(text, "compass-mcp open") {
 			t.Errorf("%s: %v %q", what, isErr, text)
 		}

@@ -47,12 +47,12 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	// The gate is for the other routes that must know who asks, too.
 	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent}
 	Route(mux, gate, s.Space, h.MCP)
-	if err := s.registerOAuth(mux, ln.Addr(), gate); err != nil { // before the gate is copied
+	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
 		ln.Close()
 		return err
 	}
 	web.MountMessages(mux, s.DB, gate, Guard)
-	defer s.mountPage(mux, h.Server, ln)()
+	defer s.mountPage(ctx, mux, h.Server, ln)()
 	h.Server.Handler = ToPage(s.PageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", s.Space, "for", "person:"+s.For, "data", s.Data)
 	return h.Serve(ctx, ln)
@@ -64,7 +64,7 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 // the others. The tokens it mints are the gate's token rows; the consent's sign-in is the
 // person's page's (nil when the page is not served beside /mcp, and then nobody can sign
 // in to allow an app). A PublicURL makes every request need a token.
-func (s Server) registerOAuth(mux *http.ServeMux, addr net.Addr, gate *access.Gate) error {
+func (s Server) registerOAuth(ctx context.Context, mux *http.ServeMux, addr net.Addr, gate *access.Gate) error {
 	issuer := "http://" + addr.String()
 	if s.PublicURL != "" {
 		issuer = s.PublicURL // oauth.New checks it
@@ -73,7 +73,7 @@ func (s Server) registerOAuth(mux *http.ServeMux, addr net.Addr, gate *access.Ga
 	if s.Page != nil { // a nil *web.Site in the interface would not be a nil Page
 		oc.Page = s.Page
 	}
-	as, err := oauth.New(oc)
+	as, err := oauth.New(ctx, oc)
 	if err != nil && s.PublicURL != "" {
 		return &PublicURLError{err}
 	} else if err != nil {
@@ -88,7 +88,7 @@ func (s Server) registerOAuth(mux *http.ServeMux, addr net.Addr, gate *access.Ga
 // mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
 // paths, and makes the server's address the link base; the func it returns withdraws the
 // page's record, once the server has stopped.
-func (s Server) mountPage(mux *http.ServeMux, hs *http.Server, ln net.Listener) (withdraw func()) {
+func (s Server) mountPage(ctx context.Context, mux *http.ServeMux, hs *http.Server, ln net.Listener) (withdraw func()) {
 	if s.Page == nil {
 		return func() {}
 	}
@@ -99,5 +99,5 @@ func (s Server) mountPage(mux *http.ServeMux, hs *http.Server, ln net.Listener) 
 	if s.Links != nil {
 		s.Links.Serving(url)
 	}
-	return s.Page.Mount(mux, hs, s.DB, url)
+	return s.Page.Mount(ctx, mux, hs, s.DB, url)
 }

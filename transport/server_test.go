@@ -44,12 +44,13 @@ func serveAll(t *testing.T, s Server) string {
 // messages endpoint behind the gate, and the page on the other paths (announced as the
 // link base, and where a browser opening /mcp is sent).
 func TestServerServesEveryRoute(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	srv, err := tools.New(db, tools.Config{Space: "personal", For: "ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	site, err := web.New(db, web.Config{Space: "personal", Me: "ana", Logger: slog.New(slog.DiscardHandler)})
+	site, err := web.New(ctx, db, web.Config{Space: "personal", Me: "ana", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func (m *Sessions) Check(next http.Handler) http.Handler {
 		p, _ := access.FromContext(r.Context())
 		if r.Method == http.MethodPost {
 			if client, ok := initializeOf(r); ok {
-				id, err := m.store.Begin(p, client)
+				id, err := m.store.Begin(r.Context(), p, client)
 				if err != nil {
 					unavailable(w, "beginning a session", err)
 					return
@@ -77,7 +77,7 @@ func (m *Sessions) Check(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // mcp-go refuses a POST without one, and gives a GET stream its own
 			return
 		}
-		sess, err := m.store.Check(id, p)
+		sess, err := m.store.Check(r.Context(), id, p)
 		if errors.Is(err, access.ErrNoSession) {
 			http.Error(w, "Session not found: start a new one with initialize", http.StatusNotFound)
 			return
@@ -168,7 +168,7 @@ func (s requestSessions) Validate(id string) (isTerminated bool, err error) {
 // it is the asker's).
 func (s requestSessions) Terminate(id string) (isNotAllowed bool, err error) {
 	p, _ := access.FromContext(s.r.Context())
-	if err := s.m.store.End(id, p); err != nil && !errors.Is(err, access.ErrNoSession) {
+	if err := s.m.store.End(s.r.Context(), id, p); err != nil && !errors.Is(err, access.ErrNoSession) {
 		return false, err
 	}
 	return false, nil

@@ -19,16 +19,17 @@ import (
 const initializeLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 // testServer is an MCP server with the tools the stdio tests need: echo answers its text,
-// wait blocks until release is closed, boom panics. calls counts the calls that reached a
-// tool.
+// wait says on waiting that a call waits and blocks until release is closed, boom panics.
+// calls counts the calls that reached a tool.
 type testServer struct {
 	*server.MCPServer
 	release chan struct{}
+	waiting chan struct{} // a value for each call of wait, as it begins to wait
 	calls   atomic.Int64
 }
 
 func newTestServer(t *testing.T) *testServer {
-	s := &testServer{MCPServer: server.NewMCPServer("test", "1"), release: make(chan struct{})}
+	s := &testServer{MCPServer: server.NewMCPServer("test", "1"), release: make(chan struct{}), waiting: make(chan struct{}, 64)}
 	t.Cleanup(func() {
 		select {
 		case <-s.release:
@@ -42,6 +43,7 @@ func newTestServer(t *testing.T) *testServer {
 	})
 	s.AddTool(mcp.NewTool("wait"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.calls.Add(1)
+		s.waiting <- struct{}{}
 		<-s.release
 		return mcp.NewToolResultText("released"), nil
 	})
@@ -239,8 +241,12 @@ func TestStdioStopsWhenTold(t *testing.T) {
 	fmt.Fprintln(inW, initializeLine)
 	fmt.Fprintln(inW, callLine(1, "wait", ""))
 	fmt.Fprintln(inW, callLine(2, "wait", ""))
-	for srv.calls.Load() < 2 {
-		time.Sleep(time.Millisecond)
+	for range 2 {
+		select {
+		case <-srv.waiting:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the calls read did not reach the tool within 10 s")
+		}
 	}
 	cancel()
 	go func() { _, _ = fmt.Fprintln(inW, callLine(3, "echo", "too late")) }()

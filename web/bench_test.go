@@ -42,6 +42,7 @@ func markdownOf(size int) string {
 // doesn't sync, to be quick), with a signed-in cookie.
 func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *bolt.File) {
 	b.Helper()
+	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "compass.db")
 	raw, err := bbolt.Open(path, 0o600, &bbolt.Options{NoSync: true})
 	if err != nil {
@@ -54,12 +55,12 @@ func benchSite(b *testing.B, fill func(*docstore.Store)) (*Site, *http.Cookie, *
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path})
+	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(site.Close)
-	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode(ctx, "ana", "personal", "/")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func BenchmarkDocumentPage(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				var id string
 				site, cookie, _ := benchSite(b, func(s *docstore.Store) {
-					saved, err := s.Create("Launch plan", markdownOf(size.bytes), docstore.KindWrite, agent)
+					saved, err := s.Create(b.Context(), "Launch plan", markdownOf(size.bytes), docstore.KindWrite, agent)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -138,6 +139,7 @@ const serverGC = 400
 func BenchmarkList(b *testing.B) {
 	for _, n := range []int{100, 10_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ctx := b.Context()
 			site, cookie, _ := benchSite(b, func(s *docstore.Store) {
 				// Many writers at once, so that bbolt's Batch commits them together.
 				var wg sync.WaitGroup
@@ -145,7 +147,7 @@ func BenchmarkList(b *testing.B) {
 				for w := range 100 {
 					wg.Go(func() {
 						for i := w; i < n; i += 100 {
-							if _, err := s.Create(fmt.Sprintf("Document %05d", i), "# Notes\n\nSome text to open with.\n", docstore.KindWrite, agent); err != nil {
+							if _, err := s.Create(ctx, fmt.Sprintf("Document %05d", i), "# Notes\n\nSome text to open with.\n", docstore.KindWrite, agent); err != nil {
 								select {
 								case errs <- err:
 								default:
@@ -182,9 +184,10 @@ func reportCPU(b *testing.B, start time.Duration) {
 // slowest. The save goes through the data file as another process's would; the page
 // learns of it by watching the file, not by being told.
 func BenchmarkLiveUpdate(b *testing.B) {
+	ctx := b.Context()
 	var id string
 	site, cookie, db := benchSite(b, func(s *docstore.Store) {
-		saved, err := s.Create("Launch plan", "one\n", docstore.KindWrite, agent)
+		saved, err := s.Create(ctx, "Launch plan", "one\n", docstore.KindWrite, agent)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -192,7 +195,7 @@ func BenchmarkLiveUpdate(b *testing.B) {
 	})
 	docs := docstore.New(db, "personal")
 	reportLive(b, follow(b, site, cookie, id, 1, func(int) bool { return b.Loop() }, func(i int) {
-		if _, err := docs.Append(id, fmt.Sprintf("line %d", i), agent); err != nil {
+		if _, err := docs.Append(ctx, id, fmt.Sprintf("line %d", i), agent); err != nil {
 			b.Fatal(err)
 		}
 	}))

@@ -53,7 +53,7 @@ func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	bl, err := store.Blame(id)
+	bl, err := store.Blame(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -67,28 +67,27 @@ func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 		v.Next = v.To + 1
 	}
 	pg := p.in(store.Space(), "Who wrote "+bl.Document.Title, "docs")
-	s.names(func(n spaces.Names) {
-		mark, lastBy := 0, ""
-		for _, run := range bl.Runs {
-			ver := bl.Versions[run.Version]
-			by := byWhom(n, ver.Author)
-			if lastBy != "" && by != lastBy {
-				mark = 1 - mark
-			}
-			newBy := by != lastBy
-			lastBy = by
-			lo, hi := max(run.First, v.From), min(run.First+run.Count-1, v.To)
-			if lo > hi {
-				continue
-			}
-			br := blameRun{Version: run.Version, Kind: ver.Kind, By: by, At: ver.At, Mark: mark, NewBy: newBy || lo == v.From, Previous: run.Version - 1}
-			for i := lo; i <= hi; i++ {
-				br.Lines = append(br.Lines, blameLine{N: i, Text: bl.Lines[i-1]})
-			}
-			v.Runs = append(v.Runs, br)
+	n := s.names(r.Context())
+	mark, lastBy := 0, ""
+	for _, run := range bl.Runs {
+		ver := bl.Versions[run.Version]
+		by := byWhom(n, ver.Author)
+		if lastBy != "" && by != lastBy {
+			mark = 1 - mark
 		}
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+		newBy := by != lastBy
+		lastBy = by
+		lo, hi := max(run.First, v.From), min(run.First+run.Count-1, v.To)
+		if lo > hi {
+			continue
+		}
+		br := blameRun{Version: run.Version, Kind: ver.Kind, By: by, At: ver.At, Mark: mark, NewBy: newBy || lo == v.From, Previous: run.Version - 1}
+		for i := lo; i <= hi; i++ {
+			br.Lines = append(br.Lines, blameLine{N: i, Text: bl.Lines[i-1]})
+		}
+		v.Runs = append(v.Runs, br)
+	}
+	pg.Who = n.Show(spaces.Person(p.Person))
 	pg.Data = &v
 	s.render(w, r, http.StatusOK, "blame", pg)
 }

@@ -13,13 +13,14 @@ import (
 // The blame page shows every line with the version that last changed it, a run a version,
 // linked to its diff, the author's runs marked; a long text is shown a page at a time.
 func TestBlamePage(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, err := f.docs.Create("Launch plan", "# Plan\nRecord the <trailer>.\nReview the page.\n", docstore.KindWrite, agent)
+	saved, err := f.docs.Create(ctx, "Launch plan", "# Plan\nRecord the <trailer>.\nReview the page.\n", docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := saved.Document.ID
-	if _, err := f.docs.Save(id, 0, "# Plan\nRecord the <trailer> on Tuesday.\nReview the page.\n", docstore.Author{By: "person:ana"}, linediff.Clash); err != nil {
+	if _, err := f.docs.Save(ctx, id, 0, "# Plan\nRecord the <trailer> on Tuesday.\nReview the page.\n", docstore.Author{By: "person:ana"}, linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	c := f.client()
@@ -52,7 +53,7 @@ func TestBlamePage(t *testing.T) {
 	for i := range BlameLines + 10 {
 		fmt.Fprintf(&text, "line %d\n", i+1)
 	}
-	long, err := f.docs.Create("Long", text.String(), docstore.KindWrite, agent)
+	long, err := f.docs.Create(ctx, "Long", text.String(), docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,17 +68,25 @@ func (s *Site) comments(w http.ResponseWriter, r *http.Request, p who) {
 // showComments renders the comments view; form, when set, is a refused comment's form.
 func (s *Site) showComments(w http.ResponseWriter, r *http.Request, p who, status int, form *commentsView) {
 	id := r.PathValue("id")
-	store, _, err := s.byID(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	d, v, err := store.Read(id, 0)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	cr, err := store.Comments(id, v.Number, docstore.MaxOpenComments, docstore.MaxReplies)
+	var (
+		d     docstore.Document
+		v     docstore.Version
+		cr    docstore.CommentsRead
+		names spaces.Names
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		if _, err = findByID(rd, id); err != nil {
+			return err
+		}
+		if d, v, err = rd.Read(id, 0); err != nil {
+			return err
+		}
+		if cr, err = rd.Comments(id, v.Number, docstore.MaxOpenComments, docstore.MaxReplies); err != nil {
+			return err
+		}
+		names = rd.Names()
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -103,24 +111,23 @@ func (s *Site) showComments(w http.ResponseWriter, r *http.Request, p who, statu
 	}
 	marks := map[int][]int{}
 	pg := p.in(store.Space(), "Comments on "+d.Title, "docs")
-	s.names(func(n spaces.Names) {
-		for _, t := range cr.Threads {
-			row := commentRow{Number: t.Number, By: byWhom(n, t.Author), At: t.At, Text: t.Text, Quote: t.Quote, More: t.More}
-			if t.Lines.From == 0 {
-				row.Outdated, row.Where = true, fmt.Sprintf("outdated: its lines were changed in version %d", t.Outdated)
-			} else {
-				row.Where = span(t.Lines.From, t.Lines.To)
-				for l := max(t.Lines.From, part.First); l <= min(t.Lines.To, part.Last); l++ {
-					marks[l] = append(marks[l], t.Number)
-				}
+	n := names
+	for _, t := range cr.Threads {
+		row := commentRow{Number: t.Number, By: byWhom(n, t.Author), At: t.At, Text: t.Text, Quote: t.Quote, More: t.More}
+		if t.Lines.From == 0 {
+			row.Outdated, row.Where = true, fmt.Sprintf("outdated: its lines were changed in version %d", t.Outdated)
+		} else {
+			row.Where = span(t.Lines.From, t.Lines.To)
+			for l := max(t.Lines.From, part.First); l <= min(t.Lines.To, part.Last); l++ {
+				marks[l] = append(marks[l], t.Number)
 			}
-			for _, rp := range t.Replies {
-				row.Replies = append(row.Replies, commentRow{Number: rp.Number, By: byWhom(n, rp.Author), At: rp.At, Text: rp.Text})
-			}
-			view.Threads = append(view.Threads, row)
 		}
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+		for _, rp := range t.Replies {
+			row.Replies = append(row.Replies, commentRow{Number: rp.Number, By: byWhom(n, rp.Author), At: rp.At, Text: rp.Text})
+		}
+		view.Threads = append(view.Threads, row)
+	}
+	pg.Who = n.Show(spaces.Person(p.Person))
 	for i, l := range part.Lines {
 		n := part.First + i
 		view.Lines = append(view.Lines, lineRow{N: n, Text: l, Comments: marks[n]})
@@ -157,7 +164,7 @@ func (s *Site) addComment(w http.ResponseWriter, r *http.Request, p who) {
 		s.showComments(w, r, p, http.StatusBadRequest, form)
 		return
 	}
-	c, err := store.Comment(id, docstore.NewComment{Version: version, Lines: docstore.LineRange{From: from, To: to}, Text: formText(r), Author: me(p)})
+	made, err := store.Comment(r.Context(), id, docstore.NewComment{Version: version, Lines: docstore.LineRange{From: from, To: to}, Text: formText(r), Author: me(p)})
 	if msg := commentProblem(err); msg != "" {
 		form.Problem = msg
 		s.showComments(w, r, p, http.StatusBadRequest, form)
@@ -167,6 +174,7 @@ func (s *Site) addComment(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
+	c := made.Comment
 	s.afterComment(w, r, id, fmt.Sprintf("comment %d on %s", c.Number, span(c.From, c.To)))
 }
 
@@ -191,15 +199,15 @@ func commentProblem(err error) string {
 
 func (s *Site) replyComment(w http.ResponseWriter, r *http.Request, p who) {
 	s.onComment(w, r, p, func(store *docstore.Store, id string, n int) (string, error) {
-		c, err := store.Reply(id, n, formText(r), me(p))
-		return fmt.Sprintf("replied to comment %d", c.ReplyTo), err
+		made, err := store.Reply(r.Context(), id, n, formText(r), me(p))
+		return fmt.Sprintf("replied to comment %d", made.Comment.ReplyTo), err
 	})
 }
 
 func (s *Site) resolveComment(w http.ResponseWriter, r *http.Request, p who) {
 	s.onComment(w, r, p, func(store *docstore.Store, id string, n int) (string, error) {
-		c, err := store.Resolve(id, n, formText(r), me(p))
-		return fmt.Sprintf("resolved comment %d", c.Number), err
+		made, err := store.Resolve(r.Context(), id, n, formText(r), me(p))
+		return fmt.Sprintf("resolved comment %d", made.Comment.Number), err
 	})
 }
 

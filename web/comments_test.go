@@ -13,8 +13,9 @@ import (
 // The person comments on lines on the page, sees the agent's reply, replies and resolves;
 // the lines under a comment are marked; bad forms save nothing and say why.
 func TestCommentsOnThePage(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	made, err := f.docs.Create("Plan", "# Plan\n\nRecord the <trailer>.\nBook the studio.\n", docstore.KindWrite, agent)
+	made, err := f.docs.Create(ctx, "Plan", "# Plan\n\nRecord the <trailer>.\nBook the studio.\n", docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestCommentsOnThePage(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "comment+1+on+lines+3-4") {
 		t.Fatalf("commenting: %d %s\n%s", resp.StatusCode, loc, body(t, resp))
 	}
-	if _, err := f.docs.Reply(id, 1, "Monday.", agent); err != nil {
+	if _, err := f.docs.Reply(ctx, id, 1, "Monday.", agent); err != nil {
 		t.Fatal(err)
 	}
 	page = body(t, f.get(c, "/document/"+id+"/comments"))
@@ -74,20 +75,21 @@ func TestCommentsOnThePage(t *testing.T) {
 			t.Errorf("%s %v: %d, want %q", tc.path, tc.form, resp.StatusCode, tc.want)
 		}
 	}
-	if d, _ := f.docs.Find(id); d.Review.Comments != 3 || d.Review.Unresolved != 0 {
+	if d, _ := view(t, f.docs, find(id)); d.Review.Comments != 3 || d.Review.Unresolved != 0 {
 		t.Errorf("counts after: %+v", d.Review)
 	}
 }
 
 // A long text's comments page shows its lines a page at a time.
 func TestCommentsPageOfALongText(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	var text strings.Builder
 	for i := range CommentLines + 3 {
 		fmt.Fprintf(&text, "line %d\n", i+1)
 	}
-	made, _ := f.docs.Create("Long", text.String(), docstore.KindWrite, agent)
-	if _, err := f.docs.Comment(made.Document.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1}, Text: "All of it", Author: agent}); err != nil {
+	made, _ := f.docs.Create(ctx, "Long", text.String(), docstore.KindWrite, agent)
+	if _, err := f.docs.Comment(ctx, made.Document.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1}, Text: "All of it", Author: agent}); err != nil {
 		t.Fatal(err)
 	}
 	c := f.client()

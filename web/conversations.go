@@ -23,14 +23,15 @@ func (s *Site) conversations(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	convs, err := threads.New(s.db, sp).Recent(ConversationsShown, "")
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := make([]convRow, len(convs))
 	pg := p.in(sp, "Conversations", "convs")
-	s.names(func(n spaces.Names) {
+	var out []convRow
+	err := threads.New(s.db, sp).View(r.Context(), func(rd *threads.Reader) error {
+		convs, err := rd.Recent(ConversationsShown, "")
+		if err != nil {
+			return err
+		}
+		out = make([]convRow, len(convs))
+		n := rd.Names()
 		for i, c := range convs {
 			out[i] = convRow{ID: c.ID, Title: c.Title, Count: c.Count, Last: c.Last, Opened: line(n, c.First)}
 			if c.Latest.ID != c.First.ID {
@@ -38,7 +39,12 @@ func (s *Site) conversations(w http.ResponseWriter, r *http.Request, p who) {
 			}
 		}
 		pg.Who = n.Show(spaces.Person(p.Person))
+		return nil
 	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	pg.Data = out
 	s.render(w, r, http.StatusOK, "conversations", pg)
 }
@@ -61,29 +67,22 @@ type messageView struct {
 // are never among them (threads.Page leaves them out).
 func (s *Site) conversation(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	convs, sp, c, err := s.threadsOf(r, p, id)
-	if errors.Is(err, threads.ErrNotFound) {
-		s.problem(w, r, http.StatusNotFound, "No such conversation", "None of your spaces has a conversation at this address.")
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	msgs, more, err := convs.Page(id, ConversationsShown, r.URL.Query().Get("before"))
-	if errors.Is(err, threads.ErrBadBefore) {
-		msgs, more, err = convs.Page(id, ConversationsShown, "")
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	out := make([]messageView, 0, len(msgs))
-	pg := p.in(sp, c.Title, "convs")
-	if pg.Title == "" {
-		pg.Title = "Conversation"
-	}
-	s.names(func(n spaces.Names) {
+	var (
+		c      threads.Conversation
+		out    []messageView
+		before string
+		who    string
+	)
+	sp, err := s.viewThread(r, p, id, func(rd *threads.Reader, got threads.Conversation) error {
+		c, out, before = got, nil, ""
+		msgs, more, err := rd.Page(id, ConversationsShown, r.URL.Query().Get("before"))
+		if errors.Is(err, threads.ErrBadBefore) {
+			msgs, more, err = rd.Page(id, ConversationsShown, "")
+		}
+		if err != nil {
+			return err
+		}
+		n := rd.Names()
 		for _, m := range msgs {
 			if m.Private {
 				continue
@@ -97,12 +96,25 @@ func (s *Site) conversation(w http.ResponseWriter, r *http.Request, p who) {
 			}
 			out = append(out, mv)
 		}
-		pg.Who = n.Show(spaces.Person(p.Person))
+		who = n.Show(spaces.Person(p.Person))
+		if more && len(msgs) > 0 {
+			before = msgs[0].ID
+		}
+		return nil
 	})
-	before := ""
-	if more && len(msgs) > 0 {
-		before = msgs[0].ID
+	if errors.Is(err, threads.ErrNotFound) {
+		s.problem(w, r, http.StatusNotFound, "No such conversation", "None of your spaces has a conversation at this address.")
+		return
 	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pg := p.in(sp, c.Title, "convs")
+	if pg.Title == "" {
+		pg.Title = "Conversation"
+	}
+	pg.Who = who
 	pg.Data = struct {
 		Conv     threads.Conversation
 		Messages []messageView

@@ -51,51 +51,65 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	store := docstore.New(s.db, sp).WithNames() // the names read with the documents
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
-	var (
-		docs  []docstore.Document
-		lines [][]template.HTML
-		err   error
-	)
-	if v.Query != "" {
-		v.Searched = true
-		docs, lines, err = s.search(r, p, store, v.Query)
-	} else {
-		docs, v.Next, v.Total, err = store.Recent(r.URL.Query().Get("after"), PageSize)
+	v.Searched = v.Query != ""
+	pg := p.in(sp, "Documents", "docs")
+	pg.Data = &v
+	// A link or an id searched for finds its document in whichever of the person's spaces
+	// holds it, as opening the link would.
+	var linked []docstore.Document
+	if v.Searched {
+		if id, ok := linkedID(v.Query); ok {
+			if _, d, err := s.byID(r, p, id); err == nil {
+				linked = []docstore.Document{d}
+			}
+		}
 	}
+	err := docstore.New(s.db, sp).View(r.Context(), func(rd *docstore.Reader) error {
+		var (
+			docs  = linked
+			lines [][]template.HTML
+			err   error
+		)
+		switch {
+		case linked != nil:
+			lines = [][]template.HTML{nil}
+		case v.Searched:
+			docs, lines, err = s.search(rd, v.Query)
+		default:
+			docs, v.Next, v.Total, err = rd.Recent(r.URL.Query().Get("after"), PageSize)
+		}
+		if err != nil {
+			return err
+		}
+		n := rd.Names()
+		v.Docs, v.NoneFound = rows(n, docs), len(docs) == 0
+		for i := range lines {
+			v.Docs[i].Lines = lines[i]
+		}
+		pg.Who = n.Show(spaces.Person(p.Person))
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	v.NoneFound = len(docs) == 0
-	pg := p.in(sp, "Documents", "docs")
-	pg.Data = &v
-	store.Names(func(n spaces.Names) {
-		v.Docs = rows(n, docs)
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
-	for i := range lines {
-		v.Docs[i].Lines = lines[i]
-	}
 	s.render(w, r, http.StatusOK, "list", pg)
 }
 
-// search finds documents of store's space as the tools' search does (every word and
-// "quoted phrase", in the title or the text, best first), each with its matching lines; a
-// link or an id finds its document in whichever of the person's spaces holds it, as
-// opening the link would.
-func (s *Site) search(r *http.Request, p who, store *docstore.Store, q string) ([]docstore.Document, [][]template.HTML, error) {
-	id, ok := mdscan.DocumentID(q)
-	if !ok {
-		id, ok = pathID(q)
+// linkedID is the id of the document q links to (a page's URL, a compass:// URI, a path
+// /document/ID, a bare id), if q is such a link.
+func linkedID(q string) (string, bool) {
+	if id, ok := mdscan.DocumentID(q); ok {
+		return id, true
 	}
-	if ok {
-		if _, d, err := s.byID(r, p, id); err == nil {
-			return []docstore.Document{d}, [][]template.HTML{nil}, nil
-		}
-	}
-	res, err := store.Search(q, PageSize)
+	return pathID(q)
+}
+
+// search finds documents of rd's space as the tools' search does (every word and "quoted
+// phrase", in the title or the text, best first), each with its matching lines.
+func (s *Site) search(rd *docstore.Reader, q string) ([]docstore.Document, [][]template.HTML, error) {
+	res, err := rd.Search(q, PageSize)
 	if errors.Is(err, docstore.ErrQuery) {
 		return nil, nil, nil
 	}
@@ -177,11 +191,6 @@ func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
 	if !ok {
 		return
 	}
-	docs, err := docstore.New(s.db, sp).Deleted()
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	type row struct {
 		docRow
 		DeletedBy string
@@ -189,12 +198,23 @@ func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
 	}
 	var out []row
 	pg := p.in(sp, "Deleted documents", "deleted")
-	s.names(func(n spaces.Names) {
+	err := docstore.New(s.db, sp).View(r.Context(), func(rd *docstore.Reader) error {
+		docs, err := rd.Deleted()
+		if err != nil {
+			return err
+		}
+		out = nil
+		n := rd.Names()
 		for i, d := range docs {
 			out = append(out, row{docRow: rows(n, docs[i:i+1])[0], DeletedBy: byWhom(n, d.Deleted.By), DeletedAt: d.Deleted.At})
 		}
 		pg.Who = n.Show(spaces.Person(p.Person))
+		return nil
 	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	pg.Data = out
 	s.render(w, r, http.StatusOK, "deleted", pg)
 }
@@ -230,17 +250,44 @@ func (s *Site) version(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id string, n int) {
-	store, read, err := s.readOf(r, p, id, n) // the links only of the latest
-	d, v, ls := read.Document, read.Version, read.Links
-	if err == nil && d.ID != id {
-		// Read also names documents by title; an address names one by its id only.
-		err = docstore.ErrNotFound
-	}
+	var (
+		d       docstore.Document
+		v       docstore.Version
+		ls      docstore.Links
+		targets map[string]docstore.Target
+		names   spaces.Names
+		props   []docstore.Proposal
+	)
+	// What the page shows, read in one snapshot: the document, the version, the latest's
+	// links, what its [[Titles]] name, its banner's proposals, and who is who.
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		ls, targets, props = docstore.Links{}, nil, nil
+		if d, v, err = rd.Read(id, n); err != nil {
+			return err
+		}
+		if d.ID != id {
+			// Read also names documents by title; an address names one by its id only.
+			return docstore.ErrNotFound
+		}
+		if v.Number == d.Version {
+			if ls, err = rd.Links(d, backlinksShown); err != nil {
+				return err
+			}
+			if props, err = bannerProposals(rd, d); err != nil {
+				return err
+			}
+		}
+		if targets, err = rd.Targets(d.ID, docstore.WikiTitles(v.Text)); err != nil {
+			return err
+		}
+		names = rd.Names()
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	html, err := s.versionHTML(r.Context(), store.Space(), d.ID, v, untitled(v.Text, v.Title), read.Targets)
+	html, err := s.versionHTML(r.Context(), store.Space(), d.ID, v, untitled(v.Text, v.Title), targets)
 	if err != nil {
 		if r.Context().Err() == nil {
 			s.fail(w, r, err)
@@ -256,16 +303,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
-	store.Names(func(n spaces.Names) {
-		view.By = byWhom(n, v.Author)
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+	view.By = byWhom(names, v.Author)
+	pg.Who = names.Show(spaces.Person(p.Person))
 	if view.Latest {
 		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
-		if view.Banner, err = s.bannerOf(store, d); err != nil {
-			s.fail(w, r, err)
-			return
-		}
+		view.Banner = bannerOf(names, d, props)
 	}
 	s.render(w, r, http.StatusOK, "document", pg)
 }
@@ -280,23 +322,34 @@ type historyRow struct {
 
 func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, d, vs, err := s.logOf(r, p, id) // headers only: the page shows no text
-	if err == nil && d.ID != id {
-		err = docstore.ErrNotFound
-	}
+	var (
+		d   docstore.Document
+		out []historyRow
+		me  string
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) error {
+		got, vs, err := rd.Log(id) // headers only: the page shows no text
+		if err != nil {
+			return err
+		}
+		if d = got; d.ID != id {
+			return docstore.ErrNotFound
+		}
+		n := rd.Names()
+		out = make([]historyRow, len(vs))
+		for i, v := range vs { // newest first
+			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
+		}
+		me = n.Show(spaces.Person(p.Person))
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]historyRow, len(vs))
 	pg := p.in(store.Space(), "History of "+d.Title, "docs")
 	pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
-	store.Names(func(n spaces.Names) {
-		for i, v := range vs { // newest first
-			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
-		}
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+	pg.Who = me
 	pg.Data = struct {
 		Doc      docstore.Document
 		Versions []historyRow
@@ -361,15 +414,40 @@ func preview(opens, title string) string {
 // byID finds the document an address names, not deleted, and the documents of its space:
 // by its id only, in one of p's spaces (see docsOf).
 func (s *Site) byID(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, error) {
-	store, err := s.docsOf(r, p, id)
-	if err != nil {
-		return nil, docstore.Document{}, err
-	}
-	d, err := store.Find(id)
+	var d docstore.Document
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		d, err = findByID(rd, id)
+		return err
+	})
+	return store, d, err
+}
+
+// findByID finds the document an address names in rd's space, not deleted: by its id
+// only (Find would also take a title).
+func findByID(rd *docstore.Reader, id string) (docstore.Document, error) {
+	d, err := rd.Find(id)
 	if err == nil && d.ID != id {
 		err = docstore.ErrNotFound
 	}
-	return store, d, err
+	return d, err
+}
+
+// recordAndNames reads document id's record (the zero Document when it can't) and people's
+// names, in one snapshot: for a page that shows the editor again after a refused write.
+func (s *Site) recordAndNames(r *http.Request, store *docstore.Store, id string) (docstore.Document, spaces.Names) {
+	var (
+		d     docstore.Document
+		names spaces.Names
+	)
+	err := store.View(r.Context(), func(rd *docstore.Reader) error {
+		d, _ = rd.Find(id)
+		names = rd.Names()
+		return nil
+	})
+	if err != nil {
+		s.log.Error("reading a document for its editor", "id", id, "err", err)
+	}
+	return d, names
 }
 
 func (s *Site) rename(w http.ResponseWriter, r *http.Request, p who) {
@@ -378,7 +456,7 @@ func (s *Site) rename(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := store.Rename(r.PathValue("id"), r.FormValue("title"), me(p))
+	saved, err := store.Rename(r.Context(), r.PathValue("id"), r.FormValue("title"), me(p))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -397,7 +475,7 @@ func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := store.Restore(r.PathValue("id"), n, me(p))
+	saved, err := store.Restore(r.Context(), r.PathValue("id"), n, me(p))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -412,7 +490,7 @@ func (s *Site) remove(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	d, err := store.Delete(id, me(p))
+	d, err := store.Delete(r.Context(), id, me(p))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -426,7 +504,7 @@ func (s *Site) undelete(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	d, err := store.Undelete(r.PathValue("id"))
+	d, err := store.Undelete(r.Context(), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -36,22 +36,31 @@ const contextLines = 3
 
 func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, d, err := s.byID(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	to := atoiOr(r.URL.Query().Get("to"), d.Version)
-	from := atoiOr(r.URL.Query().Get("from"), to-1)
-	_, a, err := store.Read(id, max(from, 1))
-	if err == nil && from == 0 {
-		a = docstore.Version{} // version 0: the empty text before version 1
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	_, b, err := store.Read(id, to)
+	var (
+		d        docstore.Document
+		a, b     docstore.Version
+		from, to int
+		names    spaces.Names
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		if d, err = findByID(rd, id); err != nil {
+			return err
+		}
+		to = atoiOr(r.URL.Query().Get("to"), d.Version)
+		from = atoiOr(r.URL.Query().Get("from"), to-1)
+		_, a, err = rd.Read(id, max(from, 1))
+		if err == nil && from == 0 {
+			a = docstore.Version{} // version 0: the empty text before version 1
+		}
+		if err != nil {
+			return err
+		}
+		if _, b, err = rd.Read(id, to); err != nil {
+			return err
+		}
+		names = rd.Names()
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -70,13 +79,11 @@ func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 	}
 	pg := p.in(store.Space(), fmt.Sprintf("%s: version %d to %d", d.Title, from, to), "docs")
 	pg.Data = &v
-	s.names(func(n spaces.Names) {
-		if from > 0 {
-			v.FromBy = byWhom(n, a.Author)
-		}
-		v.ToBy = byWhom(n, b.Author)
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+	if from > 0 {
+		v.FromBy = byWhom(names, a.Author)
+	}
+	v.ToBy = byWhom(names, b.Author)
+	pg.Who = names.Show(spaces.Person(p.Person))
 	s.render(w, r, http.StatusOK, "diff", pg)
 }
 
@@ -150,29 +157,31 @@ type editView struct {
 
 func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, err := s.docsOf(r, p, id)
+	var (
+		d     docstore.Document
+		v     docstore.Version
+		names spaces.Names
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		if d, v, err = rd.Read(id, 0); err == nil && d.ID != id {
+			err = docstore.ErrNotFound
+		}
+		names = rd.Names()
+		return err
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	d, v, err := store.Read(id, 0)
-	if err == nil && d.ID != id {
-		err = docstore.ErrNotFound
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.editPage(w, r, p, store.Space(), http.StatusOK, &editView{Doc: d, Base: v.Number, Text: v.Text})
+	s.editPage(w, r, p, store.Space(), names, http.StatusOK, &editView{Doc: d, Base: v.Number, Text: v.Text})
 }
 
-func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *editView) {
+// editPage is the editor on v, showing people by names.
+func (s *Site) editPage(w http.ResponseWriter, r *http.Request, p who, space string, names spaces.Names, status int, v *editView) {
 	pg := p.in(space, "Editing "+v.Doc.Title, "docs")
 	pg.Data, pg.Live = v, &live{Doc: v.Doc.ID, Version: v.Doc.Version, Proposals: proposalsOf(v.Doc), Editing: true}
-	s.names(func(n spaces.Names) {
-		v.LatestBy = byWhom(n, v.Doc.Author)
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+	v.LatestBy = byWhom(names, v.Doc.Author)
+	pg.Who = names.Show(spaces.Person(p.Person))
 	s.render(w, r, status, "edit", pg)
 }
 
@@ -199,19 +208,19 @@ func (s *Site) save(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	saved, err := store.Save(id, base, text, me(p), prefer)
+	saved, err := store.Save(r.Context(), id, base, text, me(p), prefer)
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		v := &editView{Doc: clash.Document, Base: base, Text: text}
 		for _, c := range clash.Conflicts {
 			v.Clash = append(v.Clash, clashRegion{TheirsStart: c.TheirsStart, MineStart: c.MineStart, Theirs: c.Theirs, Mine: c.Mine})
 		}
-		s.editPage(w, r, p, store.Space(), http.StatusConflict, v)
+		s.editPage(w, r, p, store.Space(), s.names(r.Context()), http.StatusConflict, v)
 		return
 	}
 	if errors.Is(err, docstore.ErrBadText) {
-		d, _ := store.Find(id)
-		s.editPage(w, r, p, store.Space(), http.StatusBadRequest, &editView{Doc: d, Base: base, Text: text, Problem: "Nothing was saved: " + err.Error()})
+		d, names := s.recordAndNames(r, store, id)
+		s.editPage(w, r, p, store.Space(), names, http.StatusBadRequest, &editView{Doc: d, Base: base, Text: text, Problem: "Nothing was saved: " + err.Error()})
 		return
 	}
 	if err != nil {
@@ -247,7 +256,7 @@ func (s *Site) newForm(w http.ResponseWriter, r *http.Request, p who) {
 
 func (s *Site) newPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *newView) {
 	pg := p.in(space, "New document", "new")
-	pg.Who, pg.Data = s.nameOf(p.Person), v
+	pg.Who, pg.Data = s.names(r.Context()).Show(spaces.Person(p.Person)), v
 	s.render(w, r, status, "new", pg)
 }
 
@@ -259,7 +268,7 @@ func (s *Site) create(w http.ResponseWriter, r *http.Request, p who) {
 		return
 	}
 	v := &newView{Title: r.FormValue("title"), Text: formText(r)}
-	saved, err := docstore.New(s.db, sp).Create(v.Title, v.Text, docstore.KindSave, me(p))
+	saved, err := docstore.New(s.db, sp).Create(r.Context(), v.Title, v.Text, docstore.KindSave, me(p))
 	var taken *docstore.TitleTakenError
 	switch {
 	case errors.As(err, &taken):

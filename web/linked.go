@@ -72,27 +72,39 @@ func linksOf(d docstore.Document, space string, ls docstore.Links) *linksView {
 // linksPageSize at a time, ?after=), and its broken links.
 func (s *Site) links(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, d, err := s.byID(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	_, ls, err := store.Links(id, docstore.MaxLinks)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	after := strings.TrimSpace(r.URL.Query().Get("after"))
-	_, from, total, next, err := store.Backlinks(id, after, linksPageSize)
+	var (
+		d    docstore.Document
+		ls   docstore.Links
+		next string
+		me   string
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		if d, err = findByID(rd, id); err != nil {
+			return err
+		}
+		if ls, err = rd.Links(d, docstore.MaxLinks); err != nil {
+			return err
+		}
+		var (
+			from  []docstore.Document
+			total int
+		)
+		if _, from, total, next, err = rd.Backlinks(id, after, linksPageSize); err != nil {
+			return err
+		}
+		ls.From, ls.FromTotal = from, total
+		me = rd.Names().Show(spaces.Person(p.Person))
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ls.From, ls.FromTotal = from, total
 	v := linksOf(d, store.Space(), ls)
 	v.Next = next
 	pg := p.in(store.Space(), "Links of "+d.Title, "docs")
 	pg.Data = v
-	s.names(func(n spaces.Names) { pg.Who = n.Show(spaces.Person(p.Person)) })
+	pg.Who = me
 	s.render(w, r, http.StatusOK, "links", pg)
 }

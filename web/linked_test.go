@@ -213,11 +213,12 @@ var wikiHref = regexp.MustCompile(`<a href="(/document/[0-9A-Z]{26})" class="wik
 // its backlinks and broken links under the text; /document/{id}/links with all of them,
 // the backlinks a page at a time; a broken link's new document has the title filled in.
 func TestDocumentPageLinks(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
-	pricing, _ := f.docs.Create("Pricing", "# Pricing\n\nSee [[Launch plan]].\n", docstore.KindWrite, agent)
-	plan, _ := f.docs.Create("Launch plan", "Prices: [[Pricing]]. Budget: [[Budget]].\n", docstore.KindWrite, agent)
+	pricing, _ := f.docs.Create(ctx, "Pricing", "# Pricing\n\nSee [[Launch plan]].\n", docstore.KindWrite, agent)
+	plan, _ := f.docs.Create(ctx, "Launch plan", "Prices: [[Pricing]]. Budget: [[Budget]].\n", docstore.KindWrite, agent)
 	page := func(path string) string {
 		t.Helper()
 		resp := f.get(c, path)
@@ -237,7 +238,7 @@ func TestDocumentPageLinks(t *testing.T) {
 		}
 	}
 	// A rename keeps the link, and the page shows the title now (not a cached one).
-	if _, err := f.docs.Rename("Pricing", "Prices and plans", agent); err != nil {
+	if _, err := f.docs.Rename(ctx, "Pricing", "Prices and plans", agent); err != nil {
 		t.Fatal(err)
 	}
 	if m := wikiHref.FindStringSubmatch(page("/document/" + plan.Document.ID)); m == nil || m[1] != "/document/"+pricing.Document.ID || m[2] != "Prices and plans" {
@@ -247,7 +248,7 @@ func TestDocumentPageLinks(t *testing.T) {
 	if got := page("/new?title=Budget"); !strings.Contains(got, `name="title" value="Budget"`) {
 		t.Errorf("/new?title=Budget doesn't fill in the title:\n%s", got)
 	}
-	budget, _ := f.docs.Create("Budget", "Ten.\n", docstore.KindSave, agent)
+	budget, _ := f.docs.Create(ctx, "Budget", "Ten.\n", docstore.KindSave, agent)
 	got = page("/document/" + plan.Document.ID)
 	if strings.Contains(got, "wikilink broken") || !strings.Contains(got, `<a href="/document/`+budget.Document.ID+`" class="wikilink"`) {
 		t.Errorf("after making Budget:\n%s", got)
@@ -256,7 +257,7 @@ func TestDocumentPageLinks(t *testing.T) {
 	// Backlinks a page at a time.
 	var want []string
 	for i := range 230 {
-		saved, _ := f.docs.Create(fmt.Sprintf("Fan %03d", i), "[[Budget]]\n", docstore.KindWrite, agent)
+		saved, _ := f.docs.Create(ctx, fmt.Sprintf("Fan %03d", i), "[[Budget]]\n", docstore.KindWrite, agent)
 		want = append(want, saved.Document.ID)
 	}
 	got = page("/document/" + budget.Document.ID)

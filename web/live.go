@@ -60,17 +60,17 @@ type hub struct {
 	fresh   bool // a listener joined since the last check: check even if the file looks unchanged
 	stop    chan struct{}
 	changed <-chan struct{} // the store's commits, if it tells of them (Changes); else nil
+	ctx     context.Context // the hub's reads: done once it closes
 	cancel  context.CancelFunc
 }
 
 // newHub makes the hub of s. On a store that tells of its commits it listens from the
 // start, not from the first page: a commit made while the listening begins would be missed.
 func newHub(s *Site) *hub {
-	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, props: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{}), cancel: func() {}}
+	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, props: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{})}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if c, ok := s.db.(Changes); ok {
-		var ctx context.Context
-		ctx, h.cancel = context.WithCancel(context.Background())
-		h.changed = c.Changes(ctx)
+		h.changed = c.Changes(h.ctx)
 	}
 	return h
 }
@@ -194,19 +194,39 @@ type listened struct {
 	proposal int // the last proposal known
 }
 
-// check reads the documents listened to and tells their listeners of newer versions.
+// check reads the documents listened to and tells their listeners of newer versions and
+// proposals: each document's in one snapshot, with who made them.
 func (h *hub) check(docs map[string]listened) {
 	for id, l := range docs {
-		d, v, err := l.docs.Read(id, 0)
+		var (
+			d     docstore.Document
+			v     docstore.Version
+			open  []docstore.Proposal
+			names spaces.Names
+		)
+		err := l.docs.View(h.ctx, func(rd *docstore.Reader) (err error) {
+			open = nil
+			if d, v, err = rd.Read(id, 0); err != nil || d.ID != id {
+				return err
+			}
+			if proposalsOf(d) > l.proposal {
+				if _, open, err = rd.Proposals(id, 0, 1); err != nil {
+					return err
+				}
+			}
+			names = rd.Names()
+			return nil
+		})
 		if err != nil || d.ID != id {
 			continue
 		}
-		h.proposed(l.docs, id, d, l.proposal)
+		if len(open) > 0 {
+			h.proposed(id, d, open[0], names)
+		}
 		if d.Version <= l.known {
 			continue
 		}
-		ev := saved{event: "saved", Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed}
-		h.s.names(func(n spaces.Names) { ev.By = byWhom(n, v.Author) })
+		ev := saved{event: "saved", Version: d.Version, Title: d.Title, Kind: string(v.Kind), Added: v.Added, Removed: v.Removed, By: byWhom(names, v.Author)}
 		h.mu.Lock()
 		if h.latest[id] < d.Version && h.subs[id] != nil {
 			h.latest[id] = d.Version
@@ -281,20 +301,12 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 	}
 }
 
-// proposed tells the listeners of document id of its proposals after known: the newest
-// one, as an event "proposed" (a page told of it shows the banner anew, which lists them).
-func (h *hub) proposed(docs *docstore.Store, id string, d docstore.Document, known int) {
+// proposed tells the listeners of document id of its proposals after the last they know:
+// the newest one, p, as an event "proposed" (a page told of it shows the banner anew, which
+// lists them).
+func (h *hub) proposed(id string, d docstore.Document, p docstore.Proposal, names spaces.Names) {
 	last := proposalsOf(d)
-	if last <= known {
-		return
-	}
-	_, open, err := docs.Proposals(id, 0, 1)
-	if err != nil || len(open) == 0 {
-		return
-	}
-	p := open[0]
-	ev := saved{event: "proposed", Proposal: p.Number, Version: d.Version, Title: d.Title, Kind: string(p.Kind), Added: p.Added, Removed: p.Removed}
-	h.s.names(func(n spaces.Names) { ev.By = byWhom(n, p.Author) })
+	ev := saved{event: "proposed", Proposal: p.Number, Version: d.Version, Title: d.Title, Kind: string(p.Kind), Added: p.Added, Removed: p.Removed, By: byWhom(names, p.Author)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.props[id] < last && h.subs[id] != nil {

@@ -102,28 +102,16 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	return p
 })
 
-// render turns Markdown into HTML that is safe whatever the text holds, within the
-// budget, for a caller that waits for it whatever it takes.
-func render(md string) template.HTML {
-	h, _, _ := renderWithin(context.Background(), md, renderCPU)
-	return h
-}
-
-// renderWithin renders md within a budget of limit of CPU time (see above). It returns
-// ctx's error, and no HTML, if ctx ends first. keep is false when the render was cut short
-// by its wall time (the machine too busy to give it its CPU time): its HTML is fine to
-// show, but not to keep for good.
-func renderWithin(ctx context.Context, md string, limit time.Duration) (h template.HTML, keep bool, err error) {
-	return renderPieces(ctx, md, limit, pieceTarget, nil)
-}
-
-// renderLinked is renderWithin with the [[links]] lv knows (nil: each shown as a [[link]]
-// to no document).
+// renderLinked renders md within a budget of limit of CPU time (see above), with the
+// [[links]] lv knows (nil: each shown as a [[link]] to no document). It returns ctx's error,
+// and no HTML, if ctx ends first. keep is false when the render was cut short by its wall
+// time (the machine too busy to give it its CPU time): its HTML is fine to show, but not to
+// keep for good.
 func renderLinked(ctx context.Context, md string, limit time.Duration, lv *linkView) (h template.HTML, keep bool, err error) {
 	return renderPieces(ctx, md, limit, pieceTarget, lv)
 }
 
-// renderPieces is renderWithin with pieces cut at target bytes.
+// renderPieces is renderLinked with pieces cut at target bytes.
 func renderPieces(ctx context.Context, md string, limit time.Duration, target int, lv *linkView) (template.HTML, bool, error) {
 	// The budget is this thread's CPU time: the render stays on it.
 	runtime.LockOSThread()

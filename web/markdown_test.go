@@ -137,6 +137,7 @@ func cpuBound() time.Duration {
 //
 //	go test -run TestHostileMarkdownIsBounded -v ./web
 func TestHostileMarkdownIsBounded(t *testing.T) {
+	ctx := t.Context()
 	if os.Getenv("GOGC") == "" {
 		// The collector's target the server runs with (cmd/compass-mcp/gc.go), as the
 		// benchmarks do: the collector's share of a page's CPU depends on it.
@@ -162,7 +163,7 @@ func TestHostileMarkdownIsBounded(t *testing.T) {
 	var worstHeap uint64
 	for _, h := range inputs {
 		text := ended(h.make())
-		saved, err := f.docs.Create(h.name, text, docstore.KindWrite, agent)
+		saved, err := f.docs.Create(ctx, h.name, text, docstore.KindWrite, agent)
 		if err != nil {
 			t.Fatalf("%s: %v", h.name, err)
 		}
@@ -173,8 +174,8 @@ func TestHostileMarkdownIsBounded(t *testing.T) {
 		before := ms.HeapInuse
 		stop := heapPeak()
 		cpu, start := cpuTime(), time.Now()
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/document/"+saved.Document.ID, nil)
+		asked, cancel := context.WithTimeout(ctx, 20*time.Second)
+		req, _ := http.NewRequestWithContext(asked, http.MethodGet, f.srv.URL+"/document/"+saved.Document.ID, nil)
 		resp, err := c.Do(req)
 		if err != nil {
 			cancel()
@@ -207,10 +208,10 @@ func TestHostileMarkdownIsBounded(t *testing.T) {
 			t.Errorf("%s: the page doesn't show the whole text", h.name)
 		}
 		f.site.html = newRenderCache(64 << 20) // the next one isn't helped by this one's kept HTML
-		if _, err := f.docs.Delete(saved.Document.ID, agent); err != nil {
+		if _, err := f.docs.Delete(ctx, saved.Document.ID, agent); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.docs.Purge(saved.Document.ID); err != nil {
+		if _, err := f.docs.Purge(ctx, saved.Document.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -359,34 +360,85 @@ func TestRenderStopsWhenNobodyWaits(t *testing.T) {
 	if _, err := c.version(ctx, "01M8PGKZD91FPDJN4QQFFR0WBP", 1, md); err == nil {
 		t.Fatal("the render finished; want it cut short")
 	}
-	for c.running.Load() > 0 || c.pendingCount() > 0 {
-		if time.Since(start) > 2*time.Second {
-			t.Fatalf("the render still runs %v after its only caller left", time.Since(start))
-		}
-		time.Sleep(5 * time.Millisecond)
+	// A render holds its slot until it returns: once every slot can be had, none runs.
+	allSlots(t, c, start.Add(2*time.Second), "the render still runs 2 s after it began, though its only caller left at 200 ms")
+	if c.running.Load() != 0 || c.pendingCount() != 0 {
+		t.Fatalf("the render gave back its slot, and %d run, %d are pending", c.running.Load(), c.pendingCount())
 	}
 	t.Logf("stopped %v after it began (its caller left at 200 ms)", time.Since(start).Round(time.Millisecond))
-	// Two callers: one leaving doesn't stop the other's render.
+	// Two callers: one leaving doesn't stop the other's render. The second joins the render
+	// the first began, once the first waits for it.
 	ctx1, cancel1 := context.WithCancel(context.Background())
+	first := waitingOn(ctx1)
 	got := make(chan error, 2)
-	go func() { _, err := c.version(ctx1, "01M8PGKZD91FPDJN4QQFFR0WBP", 2, "# two\n"+md); got <- err }()
+	go func() { _, err := c.version(first, "01M8PGKZD91FPDJN4QQFFR0WBP", 2, "# two\n"+md); got <- err }()
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
-	go func() { _, err := c.version(ctx2, "01M8PGKZD91FPDJN4QQFFR0WBP", 2, "# two\n"+md); got <- err }()
-	time.Sleep(100 * time.Millisecond)
+	second := waitingOn(ctx2)
+	first.await(t)
+	go func() { _, err := c.version(second, "01M8PGKZD91FPDJN4QQFFR0WBP", 2, "# two\n"+md); got <- err }()
+	second.await(t)
 	cancel1()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the first to leave: %v", err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if c.running.Load() != 1 {
-		t.Fatalf("%d renders running while one caller still waits, want 1", c.running.Load())
-	}
+	// Had the render stopped as the first left, the second caller would have rendered it
+	// again (a third render started) or been given its error: it waits for the same
+	// render until its own deadline.
 	if err := <-got; !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the one left: %v", err)
 	}
 	if started := c.started.Load(); started != 2 {
-		t.Fatalf("%d renders started for two versions", started)
+		t.Fatalf("%d renders started for two versions: the render was stopped while a caller still waited", started)
+	}
+	allSlots(t, c, time.Now().Add(2*time.Second), "the render still runs 2 s after its last caller left")
+}
+
+// allSlots takes every render slot of c, then gives them back: it returns once no render
+// runs. The test fails if that isn't before deadline.
+func allSlots(t *testing.T, c *renderCache, deadline time.Time, failure string) {
+	t.Helper()
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
+	for taken := range cap(c.slots) {
+		select {
+		case c.slots <- struct{}{}:
+		case <-timeout.C:
+			for range taken {
+				<-c.slots
+			}
+			t.Fatal(failure)
+		}
+	}
+	for range cap(c.slots) {
+		<-c.slots
+	}
+}
+
+// waiting is a caller's context that tells when the caller waits on it: renderCache asks
+// its Done only once it has joined (or begun) the render it waits for.
+type waiting struct {
+	context.Context
+	once  sync.Once
+	asked chan struct{} // closed at the first Done
+}
+
+func waitingOn(ctx context.Context) *waiting {
+	return &waiting{Context: ctx, asked: make(chan struct{})}
+}
+
+func (w *waiting) Done() <-chan struct{} {
+	w.once.Do(func() { close(w.asked) })
+	return w.Context.Done()
+}
+
+// await returns once the caller waits.
+func (w *waiting) await(t *testing.T) {
+	t.Helper()
+	select {
+	case <-w.asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a caller did not wait for its render within 10 s")
 	}
 }
 
@@ -415,8 +467,9 @@ func TestRendersRunAFewAtATime(t *testing.T) {
 // An agent saving version after version of a document a page has open costs no render
 // until the page asks for one.
 func TestLiveUpdatesRenderNothingForNobody(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, err := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	saved, err := f.docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +487,7 @@ func TestLiveUpdatesRenderNothingForNobody(t *testing.T) {
 	n := 0
 	follow(t, f.site, cookie, id, 1, func(i int) bool { return i < 10 }, func(i int) {
 		n++
-		if _, err := f.docs.Append(id, strings.Repeat("[a](", 1000), agent); err != nil {
+		if _, err := f.docs.Append(ctx, id, strings.Repeat("[a](", 1000), agent); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -113,7 +113,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, apiError{Error: err.Error(), Field: "from"})
 		return
 	}
-	m, added, err := threads.New(h.db, space).Add(conv, post)
+	m, added, err := threads.New(h.db, space).Add(r.Context(), conv, post)
 	var fe *threads.FieldError
 	switch {
 	case errors.As(err, &fe):

@@ -51,15 +51,16 @@ func postJSON(t *testing.T, url, token, contentType, body string) posted {
 // real token rows: none, an unknown one, a read-only one, or one for another space adds
 // nothing.
 func TestPostMessagesPrincipal(t *testing.T) {
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	store := access.New(db)
 	for _, space := range []string{"team", "personal"} {
-		if _, err := store.AddMember(space, "ana"); err != nil {
+		if _, err := store.AddMember(ctx, space, "ana"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	token := func(n access.NewToken) string {
-		secret, _, err := store.AddToken(n)
+		secret, _, err := store.AddToken(ctx, n)
 		if err != nil {
 			t.Fatal(err)
 		}

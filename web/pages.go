@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -110,7 +111,7 @@ func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, title
 	if who, ok := s.session(r); ok {
 		p = who.in(who.Home, title, "")
 		p.Data = problemView{Text: text}
-		p.Who = s.nameOf(who.Person)
+		p.Who = s.names(r.Context()).Show(spaces.Person(who.Person))
 	}
 	s.render(w, r, status, "problem", p)
 }
@@ -123,6 +124,11 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 		taken *docstore.TitleTakenError
 	)
 	switch {
+	case errors.Is(err, kv.ErrCanceled):
+		// The browser went away (or the request's deadline passed) before the store
+		// answered: the store was told to stop, and nobody waits for a page.
+		s.log.Debug("page canceled", "path", r.URL.Path, "err", err)
+		http.Error(w, "The request was canceled.", http.StatusServiceUnavailable)
 	case errors.Is(err, docstore.ErrNotFound):
 		s.problem(w, r, http.StatusNotFound, "No such document", "None of your spaces has a document at this address: it may have been deleted (see Deleted documents), or it is in a space you are not a member of.")
 	case errors.As(err, &nover):
@@ -135,12 +141,6 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("page failed", "path", r.URL.Path, "err", err)
 		s.problem(w, r, http.StatusInternalServerError, "Something went wrong", "The server could not do that (it was logged there). Try again; if it keeps failing, the log says why.")
 	}
-}
-
-func (s *Site) nameOf(person string) string {
-	name := person
-	s.names(func(n spaces.Names) { name = n.Show(spaces.Person(person)) })
-	return name
 }
 
 // byWhom says who saved a version as people read it: "Ana", or "north for Ana".

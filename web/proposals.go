@@ -60,53 +60,64 @@ type banner struct {
 	Proposals []proposalRow
 }
 
-// bannerOf reads d's open proposals for its banner (nothing, for a document without any).
-func (s *Site) bannerOf(store *docstore.Store, d docstore.Document) (*banner, error) {
+// bannerProposals reads d's open proposals for its banner (none, for a document without any).
+func bannerProposals(rd *docstore.Reader, d docstore.Document) ([]docstore.Proposal, error) {
 	if d.Review == nil || d.Review.Open == 0 {
 		return nil, nil
 	}
-	_, ps, err := store.Proposals(d.ID, 0, BannerProposals)
-	if err != nil {
-		return nil, err
+	_, ps, err := rd.Proposals(d.ID, 0, BannerProposals)
+	return ps, err
+}
+
+// bannerOf is d's banner of its open proposals ps (nil, for a document without any).
+func bannerOf(n spaces.Names, d docstore.Document, ps []docstore.Proposal) *banner {
+	if d.Review == nil || d.Review.Open == 0 {
+		return nil
 	}
-	b := &banner{Open: d.Review.Open}
-	s.names(func(n spaces.Names) { b.Proposals = proposalRows(n, ps) })
-	return b, nil
+	return &banner{Open: d.Review.Open, Proposals: proposalRows(n, ps)}
 }
 
 // proposals lists a document's open proposals, newest first, a page at a time (?before=N).
 func (s *Site) proposals(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, _, err := s.byID(r, p, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
 	before := atoiOr(r.URL.Query().Get("before"), 0)
-	d, ps, err := store.Proposals(id, before, ProposalsPage+1)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	v := struct {
+	type view struct {
 		Doc       docstore.Document
 		Open      int
 		Proposals []proposalRow
 		Next      int
 		First     bool
-	}{Doc: d, First: before == 0}
-	if d.Review != nil {
-		v.Open = d.Review.Open
 	}
-	if len(ps) > ProposalsPage {
-		ps = ps[:ProposalsPage]
-		v.Next = ps[len(ps)-1].Number
-	}
-	pg := p.in(store.Space(), "Proposals for "+d.Title, "docs")
-	s.names(func(n spaces.Names) {
-		v.Proposals = proposalRows(n, ps)
-		pg.Who = n.Show(spaces.Person(p.Person))
+	var (
+		v  view
+		me string
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) error {
+		if _, err := findByID(rd, id); err != nil {
+			return err
+		}
+		d, ps, err := rd.Proposals(id, before, ProposalsPage+1)
+		if err != nil {
+			return err
+		}
+		v = view{Doc: d, First: before == 0}
+		if d.Review != nil {
+			v.Open = d.Review.Open
+		}
+		if len(ps) > ProposalsPage {
+			ps = ps[:ProposalsPage]
+			v.Next = ps[len(ps)-1].Number
+		}
+		n := rd.Names()
+		v.Proposals, me = proposalRows(n, ps), n.Show(spaces.Person(p.Person))
+		return nil
 	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pg := p.in(store.Space(), "Proposals for "+v.Doc.Title, "docs")
+	pg.Who = me
 	pg.Data = &v
 	s.render(w, r, http.StatusOK, "proposals", pg)
 }
@@ -139,29 +150,44 @@ func (s *Site) proposal(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 // preview reads the proposal the request names (/document/{id}/proposal/{n}) with what the
-// page shows of it; when it can't, it answers the request and returns false.
-func (s *Site) preview(w http.ResponseWriter, r *http.Request, p who) (*docstore.Store, docstore.Preview, bool) {
+// page shows of it, and people's names, in one snapshot; when it can't, it answers the
+// request and returns false.
+func (s *Site) preview(w http.ResponseWriter, r *http.Request, p who) (*docstore.Store, docstore.Preview, spaces.Names, bool) {
 	id := r.PathValue("id")
 	n, err := strconv.Atoi(r.PathValue("n"))
 	if err != nil || n < 1 {
 		s.problem(w, r, http.StatusNotFound, "No such proposal", "A proposal is a number, 1 or more.")
-		return nil, docstore.Preview{}, false
+		return nil, docstore.Preview{}, spaces.Names{}, false
 	}
-	store, _, err := s.byID(r, p, id)
-	if err != nil {
+	var (
+		pv       docstore.Preview
+		names    spaces.Names
+		notFound bool
+	)
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+		if _, err := findByID(rd, id); err != nil {
+			notFound = true
+			return err
+		}
+		notFound = false
+		if pv, err = rd.Preview(id, n); err == nil {
+			names = rd.Names()
+		}
+		return err
+	})
+	switch {
+	case err != nil && (notFound || store == nil):
 		s.fail(w, r, err)
-		return nil, docstore.Preview{}, false
-	}
-	pv, err := store.Preview(id, n)
-	if err != nil {
+		return nil, docstore.Preview{}, names, false
+	case err != nil:
 		s.failReview(w, r, err)
-		return nil, docstore.Preview{}, false
+		return nil, docstore.Preview{}, names, false
 	}
-	return store, pv, true
+	return store, pv, names, true
 }
 
 func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, status int, problem string) {
-	store, pv, ok := s.preview(w, r, p)
+	store, pv, names, ok := s.preview(w, r, p)
 	if !ok {
 		return
 	}
@@ -179,20 +205,18 @@ func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, statu
 		}
 	}
 	pg := p.in(store.Space(), fmt.Sprintf("%s: change %d", pv.Document.Title, pr.Number), "docs")
-	s.names(func(names spaces.Names) {
-		v.P = proposalRows(names, []docstore.Proposal{pr})[0]
-		if pr.Author.For != "" {
-			v.WaitingFor = names.ShowString(pr.Author.For)
+	v.P = proposalRows(names, []docstore.Proposal{pr})[0]
+	if pr.Author.For != "" {
+		v.WaitingFor = names.ShowString(pr.Author.For)
+	}
+	if d := pr.Decided; d != nil {
+		v.Decided = fmt.Sprintf("%s by %s", pr.Status, names.ShowString(d.By))
+		if d.Edited {
+			v.Decided += " after editing it"
 		}
-		if d := pr.Decided; d != nil {
-			v.Decided = fmt.Sprintf("%s by %s", pr.Status, names.ShowString(d.By))
-			if d.Edited {
-				v.Decided += " after editing it"
-			}
-			v.Why, v.Version = d.Why, d.Version
-		}
-		pg.Who = names.Show(spaces.Person(p.Person))
-	})
+		v.Why, v.Version = d.Why, d.Version
+	}
+	pg.Who = names.Show(spaces.Person(p.Person))
 	pg.Data = &v
 	s.render(w, r, status, "proposal", pg)
 }
@@ -228,7 +252,7 @@ func clashRegions(cs []linediff.Conflict) (regions []clashRegion, more int) {
 // latest text with the proposal merged in, when that merges cleanly; else the proposal's
 // own text, from its base (accepting then merges, and shows where it clashes).
 func (s *Site) proposalEdit(w http.ResponseWriter, r *http.Request, p who) {
-	store, pv, ok := s.preview(w, r, p)
+	store, pv, names, ok := s.preview(w, r, p)
 	if !ok {
 		return
 	}
@@ -241,17 +265,17 @@ func (s *Site) proposalEdit(w http.ResponseWriter, r *http.Request, p who) {
 	if len(pv.Conflicts) > 0 {
 		v.Base, v.Text = pv.Base.Number, pv.Proposal.Text
 	}
-	s.proposalEditPage(w, r, p, store.Space(), http.StatusOK, v)
+	s.proposalEditPage(w, r, p, store.Space(), names, http.StatusOK, v)
 }
 
-func (s *Site) proposalEditPage(w http.ResponseWriter, r *http.Request, p who, space string, status int, v *editView) {
+// proposalEditPage is the editor for accepting a proposal after editing it, showing people
+// by names.
+func (s *Site) proposalEditPage(w http.ResponseWriter, r *http.Request, p who, space string, names spaces.Names, status int, v *editView) {
 	v.Action = fmt.Sprintf("/document/%s/proposal/%d/accept", v.Doc.ID, v.Proposal)
 	pg := p.in(space, fmt.Sprintf("Accepting change %d of %s", v.Proposal, v.Doc.Title), "docs")
 	pg.Data = v // no live updates: the editor's script would load the document's own editor
-	s.names(func(n spaces.Names) {
-		v.LatestBy = byWhom(n, v.Doc.Author)
-		pg.Who = n.Show(spaces.Person(p.Person))
-	})
+	v.LatestBy = byWhom(names, v.Doc.Author)
+	pg.Who = names.Show(spaces.Person(p.Person))
 	s.render(w, r, status, "edit", pg)
 }
 
@@ -286,25 +310,33 @@ func (s *Site) accept(w http.ResponseWriter, r *http.Request, p who) {
 		}
 		edit = &docstore.Edit{Text: formText(r), Base: base}
 	}
-	saved, pr, err := store.Accept(id, n, me(p), edit, prefer)
+	saved, pr, err := store.Accept(r.Context(), id, n, me(p), edit, prefer)
 	var clash *docstore.ClashError
 	switch {
 	case errors.As(err, &clash):
+		// What the clash page shows, read after the refused write in one snapshot.
 		v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n}
 		v.Clash, v.ClashMore = clashRegions(clash.Conflicts)
-		if edit != nil {
-			v.Text = edit.Text
-		} else if _, prop, _, err := store.Proposal(id, n); err == nil {
+		var names spaces.Names
+		err := store.View(r.Context(), func(rd *docstore.Reader) error {
+			names = rd.Names()
+			if edit != nil {
+				v.Text = edit.Text
+				return nil
+			}
+			_, prop, _, err := rd.Proposal(id, n)
 			v.Text = prop.Text
-		} else {
+			return err
+		})
+		if err != nil {
 			s.failReview(w, r, err)
 			return
 		}
-		s.proposalEditPage(w, r, p, store.Space(), http.StatusConflict, v)
+		s.proposalEditPage(w, r, p, store.Space(), names, http.StatusConflict, v)
 		return
 	case errors.Is(err, docstore.ErrBadText) && edit != nil:
-		d, _ := store.Find(id)
-		s.proposalEditPage(w, r, p, store.Space(), http.StatusBadRequest, &editView{Doc: d, Base: edit.Base, Text: edit.Text, Proposal: n, Problem: "Nothing was saved: " + err.Error()})
+		d, names := s.recordAndNames(r, store, id)
+		s.proposalEditPage(w, r, p, store.Space(), names, http.StatusBadRequest, &editView{Doc: d, Base: edit.Base, Text: edit.Text, Proposal: n, Problem: "Nothing was saved: " + err.Error()})
 		return
 	case err != nil:
 		s.failReview(w, r, err)
@@ -333,7 +365,7 @@ func (s *Site) decline(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	pr, err := store.Decline(id, n, me(p), r.FormValue("why"))
+	pr, err := store.Decline(r.Context(), id, n, me(p), r.FormValue("why"))
 	if errors.Is(err, docstore.ErrNoReason) {
 		s.showProposal(w, r, p, http.StatusBadRequest, "Nothing was declined: "+err.Error()+".")
 		return

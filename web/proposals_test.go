@@ -27,16 +27,17 @@ func staying(c *http.Client) *http.Client {
 // against today's text, accept (a version of kind accept), a clash that keeps both sides
 // and is settled by a choice, accept after editing, decline with a reason.
 func TestProposalsOnThePage(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	made, err := f.docs.Create("Plan", reviewedPlan, docstore.KindWrite, agent)
+	made, err := f.docs.Create(ctx, "Plan", reviewedPlan, docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := made.Document.ID
 	agentDocs := f.docs.Proposing()
-	agentDocs.Edit(id, "Review the page.", "Review the <course> page.", agent)
-	agentDocs.Edit(id, "Book the studio.", "Book the big studio.", agent)
-	agentDocs.Edit(id, "Record the trailer.", "Record the trailer on Monday.", agent)
+	agentDocs.Edit(ctx, id, "Review the page.", "Review the <course> page.", agent)
+	agentDocs.Edit(ctx, id, "Book the studio.", "Book the big studio.", agent)
+	agentDocs.Edit(ctx, id, "Record the trailer.", "Record the trailer on Monday.", agent)
 	c := f.client()
 	f.signIn(c, "/")
 
@@ -71,8 +72,8 @@ func TestProposalsOnThePage(t *testing.T) {
 		t.Errorf("the history after accepting:\n%s", got)
 	}
 	// Ana changes line 3 herself: proposal 3 (line 3 too) now clashes; 2 merges.
-	_, v, _ := f.docs.Read(id, 0)
-	if _, err := f.docs.Save(id, 0, strings.Replace(v.Text, "Record the trailer.", "Record the trailer twice.", 1), me(who{Person: "ana"}), linediff.Clash); err != nil {
+	v, _ := view(t, f.docs, newest(id))
+	if _, err := f.docs.Save(ctx, id, 0, strings.Replace(v.Text, "Record the trailer.", "Record the trailer twice.", 1), me(who{Person: "ana"}), linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	two := body(t, f.get(c, "/document/"+id+"/proposal/2"))
@@ -88,7 +89,7 @@ func TestProposalsOnThePage(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(clash, "Nothing was saved") || !strings.Contains(clash, `action="/document/`+id+`/proposal/3/accept"`) || !strings.Contains(clash, "Keep the proposal's lines") || !strings.Contains(clash, "Record the trailer on Monday.\n") {
 		t.Fatalf("accepting 3 over Ana's change: %d\n%s", resp.StatusCode, clash)
 	}
-	if d, _ := f.docs.Find(id); d.Version != 3 || d.Review.Open != 2 {
+	if d, _ := view(t, f.docs, find(id)); d.Version != 3 || d.Review.Open != 2 {
 		t.Fatalf("a clash changed something: version %d, %d open", d.Version, d.Review.Open)
 	}
 	form := url.Values{"text": {strings.Replace(reviewedPlan, "Record the trailer.", "Record the trailer on Monday.", 1)}, "base": {"1"}, "choose": {"mine"}}
@@ -97,7 +98,7 @@ func TestProposalsOnThePage(t *testing.T) {
 		t.Fatalf("accepting 3, keeping its lines: %d %s\n%s", resp.StatusCode, loc, body(t, resp))
 	}
 	// The clashing region is lines 3-4 (Ana's line 3, change 1's line 4): the proposal's lines win there.
-	if _, v, _ := f.docs.Read(id, 0); !strings.Contains(v.Text, "on Monday.\nReview the page.") || v.Kind != docstore.KindAccept {
+	if v, _ := view(t, f.docs, newest(id)); !strings.Contains(v.Text, "on Monday.\nReview the page.") || v.Kind != docstore.KindAccept {
 		t.Errorf("after choosing the proposal's lines: %s %q", v.Kind, v.Text)
 	}
 	// Proposal 2, accepted after editing: the editor holds today's text with it merged in.
@@ -105,20 +106,20 @@ func TestProposalsOnThePage(t *testing.T) {
 	if !strings.Contains(edit, "Accepting <a href=\"/document/"+id+"/proposal/2\">change 2</a>") || !strings.Contains(edit, "Book the big studio.") || !strings.Contains(edit, `name="base" value="4"`) {
 		t.Fatalf("the editor for proposal 2:\n%s", edit)
 	}
-	_, v, _ = f.docs.Read(id, 0)
+	v, _ = view(t, f.docs, newest(id))
 	mine := strings.Replace(v.Text, "Book the studio.", "Book the big studio, at noon.", 1)
 	resp = f.post(nr, "/document/"+id+"/proposal/2/accept", url.Values{"text": {mine}, "base": {"4"}})
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("accepting 2 after editing: %d\n%s", resp.StatusCode, body(t, resp))
 	}
-	if _, v, _ := f.docs.Read(id, 0); v.Text != mine {
+	if v, _ := view(t, f.docs, newest(id)); v.Text != mine {
 		t.Errorf("after editing: %q", v.Text)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/proposal/2")); !strings.Contains(got, "accepted by Ana after editing it") {
 		t.Errorf("proposal 2 decided:\n%s", got)
 	}
 	// Declining needs a reason, and says it on the proposal's page.
-	agentDocs.Append(id, "- a bad idea", agent)
+	agentDocs.Append(ctx, id, "- a bad idea", agent)
 	resp = f.post(nr, "/document/"+id+"/proposal/4/decline", url.Values{"why": {" "}})
 	if got := body(t, resp); resp.StatusCode != http.StatusBadRequest || !strings.Contains(got, "Nothing was declined") {
 		t.Errorf("a decline without a reason: %d\n%s", resp.StatusCode, got)
@@ -143,11 +144,12 @@ func TestProposalsOnThePage(t *testing.T) {
 
 // Many open proposals: the banner names a few and links the list, which pages.
 func TestManyProposalsPage(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	made, _ := f.docs.Create("Plan", reviewedPlan, docstore.KindWrite, agent)
+	made, _ := f.docs.Create(ctx, "Plan", reviewedPlan, docstore.KindWrite, agent)
 	id := made.Document.ID
 	for i := range ProposalsPage + 5 {
-		if _, err := f.docs.Proposing().Append(id, fmt.Sprintf("- item %d", i), agent); err != nil {
+		if _, err := f.docs.Proposing().Append(ctx, id, fmt.Sprintf("- item %d", i), agent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,12 +171,13 @@ func TestManyProposalsPage(t *testing.T) {
 
 // A team member decides proposals in the spaces they are a member of, and nowhere else.
 func TestTeamMembersDecide(t *testing.T) {
+	ctx := t.Context()
 	tm := newTeam(t)
 	launch, design := docstore.New(tm.db, "launch"), docstore.New(tm.db, "design")
-	if _, err := launch.Proposing().Append(tm.plans["launch"], "- proposed", agent); err != nil {
+	if _, err := launch.Proposing().Append(ctx, tm.plans["launch"], "- proposed", agent); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := design.Proposing().Append(tm.plans["design"], "- proposed", agent); err != nil {
+	if _, err := design.Proposing().Append(ctx, tm.plans["design"], "- proposed", agent); err != nil {
 		t.Fatal(err)
 	}
 	ben := staying(tm.as("ben"))
@@ -192,26 +195,28 @@ func TestTeamMembersDecide(t *testing.T) {
 	if code := post(ben, "/document/"+tm.plans["launch"]+"/proposal/1/accept"); code != http.StatusSeeOther {
 		t.Errorf("Ben accepting in launch: %d", code)
 	}
-	if _, v, _ := launch.Read(tm.plans["launch"], 0); v.Author != (docstore.Author{By: agent.By, For: agent.For, Accepted: "person:ben"}) {
+	if v, _ := view(t, launch, newest(tm.plans["launch"])); v.Author != (docstore.Author{By: agent.By, For: agent.For, Accepted: "person:ben"}) {
 		t.Errorf("the accepted version's author: %+v", v.Author)
 	}
 	ana := staying(tm.as("ana"))
 	if code := post(ana, "/document/"+tm.plans["design"]+"/proposal/1/accept"); code != http.StatusNotFound {
 		t.Errorf("Ana, not in design, accepting there: %d", code)
 	}
-	if d, _ := design.Find(tm.plans["design"]); d.Review.Open != 1 {
+	if d, _ := view(t, design, find(tm.plans["design"])); d.Review.Open != 1 {
 		t.Errorf("design's proposal was decided by someone outside: %+v", d.Review)
 	}
 }
 
-// An open page hears of a new proposal at once: event "proposed".
+// An open page hears of a new proposal at once: event "proposed". The page is open (its
+// stream listens) once the stream's answer begins.
 func TestLiveProposals(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	made, _ := f.docs.Create("Plan", reviewedPlan, docstore.KindWrite, agent)
+	made, _ := f.docs.Create(ctx, "Plan", reviewedPlan, docstore.KindWrite, agent)
 	id := made.Document.ID
 	c := f.client()
 	f.signIn(c, "/")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/document/"+id+"/events?version=1&proposals=0", nil)
 	resp, err := c.Do(req)
@@ -219,8 +224,10 @@ func TestLiveProposals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	time.Sleep(100 * time.Millisecond)
-	if _, err := f.docs.Proposing().Append(id, "- more", agent); err != nil {
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("events: %d", resp.StatusCode)
+	}
+	if _, err := f.docs.Proposing().Append(ctx, id, "- more", agent); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(resp.Body)
@@ -243,6 +250,7 @@ func TestLiveProposals(t *testing.T) {
 // A proposal clashing with the person's change at 6,667 places of 1 MB: its page and the
 // clash page show the first ClashRegions places, whatever their number.
 func TestProposalPagesAreBounded(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	var lines, mine, theirs []string
 	for i := range 20000 {
@@ -252,12 +260,12 @@ func TestProposalPagesAreBounded(t *testing.T) {
 	for i := 0; i < len(lines); i += 3 {
 		mine[i], theirs[i] = fmt.Sprintf("agent %d\n", i), fmt.Sprintf("person %d\n", i)
 	}
-	made, _ := f.docs.Create("Huge", strings.Join(lines, ""), docstore.KindWrite, agent)
+	made, _ := f.docs.Create(ctx, "Huge", strings.Join(lines, ""), docstore.KindWrite, agent)
 	id := made.Document.ID
-	if _, err := f.docs.Proposing().Write(id, "", strings.Join(mine, ""), 0, agent); err != nil {
+	if _, err := f.docs.Proposing().Write(ctx, id, "", strings.Join(mine, ""), 0, agent); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.docs.Save(id, 0, strings.Join(theirs, ""), me(who{Person: "ana"}), linediff.Clash); err != nil {
+	if _, err := f.docs.Save(ctx, id, 0, strings.Join(theirs, ""), me(who{Person: "ana"}), linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	c := f.client()

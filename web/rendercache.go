@@ -48,14 +48,9 @@ func newRenderCache(max int) *renderCache {
 		slots: make(chan struct{}, renderSlots), budget: renderCPU}
 }
 
-// version returns the HTML of version n of document id, whose text is text, or ctx's
-// error if ctx ends first.
-func (c *renderCache) version(ctx context.Context, id string, n int, text string) (template.HTML, error) {
-	return c.linked(ctx, id, n, text, nil)
-}
-
-// linked is version with the [[links]] of lv: kept apart from the same version's HTML with
-// other targets (a document since made, renamed or deleted).
+// linked returns the HTML of version n of document id, whose text is text, with the
+// [[links]] of lv (kept apart from the same version's HTML with other targets: a document
+// since made, renamed or deleted), or ctx's error if ctx ends first.
 func (c *renderCache) linked(ctx context.Context, id string, n int, text string, lv *linkView) (template.HTML, error) {
 	key := fmt.Sprintf("%s/%d/%s", id, n, lv.key())
 	for {
@@ -145,11 +140,4 @@ func (c *renderCache) keep(key string, h template.HTML) {
 		c.bytes -= len(c.html[old])
 		delete(c.html, old)
 	}
-}
-
-// pendingCount is how many versions are being rendered (or wait for a slot).
-func (c *renderCache) pendingCount() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.pending)
 }

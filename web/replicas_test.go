@@ -30,6 +30,7 @@ type replica struct {
 // the document "Launch plan" (version 1). Without COMPASS_TEST_DATA, tb is skipped.
 func replicas(tb testing.TB) (a, b replica, id string) {
 	tb.Helper()
+	ctx := tb.Context()
 	u := kvtest.URL(tb)
 	open := func() replica {
 		db, err := pg.Open(context.Background(), u)
@@ -38,7 +39,7 @@ func replicas(tb testing.TB) (a, b replica, id string) {
 		}
 		tb.Cleanup(func() { db.Close() })
 		// No poll to speak of: only the database's signals can wake the page.
-		site, err := New(db, Config{Space: "personal", Me: "ana", Poll: time.Hour})
+		site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Poll: time.Hour})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -46,16 +47,16 @@ func replicas(tb testing.TB) (a, b replica, id string) {
 		return replica{db: db, site: site}
 	}
 	a = open()
-	if err := spaces.SetName(a.db, "ana", "Ana"); err != nil {
+	if err := spaces.SetName(ctx, a.db, "ana", "Ana"); err != nil {
 		tb.Fatal(err)
 	}
-	saved, err := docstore.New(a.db, "personal").Create("Launch plan", "one\n", docstore.KindWrite, agent)
+	saved, err := docstore.New(a.db, "personal").Create(ctx, "Launch plan", "one\n", docstore.KindWrite, agent)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	b = open()
 	for _, r := range []*replica{&a, &b} {
-		code, err := access.New(r.db).NewSignInCode("ana", "personal", "/")
+		code, err := access.New(r.db).NewSignInCode(ctx, "ana", "personal", "/")
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -73,6 +74,7 @@ func replicas(tb testing.TB) (a, b replica, id string) {
 // A page open on one server hears of a save made through the other server's page, told by
 // the database (LISTEN/NOTIFY), with no data file to watch; and of an agent's save there.
 func TestLiveAcrossReplicas(t *testing.T) {
+	ctx := t.Context()
 	a, b, id := replicas(t)
 	srvB := httptest.NewServer(b.site)
 	defer srvB.Close()
@@ -80,7 +82,7 @@ func TestLiveAcrossReplicas(t *testing.T) {
 	text := "one\n"
 	took := follow(t, a.site, a.cookie, id, 1, func(i int) bool { return i < 40 }, func(i int) {
 		if i%2 == 1 {
-			if _, err := docs.Append(id, fmt.Sprintf("agent %d", i), agent); err != nil {
+			if _, err := docs.Append(ctx, id, fmt.Sprintf("agent %d", i), agent); err != nil {
 				t.Fatal(err)
 			}
 			text += fmt.Sprintf("\nagent %d\n", i)
@@ -122,10 +124,11 @@ func TestLiveAcrossReplicas(t *testing.T) {
 // return to the event on the page open on the first server, max-ms the slowest.
 // COMPASS_TEST_DATA=postgres://... go test -run '^$' -bench AcrossReplicas ./web
 func BenchmarkLiveUpdateAcrossReplicas(b *testing.B) {
+	ctx := b.Context()
 	a, other, id := replicas(b)
 	docs := docstore.New(other.db, "personal")
 	reportLive(b, follow(b, a.site, a.cookie, id, 1, func(int) bool { return b.Loop() }, func(i int) {
-		if _, err := docs.Append(id, fmt.Sprintf("line %d", i), agent); err != nil {
+		if _, err := docs.Append(ctx, id, fmt.Sprintf("line %d", i), agent); err != nil {
 			b.Fatal(err)
 		}
 	}))

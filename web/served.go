@@ -37,9 +37,9 @@ const storePath = "/.well-known/compass-store"
 
 // StoreID returns the data file's random id, made on first use. A copy of the file (a
 // backup) has the same id; fileID tells the two apart.
-func StoreID(db kv.DB) (string, error) {
+func StoreID(ctx context.Context, db kv.DB) (string, error) {
 	var id string
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(ctx, func(tx kv.Tx) error {
 		if w := tx.Bucket(webBucket); w != nil {
 			id = string(w.Get(storeKey))
 		}
@@ -48,7 +48,7 @@ func StoreID(db kv.DB) (string, error) {
 	if err != nil || id != "" {
 		return id, err
 	}
-	err = db.Update(func(tx kv.Tx) error {
+	err = db.Update(ctx, func(tx kv.Tx) error {
 		w, err := tx.CreateBucketIfNotExists(webBucket)
 		if err != nil {
 			return err
@@ -77,15 +77,17 @@ const maxAnnounced = 32
 // http://127.0.0.1:7411), so that other compass-mcp processes on the file link to it. Every
 // page has a record of its own: the one withdraw removes, when the page stops, is this
 // one's only, so that a page that comes and goes leaves the others announced.
-func Announce(db kv.DB, url string) (withdraw func() error, err error) {
-	if _, err := StoreID(db); err != nil {
+//
+// withdraw runs as the page stops, when the context that served it is done: it has its own.
+func Announce(ctx context.Context, db kv.DB, url string) (withdraw func() error, err error) {
+	if _, err := StoreID(ctx, db); err != nil {
 		return nil, err
 	}
 	var b [8]byte
 	rand.Read(b[:])
 	key := []byte(hex.EncodeToString(b[:]))
 	raw, _ := json.Marshal(announced{URL: strings.TrimRight(url, "/"), At: time.Now()})
-	err = db.Update(func(tx kv.Tx) error {
+	err = db.Update(ctx, func(tx kv.Tx) error {
 		pages, err := pagesBucket(tx)
 		if err != nil {
 			return err
@@ -105,7 +107,9 @@ func Announce(db kv.DB, url string) (withdraw func() error, err error) {
 		return nil, err
 	}
 	return func() error {
-		return db.Update(func(tx kv.Tx) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return db.Update(ctx, func(tx kv.Tx) error {
 			pages, err := pagesBucket(tx)
 			if err != nil {
 				return err
@@ -169,7 +173,7 @@ func Served(ctx context.Context, db kv.DB, path string) (string, bool) {
 		found []announced
 		store string
 	)
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(ctx, func(tx kv.Tx) error {
 		found, store = nil, "" // the View may run again
 		w := tx.Bucket(webBucket)
 		if w == nil {

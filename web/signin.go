@@ -33,7 +33,7 @@ func (s *Site) session(r *http.Request) (who, bool) {
 	if err != nil {
 		return who{}, false
 	}
-	g, mine, ok, err := s.cfg.Access.SignedInSpaces(c.Value)
+	g, mine, ok, err := s.cfg.Access.SignedInSpaces(r.Context(), c.Value)
 	if err != nil {
 		s.log.Error("reading a session", "err", err)
 	}
@@ -74,7 +74,7 @@ func (s *Site) agentHandsLinks(r *http.Request) bool {
 	if !ok || !loopback(hostOf(local.String())) {
 		return false
 	}
-	has, err := s.cfg.Access.HasTokens()
+	has, err := s.cfg.Access.HasTokens(r.Context())
 	return err == nil && !has
 }
 
@@ -111,7 +111,7 @@ func (s *Site) AskSignIn(w http.ResponseWriter, r *http.Request) {
 // OAuth consent would give the agent their account.
 func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 	code := r.URL.Query().Get("code")
-	g, err := s.cfg.Access.CodeFor(code)
+	g, err := s.cfg.Access.CodeFor(r.Context(), code)
 	if err != nil {
 		s.signinFailed(w, r, err)
 		return
@@ -119,12 +119,11 @@ func (s *Site) signin(w http.ResponseWriter, r *http.Request) {
 	now, signedIn := s.session(r)
 	if fromElsewhere(r) || signedIn && now.Person != g.Person {
 		v := askView{Code: code, Person: g.Person}
-		s.names(func(n spaces.Names) {
-			v.Name = n.Show(spaces.Person(g.Person))
-			if signedIn {
-				v.Replaces = n.Show(spaces.Person(now.Person))
-			}
-		})
+		n := s.names(r.Context())
+		v.Name = n.Show(spaces.Person(g.Person))
+		if signedIn {
+			v.Replaces = n.Show(spaces.Person(now.Person))
+		}
 		w.Header().Set("Cache-Control", "no-store")
 		s.render(w, r, http.StatusOK, "asksignin", page{Title: "Sign in as " + v.Name + "?", Data: v})
 		return
@@ -154,7 +153,7 @@ func (s *Site) signinPost(w http.ResponseWriter, r *http.Request) {
 
 // redeem uses code up and signs the browser in for its person, ending the session it had.
 func (s *Site) redeem(w http.ResponseWriter, r *http.Request, code string) {
-	cookie, g, err := s.cfg.Access.RedeemCode(code)
+	cookie, g, err := s.cfg.Access.RedeemCode(r.Context(), code)
 	if err != nil {
 		s.signinFailed(w, r, err)
 		return
@@ -168,7 +167,7 @@ func (s *Site) redeem(w http.ResponseWriter, r *http.Request, code string) {
 	if u, err := url.Parse(next); err != nil || u.Host != "" || u.Scheme != "" {
 		next = "/"
 	}
-	if next == "/" && g.Space != s.homeOf(s.spacesOf(g.Person)) {
+	if next == "/" && g.Space != s.homeOf(s.spacesOf(r.Context(), g.Person)) {
 		next = "/?space=" + url.QueryEscape(g.Space) // open --space launch: launch's documents
 	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
@@ -191,7 +190,7 @@ func (s *Site) forget(r *http.Request) {
 	if err != nil {
 		return
 	}
-	if err := s.cfg.Access.SignOut(c.Value); err != nil {
+	if err := s.cfg.Access.SignOut(r.Context(), c.Value); err != nil {
 		s.log.Error("ending a session", "err", err)
 	}
 }

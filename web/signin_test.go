@@ -20,7 +20,8 @@ var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Reques
 // session cookie set, and its raw Set-Cookie header.
 func sessionCookie(t *testing.T, site *Site, url string, db kv.DB, send ...*http.Cookie) (*http.Cookie, string) {
 	t.Helper()
-	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
+	ctx := t.Context()
+	code, err := access.New(db).NewSignInCode(ctx, "ana", "personal", "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +60,10 @@ func status(t *testing.T, url string, c *http.Cookie) int {
 // plain HTTP but reached over https: the cookie must still be Secure, or the browser would
 // send it over http to the same host.
 func TestSessionCookieSecureBehindHTTPS(t *testing.T) {
+	ctx := t.Context()
 	for _, secure := range []bool{false, true} {
 		db, path := openStore(t)
-		site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Secure: secure})
+		site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Secure: secure})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,17 +104,18 @@ func TestSignInEndsTheOldSession(t *testing.T) {
 // A code older than access.CodeLife signs nobody in: the page asks the access room, whose
 // clock it is (access's own tests check the rows are kept hashed).
 func TestSignInCodeExpires(t *testing.T) {
+	ctx := t.Context()
 	db, path := openStore(t)
 	var passed atomic.Int64 // the clock's lead on the wall's
 	clock := func() time.Time { return time.Now().Add(time.Duration(passed.Load())) }
 	members := access.New(db).WithOwner("personal", "ana").WithClock(clock)
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Access: members})
+	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Access: members})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(site)
 	t.Cleanup(func() { site.Close(); srv.Close() })
-	code, err := members.NewSignInCode("ana", "personal", "/")
+	code, err := members.NewSignInCode(ctx, "ana", "personal", "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,13 +182,14 @@ func cookieOf(site *Site, resp *http.Response) *http.Cookie {
 // from the terminal or the address bar (Sec-Fetch-Site: none) signs in at once, as before,
 // unless it would replace another person signed in on that browser.
 func TestSignInFromAnotherSiteAsksFirst(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	members := access.New(f.db)
-	if _, err := members.AddMember("personal", "mallory"); err != nil {
+	if _, err := members.AddMember(ctx, "personal", "mallory"); err != nil {
 		t.Fatal(err)
 	}
 	codeFor := func(person string) string {
-		code, err := members.NewSignInCode(person, "personal", "/")
+		code, err := members.NewSignInCode(ctx, person, "personal", "/")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,12 +287,13 @@ func TestSignInFromAnotherSiteAsksFirst(t *testing.T) {
 // the page says to ask the agent for a link (a bundle's user has no terminal command to
 // run); a team's server (with tokens) says to run compass-mcp open, as before.
 func TestSignInPageSaysToAskTheAgent(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	page := func() string { return body(t, f.get(noRedirects, "/document/01JDXAAAAAAAAAAAAAAAAAAAAA")) }
 	if got := page(); !strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open 01JDXAAAAAAAAAAAAAAAAAAAAA") {
 		t.Errorf("a one-person server's sign-in page:\n%s", got)
 	}
-	if _, _, err := access.New(f.db).AddToken(access.NewToken{Person: "ana"}); err != nil {
+	if _, _, err := access.New(f.db).AddToken(ctx, access.NewToken{Person: "ana"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := page(); strings.Contains(got, "Ask the agent") || !strings.Contains(got, "compass-mcp open") {

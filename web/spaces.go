@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -20,8 +21,8 @@ import (
 
 // spacesOf returns the spaces person may see, sorted. A store that can't be read gives
 // none (the person is asked to sign in again), and is logged.
-func (s *Site) spacesOf(person string) []string {
-	mine, err := s.cfg.Access.SpacesOf(person)
+func (s *Site) spacesOf(ctx context.Context, person string) []string {
+	mine, err := s.cfg.Access.SpacesOf(ctx, person)
 	if err != nil {
 		s.log.Error("reading a person's spaces", "person", person, "err", err)
 		return nil
@@ -73,55 +74,42 @@ func (s *Site) space(w http.ResponseWriter, r *http.Request, p who) (string, boo
 // is not found, as if it did not exist. Only an id names a document in an address, never
 // title words, so that /document/launch/delete deletes nothing.
 func (s *Site) docsOf(r *http.Request, p who, id string) (*docstore.Store, error) {
-	if got, ok := pathID(id); !ok || got != id {
+	return s.viewDoc(r, p, id, func(*docstore.Reader, docstore.Document) error { return nil })
+}
+
+// viewDoc runs fn on one snapshot of the person's documents, with the Reader of the space,
+// among p's, that holds document id (deleted or not) and its record: the lookup and what
+// the page reads of the document are one read. It returns that space's documents (for what
+// the page writes after), or docstore.ErrNotFound when no space of p's has the document, as
+// docsOf says.
+func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.Reader, d docstore.Document) error) (*docstore.Store, error) {
+	order := p.searchOrder(r.URL.Query().Get("space"))
+	if got, ok := pathID(id); !ok || got != id || len(order) == 0 {
 		return nil, docstore.ErrNotFound
 	}
-	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
-		docs := docstore.New(s.db, sp)
-		// ByID looks the id up in the space's records, deleted ones too, where Find
-		// would go on to match title words.
-		_, err := docs.ByID(id)
-		switch {
-		case err == nil:
-			return docs, nil
-		case !errors.Is(err, docstore.ErrNotFound):
-			return nil, err
+	var found string
+	err := docstore.New(s.db, order[0]).View(r.Context(), func(first *docstore.Reader) error {
+		found = ""
+		for _, sp := range order {
+			// ByID looks the id up in the space's records, deleted ones too, where Find
+			// would go on to match title words.
+			rd := first.In(sp)
+			d, err := rd.ByID(id)
+			if errors.Is(err, docstore.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			found = sp
+			return fn(rd, d)
 		}
+		return docstore.ErrNotFound
+	})
+	if found == "" {
+		return nil, err
 	}
-	return nil, docstore.ErrNotFound
-}
-
-// readOf is docsOf, then the store's ReadLinkedID of version n of id (backlinksShown): the
-// lookup, the read and what its [[links]] name in one View a space tried; the store reads
-// names with it (WithNames).
-func (s *Site) readOf(r *http.Request, p who, id string, n int) (*docstore.Store, docstore.Reading, error) {
-	if got, ok := pathID(id); !ok || got != id {
-		return nil, docstore.Reading{}, docstore.ErrNotFound
-	}
-	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
-		docs := docstore.New(s.db, sp).WithNames()
-		read, recorded, err := docs.ReadLinkedID(id, n, backlinksShown)
-		if recorded || err != nil {
-			return docs, read, err
-		}
-	}
-	return nil, docstore.Reading{}, docstore.ErrNotFound
-}
-
-// logOf is docsOf, then the store's Log of id, the lookup and the document's newest versions
-// in one View a space tried; the store reads names with it (WithNames).
-func (s *Site) logOf(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, []docstore.Version, error) {
-	if got, ok := pathID(id); !ok || got != id {
-		return nil, docstore.Document{}, nil, docstore.ErrNotFound
-	}
-	for _, sp := range p.searchOrder(r.URL.Query().Get("space")) {
-		docs := docstore.New(s.db, sp).WithNames()
-		d, vs, recorded, err := docs.LogID(id)
-		if recorded || err != nil {
-			return docs, d, vs, err
-		}
-	}
-	return nil, docstore.Document{}, nil, docstore.ErrNotFound
+	return docstore.New(s.db, found), err
 }
 
 // pathID is the id of /document/ID, upper-cased, if ID looks like a ULID.
@@ -132,26 +120,32 @@ func pathID(id string) (string, bool) {
 	return mdscan.DocumentID("/document/" + id)
 }
 
-// threadsOf returns the conversations of the space, among p's, that has conversation id:
-// the space ?space= names first (conversation ids are not unique across spaces), then
-// home, then the others; and that space's name. It returns threads.ErrNotFound when none
-// has it.
-func (s *Site) threadsOf(r *http.Request, p who, id string) (*threads.Store, string, threads.Conversation, error) {
+// viewThread runs fn on one snapshot of the person's conversations, with the Reader of the
+// space, among p's, that has conversation id and its summary: the space ?space= names first
+// (conversation ids are not unique across spaces), then home, then the others. It returns
+// that space's name, or threads.ErrNotFound when none has it.
+func (s *Site) viewThread(r *http.Request, p who, id string, fn func(rd *threads.Reader, c threads.Conversation) error) (string, error) {
 	first := r.URL.Query().Get("space")
 	if first == "" {
 		first = p.Home
 	}
 	for _, sp := range p.searchOrder(first) {
-		convs := threads.New(s.db, sp)
-		c, err := convs.Get(id)
-		if err == nil {
-			return convs, sp, c, nil
+		found := false
+		err := threads.New(s.db, sp).View(r.Context(), func(rd *threads.Reader) error {
+			c, err := rd.Get(id)
+			if found = err == nil; !found {
+				return err
+			}
+			return fn(rd, c)
+		})
+		if found {
+			return sp, err
 		}
 		if !errors.Is(err, threads.ErrNotFound) {
-			return nil, "", c, err
+			return "", err
 		}
 	}
-	return nil, "", threads.Conversation{}, threads.ErrNotFound
+	return "", threads.ErrNotFound
 }
 
 // in is a page of p's in space.

@@ -39,51 +39,52 @@ func teamTitle(space string) string { return strings.ToUpper(space[:1]) + space[
 
 func newTeam(t *testing.T) *team {
 	t.Helper()
+	ctx := t.Context()
 	db, path := openStore(t)
 	members := access.New(db).WithOwner("personal", "ana")
 	for _, m := range [][2]string{{"launch", "ana"}, {"launch", "ben"}, {"design", "ben"}} {
-		if _, err := members.AddMember(m[0], m[1]); err != nil {
+		if _, err := members.AddMember(ctx, m[0], m[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tm := &team{plans: map[string]string{}, scratch: map[string]string{}, gone: map[string]string{}}
 	for id, name := range teamNames {
-		if err := spaces.SetName(db, id, name); err != nil {
+		if err := spaces.SetName(ctx, db, id, name); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, sp := range teamSpaces {
 		docs := docstore.New(db, sp)
-		plan, err := docs.Create(teamTitle(sp), "marker-"+sp+"\n", docstore.KindWrite, agent)
+		plan, err := docs.Create(ctx, teamTitle(sp), "marker-"+sp+"\n", docstore.KindWrite, agent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := docs.Append(plan.Document.ID, "second-"+sp+"\n", agent); err != nil {
+		if _, err := docs.Append(ctx, plan.Document.ID, "second-"+sp+"\n", agent); err != nil {
 			t.Fatal(err)
 		}
-		scratch, err := docs.Create("Scratch "+sp, "scratch-"+sp+"\n", docstore.KindWrite, agent)
+		scratch, err := docs.Create(ctx, "Scratch "+sp, "scratch-"+sp+"\n", docstore.KindWrite, agent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		gone, err := docs.Create("Gone "+sp, "gone-"+sp+"\n", docstore.KindWrite, agent)
+		gone, err := docs.Create(ctx, "Gone "+sp, "gone-"+sp+"\n", docstore.KindWrite, agent)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := docs.Delete(gone.Document.ID, agent); err != nil {
+		if _, err := docs.Delete(ctx, gone.Document.ID, agent); err != nil {
 			t.Fatal(err)
 		}
 		tm.plans[sp], tm.scratch[sp], tm.gone[sp] = plan.Document.ID, scratch.Document.ID, gone.Document.ID
 		convs := threads.New(db, sp)
-		if _, err := convs.Say(sp+"-chat", sp+" chat", threads.Message{From: "person:ana", Text: "talk-" + sp}); err != nil {
+		if _, err := convs.Say(ctx, sp+"-chat", sp+" chat", threads.Message{From: "person:ana", Text: "talk-" + sp}); err != nil {
 			t.Fatal(err)
 		}
 		if sp != "design" {
-			if _, err := convs.Say("general", "General", threads.Message{From: "person:ana", Text: "general-" + sp}); err != nil {
+			if _, err := convs.Say(ctx, "general", "General", threads.Message{From: "person:ana", Text: "general-" + sp}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond, Access: members})
+	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond, Access: members})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func newTeam(t *testing.T) *team {
 func (tm *team) as(person string) *http.Client {
 	tm.t.Helper()
 	c := tm.client()
-	code, err := access.New(tm.db).NewSignInCode(person, teamMay[person][0], "/")
+	code, err := access.New(tm.db).NewSignInCode(tm.t.Context(), person, teamMay[person][0], "/")
 	if err != nil {
 		tm.t.Fatal(err)
 	}
@@ -105,6 +106,14 @@ func (tm *team) as(person string) *http.Client {
 		tm.t.Fatalf("%s signing in: %d", person, resp.StatusCode)
 	}
 	return c
+}
+
+// logged reads, for view, the document name names as its history has it, deleted or not.
+func logged(name string) func(*docstore.Reader) (docstore.Document, error) {
+	return func(r *docstore.Reader) (docstore.Document, error) {
+		d, _, err := r.Log(name)
+		return d, err
+	}
 }
 
 // missing is an id no document has, in any space.
@@ -260,6 +269,7 @@ func TestHomeSpaceAndSwitcher(t *testing.T) {
 // person:<id> alone; for a space they may not see they answer as for a missing document
 // and change nothing.
 func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
+	ctx := t.Context()
 	tm := newTeam(t)
 	type post struct {
 		name string
@@ -284,14 +294,14 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 					id = tm.gone[sp]
 				}
 				docs := docstore.New(tm.db, sp)
-				before, _, _ := docs.Log(id)
+				before, _ := view(t, docs, logged(id))
 				resp := tm.post(c, p.path(id), p.form)
 				got := body(t, resp)
 				if !slices.Contains(teamMay[person], sp) {
 					if resp.StatusCode != lost.StatusCode || got != lostBody {
 						t.Errorf("%s POST %s in %s: %d, not the answer for a missing document (%d):\n%s", person, p.name, sp, resp.StatusCode, lost.StatusCode, got)
 					}
-					if after, _, _ := docs.Log(id); after.Version != before.Version || (after.Deleted == nil) != (before.Deleted == nil) || after.Title != before.Title {
+					if after, _ := view(t, docs, logged(id)); after.Version != before.Version || (after.Deleted == nil) != (before.Deleted == nil) || after.Title != before.Title {
 						t.Errorf("%s POST %s changed %s's document: %+v → %+v", person, p.name, sp, before, after)
 					}
 					continue
@@ -301,22 +311,29 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 				}
 				switch p.name {
 				case "edit", "rename", "restore":
-					d, v, err := docs.Read(id, 0)
+					var (
+						d docstore.Document
+						v docstore.Version
+					)
+					err := docs.View(ctx, func(r *docstore.Reader) (err error) {
+						d, v, err = r.Read(id, 0)
+						return err
+					})
 					if err != nil || v.Author != (docstore.Author{By: "person:" + person}) || d.Version <= before.Version {
 						t.Errorf("%s POST %s in %s: latest %+v by %+v, %v", person, p.name, sp, d, v.Author, err)
 					}
 				case "delete":
-					if _, err := docs.Find(id); err == nil || !strings.Contains(got, before.Title) {
+					if _, err := view(t, docs, find(id)); err == nil || !strings.Contains(got, before.Title) {
 						t.Errorf("%s deleted %s's scratch: still found (%v), or the deleted page lacks it:\n%s", person, sp, err, got)
 					}
-					if _, err := docs.Undelete(id); err != nil { // for the next person
+					if _, err := docs.Undelete(ctx, id); err != nil { // for the next person
 						t.Fatal(err)
 					}
 				case "undelete":
-					if _, err := docs.Find(id); err != nil {
+					if _, err := view(t, docs, find(id)); err != nil {
 						t.Errorf("%s undeleted %s's gone: %v", person, sp, err)
 					}
-					if _, err := docs.Delete(id, agent); err != nil {
+					if _, err := docs.Delete(ctx, id, agent); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -327,7 +344,7 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 			title := "New of " + person + " in " + sp
 			resp := tm.post(c, "/new?space="+sp, url.Values{"title": {title}, "text": {"new\n"}})
 			got := body(t, resp)
-			d, err := docstore.New(tm.db, sp).Find(title)
+			d, err := view(t, docstore.New(tm.db, sp), find(title))
 			if !slices.Contains(teamMay[person], sp) {
 				if resp.StatusCode != http.StatusNotFound || err == nil || !strings.Contains(got, "No such space") {
 					t.Errorf("%s POST /new?space=%s: %d, made: %v\n%s", person, sp, resp.StatusCode, err == nil, got)
@@ -352,7 +369,7 @@ func TestLiveInTheDocumentsSpace(t *testing.T) {
 		t.Fatalf("events of design's plan for Ana: %d (missing: %d)", resp.StatusCode, lost.StatusCode)
 	}
 	id := tm.plans["launch"]
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tm.srv.URL+"/document/"+id+"/events?version=2", nil)
 	resp, err := c.Do(req)
@@ -363,7 +380,7 @@ func TestLiveInTheDocumentsSpace(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("events: %d", resp.StatusCode)
 	}
-	if _, err := docstore.New(tm.db, "launch").Append(id, "third-launch\n", agent); err != nil {
+	if _, err := docstore.New(tm.db, "launch").Append(ctx, id, "third-launch\n", agent); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(resp.Body)
@@ -381,6 +398,7 @@ func TestLiveInTheDocumentsSpace(t *testing.T) {
 // Taken out of a space, a signed-in person sees nothing more of it at the next request;
 // taken out of every space, they are asked to sign in.
 func TestRemovedMemberSeesNoMore(t *testing.T) {
+	ctx := t.Context()
 	tm := newTeam(t)
 	c := tm.as("ben")
 	path := "/document/" + tm.plans["launch"]
@@ -388,7 +406,7 @@ func TestRemovedMemberSeesNoMore(t *testing.T) {
 		t.Fatalf("Ben, a member of launch:\n%s", got)
 	}
 	members := access.New(tm.db)
-	if _, err := members.RemoveMember("launch", "ben"); err != nil {
+	if _, err := members.RemoveMember(ctx, "launch", "ben"); err != nil {
 		t.Fatal(err)
 	}
 	resp := tm.get(c, path)
@@ -396,7 +414,7 @@ func TestRemovedMemberSeesNoMore(t *testing.T) {
 	if got, want := body(t, resp), body(t, lost); resp.StatusCode != http.StatusNotFound || got != want {
 		t.Fatalf("Ben, out of launch: %d\n%s\nwant:\n%s", resp.StatusCode, got, want)
 	}
-	if _, err := members.RemoveMember("design", "ben"); err != nil {
+	if _, err := members.RemoveMember(ctx, "design", "ben"); err != nil {
 		t.Fatal(err)
 	}
 	if resp := tm.get(c, "/"); resp.StatusCode != http.StatusUnauthorized || strings.Contains(body(t, resp), "Design plan") {

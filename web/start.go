@@ -58,7 +58,7 @@ func Start(ctx context.Context, db kv.DB, addr string, busyOK bool, cfg Config, 
 	if err != nil || ln == nil {
 		return nil, err
 	}
-	site, err := New(db, cfg)
+	site, err := New(ctx, db, cfg)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -78,10 +78,10 @@ func cmpLogger(log *slog.Logger) *slog.Logger {
 // Mount serves the site on mux's paths that are not another's (beside /mcp), closes it when
 // hs shuts down, and announces url, where it is reached, in db (AnnounceLogged); the func
 // it returns withdraws that record, once the server has stopped.
-func (s *Site) Mount(mux *http.ServeMux, hs *http.Server, db kv.DB, url string) (withdraw func()) {
+func (s *Site) Mount(ctx context.Context, mux *http.ServeMux, hs *http.Server, db kv.DB, url string) (withdraw func()) {
 	mux.Handle("/", s)
 	hs.RegisterOnShutdown(s.Close)
-	return AnnounceLogged(db, url, s.log)
+	return AnnounceLogged(ctx, db, url, s.log)
 }
 
 // AgentSignIn is a one-time sign-in link to the page at base (the link base, Links.Base)
@@ -91,15 +91,15 @@ func (s *Site) Mount(mux *http.ServeMux, hs *http.Server, db kv.DB, url string) 
 // rows in db: a team's server has them) whose page is on this machine (base a loopback
 // http address without a path; not a page reached from elsewhere, --link-base).
 // docs/PAGE.md says why that is safe.
-func AgentSignIn(db kv.DB, base, person, space, next string, log *slog.Logger) (link string, ok bool, err error) {
+func AgentSignIn(ctx context.Context, db kv.DB, base, person, space, next string, log *slog.Logger) (link string, ok bool, err error) {
 	u, err := url.Parse(base)
 	if err != nil || u.Scheme != "http" || !loopback(u.Hostname()) || u.Path != "" {
 		return "", false, nil
 	}
-	if access.New(db).Guarded("") {
+	if access.New(db).Guarded(ctx, "") {
 		return "", false, nil
 	}
-	code, err := access.New(db).NewSignInCode(person, space, next)
+	code, err := access.New(db).NewSignInCode(ctx, person, space, next)
 	if err != nil {
 		return "", false, err
 	}
@@ -112,7 +112,7 @@ func AgentSignIn(db kv.DB, base, person, space, next string, log *slog.Logger) (
 // record is withdrawn.
 func (s *Site) Run(ctx context.Context, ln net.Listener, hs *http.Server, db kv.DB) (url string, done <-chan error) {
 	url = URLOf(ln.Addr())
-	withdraw := AnnounceLogged(db, url, s.log)
+	withdraw := AnnounceLogged(ctx, db, url, s.log)
 	end := make(chan error, 1)
 	go func() {
 		err := s.Serve(ctx, ln, hs)
@@ -128,9 +128,9 @@ func (s *Site) Run(ctx context.Context, ln net.Listener, hs *http.Server, db kv.
 // AnnounceLogged is Announce, saying on log where the page is, and that a record could not
 // be written or removed (other processes then don't link to it, or find it gone): the page
 // serves all the same.
-func AnnounceLogged(db kv.DB, url string, log *slog.Logger) (withdraw func()) {
+func AnnounceLogged(ctx context.Context, db kv.DB, url string, log *slog.Logger) (withdraw func()) {
 	log.Info("serving the person's page", "url", url, "sign_in", "compass-mcp open")
-	w, err := Announce(db, url)
+	w, err := Announce(ctx, db, url)
 	if err != nil {
 		log.Warn("could not record the page's address in the data file; other processes won't link to it", "err", err)
 		return func() {}
@@ -164,8 +164,8 @@ func OpenBrowser(link string) {
 
 // SignInLink is a one-time link that signs person in to the page at url (for space) and
 // leads to next, a path of the page.
-func SignInLink(db kv.DB, url, person, space, next string) (string, error) {
-	code, err := access.New(db).NewSignInCode(person, space, next)
+func SignInLink(ctx context.Context, db kv.DB, url, person, space, next string) (string, error) {
+	code, err := access.New(db).NewSignInCode(ctx, person, space, next)
 	if err != nil {
 		return "", err
 	}
@@ -175,14 +175,15 @@ func SignInLink(db kv.DB, url, person, space, next string) (string, error) {
 // PathOf is the page's path of doc in space ("/" for none): doc is a title or id, found in
 // space, or a link, taken as it is (its document may be of another of the person's
 // spaces: the page finds it there, or says there is no such document).
-func PathOf(db kv.DB, space, doc string) (string, error) {
+func PathOf(ctx context.Context, db kv.DB, space, doc string) (string, error) {
 	if doc == "" {
 		return "/", nil
 	}
 	if id, ok := mdscan.DocumentID(doc); ok {
 		return "/document/" + id, nil
 	}
-	d, err := docstore.New(db, space).Find(doc)
+	var d docstore.Document
+	err := docstore.New(db, space).View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(doc); return err })
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", doc, err)
 	}

@@ -82,13 +82,14 @@ func TestStart(t *testing.T) {
 // Mount serves the site beside the server's own routes, closes it on shutdown, and
 // announces it until the func it returns is called.
 func TestMount(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Start()
 	defer srv.Close()
-	withdraw := f.site.Mount(mux, srv.Config, f.db, srv.URL)
+	withdraw := f.site.Mount(ctx, mux, srv.Config, f.db, srv.URL)
 	for path, want := range map[string]int{"/mcp": http.StatusTeapot, "/": http.StatusUnauthorized} {
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
@@ -115,27 +116,28 @@ func TestMount(t *testing.T) {
 // The agent is handed a sign-in link only on a one-person server whose page is on this
 // machine: a loopback http base without a path, and no token rows.
 func TestAgentSignIn(t *testing.T) {
+	ctx := t.Context()
 	db, _ := openStore(t)
 	for _, base := range []string{NoPage, "http://10.0.0.1:7411", "https://127.0.0.1:7411", "http://127.0.0.1:7411/page", "http://compass.example.com", "::"} {
-		if link, ok, err := AgentSignIn(db, base, "ana", "personal", "/", nil); ok || link != "" || err != nil {
+		if link, ok, err := AgentSignIn(ctx, db, base, "ana", "personal", "/", nil); ok || link != "" || err != nil {
 			t.Errorf("base %q: %q, %v, %v; want no link", base, link, ok, err)
 		}
 	}
 	for _, base := range []string{"http://127.0.0.1:7411", "http://localhost:7411", "http://[::1]:7411"} {
-		link, ok, err := AgentSignIn(db, base, "ana", "personal", "/document/X", slog.New(slog.DiscardHandler))
+		link, ok, err := AgentSignIn(ctx, db, base, "ana", "personal", "/document/X", slog.New(slog.DiscardHandler))
 		code, found := strings.CutPrefix(link, base+"/signin?code=")
 		if err != nil || !ok || !found {
 			t.Errorf("base %q: %q, %v, %v; want a sign-in link there", base, link, ok, err)
 			continue
 		}
-		if g, err := access.New(db).WithOwner("personal", "ana").CodeFor(code); err != nil || g.Person != "ana" || g.Space != "personal" || g.Next != "/document/X" {
+		if g, err := access.New(db).WithOwner("personal", "ana").CodeFor(ctx, code); err != nil || g.Person != "ana" || g.Space != "personal" || g.Next != "/document/X" {
 			t.Errorf("base %q: the link's code is for %+v, %v; want ana in personal, to /document/X", base, g, err)
 		}
 	}
-	if _, _, err := access.New(db).AddToken(access.NewToken{Person: "bob"}); err != nil {
+	if _, _, err := access.New(db).AddToken(ctx, access.NewToken{Person: "bob"}); err != nil {
 		t.Fatal(err)
 	}
-	if link, ok, err := AgentSignIn(db, "http://127.0.0.1:7411", "ana", "personal", "/", nil); ok || link != "" || err != nil {
+	if link, ok, err := AgentSignIn(ctx, db, "http://127.0.0.1:7411", "ana", "personal", "/", nil); ok || link != "" || err != nil {
 		t.Errorf("a server with tokens: %q, %v, %v; want no link", link, ok, err)
 	}
 }

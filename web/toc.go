@@ -56,15 +56,6 @@ const (
 	tocMax = 200
 )
 
-// toc is the table of contents of a parsed document: its headings outside lists and block
-// quotes (the ones read_document's section reads by), each a link to its anchor, indented
-// by level; none for fewer than tocMin.
-func toc(doc ast.Node, src []byte) template.HTML {
-	var t tocEntries
-	t.add(doc, src)
-	return t.html()
-}
-
 // tocEntry is a heading in a table of contents.
 type tocEntry struct {
 	level    int

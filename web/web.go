@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/icon"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -74,7 +75,7 @@ type Site struct {
 }
 
 // New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
-func New(db kv.DB, cfg Config) (*Site, error) {
+func New(ctx context.Context, db kv.DB, cfg Config) (*Site, error) {
 	if err := spaces.Valid(cfg.Space); err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func New(db kv.DB, cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := StoreID(db)
+	store, err := StoreID(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("reading the data file's id: %w", err)
 	}
@@ -204,14 +205,16 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// names runs fn, once, with people's display names as they are now (spaces.ReadNames).
-func (s *Site) names(fn func(spaces.Names)) error {
-	names, err := spaces.ReadNames(s.db)
+// names are people's display names as they are now, read on their own: for what a page
+// shows beside a write or a refusal of its own. A page that reads shows the names its
+// View read with the rest. A store that can't be read gives ids for names (logged).
+func (s *Site) names(ctx context.Context) spaces.Names {
+	var n spaces.Names
+	err := docstore.New(s.db, s.cfg.Space).View(ctx, func(r *docstore.Reader) error { n = r.Names(); return nil })
 	if err != nil {
-		return err
+		s.log.Error("reading people's names", "err", err)
 	}
-	fn(names)
-	return nil
+	return n
 }
 
 // Serve serves the page on ln with hs until ctx ends, then shuts down within a few

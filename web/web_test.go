@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -37,11 +38,12 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	ctx := t.Context()
 	db, path := openStore(t)
-	if err := spaces.SetName(db, "ana", "Ana"); err != nil {
+	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
+	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +66,30 @@ func openStore(t *testing.T) (kv.DB, string) {
 
 var agent = docstore.Author{By: "agent:north", For: "person:ana"}
 
+// view gives what fn reads in one snapshot of s (docstore.Store.View), read afresh on each
+// run of fn, as View may run it more than once.
+func view[T any](t testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
+	var got T
+	err := s.View(t.Context(), func(r *docstore.Reader) (err error) {
+		got, err = fn(r)
+		return err
+	})
+	return got, err
+}
+
+// find and newest are the tests' most common reads, for view: the document name names,
+// and its latest version.
+func find(name string) func(*docstore.Reader) (docstore.Document, error) {
+	return func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) }
+}
+
+func newest(name string) func(*docstore.Reader) (docstore.Version, error) {
+	return func(r *docstore.Reader) (docstore.Version, error) {
+		_, v, err := r.Read(name, 0)
+		return v, err
+	}
+}
+
 // client is a browser: cookies kept, redirects followed.
 func (f *fixture) client() *http.Client {
 	jar, _ := cookiejar.New(nil)
@@ -73,7 +99,7 @@ func (f *fixture) client() *http.Client {
 // signIn makes a one-time code as "compass-mcp open" does and follows its link.
 func (f *fixture) signIn(c *http.Client, next string) *http.Response {
 	f.t.Helper()
-	code, err := access.New(f.db).NewSignInCode("ana", "personal", next)
+	code, err := access.New(f.db).NewSignInCode(f.t.Context(), "ana", "personal", next)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -112,8 +138,9 @@ func body(t *testing.T, resp *http.Response) string {
 }
 
 func TestSignInOnceAndOnlyThen(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, err := f.docs.Create("Launch plan", "Record the trailer.\n", docstore.KindWrite, agent)
+	saved, err := f.docs.Create(ctx, "Launch plan", "Record the trailer.\n", docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +150,7 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 	if got := body(t, resp); resp.StatusCode != http.StatusUnauthorized || strings.Contains(got, "Record the trailer") || strings.Contains(got, "Launch plan") || strings.Contains(got, "personal") || !strings.Contains(got, "compass-mcp open "+id) {
 		t.Fatalf("not signed in: got %d\n%s", resp.StatusCode, got)
 	}
-	code, err := access.New(f.db).NewSignInCode("ana", "personal", "/document/"+id)
+	code, err := access.New(f.db).NewSignInCode(ctx, "ana", "personal", "/document/"+id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +179,9 @@ func TestSignInOnceAndOnlyThen(t *testing.T) {
 }
 
 func TestCookieAttributes(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	code, _ := access.New(f.db).NewSignInCode("ana", "personal", "/")
+	code, _ := access.New(f.db).NewSignInCode(ctx, "ana", "personal", "/")
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp := f.get(c, "/signin?code="+code)
 	raw := resp.Header.Get("Set-Cookie")
@@ -165,8 +193,9 @@ func TestCookieAttributes(t *testing.T) {
 }
 
 func TestCrossSitePostRefused(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, _ := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, agent)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/document/"+saved.Document.ID+"/delete", nil)
@@ -179,7 +208,7 @@ func TestCrossSitePostRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("cross-site delete: got %d, want 403", resp.StatusCode)
 	}
-	if _, err := f.docs.Find(saved.Document.ID); err != nil {
+	if _, err := view(t, f.docs, find(saved.Document.ID)); err != nil {
 		t.Fatalf("the document is gone after a refused post: %v", err)
 	}
 }
@@ -199,12 +228,13 @@ func TestHostCheckOnLoopback(t *testing.T) {
 }
 
 func TestSaveFromOldBaseMerges(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, _ := f.docs.Create("Plan", "one\ntwo\nthree\nfour\nfive\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Plan", "one\ntwo\nthree\nfour\nfive\n", docstore.KindWrite, agent)
 	id := saved.Document.ID
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
-	if _, err := f.docs.Edit(id, "five", "FIVE", agent); err != nil {
+	if _, err := f.docs.Edit(ctx, id, "five", "FIVE", agent); err != nil {
 		t.Fatal(err)
 	}
 	resp := f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ONE\r\ntwo\r\nthree\r\nfour\r\nfive\r\n"}})
@@ -212,30 +242,31 @@ func TestSaveFromOldBaseMerges(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(got, "merged") {
 		t.Fatalf("save from an old base: %d\n%s", resp.StatusCode, got)
 	}
-	_, v, _ := f.docs.Read(id, 0)
+	v, _ := view(t, f.docs, newest(id))
 	if v.Text != "ONE\ntwo\nthree\nfour\nFIVE\n" || v.Kind != docstore.KindMerge || v.Author.By != "person:ana" || v.Author.For != "" {
 		t.Fatalf("merged version: %+v", v)
 	}
 }
 
 func TestClashKeepsTextThenMine(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, _ := f.docs.Create("Plan", "one\ntwo\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Plan", "one\ntwo\n", docstore.KindWrite, agent)
 	id := saved.Document.ID
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
-	f.docs.Edit(id, "one", "agent's one", agent)
+	f.docs.Edit(ctx, id, "one", "agent's one", agent)
 	resp := f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ana's one\ntwo\n"}})
 	got := body(t, resp)
 	if resp.StatusCode != http.StatusConflict || !strings.Contains(got, "ana&#39;s one\ntwo\n</textarea>") || !strings.Contains(got, `name="choose" value="mine"`) {
 		t.Fatalf("clash: %d\n%s", resp.StatusCode, got)
 	}
-	if d, _ := f.docs.Find(id); d.Version != 2 {
+	if d, _ := view(t, f.docs, find(id)); d.Version != 2 {
 		t.Fatalf("a clash saved version %d", d.Version)
 	}
 	resp = f.post(c, "/document/"+id+"/edit", url.Values{"base": {"1"}, "text": {"ana's one\ntwo\n"}, "choose": {"mine"}})
 	resp.Body.Close()
-	if _, v, _ := f.docs.Read(id, 0); v.Text != "ana's one\ntwo\n" {
+	if v, _ := view(t, f.docs, newest(id)); v.Text != "ana's one\ntwo\n" {
 		t.Fatalf("mine: %q", v.Text)
 	}
 }
@@ -270,15 +301,16 @@ func TestDocumentLinksRewritten(t *testing.T) {
 }
 
 func TestConversationsNeverShowPrivateSteps(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	th := threads.New(f.db, "personal")
-	if _, err := th.Say("pricing", "Pricing", threads.Message{From: "person:ana", To: "agent:north", Text: "We settled on 12 a month."}); err != nil {
+	if _, err := th.Say(ctx, "pricing", "Pricing", threads.Message{From: "person:ana", To: "agent:north", Text: "We settled on 12 a month."}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "list_documents → secret step", Private: true}); err != nil {
+	if _, err := th.Say(ctx, "pricing", "", threads.Message{From: "agent:north", Text: "list_documents → secret step", Private: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := th.Say("pricing", "", threads.Message{From: "agent:north", Text: "Noted: 12 a month."}); err != nil {
+	if _, err := th.Say(ctx, "pricing", "", threads.Message{From: "agent:north", Text: "Noted: 12 a month."}); err != nil {
 		t.Fatal(err)
 	}
 	c := f.client()
@@ -299,16 +331,20 @@ func TestConversationsNeverShowPrivateSteps(t *testing.T) {
 }
 
 func TestRenameRestoreDeleteUndelete(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, _ := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, agent)
 	id := saved.Document.ID
-	f.docs.Write(id, "", "two\n", 0, agent)
+	f.docs.Write(ctx, id, "", "two\n", 0, agent)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
 	f.post(c, "/document/"+id+"/rename", url.Values{"title": {"Launch plan"}}).Body.Close()
 	f.post(c, "/document/"+id+"/restore", url.Values{"n": {"1"}}).Body.Close()
-	_, vs, _ := f.docs.Log(id)
-	_, latest, _ := f.docs.Read(id, 0)
+	vs, _ := view(t, f.docs, func(r *docstore.Reader) ([]docstore.Version, error) {
+		_, vs, err := r.Log(id)
+		return vs, err
+	})
+	latest, _ := view(t, f.docs, newest(id))
 	// Newest first.
 	if len(vs) != 4 || vs[1].Kind != docstore.KindRename || vs[0].Kind != docstore.KindRestore || latest.Text != "one\n" || vs[0].Title != "Launch plan" || vs[0].Author.By != "person:ana" {
 		t.Fatalf("after rename and restore: %+v", vs)
@@ -327,9 +363,10 @@ func TestRenameRestoreDeleteUndelete(t *testing.T) {
 }
 
 func TestListPages(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
 	for i := range PageSize + 3 {
-		f.docs.Create(fmt.Sprintf("Doc %03d", i), "x\n", docstore.KindWrite, agent)
+		f.docs.Create(ctx, fmt.Sprintf("Doc %03d", i), "x\n", docstore.KindWrite, agent)
 	}
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
@@ -351,7 +388,7 @@ func TestListPages(t *testing.T) {
 	if found := body(t, f.get(c, "/?q=doc+051")); len(title.FindAllStringSubmatch(found, -1)) == 0 || title.FindStringSubmatch(found)[1] != "Doc 051" {
 		t.Fatalf("searching titles: %s", main.FindString(found))
 	}
-	saved, _ := f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
 	if found := body(t, f.get(c, "/?q=studio+tuesday")); strings.Count(found, `class="title"`) != 1 || !strings.Contains(found, "3: The <mark>studio</mark> is booked for <mark>Tuesday</mark>.") {
 		t.Fatalf("searching texts: %s", main.FindString(found))
 	}
@@ -362,8 +399,9 @@ func TestListPages(t *testing.T) {
 
 // An address names a document by its id only: title words in its place find nothing.
 func TestAddressesNameByIDOnly(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, _ := f.docs.Create("Launch plan", "one\n", docstore.KindWrite, agent)
+	saved, _ := f.docs.Create(ctx, "Launch plan", "one\n", docstore.KindWrite, agent)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
 	for _, path := range []string{"/document/launch/delete", "/document/launch/rename", "/document/launch/edit"} {
@@ -373,7 +411,7 @@ func TestAddressesNameByIDOnly(t *testing.T) {
 			t.Errorf("POST %s: %d, want 404", path, resp.StatusCode)
 		}
 	}
-	if d, err := f.docs.Find(saved.Document.ID); err != nil || d.Version != 1 || d.Title != "Launch plan" {
+	if d, err := view(t, f.docs, find(saved.Document.ID)); err != nil || d.Version != 1 || d.Title != "Launch plan" {
 		t.Fatalf("after posts to title words: %+v %v", d, err)
 	}
 }
@@ -406,8 +444,9 @@ func TestRenderCacheRendersOnce(t *testing.T) {
 // page's own listener set: transport.Harden): the timeout is for reading requests, and a
 // stream is a request that lasts.
 func TestEventsOutliveTheReadTimeout(t *testing.T) {
+	ctx := t.Context()
 	db, path := openStore(t)
-	site, err := New(db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
+	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,13 +455,13 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 	srv.Start()
 	t.Cleanup(func() { site.Close(); srv.Close() })
 	f := &fixture{t: t, db: db, docs: docstore.New(db, "personal"), site: site, srv: srv}
-	saved, err := f.docs.Create("Plan", "one\n", docstore.KindWrite, agent)
+	saved, err := f.docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/document/"+saved.Document.ID+"/events?version=1", nil)
 	resp, err := c.Do(req)
@@ -430,17 +469,38 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	time.Sleep(3 * srv.Config.ReadTimeout)
-	if _, err := f.docs.Append(saved.Document.ID, "two", agent); err != nil {
+	opened := time.Now()
+	readTimeoutPassed(t, srv)
+	if _, err := f.docs.Append(ctx, saved.Document.ID, "two", agent); err != nil {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), `"version":2`) {
+			t.Logf("version 2 came %v after the stream opened (read timeout %v)", time.Since(opened).Round(time.Millisecond), srv.Config.ReadTimeout)
 			return
 		}
 	}
-	t.Fatalf("the stream ended before version 2 came (%v), %v after it opened", sc.Err(), 3*srv.Config.ReadTimeout)
+	t.Fatalf("the stream ended before version 2 came (%v), %v after it opened", sc.Err(), time.Since(opened).Round(time.Millisecond))
+}
+
+// readTimeoutPassed returns once the read timeout of a request srv began reading before
+// the call has passed: it opens a connection of its own, sends the start of a request that
+// never ends, and waits for the server to close it, at that connection's read timeout.
+func readTimeoutPassed(t *testing.T, srv *httptest.Server) {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, conn); err != nil {
+		t.Fatalf("the server did not close a request that never ends within 10 s (its read timeout is %v): %v", srv.Config.ReadTimeout, err)
+	}
 }
 
 // The history page reads versions' headers only (docstore's Log), never rebuilds their
@@ -449,14 +509,15 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 //
 //	go test -run TestHistoryPageIsCheap -v ./web
 func TestHistoryPageIsCheap(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	saved, err := f.docs.Create("Notes", strings.Repeat("A line of the notes, long enough to count.\n", 1<<20/43), docstore.KindWrite, agent)
+	saved, err := f.docs.Create(ctx, "Notes", strings.Repeat("A line of the notes, long enough to count.\n", 1<<20/43), docstore.KindWrite, agent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := saved.Document.ID
 	for i := range 199 {
-		if _, err := f.docs.Append(id, fmt.Sprintf("Entry %d of the log.", i), agent); err != nil {
+		if _, err := f.docs.Append(ctx, id, fmt.Sprintf("Entry %d of the log.", i), agent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -503,10 +564,11 @@ func TestHistoryPageIsCheap(t *testing.T) {
 // A text that starts with its title as a heading shows the title once (the page's own
 // header has it), and the list's preview doesn't repeat it either, nor show a heading's #.
 func TestTitleShownOnce(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	plan, _ := f.docs.Create("Launch plan", "# Launch plan\n\nRecord the trailer.\n", docstore.KindWrite, agent)
-	other, _ := f.docs.Create("Pricing", "# The price\n\nTwelve a month.\n", docstore.KindWrite, agent)
-	f.docs.Create("Notes", "## Weekly notes\n\nNothing yet.\n", docstore.KindWrite, agent)
+	plan, _ := f.docs.Create(ctx, "Launch plan", "# Launch plan\n\nRecord the trailer.\n", docstore.KindWrite, agent)
+	other, _ := f.docs.Create(ctx, "Pricing", "# The price\n\nTwelve a month.\n", docstore.KindWrite, agent)
+	f.docs.Create(ctx, "Notes", "## Weekly notes\n\nNothing yet.\n", docstore.KindWrite, agent)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
 	h1 := regexp.MustCompile(`<h1[ >]`)
@@ -532,9 +594,10 @@ func TestTitleShownOnce(t *testing.T) {
 // Search results on the page mark the words found, and whatever else the line holds is
 // text, escaped.
 func TestSearchMarksTheWordsFound(t *testing.T) {
+	ctx := t.Context()
 	f := newFixture(t)
-	f.docs.Create("Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n\n<b onclick=x>Studios</b> & the \"studio\" <script>alert(1)</script>\n", docstore.KindWrite, agent)
-	f.docs.Create("Plan", "夏の計画: 東京のスタジオ\n", docstore.KindWrite, agent)
+	f.docs.Create(ctx, "Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n\n<b onclick=x>Studios</b> & the \"studio\" <script>alert(1)</script>\n", docstore.KindWrite, agent)
+	f.docs.Create(ctx, "Plan", "夏の計画: 東京のスタジオ\n", docstore.KindWrite, agent)
 	c := f.client()
 	f.signIn(c, "/").Body.Close()
 	found := body(t, f.get(c, "/?q=studio+tuesday"))

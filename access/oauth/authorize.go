@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -49,6 +50,7 @@ type spaceChoice struct {
 // redirect URI is not known to be the client's (RFC 6749 section 4.1.2.1). Other mistakes go
 // back to the client as error redirects.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	q := r.URL.Query()
 	clientID, redirectURI := q.Get("client_id"), q.Get("redirect_uri")
 	if clientID == "" {
@@ -111,7 +113,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	req.Person = person
 	req.Expires = s.now().Add(s.consentTTL)
 	id := secret("")
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		if err := sweep(tx, consentsBucket, s.now()); err != nil {
 			return err
 		}
@@ -121,7 +123,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		serverError(w, "keeping the authorization request", err)
 		return
 	}
-	v, err := s.view(req, id)
+	v, err := s.view(ctx, req, id)
 	if err != nil {
 		serverError(w, "listing the person's spaces", err)
 		return
@@ -131,12 +133,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 
 // lookupClient finds the client a request names: registered, or by its metadata document.
 func (s *Server) lookupClient(r *http.Request, id string) (client, error) {
+	ctx := r.Context()
 	if isClientIDURL(id) {
 		return s.fetchClientDoc(r.Context(), id)
 	}
 	var c client
 	var found bool
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		c = client{} // the View may run again
 		var err error
 		found, err = get(bucket(tx, clientsBucket), []byte(id), &c)
@@ -180,8 +183,8 @@ func validVerifier(c string) bool {
 }
 
 // view is the consent page for req, kept under id.
-func (s *Server) view(req request, id string) (consentView, error) {
-	mine, err := s.access.SpacesOf(req.Person)
+func (s *Server) view(ctx context.Context, req request, id string) (consentView, error) {
+	mine, err := s.access.SpacesOf(ctx, req.Person)
 	if err != nil {
 		return consentView{}, err
 	}
@@ -190,7 +193,7 @@ func (s *Server) view(req request, id string) (consentView, error) {
 		ClientName:   req.ClientName,
 		RedirectHost: redirectHost(req.RedirectURI),
 		Person:       req.Person,
-		Name:         s.displayName(req.Person),
+		Name:         s.displayName(ctx, req.Person),
 		Consent:      id,
 		Agent:        agentName(req.ClientName),
 	}
@@ -210,9 +213,9 @@ func (s *Server) view(req request, id string) (consentView, error) {
 
 // displayName is how person is shown: the display name recorded for them, or the id when
 // none is (or the file can't be read: the page still says who is signed in).
-func (s *Server) displayName(person string) string {
+func (s *Server) displayName(ctx context.Context, person string) string {
 	name := person
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		name = spaces.NamesIn(tx).Show(spaces.Person(person))
 		return nil
 	})
@@ -277,6 +280,7 @@ func agentName(client string) string {
 // before it runs (http.CrossOriginProtection); and the page's consent id is known only to
 // the browser it was shown to, and kept for the person signed in there.
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		s.problem(w, http.StatusBadRequest, "The answer could not be read.")
@@ -290,7 +294,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	id := r.PostForm.Get("consent")
 	var req request
 	var found bool
-	err := s.db.View(func(tx kv.Tx) error {
+	err := s.db.View(ctx, func(tx kv.Tx) error {
 		req = request{} // the View may run again
 		var err error
 		found, err = get(bucket(tx, consentsBucket), []byte(id), &req)
@@ -305,17 +309,17 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.PostForm.Has("deny") || !r.PostForm.Has("allow") {
-		if s.take(w, id) {
+		if s.take(ctx, w, id) {
 			s.redirectError(w, r, req, "access_denied", "the person denied access")
 		}
 		return
 	}
 	c := code{request: req, Agent: strings.TrimSpace(r.PostForm.Get("agent")), Spaces: r.PostForm["space"], ReadOnly: r.PostForm.Get("read_only") != "", Review: r.PostForm.Get("review") != ""}
-	if msg, err := s.checkAnswer(&c); err != nil {
+	if msg, err := s.checkAnswer(ctx, &c); err != nil {
 		serverError(w, "listing the person's spaces", err)
 		return
 	} else if msg != "" {
-		v, err := s.view(req, id)
+		v, err := s.view(ctx, req, id)
 		if err != nil {
 			serverError(w, "listing the person's spaces", err)
 			return
@@ -329,7 +333,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	}
 	token := secret("cmo_")
 	c.Expires = s.now().Add(s.codeTTL)
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		if bucket(tx, consentsBucket).Get([]byte(id)) == nil {
 			return errAnswered
 		}
@@ -359,8 +363,8 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 var errAnswered = fmt.Errorf("consent already answered")
 
 // checkAnswer returns what is wrong with the person's choices ("" when nothing is).
-func (s *Server) checkAnswer(c *code) (string, error) {
-	mine, err := s.access.SpacesOf(c.Person)
+func (s *Server) checkAnswer(ctx context.Context, c *code) (string, error) {
+	mine, err := s.access.SpacesOf(ctx, c.Person)
 	if err != nil {
 		return "", err
 	}
@@ -384,8 +388,8 @@ func (s *Server) checkAnswer(c *code) (string, error) {
 }
 
 // take deletes the consent request id, reporting false (and answering) when it was already gone.
-func (s *Server) take(w http.ResponseWriter, id string) bool {
-	err := s.db.Update(func(tx kv.Tx) error {
+func (s *Server) take(ctx context.Context, w http.ResponseWriter, id string) bool {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		if bucket(tx, consentsBucket).Get([]byte(id)) == nil {
 			return errAnswered
 		}

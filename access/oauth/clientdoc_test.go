@@ -214,7 +214,7 @@ func TestRegisterIsBounded(t *testing.T) {
 	h := newHarness(t)
 	size := func() int {
 		n := 0
-		h.srv.db.View(func(tx kv.Tx) error {
+		h.srv.db.View(t.Context(), func(tx kv.Tx) error {
 			return bucket(tx, clientsBucket).ForEach(func(k, v []byte) error { n += len(k) + len(v); return nil })
 		})
 		return n
@@ -238,7 +238,7 @@ func TestRegisterIsBounded(t *testing.T) {
 		h.register("https://app.example/cb")
 	}
 	var count int
-	h.srv.db.View(func(tx kv.Tx) error { count = bucket(tx, clientsBucket).KeyN(); return nil })
+	h.srv.db.View(t.Context(), func(tx kv.Tx) error { count = bucket(tx, clientsBucket).KeyN(); return nil })
 	if count > maxUnusedClients+1 {
 		t.Errorf("%d clients kept after %d registrations, at most %d unused wanted", count, 2*maxUnusedClients, maxUnusedClients)
 	}

@@ -328,7 +328,7 @@ func TestResourceBinding(t *testing.T) {
 		wantError(t, status, m, 400, "invalid_target")
 	})
 	t.Run("a token for this server is refused by another on the same file", func(t *testing.T) {
-		other, err := New(Config{Issuer: "https://other.example.com", DB: h.srv.db, Page: h.page, Access: h.access})
+		other, err := New(t.Context(), Config{Issuer: "https://other.example.com", DB: h.srv.db, Page: h.page, Access: h.access})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,7 +384,7 @@ func TestRefreshReuseEndsTheChain(t *testing.T) {
 	t.Run("revoked row", func(t *testing.T) {
 		_, tok := h.exchange(a, h.code(a, "launch"), verifier)
 		r, _ := h.find(str(tok, "access_token"))
-		if _, err := h.access.Revoke(r.TokenID); err != nil { // the person: tokens revoke ID
+		if _, err := h.access.Revoke(t.Context(), r.TokenID); err != nil { // the person: tokens revoke ID
 			t.Fatal(err)
 		}
 		status, m := h.refresh(a.client, str(tok, "refresh_token"))
@@ -425,7 +425,7 @@ func TestConsent(t *testing.T) {
 	})
 	t.Run("the person is shown by name", func(t *testing.T) {
 		// SPEC: wherever people are shown, names, not ids.
-		if err := spaces.SetName(h.srv.db, "ana", "Ana Lima"); err != nil {
+		if err := spaces.SetName(t.Context(), h.srv.db, "ana", "Ana Lima"); err != nil {
 			t.Fatal(err)
 		}
 		_, body, _, resp := h.authorize("ana", a)

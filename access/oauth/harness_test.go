@@ -74,11 +74,12 @@ func (c *clock) advance(d time.Duration) {
 
 func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 	t.Helper()
+	ctx := t.Context()
 	db := kvtest.Open(t)
 	h := &harness{t: t, clock: &clock{}}
 	h.access = access.New(db).WithClock(h.clock.now)
 	for _, m := range [][2]string{{"launch", "ana"}, {"personal", "ana"}, {"launch", "ben"}} {
-		if _, err := h.access.AddMember(m[0], m[1]); err != nil {
+		if _, err := h.access.AddMember(ctx, m[0], m[1]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,7 +92,7 @@ func newHarness(t testing.TB, tweak ...func(*Config)) *harness {
 		f(&c)
 	}
 	var err error
-	if h.srv, err = New(c); err != nil {
+	if h.srv, err = New(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	h.srv.Register(mux)
@@ -126,14 +127,14 @@ func (h *harness) protected(w http.ResponseWriter, r *http.Request) {
 
 // find is what the token secret may do: its row's, if the row is not revoked or expired.
 func (h *harness) find(secret string) (access.Principal, bool) {
-	p, err := h.access.Verify(secret)
+	p, err := h.access.Verify(h.t.Context(), secret)
 	return p, err == nil
 }
 
 // rows counts the token rows, revoked and expired ones too.
 func (h *harness) rows() int {
 	h.t.Helper()
-	all, err := h.access.Tokens("")
+	all, err := h.access.Tokens(h.t.Context(), "")
 	if err != nil {
 		h.t.Fatal(err)
 	}

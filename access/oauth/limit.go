@@ -79,12 +79,6 @@ func (l *limiter) forget(now time.Time) {
 	}
 }
 
-func (l *limiter) remembered() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
-}
-
 // limited answers next only while r's client address has tokens left; else 429, with
 // Retry-After, in the OAuth error form.
 func (s *Server) limited(next http.HandlerFunc) http.HandlerFunc {

@@ -91,3 +91,10 @@ func TestClientAddress(t *testing.T) {
 		}
 	}
 }
+
+// remembered is how many client addresses l keeps buckets of.
+func (l *limiter) remembered() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}

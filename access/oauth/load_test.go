@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -38,13 +39,15 @@ func BenchmarkWriteBesideBogusTokens(b *testing.B) {
 				answered atomic.Int64
 				stop     = make(chan struct{})
 				wg       sync.WaitGroup
+				// under has a token from each client at its first answer.
+				under = make(chan struct{}, load.clients)
 			)
 			for c := range load.clients {
 				wg.Go(func() {
 					hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 					pace := time.NewTicker(time.Second / 200)
 					defer pace.Stop()
-					for i := 0; ; i++ {
+					for i, said := 0, false; ; i++ {
 						select {
 						case <-stop:
 							return
@@ -66,16 +69,30 @@ func BenchmarkWriteBesideBogusTokens(b *testing.B) {
 						}
 						resp.Body.Close()
 						answered.Add(1)
+						if !said {
+							under <- struct{}{}
+							said = true
+						}
 					}
 				})
 			}
-			time.Sleep(200 * time.Millisecond) // the load under way
+			// The load under way: every client has been answered.
+			deadline := time.After(10 * time.Second)
+			for range load.clients {
+				select {
+				case <-under:
+				case <-deadline:
+					close(stop)
+					wg.Wait()
+					b.Fatalf("%d clients posting to /token: not all of them answered within 10 s", load.clients)
+				}
+			}
 			var took []time.Duration
 			start, before, wrote := time.Now(), answered.Load(), w.n.Load()
 			value := []byte(strings.Repeat("an appended line ", 6))
 			for i := 0; b.Loop(); i++ {
 				t0 := time.Now()
-				err := w.Update(func(tx kv.Tx) error {
+				err := w.Update(b.Context(), func(tx kv.Tx) error {
 					bk, err := tx.CreateBucketIfNotExists([]byte("bench"))
 					if err != nil {
 						return err
@@ -107,8 +124,15 @@ type writes struct {
 	n atomic.Int64
 }
 
-func (w *writes) Update(fn func(kv.Tx) error) error { w.n.Add(1); return w.DB.Update(fn) }
-func (w *writes) Batch(fn func(kv.Tx) error) error  { w.n.Add(1); return w.DB.Batch(fn) }
+func (w *writes) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	w.n.Add(1)
+	return w.DB.Update(ctx, fn)
+}
+
+func (w *writes) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	w.n.Add(1)
+	return w.DB.Batch(ctx, fn)
+}
 
 // What can be refused with a read is: a made-up code, refresh token or client, and a
 // registration that isn't one, cost /token and /register no write transaction (1,585 of

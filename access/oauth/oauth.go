@@ -24,6 +24,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -54,15 +55,15 @@ type Page interface {
 // that row ends the connector.
 type Access interface {
 	// SpacesOf lists the spaces person may see, and so may allow an agent into.
-	SpacesOf(person string) ([]string, error)
+	SpacesOf(ctx context.Context, person string) ([]string, error)
 	// AddToken makes a row and returns its secret (the access token).
-	AddToken(n access.NewToken) (secret string, t access.Token, err error)
+	AddToken(ctx context.Context, n access.NewToken) (secret string, t access.Token, err error)
 	// Rotate gives row id a new secret, working until expires; the old secret stops
 	// working. It returns access.ErrRevokedToken or access.ErrNoToken for a row that was
 	// revoked or is gone: the refresh is refused and its chain ends.
-	Rotate(id string, expires time.Time) (secret string, err error)
+	Rotate(ctx context.Context, id string, expires time.Time) (secret string, err error)
 	// Revoke ends row id; it returns access.ErrNoToken for a row that is gone.
-	Revoke(id string) (access.Token, error)
+	Revoke(ctx context.Context, id string) (access.Token, error)
 }
 
 // Config is what New needs.
@@ -117,7 +118,7 @@ type Server struct {
 }
 
 // New checks c and returns the authorization server it describes.
-func New(c Config) (*Server, error) {
+func New(ctx context.Context, c Config) (*Server, error) {
 	u, err := url.Parse(c.Issuer)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil ||
 		strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
@@ -151,7 +152,7 @@ func New(c Config) (*Server, error) {
 	}
 	s.client = fetchClient(s.fetch)
 	s.limit = newLimiter(s.now)
-	if err := s.db.Update(createBuckets); err != nil {
+	if err := s.db.Update(ctx, createBuckets); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -39,6 +39,7 @@ const (
 // metadata documents, which the metadata offers first; it is kept for the clients that
 // register (docs/HTTP.md).
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	if preflight(w, r, "POST", "Content-Type") {
 		return
 	}
@@ -91,7 +92,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		RedirectURIs: m.RedirectURIs,
 		Created:      now,
 	}
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		if err := sweepClients(tx, now); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -28,6 +29,7 @@ func invalidGrant(descr string) *tokenError {
 
 // token is the token endpoint: authorization codes and refresh tokens in, token rows out.
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
 	if preflight(w, r, "POST", "Content-Type, Authorization") {
 		return
 	}
@@ -60,9 +62,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	)
 	switch f.Get("grant_type") {
 	case "authorization_code":
-		resp, err = s.exchangeCode(clientID, f.Get("code"), f.Get("code_verifier"), f.Get("redirect_uri"), f.Get("resource"))
+		resp, err = s.exchangeCode(ctx, clientID, f.Get("code"), f.Get("code_verifier"), f.Get("redirect_uri"), f.Get("resource"))
 	case "refresh_token":
-		resp, err = s.refresh(clientID, f.Get("refresh_token"), f.Get("resource"))
+		resp, err = s.refresh(ctx, clientID, f.Get("refresh_token"), f.Get("resource"))
 	default:
 		err = &tokenError{http.StatusBadRequest, "unsupported_grant_type", "grant_type is authorization_code or refresh_token"}
 	}
@@ -80,7 +82,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 
 // exchangeCode redeems an authorization code. The code is burned by the first attempt,
 // right or wrong; a second attempt also ends whatever the first obtained.
-func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource string) (map[string]any, error) {
+func (s *Server) exchangeCode(ctx context.Context, clientID, token, verifier, redirectURI, resource string) (map[string]any, error) {
 	if token == "" || verifier == "" {
 		return nil, &tokenError{http.StatusBadRequest, "invalid_request", "send code and code_verifier"}
 	}
@@ -89,7 +91,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	var refusal *tokenError
 	var ended []string // rows to revoke, when the code was used before
 	now := s.now()
-	err := s.readFirst(func(tx kv.Tx) error {
+	err := s.readFirst(ctx, func(tx kv.Tx) error {
 		c, refusal, ended = code{}, nil, nil
 		b := bucket(tx, codesBucket)
 		found, err := get(b, key, &c)
@@ -122,7 +124,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 		refusal = s.checkCode(c, now, clientID, verifier, redirectURI, resource)
 		return nil
 	})
-	s.revokeRows(ended)
+	s.revokeRows(ctx, ended)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +133,7 @@ func (s *Server) exchangeCode(clientID, token, verifier, redirectURI, resource s
 	}
 	g := grant{Person: c.Person, Agent: c.Agent, Spaces: c.Spaces, ReadOnly: c.ReadOnly, Review: c.Review,
 		Client: clientLabel(c.ClientName, c.RedirectURI), Resource: c.Resource}
-	return s.issue(clientID, g, func(tx kv.Tx, chainID string) error {
+	return s.issue(ctx, clientID, g, func(tx kv.Tx, chainID string) error {
 		// The code may have been presented again while the row was minted.
 		var cur code
 		if found, err := get(bucket(tx, codesBucket), key, &cur); err != nil {
@@ -153,10 +155,10 @@ var errWrite = errors.New("this needs a write transaction")
 // token or client: anyone can send those, as fast as they like) costs no write, nor, on
 // PostgreSQL, the store's write lock. fn checks everything again in the write, where
 // another request may have changed it; it must set its results afresh on every run.
-func (s *Server) readFirst(fn func(kv.Tx) error) error {
-	err := s.db.View(fn)
+func (s *Server) readFirst(ctx context.Context, fn func(kv.Tx) error) error {
+	err := s.db.View(ctx, fn)
 	if errors.Is(err, errWrite) {
-		return s.db.Update(fn)
+		return s.db.Update(ctx, fn)
 	}
 	return err
 }
@@ -186,7 +188,7 @@ func (s *Server) checkCode(c code, now time.Time, clientID, verifier, redirectUR
 
 // refresh rotates a refresh token: the old one is used up, a new one and a new access token
 // come back. A used refresh token presented again ends its chain: someone holds a copy.
-func (s *Server) refresh(clientID, token, resource string) (map[string]any, error) {
+func (s *Server) refresh(ctx context.Context, clientID, token, resource string) (map[string]any, error) {
 	if token == "" {
 		return nil, &tokenError{http.StatusBadRequest, "invalid_request", "send refresh_token"}
 	}
@@ -196,7 +198,7 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	var refusal *tokenError
 	var ended []string
 	now := s.now()
-	err := s.readFirst(func(tx kv.Tx) error {
+	err := s.readFirst(ctx, func(tx kv.Tx) error {
 		rt, ch, refusal, ended = refresh{}, chain{}, nil, nil
 		found, err := get(bucket(tx, refreshBucket), key, &rt)
 		if err != nil {
@@ -230,7 +232,7 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 		}
 		return nil
 	})
-	s.revokeRows(ended)
+	s.revokeRows(ctx, ended)
 	if err != nil {
 		return nil, err
 	}
@@ -238,10 +240,10 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 		return nil, refusal
 	}
 	now = s.now()
-	accessToken, err := s.access.Rotate(ch.Row, now.Add(s.accessTTL))
+	accessToken, err := s.access.Rotate(ctx, ch.Row, now.Add(s.accessTTL))
 	if errors.Is(err, access.ErrRevokedToken) || errors.Is(err, access.ErrNoToken) {
 		// The person revoked the connector's token (tokens revoke): the chain ends with it.
-		err := s.db.Update(func(tx kv.Tx) error {
+		err := s.db.Update(ctx, func(tx kv.Tx) error {
 			_, err := endChain(tx, rt.Chain)
 			return err
 		})
@@ -253,23 +255,23 @@ func (s *Server) refresh(clientID, token, resource string) (map[string]any, erro
 	if err != nil {
 		return nil, fmt.Errorf("renewing token row %s: %w", ch.Row, err)
 	}
-	return s.keep(rt.Chain, ch, accessToken, now, false)
+	return s.keep(ctx, rt.Chain, ch, accessToken, now, false)
 }
 
 // issue mints a token row for g, starts a chain for it, and keeps its first refresh token.
 // also runs in the same transaction, to check what may have changed since the request was
 // checked.
-func (s *Server) issue(clientID string, g grant, also func(kv.Tx, string) error) (map[string]any, error) {
+func (s *Server) issue(ctx context.Context, clientID string, g grant, also func(kv.Tx, string) error) (map[string]any, error) {
 	now := s.now()
 	g.Expires = now.Add(s.accessTTL)
-	accessToken, row, err := s.access.AddToken(g.token())
+	accessToken, row, err := s.access.AddToken(ctx, g.token())
 	if err != nil {
 		return nil, fmt.Errorf("minting a token row: %w", err)
 	}
 	id := secret("")
 	ch := chain{ClientID: clientID, Grant: g, Row: row.ID}
 	var resp map[string]any
-	err = s.db.Update(func(tx kv.Tx) error {
+	err = s.db.Update(ctx, func(tx kv.Tx) error {
 		if err := also(tx, id); err != nil {
 			return err
 		}
@@ -277,7 +279,7 @@ func (s *Server) issue(clientID string, g grant, also func(kv.Tx, string) error)
 		return err
 	})
 	if err != nil {
-		s.revokeRows([]string{row.ID})
+		s.revokeRows(ctx, []string{row.ID})
 		return nil, err
 	}
 	return resp, nil
@@ -285,9 +287,9 @@ func (s *Server) issue(clientID string, g grant, also func(kv.Tx, string) error)
 
 // keep stores chain id (still there, unless fresh) with a new refresh token, and returns
 // the token answer.
-func (s *Server) keep(id string, ch chain, accessToken string, now time.Time, fresh bool) (map[string]any, error) {
+func (s *Server) keep(ctx context.Context, id string, ch chain, accessToken string, now time.Time, fresh bool) (map[string]any, error) {
 	var resp map[string]any
-	err := s.db.Update(func(tx kv.Tx) error {
+	err := s.db.Update(ctx, func(tx kv.Tx) error {
 		var err error
 		resp, err = s.keepTx(tx, id, ch, accessToken, now, fresh)
 		return err
@@ -334,9 +336,9 @@ func endChain(tx kv.Tx, id string) ([]string, error) {
 	return []string{ch.Row}, b.Delete([]byte(id))
 }
 
-func (s *Server) revokeRows(ids []string) {
+func (s *Server) revokeRows(ctx context.Context, ids []string) {
 	for _, id := range ids {
-		if _, err := s.access.Revoke(id); err != nil && !errors.Is(err, access.ErrNoToken) {
+		if _, err := s.access.Revoke(ctx, id); err != nil && !errors.Is(err, access.ErrNoToken) {
 			slog.Error("oauth: revoking a token row", "row", id, "err", err)
 		}
 	}

@@ -201,14 +201,18 @@ func TestBadToolInput(t *testing.T) {
 				c.Close()
 			}
 			db := openChecked(t, data)
-			d, v, err := docstore.New(db, "personal").Read(planID, 0)
+			d, v, err := read(t, docstore.New(db, "personal"), planID, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d.Title != "Launch plan" || d.Version != 2 || v.Text != "Record the trailer.\n\nBook the studio.\n" {
 				t.Errorf("after the bad calls, Launch plan is %q at version %d: %q", d.Title, d.Version, v.Text)
 			}
-			if _, total, _ := docstore.New(db, "personal").List(10); total != 1 {
+			total, _ := view(t, docstore.New(db, "personal"), func(r *docstore.Reader) (int, error) {
+				_, total, err := r.List(10)
+				return total, err
+			})
+			if total != 1 {
 				t.Errorf("after the bad calls there are %d documents, want 1", total)
 			}
 		})

@@ -79,7 +79,7 @@ func TestSixteenWritersOverHTTP(t *testing.T) {
 	for _, w := range all {
 		ownWrites += w.version - 1
 		answered = append(answered, w.sharedVersions...)
-		d, v, err := s.Read(w.own, 0)
+		d, v, err := read(t, s, w.own, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestSixteenWritersOverHTTP(t *testing.T) {
 		}
 		gapless(t, s, w.own)
 	}
-	d, v, err := s.Read(shared, 0)
+	d, v, err := read(t, s, shared, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func (w *concurrentWriter) write(t *testing.T, n int) {
 // gapless checks a document's versions are 1..n without gaps.
 func gapless(t *testing.T, s *docstore.Store, id string) {
 	t.Helper()
-	d, vs, err := s.Log(id)
+	d, vs, err := history(t, s, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, cou
 	docs := map[string]bool{}
 	for _, p := range promises {
 		docs[p.doc] = true
-		_, v, err := s.Read(p.doc, p.n)
+		_, v, err := read(t, s, p.doc, p.n)
 		if err != nil {
 			t.Errorf("%s was answered version %d of %s: %v", p.call, p.n, p.doc, err)
 			continue
@@ -206,7 +206,7 @@ func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, cou
 		return len(docs)
 	}
 	for id := range docs {
-		d, vs, err := s.Log(id)
+		d, vs, err := history(t, s, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func verifyIn(t *testing.T, db kv.DB, promises []promise, logLines []string, cou
 			}
 		}
 		if d.Title == "Log" {
-			_, latest, err := s.Read(id, 0)
+			_, latest, err := read(t, s, id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
@@ -242,7 +243,7 @@ func openChecked(t testing.TB, data string) kvtest.Store {
 // a bbolt file has none to run.
 func check(db kv.DB) []error {
 	var errs []error
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(context.Background(), func(tx kv.Tx) error {
 		btx, ok := bolt.TxOf(tx)
 		if !ok {
 			return nil
@@ -256,6 +257,38 @@ func check(db kv.DB) []error {
 		errs = append(errs, err)
 	}
 	return errs
+}
+
+// view returns what fn reads in one View of s (fn may run more than once, as a View's may).
+func view[T any](tb testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
+	tb.Helper()
+	var got T
+	err := s.View(tb.Context(), func(r *docstore.Reader) error {
+		var err error
+		got, err = fn(r)
+		return err
+	})
+	return got, err
+}
+
+// read is a View's Read: a named document and its version (0: the latest).
+func read(tb testing.TB, s *docstore.Store, name string, version int) (d docstore.Document, v docstore.Version, err error) {
+	tb.Helper()
+	err = s.View(tb.Context(), func(r *docstore.Reader) error {
+		d, v, err = r.Read(name, version)
+		return err
+	})
+	return d, v, err
+}
+
+// history is a View's Log: a named document and every version of it, newest first.
+func history(tb testing.TB, s *docstore.Store, name string) (d docstore.Document, vs []docstore.Version, err error) {
+	tb.Helper()
+	err = s.View(tb.Context(), func(r *docstore.Reader) error {
+		d, vs, err = r.Log(name)
+		return err
+	})
+	return d, vs, err
 }
 
 // raceSlack is how much more time and memory a bound allows when the binary was built

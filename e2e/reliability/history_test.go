@@ -33,12 +33,12 @@ func TestLongHistoryIsCheap(t *testing.T) {
 	docs := docstore.New(db, "personal")
 	line := "A line of the notes, as long as lines in notes are.\n"
 	as := docstore.Author{By: "agent:north", For: "person:ana"}
-	if _, err := docs.Create("Notes", strings.Repeat(line, size/len(line)), docstore.KindWrite, as); err != nil {
+	if _, err := docs.Create(t.Context(), "Notes", strings.Repeat(line, size/len(line)), docstore.KindWrite, as); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	for i := range appends {
-		if _, err := docs.Append("Notes", fmt.Sprintf("Appended line %d.", i), as); err != nil {
+		if _, err := docs.Append(t.Context(), "Notes", fmt.Sprintf("Appended line %d.", i), as); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -58,7 +58,12 @@ func nothingImported(t *testing.T, data, what string) {
 	t.Helper()
 	db := openChecked(t, data)
 	defer db.Close()
-	got, err := threads.New(db, "personal").Recent(10, "")
+	var got []threads.Conversation
+	err := threads.New(db, "personal").View(t.Context(), func(r *threads.Reader) error {
+		var err error
+		got, err = r.Recent(10, "")
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,11 +245,11 @@ func TestReplicasSixteenClients(t *testing.T) {
 	s := docstore.New(openStore(t, tm.data), "personal")
 	writes := 0
 	for _, doc := range tm.sharedDocs {
-		d, vs, err := s.Log(doc)
+		d, vs, err := history(t, s, doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, v, err := s.Read(doc, 0)
+		_, v, err := read(t, s, doc, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,7 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 		// The person deletes one document between rounds, so deletions cross crashes too.
 		db := openChecked(t, data)
 		s := docstore.New(db, "personal")
-		if err := s.CheckIndex(); err != nil {
+		if err := s.CheckIndex(t.Context()); err != nil {
 			t.Fatalf("round %d, after SIGKILL: %v", round+1, err)
 		}
 		for _, q := range queries {
@@ -93,8 +93,12 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 				t.Errorf("round %d, after SIGKILL, %q found %v; a scan finds %v", round+1, q, got, want)
 			}
 		}
-		if docs, _, _ := s.List(1); len(docs) > 0 {
-			if _, err := s.Delete(docs[0].ID, docstore.Author{By: "person:ana"}); err != nil {
+		docs, _ := view(t, s, func(r *docstore.Reader) ([]docstore.Document, error) {
+			docs, _, err := r.List(1)
+			return docs, err
+		})
+		if len(docs) > 0 {
+			if _, err := s.Delete(t.Context(), docs[0].ID, docstore.Author{By: "person:ana"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -105,7 +109,7 @@ func TestCrashKeepsTheSearchIndexRight(t *testing.T) {
 
 func searchIDs(t *testing.T, s *docstore.Store, query string) []string {
 	t.Helper()
-	res, err := s.Search(query, 0)
+	res, err := view(t, s, func(r *docstore.Reader) (docstore.Results, error) { return r.Search(query, 0) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +124,7 @@ func searchIDs(t *testing.T, s *docstore.Store, query string) []string {
 // scanIDs looks at every live document's latest title and text for every term of query.
 func scanIDs(t *testing.T, s *docstore.Store, query string) []string {
 	t.Helper()
-	ids, err := s.Scan(query)
+	ids, err := view(t, s, func(r *docstore.Reader) ([]string, error) { return r.Scan(query) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package roundtrips
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -27,8 +29,8 @@ type staleAt struct {
 
 var probe = []byte("probe")
 
-func (s *staleAt) View(fn func(kv.Tx) error) error {
-	return s.DB.View(func(tx kv.Tx) error {
+func (s *staleAt) View(ctx context.Context, fn func(kv.Tx) error) error {
+	return s.DB.View(ctx, func(tx kv.Tx) error {
 		return fn(countTx{tx, s})
 	})
 }
@@ -39,7 +41,7 @@ func (s *staleAt) read() {
 		return
 	}
 	s.at = 0
-	if err := s.b.Update(func(tx kv.Tx) error {
+	if err := s.b.Update(s.t.Context(), func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(probe)
 		if err != nil {
 			return err
@@ -48,7 +50,7 @@ func (s *staleAt) read() {
 	}); err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.DB.View(func(tx kv.Tx) error { tx.Bucket(probe).Get(probe); return nil }); err != nil {
+	if err := s.DB.View(s.t.Context(), func(tx kv.Tx) error { tx.Bucket(probe).Get(probe); return nil }); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -103,10 +105,12 @@ func (c countCursor) Seek(k []byte) ([]byte, []byte) { c.s.read(); return c.Curs
 
 // TestViewsRunAgain: the domain's reads whose View runs its function again (kv.DB.View)
 // answer what they answer when it runs once: nothing doubled, nothing left from the first
-// run.
+// run. Where a call composes reads in one Store.View (read_document's Read, Notes and
+// Links; the document page's ByID, Read, Links and Targets), the case composes them so.
 //
 //	COMPASS_TEST_POSTGRES=postgres://… go test -run ViewsRunAgain ./e2e/roundtrips
 func TestViewsRunAgain(t *testing.T) {
+	ctx := t.Context()
 	url := kvtest.URL(t)
 	a, b := kvtest.OpenURL(t, url), kvtest.OpenURL(t, url)
 	again := &staleAt{DB: a, b: b, t: t}
@@ -115,108 +119,185 @@ func TestViewsRunAgain(t *testing.T) {
 	docs := docstore.New(a, "personal")
 	var big string
 	for i := range 12 {
-		d, err := docs.Create(fmt.Sprintf("Note %02d", i), note(5, i), docstore.KindWrite, author)
+		d, err := docs.Create(ctx, fmt.Sprintf("Note %02d", i), note(5, i), docstore.KindWrite, author)
 		if err != nil {
 			t.Fatal(err)
 		}
 		big = d.Document.ID
 	}
-	for i := range 70 { // more versions than one chunk (Log, Walk, Blame)
-		if _, err := docs.Append(big, fmt.Sprintf("line %d\n", i), author); err != nil {
+	for i := range 70 { // more versions than one chunk (Walk, Blame)
+		if _, err := docs.Append(ctx, big, fmt.Sprintf("line %d\n", i), author); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A document with [[links]], a comment and a proposal: what a read shows with it.
-	linked, err := docs.Create("Linked", "See [[Note 00]] and [[Nowhere]].\nA second line.\n", docstore.KindWrite, author)
+	linked, err := docs.Create(ctx, "Linked", "See [[Note 00]] and [[Nowhere]].\nA second line.\n", docstore.KindWrite, author)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := docs.Comment(linked.Document.ID, docstore.NewComment{Lines: docstore.LineRange{From: 2, To: 2}, Text: "Which line?", Author: docstore.Author{By: "person:bo"}}); err != nil {
+	if _, err := docs.Comment(ctx, linked.Document.ID, docstore.NewComment{Lines: docstore.LineRange{From: 2, To: 2}, Text: "Which line?", Author: docstore.Author{By: "person:bo"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := docs.Proposing().Append(linked.Document.ID, "A third line.", author); err != nil {
+	if _, err := docs.Proposing().Append(ctx, linked.Document.ID, "A third line.", author); err != nil {
 		t.Fatal(err)
 	}
 	conv := threads.New(a, "personal")
 	for i := range 5 {
-		if _, err := conv.Say(fmt.Sprintf("c%d", i), fmt.Sprintf("Conversation %d", i), threads.Message{From: "person:ana", Text: "hello"}); err != nil {
+		if _, err := conv.Say(ctx, fmt.Sprintf("c%d", i), fmt.Sprintf("Conversation %d", i), threads.Message{From: "person:ana", Text: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	people := access.New(a)
 	for _, p := range []string{"ana", "bo", "cy"} {
-		if _, err := people.AddMember("personal", p); err != nil {
+		if _, err := people.AddMember(ctx, "personal", p); err != nil {
 			t.Fatal(err)
 		}
-		if err := spaces.SetName(a, p, "Name of "+p); err != nil {
+		if err := spaces.SetName(ctx, a, p, "Name of "+p); err != nil {
 			t.Fatal(err)
 		}
 	}
 
+	// view is what fn reads in one View of the space's documents in db.
+	view := func(db kv.DB, fn func(r *docstore.Reader) (any, error)) (any, error) {
+		var got any
+		err := docstore.New(db, "personal").View(ctx, func(r *docstore.Reader) (err error) {
+			got, err = fn(r)
+			return err
+		})
+		return got, err
+	}
+	// readLinked is a read of a version and what is shown with it, in one View: Read, the
+	// Notes for author when notes (read_document's), the Links of the latest version, and
+	// the Targets of its [[Titles]] when targets (the page's).
+	readLinked := func(r *docstore.Reader, name string, notes, targets bool) (reading, error) {
+		var (
+			rd  reading
+			err error
+		)
+		if rd.Document, rd.Version, err = r.Read(name, 0); err != nil {
+			return rd, err
+		}
+		d, v := rd.Document, rd.Version
+		if notes {
+			if rd.Notes, err = r.Notes(d.ID, v.Number, author, 5); err != nil {
+				return rd, err
+			}
+		}
+		if v.Number == d.Version {
+			if rd.Links, err = r.Links(d, 10); err != nil {
+				return rd, err
+			}
+		}
+		if targets {
+			rd.Targets, err = r.Targets(d.ID, docstore.WikiTitles(v.Text))
+		}
+		return rd, err
+	}
+	// byIDLinked is the page's read of document id: ByID, then readLinked with its Targets
+	// when the space has a record of id (recorded), all in one View.
+	byIDLinked := func(r *docstore.Reader, id string) (any, error) {
+		if _, err := r.ByID(id); errors.Is(err, docstore.ErrNotFound) {
+			return []any{reading{}, false}, nil
+		} else if err != nil {
+			return nil, err
+		}
+		rd, err := readLinked(r, id, false, true)
+		return []any{rd, true}, err
+	}
+
 	reads := map[string]func(db kv.DB) (any, error){
 		"docstore List": func(db kv.DB) (any, error) {
-			ds, n, err := docstore.New(db, "personal").List(50)
-			return []any{ds, n}, err
+			return view(db, func(r *docstore.Reader) (any, error) {
+				ds, n, err := r.List(50)
+				return []any{ds, n}, err
+			})
 		},
 		"docstore Recent": func(db kv.DB) (any, error) {
-			ds, next, n, err := docstore.New(db, "personal").Recent("", 5)
-			return []any{ds, next, n}, err
+			return view(db, func(r *docstore.Reader) (any, error) {
+				ds, next, n, err := r.Recent("", 5)
+				return []any{ds, next, n}, err
+			})
 		},
-		"docstore Documents": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Documents() },
+		"docstore Documents": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) { return r.Documents() })
+		},
 		"docstore Log": func(db kv.DB) (any, error) {
-			_, vs, err := docstore.New(db, "personal").Log(big)
-			return vs, err
+			return view(db, func(r *docstore.Reader) (any, error) {
+				_, vs, err := r.Log(big)
+				return vs, err
+			})
 		},
 		"docstore Walk": func(db kv.DB) (any, error) {
 			var ns []int
-			err := docstore.New(db, "personal").Walk(big, func(v docstore.Version) error { ns = append(ns, v.Number); return nil })
+			err := docstore.New(db, "personal").Walk(ctx, big, func(v docstore.Version) error { ns = append(ns, v.Number); return nil })
 			return ns, err
 		},
-		"docstore Blame": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Blame(big) },
-		"docstore LogID": func(db kv.DB) (any, error) {
-			d, vs, ok, err := docstore.New(db, "personal").LogID(big)
-			return fmt.Sprint(d, vs, ok), err
+		"docstore Blame": func(db kv.DB) (any, error) { return docstore.New(db, "personal").Blame(ctx, big) },
+		// The history page's read: ByID, then Log of the id it found.
+		"docstore ByID and Log": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) {
+				if _, err := r.ByID(big); errors.Is(err, docstore.ErrNotFound) {
+					return fmt.Sprint(docstore.Document{}, []docstore.Version(nil), false), nil
+				} else if err != nil {
+					return nil, err
+				}
+				d, vs, err := r.Log(big)
+				return fmt.Sprint(d, vs, true), err
+			})
 		},
-		"docstore ReadLinkedID": func(db kv.DB) (any, error) {
-			r, ok, err := docstore.New(db, "personal").ReadLinkedID(big, 0, 10)
-			return []any{r, ok}, err
+		// The document page's read (web's viewDoc, then showVersion), of a document without
+		// links, then of one with them.
+		"docstore ByID, Read, Links and Targets": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) { return byIDLinked(r, big) })
 		},
-		"docstore ReadNoted": func(db kv.DB) (any, error) {
-			return docstore.New(db, "personal").ReadNoted("Linked", 0, 10, author, 5)
+		"docstore ByID, Read, Links and Targets, with links": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) { return byIDLinked(r, linked.Document.ID) })
 		},
-		"docstore ReadLinkedID, with links": func(db kv.DB) (any, error) {
-			r, ok, err := docstore.New(db, "personal").ReadLinkedID(linked.Document.ID, 0, 10)
-			return []any{r, ok}, err
+		// read_document's read (tools' readWhole).
+		"docstore Read, Notes and Links": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) { return readLinked(r, "Linked", true, false) })
 		},
 		"docstore Links": func(db kv.DB) (any, error) {
-			d, ls, err := docstore.New(db, "personal").Links("Note 00", 10)
-			return []any{d, ls}, err
+			return view(db, func(r *docstore.Reader) (any, error) {
+				d, err := r.Find("Note 00")
+				if err != nil {
+					return nil, err
+				}
+				ls, err := r.Links(d, 10)
+				return []any{d, ls}, err
+			})
 		},
-		"docstore WithNames": func(db kv.DB) (any, error) {
-			docs := docstore.New(db, "personal").WithNames()
-			ds, _, err := docs.List(50)
-			if err != nil {
-				return nil, err
-			}
-			var shown []string
-			err = docs.Names(func(n spaces.Names) {
+		// A listing and the names it shows (list_documents).
+		"docstore List and Names": func(db kv.DB) (any, error) {
+			return view(db, func(r *docstore.Reader) (any, error) {
+				ds, _, err := r.List(50)
+				if err != nil {
+					return nil, err
+				}
+				n := r.Names()
+				var shown []string
 				for _, d := range ds {
 					shown = append(shown, d.Author.Show(n))
 				}
-				shown = append(shown, n.ShowString("person:bo"))
+				return append(shown, n.ShowString("person:bo")), nil
 			})
-			return shown, err
 		},
 		"docstore Names": func(db kv.DB) (any, error) {
-			var shown []string
-			err := docstore.New(db, "personal").Names(func(n spaces.Names) {
-				shown = append(shown, n.ShowString("person:ana"), n.ShowString("person:bo"))
+			return view(db, func(r *docstore.Reader) (any, error) {
+				n := r.Names()
+				return []string{n.ShowString("person:ana"), n.ShowString("person:bo")}, nil
 			})
-			return shown, err
 		},
-		"threads Recent": func(db kv.DB) (any, error) { return threads.New(db, "personal").Recent(10, "") },
-		"access Members": func(db kv.DB) (any, error) { return access.New(db).Members("personal") },
-		"spaces People":  func(db kv.DB) (any, error) { return spaces.People(db) },
+		"threads Recent": func(db kv.DB) (any, error) {
+			var got []threads.Conversation
+			err := threads.New(db, "personal").View(ctx, func(r *threads.Reader) (err error) {
+				got, err = r.Recent(10, "")
+				return err
+			})
+			return got, err
+		},
+		"access Members": func(db kv.DB) (any, error) { return access.New(db).Members(ctx, "personal") },
+		"spaces People":  func(db kv.DB) (any, error) { return spaces.People(ctx, db) },
 	}
 	// Those whose every read after the first is of what the transaction read already (one
 	// cursor's page, keys read ahead) never miss, so never run again: nothing to check.
@@ -258,4 +339,13 @@ func TestViewsRunAgain(t *testing.T) {
 		}
 		t.Logf("%s: ran again %d times, with the same answer", name, runs)
 	}
+}
+
+// reading is a version of a document and what is shown with it, read in one View.
+type reading struct {
+	Document docstore.Document
+	Version  docstore.Version
+	Notes    docstore.Notes             // read_document's: what a reader is told after the text
+	Links    docstore.Links             // the document's, when Version is its latest
+	Targets  map[string]docstore.Target // the page's: what the version's [[Titles]] name now
 }

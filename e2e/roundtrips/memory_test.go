@@ -30,10 +30,11 @@ func BenchmarkCacheMemory(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { writer.Close() })
+	ctx := b.Context()
 	docs := docstore.New(writer, "personal")
 	author := docstore.Author{By: "agent:north", For: "person:ana"}
 	for i := range notes {
-		if _, err := docs.Create(fmt.Sprintf("Note %05d", i), note(20, i), docstore.KindWrite, author); err != nil {
+		if _, err := docs.Create(ctx, fmt.Sprintf("Note %05d", i), note(20, i), docstore.KindWrite, author); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -47,12 +48,19 @@ func BenchmarkCacheMemory(b *testing.B) {
 		after := ""
 		read := 0
 		for {
-			page, next, _, err := docs.Recent(after, 500)
+			var (
+				page []docstore.Document
+				next string
+			)
+			err := docs.View(ctx, func(r *docstore.Reader) (err error) {
+				page, next, _, err = r.Recent(after, 500)
+				return err
+			})
 			if err != nil {
 				b.Fatal(err)
 			}
 			for _, d := range page {
-				if _, _, err := docs.Read(d.ID, 0); err != nil {
+				if _, _, err := latest(b, docs, d.ID); err != nil {
 					b.Fatal(err)
 				}
 				read++
@@ -63,7 +71,11 @@ func BenchmarkCacheMemory(b *testing.B) {
 			after = next
 		}
 		for _, w := range words {
-			if _, err := docs.Search(w, 50); err != nil {
+			err := docs.View(ctx, func(r *docstore.Reader) error {
+				_, err := r.Search(w, 50)
+				return err
+			})
+			if err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -11,7 +11,6 @@
 package clientconfig
 
 import (
-	"fmt"
 	"os"
 	"path"
 	"runtime"
@@ -135,14 +134,6 @@ func (c *Client) File(e Env, project bool) string {
 		return c.ProjectFile(e)
 	}
 	return c.UserFile(e)
-}
-
-// Snippet is a file of the client's holding only s: what install adds to the file.
-func (c *Client) Snippet(s Server) ([]byte, error) {
-	if c.format == nil {
-		return nil, fmt.Errorf("%s adds servers with its own command, not a file install writes", c.Title)
-	}
-	return c.format.snippet(s)
 }
 
 // command, args, env: the members most clients' entries share, in the order their

@@ -57,8 +57,6 @@ type format interface {
 	// set returns old (empty: no file yet) with s in it, replacing an entry of s.Name
 	// only with force; an entry there without force is an *ExistsError without File.
 	set(old []byte, s Server, force bool) (out []byte, replaced bool, err error)
-	// snippet is a file holding only s.
-	snippet(s Server) ([]byte, error)
 }
 
 // jsonFormat is a JSON (or JSONC) file with the servers in the top-level object's key.
@@ -86,10 +84,6 @@ func (f jsonFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) 
 	}
 	out, err := jsonc.Set(old, f.dialect, path, f.entry(s))
 	return out, replaced, err
-}
-
-func (f jsonFormat) snippet(s Server) ([]byte, error) {
-	return jsonc.Set(nil, f.dialect, []string{f.key, s.Name}, f.entry(s))
 }
 
 // A Change is a client's file as it is and as install leaves it.

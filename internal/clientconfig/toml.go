@@ -688,8 +688,6 @@ func (tomlFormat) entry(s Server, nl string) string {
 	return b.String()
 }
 
-func (f tomlFormat) snippet(s Server) ([]byte, error) { return []byte(f.entry(s, "\n")), nil }
-
 func (f tomlFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) {
 	doc, err := parseTOML(old)
 	if err != nil {

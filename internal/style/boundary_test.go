@@ -22,7 +22,8 @@ var mayLink = map[string]string{
 	"kv/kvtest":                "fresh stores of either kind, for tests",
 	"internal/testkit/webtest": "starts servers on the tests' store (kvtest), for tests",
 	"kv/stores":                "opens the store --data names, either backend",
-	"cmd/compass-mcp":          "opens the store --data names (kv/stores)",
+	"cmd/compass-mcp":          "the command: its package, below",
+	"cmd/compass-mcp/command":  "opens the store --data names (kv/stores)",
 	"internal/cmd/bench":       "measures both stores",
 }
 

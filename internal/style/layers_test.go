@@ -39,7 +39,7 @@ var layers = []layer{
 	{"the front doors", []string{"tools", "web"}},
 	{"how requests reach the tools", []string{"transport"}},
 	{"the top: the command, the repository's own commands, test helpers and test-only packages", []string{
-		"cmd/compass-mcp", "internal/cmd/...",
+		"cmd/compass-mcp", "cmd/compass-mcp/command", "internal/cmd/...",
 		"kv/kvtest", "internal/testkit/...", "internal/style", "e2e/..."}},
 }
 

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,7 @@ import (
 // it is busy). So the consistent copy is written next to the data file, a local disk as
 // fast as the file itself, inside the transaction; the copy to path, which may be on a slow
 // disk or a share, comes after, with the file let go.
-func (f *File) Backup(path string) (int64, error) {
+func (f *File) Backup(ctx context.Context, path string) (int64, error) {
 	local, err := os.CreateTemp(filepath.Dir(f.path), ".compass-backup-*")
 	if err != nil {
 		return 0, fmt.Errorf("backing up to %s: %w", path, err)
@@ -28,7 +29,7 @@ func (f *File) Backup(path string) (int64, error) {
 	defer os.Remove(local.Name())
 	defer local.Close()
 	var size int64
-	err = f.View(func(tx kv.Tx) (err error) {
+	err = f.View(ctx, func(tx kv.Tx) (err error) {
 		size, err = tx.(boltTx).tx.WriteTo(local)
 		return err
 	})

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	defer f.Close()
 	put := func(k string) error {
-		return f.Batch(func(tx kv.Tx) error {
+		return f.Batch(context.Background(), func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("docs"))
 			if err != nil {
 				return err
@@ -58,7 +59,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if err := os.Mkdir(filepath.Dir(to), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	size, err := f.Backup(to)
+	size, err := f.Backup(context.Background(), to)
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -81,7 +82,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer copied.Close()
-	err = Wrap(copied).View(func(tx kv.Tx) error {
+	err = Wrap(copied).View(context.Background(), func(tx kv.Tx) error {
 		btx, _ := TxOf(tx)
 		for err := range btx.Check() {
 			return fmt.Errorf("the backup is inconsistent: %w", err)
@@ -112,7 +113,7 @@ func TestBackupToAMissingFolder(t *testing.T) {
 	}
 	defer f.Close()
 	to := filepath.Join(dir, "no such folder", "copy.db")
-	if _, err := f.Backup(to); err == nil || !strings.Contains(err.Error(), to) {
+	if _, err := f.Backup(context.Background(), to); err == nil || !strings.Contains(err.Error(), to) {
 		t.Errorf("a backup into a missing folder = %v, want an error naming %s", err, to)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".compass-backup-*")); len(left) > 0 {

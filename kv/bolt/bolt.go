@@ -12,6 +12,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -30,15 +31,25 @@ func Wrap(db *bbolt.DB) kv.DB { return boltDB{db} }
 
 type boltDB struct{ db *bbolt.DB }
 
-func (d boltDB) View(fn func(kv.Tx) error) error {
+// The context is looked at before a transaction begins, as File's.
+func (d boltDB) View(ctx context.Context, fn func(kv.Tx) error) error {
+	if ctx.Err() != nil {
+		return kv.Canceled(ctx)
+	}
 	return d.db.View(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
 }
 
-func (d boltDB) Update(fn func(kv.Tx) error) error {
+func (d boltDB) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	if ctx.Err() != nil {
+		return kv.Canceled(ctx)
+	}
 	return d.db.Update(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
 }
 
-func (d boltDB) Batch(fn func(kv.Tx) error) error {
+func (d boltDB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	if ctx.Err() != nil {
+		return kv.Canceled(ctx)
+	}
 	return d.db.Batch(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) })
 }
 

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,7 @@ func TestBoltMissingBucketsAndErrors(t *testing.T) {
 	}
 	defer raw.Close()
 	db := Wrap(raw)
-	err = db.Update(func(tx kv.Tx) error {
+	err = db.Update(context.Background(), func(tx kv.Tx) error {
 		if b := tx.Bucket([]byte("none")); b != nil {
 			t.Errorf("tx.Bucket of a missing bucket = %#v, want nil", b)
 		}
@@ -63,7 +64,7 @@ func TestBoltMissingBucketsAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.View(func(tx kv.Tx) error {
+	err = db.View(context.Background(), func(tx kv.Tx) error {
 		return tx.Bucket([]byte("top")).Put([]byte("k2"), []byte("v"))
 	})
 	if !errors.Is(err, kv.ErrTxNotWritable) {

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(k string, n int) error {
-		return f.Batch(func(tx kv.Tx) error {
+		return f.Batch(context.Background(), func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("docs"))
 			if err != nil {
 				return err
@@ -50,7 +51,7 @@ func TestDamagedFileIsAnErrorNotACrash(t *testing.T) {
 		err := put(fmt.Sprintf("key %03d", i), 2000)
 		got = append(got, err)
 	}
-	err = f.View(func(tx kv.Tx) error {
+	err = f.View(context.Background(), func(tx kv.Tx) error {
 		return tx.Bucket([]byte("docs")).ForEach(func(k, v []byte) error {
 			_ = append([]byte(nil), v...)
 			return nil

@@ -1,6 +1,7 @@
 package bolt
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -48,7 +49,7 @@ const DefaultIdle = 25 * time.Millisecond
 func OpenFile(path string, timeout, idle time.Duration) (*File, error) {
 	f := &File{path: path, timeout: timeout, idle: idle}
 	f.idleC = sync.NewCond(&f.mu)
-	if err := f.View(func(kv.Tx) error { return nil }); err != nil {
+	if err := f.View(context.Background(), func(kv.Tx) error { return nil }); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -129,12 +130,22 @@ func (f *File) closeLocked() {
 // copied. debug.SetPanicOnFault turns the fault of reading outside the map into a panic
 // this goroutine can recover, so the server says what is wrong and goes on serving what
 // it still can, instead of dying with "fatal error: fault" on every start.
-func (f *File) with(run func(*bbolt.DB) error) (err error) {
+//
+// ctx is looked at before the transaction begins, and again once the file is had (opening
+// it may have waited for another process): bbolt works in memory and on its file, with no
+// statement to stop half way.
+func (f *File) with(ctx context.Context, run func(*bbolt.DB) error) (err error) {
+	if ctx.Err() != nil {
+		return kv.Canceled(ctx)
+	}
 	db, err := f.acquire()
 	if err != nil {
 		return err
 	}
 	defer f.release()
+	if ctx.Err() != nil {
+		return kv.Canceled(ctx)
+	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
@@ -148,19 +159,19 @@ func (f *File) with(run func(*bbolt.DB) error) (err error) {
 }
 
 // View runs fn in a read-only transaction, opening the file if this process doesn't hold it.
-func (f *File) View(fn func(kv.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.View(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
+func (f *File) View(ctx context.Context, fn func(kv.Tx) error) error {
+	return f.with(ctx, func(db *bbolt.DB) error { return db.View(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // Update runs fn in a read-write transaction, opening the file if need be.
-func (f *File) Update(fn func(kv.Tx) error) error {
-	return f.with(func(db *bbolt.DB) error { return db.Update(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
+func (f *File) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	return f.with(ctx, func(db *bbolt.DB) error { return db.Update(func(tx *bbolt.Tx) error { return fn(boltTx{tx}) }) })
 }
 
 // Batch runs fn in a read-write transaction that may be committed with others' that arrive
 // while another commit is under way (see kv.Batcher). fn may run more than once.
-func (f *File) Batch(fn func(kv.Tx) error) error {
-	return f.batch.Do(f.Update, fn)
+func (f *File) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	return f.batch.Do(ctx, f.Update, fn)
 }
 
 // Close lets go of the file for good, waiting for transactions in flight to end.

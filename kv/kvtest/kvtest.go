@@ -70,7 +70,7 @@ func openFile(t testing.TB) kv.DB {
 // checkBolt fails t if the bbolt file of db is inconsistent (bbolt's Tx.Check).
 func checkBolt(t testing.TB, db kv.DB) {
 	t.Helper()
-	if err := db.View(func(tx kv.Tx) error {
+	if err := db.View(context.Background(), func(tx kv.Tx) error {
 		btx, _ := bolt.TxOf(tx)
 		for err := range btx.Check() {
 			return err
@@ -216,7 +216,7 @@ func CopyToPostgres(t testing.TB, from kv.DB) kv.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if _, err := kv.Copy(from, db); err != nil {
+	if _, err := kv.Copy(context.Background(), from, db); err != nil {
 		t.Fatal(err)
 	}
 	return db

@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -32,7 +33,7 @@ func get(t *testing.T, tx kv.Tx, k string) int {
 func number(t *testing.T, db kv.DB, k string) int {
 	t.Helper()
 	var n int
-	if err := db.View(func(tx kv.Tx) error { n = get(t, tx, k); return nil }); err != nil {
+	if err := db.View(context.Background(), func(tx kv.Tx) error { n = get(t, tx, k); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -85,7 +86,7 @@ func TestBatchStaleCache(t *testing.T) {
 			warm(t, a, "n")
 			restarts := a.Restarts()
 			runs := 0
-			err := a.Batch(func(tx kv.Tx) error {
+			err := a.Batch(context.Background(), func(tx kv.Tx) error {
 				runs++
 				n := get(t, tx, "n")
 				if runs == 1 {
@@ -126,7 +127,7 @@ func TestBatchOptimisticRunsOnce(t *testing.T) {
 	restarts := a.Restarts()
 	for i := range 5 {
 		runs := 0
-		if err := a.Batch(func(tx kv.Tx) error {
+		if err := a.Batch(context.Background(), func(tx kv.Tx) error {
 			runs++
 			return tx.Bucket([]byte("b")).Put([]byte("n"), []byte(strconv.Itoa(get(t, tx, "n")+1)))
 		}); err != nil {
@@ -154,7 +155,7 @@ func TestBatchReplicasLoseNoWrite(t *testing.T) {
 		for range writers {
 			wg.Go(func() {
 				for range each {
-					err := db.Batch(func(tx kv.Tx) error {
+					err := db.Batch(context.Background(), func(tx kv.Tx) error {
 						b := tx.Bucket([]byte("b"))
 						n, _ := strconv.Atoi(string(b.Get([]byte("n"))))
 						return b.Put([]byte("n"), []byte(strconv.Itoa(n+1)))

@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -16,7 +17,7 @@ import (
 
 func put(t *testing.T, db kv.DB, kvs ...string) {
 	t.Helper()
-	if err := db.Update(func(tx kv.Tx) error {
+	if err := db.Update(context.Background(), func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("b"))
 		if err != nil {
 			return err
@@ -58,7 +59,7 @@ func read(tx kv.Tx, keys ...string) string {
 func viewRead(t *testing.T, db kv.DB, keys ...string) string {
 	t.Helper()
 	var s string
-	if err := db.View(func(tx kv.Tx) error { s = read(tx, keys...); return nil }); err != nil {
+	if err := db.View(context.Background(), func(tx kv.Tx) error { s = read(tx, keys...); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -82,7 +83,7 @@ func TestCacheOtherReplicaWrites(t *testing.T) {
 		t.Errorf("after b's write a reads %s, want %s", got, want)
 	}
 	// In a write transaction too.
-	if err := a.Update(func(tx kv.Tx) error {
+	if err := a.Update(context.Background(), func(tx kv.Tx) error {
 		if got := read(tx, "j", "k", "x"); got != want {
 			t.Errorf("a's write transaction reads %s, want %s", got, want)
 		}
@@ -111,7 +112,7 @@ func TestCacheStaleBeforeFirstMiss(t *testing.T) {
 	restarts := a.Restarts()
 	var runs []string
 	n := 0
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		n++
 		k := string(tx.Bucket([]byte("b")).Get([]byte("k")))
 		if n == 1 {
@@ -155,7 +156,7 @@ func TestCacheStaleMidTransaction(t *testing.T) {
 	now := `j:"2" k:"2" walk: j=2 k=2 q=1 z=2 last=z`
 	runs := 0
 	restarts := a.Restarts()
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		runs++
 		if got := string(tx.Bucket([]byte("b")).Get([]byte("q"))); got != "1" {
 			t.Errorf("q = %q, want 1", got) // a miss: the transaction has begun
@@ -191,7 +192,7 @@ func TestCacheOwnWriteMidView(t *testing.T) {
 	viewRead(t, a, "k")
 	var runs []string
 	n := 0
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		n++
 		k := string(tx.Bucket([]byte("b")).Get([]byte("k"))) // from the cache, at the count before the write
 		if n == 1 {
@@ -220,7 +221,7 @@ func TestCacheBucketDeletedByOtherReplica(t *testing.T) {
 		}
 		return nil
 	}
-	if err := a.Update(func(tx kv.Tx) error {
+	if err := a.Update(context.Background(), func(tx kv.Tx) error {
 		bk, err := tx.CreateBucketIfNotExists([]byte("b"))
 		if err != nil {
 			return err
@@ -234,7 +235,7 @@ func TestCacheBucketDeletedByOtherReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := a.View(func(tx kv.Tx) error {
+		if err := a.View(context.Background(), func(tx kv.Tx) error {
 			if got := string(sub(tx).Get([]byte("k"))); got != "1" {
 				t.Errorf("k = %q, want 1", got)
 			}
@@ -243,10 +244,10 @@ func TestCacheBucketDeletedByOtherReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := b.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("b")).DeleteBucket([]byte("sub")) }); err != nil {
+	if err := b.Update(context.Background(), func(tx kv.Tx) error { return tx.Bucket([]byte("b")).DeleteBucket([]byte("sub")) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		if s := sub(tx); s != nil && s.Get([]byte("k")) != nil {
 			t.Errorf("a reads k of a bucket b deleted")
 		}

@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -51,7 +52,7 @@ func TestChangeStaleCache(t *testing.T) {
 			put(t, b, "n", "101") // a's cache doesn't know yet
 			restarts := a.Restarts()
 			readRuns, writeRuns, seen := 0, 0, 0
-			err := kv.Change(a, func(tx kv.Tx) (bool, error) {
+			err := kv.Change(context.Background(), a, func(tx kv.Tx) (bool, error) {
 				readRuns++
 				seen = get(t, tx, "n")
 				if readRuns == 1 && seen != 1 {
@@ -96,7 +97,7 @@ func TestChangeWarmRunsOnce(t *testing.T) {
 	restarts := a.Restarts()
 	for i := range 5 {
 		reads, writes, seen := 0, 0, 0
-		if err := kv.Change(a, func(tx kv.Tx) (bool, error) {
+		if err := kv.Change(context.Background(), a, func(tx kv.Tx) (bool, error) {
 			reads++
 			seen = get(t, tx, "n")
 			return true, nil

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/jackc/pgx/v5"
 )
 
 // A cursor merges the database's rows of its bucket, fetched in pages, with the
@@ -242,36 +243,58 @@ func (c *cursor) dbPrev(from bound) (row, bool) {
 	return rows[len(rows)-1], true
 }
 
-// fetch reads the next page of rows; full tells whether there may be more.
+// fetch reads the next page of rows; full tells whether there may be more. Pages double
+// from firstPage to maxPage; what the replica knows (a page cached, a gap) is answered with
+// no round trip, and what is read is remembered.
 func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 	if c.size == 0 {
 		c.size = firstPage
 	}
 	n := c.size
 	c.size = min(2*c.size, maxPage)
-	t := c.b.t
-	sql := `SELECT key, child, octet_length(value), CASE WHEN octet_length(value) <= ` + strconv.Itoa(pageValue) + ` THEN value END
+	ck := cacheKey{bucket: c.b.id, page: pageKey(op, order, key, n)}
+	if rows, full, ok := c.known(ck, op, order, key); ok {
+		return rows, full
+	}
+	sql, args, forward := c.pageQuery(op, order, key, n)
+	r, done := c.b.t.query(sql, args...)
+	defer done()
+	rows, before := c.scanPage(r, forward, op, key)
+	full = len(rows) == n
+	c.remember(ck, rows, full, forward, before)
+	return rows, full
+}
+
+// known answers a page from what the replica knows, if it can: the page cached, or, forward
+// from a key, the gap the key is in (gaps.go).
+func (c *cursor) known(ck cacheKey, op, order string, key []byte) (rows []row, full, ok bool) {
+	if it, ok := c.b.t.cached(ck); ok {
+		return slices.Clone(it.rows), it.full, true // the caller may reorder its copy
+	}
+	if key != nil && order == "" {
+		if r, ok, known := c.afterGap(bound{key: key, incl: op == ">="}); known && ok {
+			return []row{r}, true, true // a page of one: what follows r is asked for after it
+		} else if known {
+			return nil, false, true
+		}
+	}
+	return nil, false, false
+}
+
+// pageQuery is the query of a page of n rows from key (op ">", ">=", "<", "<="; nil: from
+// an end) in order ("" or " DESC"). A page forward from a key comes with the key before it
+// (forward): between the two lies a gap, which a later Seek near there needs no round trip
+// for. A value over pageValue is left out, to be read when the cursor lands on it.
+func (c *cursor) pageQuery(op, order string, key []byte, n int) (sql string, args []any, forward bool) {
+	sql = `SELECT key, child, octet_length(value), CASE WHEN octet_length(value) <= ` + strconv.Itoa(pageValue) + ` THEN value END
 		FROM kv_entries WHERE bucket = $1`
-	args := []any{c.b.id}
+	args = []any{c.b.id}
 	if key != nil {
 		sql += " AND key " + op + " $2"
 		args = append(args, key)
 	}
 	sql += " ORDER BY key" + order + " LIMIT " + strconv.Itoa(n)
-	ck := cacheKey{bucket: c.b.id, page: pageKey(op, order, key, n)}
-	if it, ok := t.cached(ck); ok {
-		return slices.Clone(it.rows), it.full // the caller may reorder its copy
-	}
-	if key != nil && order == "" {
-		if r, ok, known := c.afterGap(bound{key: key, incl: op == ">="}); known && ok {
-			return []row{r}, true // a page of one: what follows r is asked for after it
-		} else if known {
-			return nil, false
-		}
-	}
-	// A page forward from a key comes with the key before it: between the two lies a gap
-	// (gaps.go), which a later Seek near there needs no round trip for.
-	forward := key != nil && order == ""
+	forward = key != nil && order == ""
 	if forward {
 		below := "<"
 		if op == ">" {
@@ -280,9 +303,13 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 		sql = "(" + sql + ") UNION ALL (SELECT key, NULL::bigint, NULL::integer, NULL::bytea FROM kv_entries WHERE bucket = $1 AND key " +
 			below + " $2 ORDER BY key DESC LIMIT 1)"
 	}
-	r, done := t.query(sql, args...)
-	defer done()
-	var before []byte
+	return sql, args, forward
+}
+
+// scanPage reads a page's rows from r, in key order, and (forward) the key before the page
+// pageQuery asked for with it.
+func (c *cursor) scanPage(r pgx.Rows, forward bool, op string, key []byte) (rows []row, before []byte) {
+	t := c.b.t
 	for r.Next() {
 		var rw row
 		var child *int64
@@ -308,20 +335,26 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 	if err := r.Err(); err != nil {
 		kv.Fail(t.db.wrap(err))
 	}
-	full = len(rows) == n
 	if forward { // its parts' orders hold in UNION ALL's, but SQL doesn't promise it
 		sort.Slice(rows, func(i, j int) bool { return bytes.Compare(rows[i].key, rows[j].key) < 0 })
 	}
+	return rows, before
+}
+
+// remember keeps a page read in the cache, and, forward, its first entry and the gap
+// between the key before it and its first.
+func (c *cursor) remember(ck cacheKey, rows []row, full, forward bool, before []byte) {
+	t := c.b.t
 	t.keep(&cacheItem{k: ck, rows: slices.Clone(rows), full: full})
-	if forward {
-		var after []byte
-		if len(rows) > 0 {
-			after = rows[0].key
-			if e := rows[0].e; !e.big {
-				t.keep(&cacheItem{k: cacheKey{bucket: c.b.id, key: string(after)}, e: e})
-			}
-		}
-		t.learn(c.b.id, before, after)
+	if !forward {
+		return
 	}
-	return rows, full
+	var after []byte
+	if len(rows) > 0 {
+		after = rows[0].key
+		if e := rows[0].e; !e.big {
+			t.keep(&cacheItem{k: cacheKey{bucket: c.b.id, key: string(after)}, e: e})
+		}
+	}
+	t.learn(c.b.id, before, after)
 }

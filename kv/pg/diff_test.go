@@ -2,6 +2,7 @@ package pg_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -62,8 +63,8 @@ var errRollback = errors.New("rolled back on purpose")
 func sameTx(t *testing.T, r *rand.Rand, round int, bolt, pdb kv.DB) {
 	rollback := r.IntN(5) == 0
 	var log []string
-	errB := bolt.Update(func(btx kv.Tx) error {
-		errP := pdb.Update(func(ptx kv.Tx) error {
+	errB := bolt.Update(context.Background(), func(btx kv.Tx) error {
+		errP := pdb.Update(context.Background(), func(ptx kv.Tx) error {
 			d := &differ{t: t, r: r, b: btx, p: ptx}
 			for step := range 40 + r.IntN(80) {
 				what, gb, gp := d.op()
@@ -276,7 +277,7 @@ func dump(t *testing.T, db kv.DB) string {
 			return nil
 		})
 	}
-	if err := db.View(func(tx kv.Tx) error {
+	if err := db.View(context.Background(), func(tx kv.Tx) error {
 		return tx.ForEachBucket(func(name []byte) error {
 			fmt.Fprintf(&b, "%x/\n", name)
 			walk(tx.Bucket(name), 1)

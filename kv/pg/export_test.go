@@ -29,3 +29,8 @@ func (db *DB) Gaps() int {
 	}
 	return n
 }
+
+// WithWriteBuffer sets how many bytes of its writes a write transaction keeps in memory
+// (DefaultWriteBuffer): the tests make it small, to send writes ahead of their commit
+// with small data.
+func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }

@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -24,7 +25,7 @@ func viaProxy(t *testing.T, url string) (*pg.DB, *pgproxy.Proxy) {
 func seek(t *testing.T, db kv.DB, k string) string {
 	t.Helper()
 	var s string
-	if err := db.View(func(tx kv.Tx) error {
+	if err := db.View(context.Background(), func(tx kv.Tx) error {
 		if key, v := tx.Bucket([]byte("b")).Cursor().Seek([]byte(k)); key != nil {
 			s = string(key) + "=" + string(v)
 		}
@@ -69,7 +70,7 @@ func TestGaps(t *testing.T) {
 	get := func(k string) func(db kv.DB) string {
 		return func(db kv.DB) string {
 			var v []byte
-			if err := db.View(func(tx kv.Tx) error { v = tx.Bucket([]byte("b")).Get([]byte(k)); return nil }); err != nil {
+			if err := db.View(context.Background(), func(tx kv.Tx) error { v = tx.Bucket([]byte("b")).Get([]byte(k)); return nil }); err != nil {
 				t.Fatal(err)
 			}
 			return fmt.Sprintf("%q", v)
@@ -126,7 +127,7 @@ func TestGapsBounded(t *testing.T) {
 		kvs = append(kvs, fmt.Sprintf("k%05d", 2*i), "x")
 	}
 	put(t, a, kvs...)
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("b"))
 		for i := range 5000 { // a miss between each two keys: 5,000 gaps
 			if v := b.Get([]byte(fmt.Sprintf("k%05d", 2*i+1))); v != nil {
@@ -141,7 +142,7 @@ func TestGapsBounded(t *testing.T) {
 	if n := a.Gaps(); n == 0 || n > 4096 {
 		t.Errorf("%d gaps in the cache, want some and at most 4,096", n)
 	}
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("b"))
 		for i := range 10000 {
 			want := i%2 == 0
@@ -158,7 +159,7 @@ func TestGapsBounded(t *testing.T) {
 func getS(t *testing.T, db kv.DB, k string) string {
 	t.Helper()
 	var s string
-	if err := db.View(func(tx kv.Tx) error {
+	if err := db.View(context.Background(), func(tx kv.Tx) error {
 		if v := tx.Bucket([]byte("b")).Get([]byte(k)); v != nil {
 			s = string(v)
 		}
@@ -189,7 +190,7 @@ func TestGapsAfterADelete(t *testing.T) {
 	}
 	// Next from d.
 	var got string
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		c := tx.Bucket([]byte("b")).Cursor()
 		c.Seek([]byte("d"))
 		k, _ := c.Next()
@@ -231,10 +232,10 @@ func TestGapsBigValuesAfterADelete(t *testing.T) {
 func TestGapsBoundedByCommits(t *testing.T) {
 	a := open(t, kvtest.URL(t), pg.WithCache(1<<20)) // gaps' budget: 128 KiB
 	put(t, a, "seed", "x")
-	if err := a.Update(func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("e")); return err }); err != nil {
+	if err := a.Update(context.Background(), func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("e")); return err }); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.View(func(tx kv.Tx) error {
+	if err := a.View(context.Background(), func(tx kv.Tx) error {
 		tx.Bucket([]byte("e")).Get([]byte("x"))
 		return nil
 	}); err != nil {
@@ -243,7 +244,7 @@ func TestGapsBoundedByCommits(t *testing.T) {
 	const n = 40000
 	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Now()
-	if err := a.Update(func(tx kv.Tx) error {
+	if err := a.Update(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("e"))
 		for _, i := range r.Perm(n) {
 			if err := b.Put([]byte(fmt.Sprintf("key%08d", i)), []byte("v")); err != nil {

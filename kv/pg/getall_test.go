@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -13,7 +14,7 @@ import (
 func TestGetAllKnows(t *testing.T) {
 	db := open(t, kvtest.URL(t))
 	name := []byte("b")
-	if err := db.Update(func(tx kv.Tx) error {
+	if err := db.Update(context.Background(), func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return err
@@ -26,7 +27,7 @@ func TestGetAllKnows(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := [][]byte{[]byte("k"), []byte("sub"), []byte("missing")}
-	if err := db.View(func(tx kv.Tx) error {
+	if err := db.View(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket(name)
 		for _, k := range keys {
 			if pg.Known(b, k) {

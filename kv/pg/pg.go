@@ -30,8 +30,7 @@
 // transaction-scoped advisory lock (one per schema), so that no two write transactions run
 // at once on any replica, then runs READ COMMITTED: with every writer queued on the lock,
 // each one sees everything committed before it and nothing comes between its reads and its
-// writes. The alternative, SERIALIZABLE with fn run again on a serialization failure, is
-// kept behind WithSerializable.
+// writes (why not SERIALIZABLE with fn run again on a serialization failure: below).
 //
 // A Batch, whose fn may run more than once (kv.DB.Batch), first runs optimistically: what
 // the cache answers is read at the cache's count with no round trip, and the first round
@@ -44,10 +43,10 @@
 // replicas its cache is mostly cold, and it costs what an Update costs, plus a run for each
 // commit that came between its first read and its first round trip.
 //
-// Why the lock: BenchmarkWriters (W writers of one process, each Update reading a value and
-// writing it back longer; µs per committed Update, mean of two runs, on a 2-core machine
-// shared with other work, PostgreSQL 15 on localhost, `go test -run '^$' -bench Writers
-// -benchtime 600x -count 2 ./kv/pg`):
+// Why the lock rather than SERIALIZABLE with fn run again on a serialization failure:
+// measured with W writers of one process, each Update reading a value and writing it back
+// longer (µs per committed Update, mean of two runs, on a 2-core machine shared with other
+// work, PostgreSQL 15 on localhost), when both modes were kept:
 //
 //	                       W=2    4    8   16
 //	lock, one key          375  377  354  384   fn runs once
@@ -55,13 +54,12 @@
 //	serializable, one key  475  583  824 1157   fn runs 1.05, 1.22, 1.52, 2.19 times
 //	serializable, own keys 510  621  664 1045   fn runs 1.05, 1.14, 1.27, 1.89 times
 //
-// (Runs differ by up to 40% on this shared machine; the shape doesn't change.)
 // The lock's cost stays flat as writers are added; SERIALIZABLE's grows with its retries,
-// even on distinct keys (its predicate locks cover index pages, not keys), and one earlier
-// run where it retried little on distinct keys was at best 20% faster than the lock. With
-// the lock an Update's fn runs exactly once, as on bbolt, whereas a retried fn must be
-// idempotent (Update's callers are not required to be); and serial writers make the
-// transaction's read cache and the deferred bucket checks exact. Reads never wait for it.
+// even on distinct keys (its predicate locks cover index pages, not keys). With the lock an
+// Update's fn runs exactly once, as on bbolt, whereas a retried fn must be idempotent
+// (Update's callers are not required to be); and serial writers make the transaction's read
+// cache and the deferred bucket checks exact. Reads never wait for it. (The SERIALIZABLE
+// mode is gone: nothing turned it on. BenchmarkWriters measures the lock.)
 //
 // An Update's Puts and Deletes are kept in memory (its own reads see them) and written at
 // commit in a few bulk statements sent in one round trip with the COMMIT; reads are cached
@@ -112,7 +110,11 @@
 // # Failures
 //
 // Every transaction has a deadline (WithTimeout, 30 s by default), the wait for a pooled
-// connection included. A statement that fails inside a transaction panics with kv.Fail, and
+// connection included, and ends with its caller's context: when either is done, the
+// statement under way is stopped on the server by a cancel request (and, should the server
+// not answer it within CancelWait, the connection is closed), the transaction is rolled
+// back, and the call returns kv.Canceled for the caller's context, kv.ErrUnavailable for the
+// deadline. A statement that fails inside a transaction panics with kv.Fail, and
 // View, Update and Batch return its error; an error reaching the database wraps
 // kv.ErrUnavailable and names the database's host and port. The pool drops connections that
 // died (a restart of the database), and a transaction's first statement tries another
@@ -147,7 +149,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"math/rand/v2"
 	"net"
 	"runtime"
 	"slices"
@@ -161,6 +162,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -180,19 +182,14 @@ type Option func(*DB)
 // WithTimeout sets every transaction's deadline.
 func WithTimeout(d time.Duration) Option { return func(db *DB) { db.timeout = d } }
 
-// WithSerializable makes Update run SERIALIZABLE, without the advisory lock, running fn
-// again (up to 100 times, with a random pause growing to 50 ms) when PostgreSQL reports a serialization failure or a deadlock.
-// fn must then set its results afresh on every run, as Batch's must.
-func WithSerializable() Option { return func(db *DB) { db.serializable = true } }
+// CancelWait is how long a statement whose context ended may take to stop once the server
+// was asked to cancel it, before its connection is closed instead.
+const CancelWait = 2 * time.Second
 
 // DefaultWriteBuffer is how many bytes of its writes a write transaction keeps in memory
-// before sending them ahead of its commit, unless WithWriteBuffer says otherwise.
+// before sending them ahead of its commit (still inside the transaction), and forgetting
+// them: a transaction as large as a whole store (compass-mcp copy) needs no more memory.
 const DefaultWriteBuffer = 64 << 20
-
-// WithWriteBuffer sets how many bytes of its writes a write transaction keeps in memory:
-// past that, they are sent to the database (still inside the transaction) and forgotten,
-// so a transaction as large as a whole store (compass-mcp copy) needs no more memory.
-func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }
 
 // DefaultCache is how many bytes of the store's entries each DB keeps in memory, unless
 // WithCache says otherwise.
@@ -215,7 +212,6 @@ type DB struct {
 	channel        string
 	timeout        time.Duration
 	connectTimeout time.Duration
-	serializable   bool
 	writeBuffer    int // bytes of a write transaction's writes kept in memory before they're sent
 	cacheSize      int
 	batcher        kv.Batcher
@@ -252,6 +248,13 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	cfg.ConnConfig.DialFunc = sniffingDialer()
+	// A context that ends stops the statement on the server with a cancel request, and the
+	// connection stays good for the pool; pgx's default closes it (sending the cancel as it
+	// goes), so that the next transaction pays for a new connection. CancelWait bounds a
+	// server that doesn't answer the cancel: the connection is closed then.
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: CancelWait}
+	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
@@ -293,8 +296,8 @@ func (db *DB) Close() error {
 // Analyze updates the planner's statistics of the store's table, as autovacuum does after
 // enough writes: for a bulk load (a copy into an empty database) whose cursors are read
 // at once.
-func (db *DB) Analyze() error {
-	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
+func (db *DB) Analyze(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, db.timeout)
 	defer cancel()
 	if _, err := db.pool.Exec(ctx, "ANALYZE kv_entries"); err != nil {
 		return db.wrap(err)
@@ -406,37 +409,19 @@ func firstSchema(path string) string {
 // READ READ ONLY transaction of its own checked against the counter of the first (see
 // "Transactions" in the package doc); when the store changed after fn had read from the
 // cache, fn runs again, in one REPEATABLE READ READ ONLY transaction.
-func (db *DB) View(fn func(kv.Tx) error) error {
-	err := db.run(false, true, fn)
+func (db *DB) View(ctx context.Context, fn func(kv.Tx) error) error {
+	err := db.run(ctx, false, true, fn)
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
-		return db.run(false, false, fn)
+		return db.run(ctx, false, false, fn)
 	}
 	return err
 }
 
-// Update runs fn in a write transaction: under the advisory lock, or SERIALIZABLE (retried)
-// with WithSerializable.
-func (db *DB) Update(fn func(kv.Tx) error) error {
-	if !db.serializable {
-		return db.run(true, false, fn)
-	}
-	var err error
-	wait := time.Millisecond
-	for range maxRetries {
-		if err = db.run(true, false, fn); !retryable(err) {
-			return err
-		}
-		// Writers that collided would collide again at once: spread them.
-		time.Sleep(rand.N(wait))
-		wait = min(2*wait, 50*time.Millisecond)
-	}
-	return err
+// Update runs fn in a write transaction, under the advisory lock.
+func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	return db.run(ctx, true, false, fn)
 }
-
-// maxRetries bounds the runs of one Update with WithSerializable: under 16 writers on one
-// key, one wins each round, so a writer may lose many in a row.
-const maxRetries = 100
 
 // Batch runs fn in a write transaction shared with the Batch calls that arrive while one is
 // being committed (kv.Batcher): one commit for all of them.
@@ -446,27 +431,19 @@ const maxRetries = 100
 // that the store is still at that count; when it is not, or a run that ends without
 // reaching the database finds it moved, fn runs again as an Update's does (Restarts counts
 // these too). A warm Batch that reads nothing the cache lacks so costs one round trip.
-func (db *DB) Batch(fn func(kv.Tx) error) error {
-	return db.batcher.Do(db.batch, fn)
+func (db *DB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	return db.batcher.Do(ctx, db.batch, fn)
 }
 
 // batch runs one transaction of Batch: optimistically, then, if the store changed under
 // it, as Update.
-func (db *DB) batch(fn func(kv.Tx) error) error {
-	if db.serializable {
-		return db.Update(fn)
-	}
-	err := db.run(true, true, fn)
+func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
+	err := db.run(ctx, true, true, fn)
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
-		return db.run(true, false, fn)
+		return db.run(ctx, true, false, fn)
 	}
 	return err
-}
-
-func retryable(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
 // Change is kv.Change: read runs optimistically as a Batch's first run does, reading what
@@ -476,47 +453,69 @@ func retryable(err error) bool {
 // what read saw. Only when read fails or has nothing to write does Change read the counter,
 // and if the store moved, read runs again as a View's does. A warm edit so costs one round
 // trip, its commit, where a View and a Batch cost two.
-func (db *DB) Change(read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
+func (db *DB) Change(ctx context.Context, read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
 	var w bool
 	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
-	if db.serializable {
-		if err := db.View(fn); err != nil || !w {
-			return err
-		}
-		return db.Update(write)
-	}
-	err := db.runTx(&tx{db: db, optimistic: true, prepare: &w}, fn)
+	err := db.runTx(ctx, &tx{db: db, optimistic: true, prepare: &w}, fn)
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
-		err = db.run(false, false, fn)
+		err = db.run(ctx, false, false, fn)
 	}
 	if err != nil || !w {
 		return err
 	}
-	return db.Batch(write)
+	return db.Batch(ctx, write)
 }
 
-func (db *DB) run(writable, optimistic bool, fn func(kv.Tx) error) error {
-	return db.runTx(&tx{db: db, writable: writable, optimistic: optimistic}, fn)
+func (db *DB) run(ctx context.Context, writable, optimistic bool, fn func(kv.Tx) error) error {
+	return db.runTx(ctx, &tx{db: db, writable: writable, optimistic: optimistic}, fn)
 }
 
-// runTx runs fn in t, which says what kind of transaction it is.
-func (db *DB) runTx(t *tx, fn func(kv.Tx) error) (err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
+// runTx runs fn in t, which says what kind of transaction it is, for the caller's context
+// and within the store's deadline. What the store answers once either has ended (a
+// statement the server canceled, a connection closed) is said as what ended it:
+// kv.Canceled for the caller's context, ErrUnavailable's deadline for the store's. fn's
+// own error is returned as it is.
+func (db *DB) runTx(caller context.Context, t *tx, fn func(kv.Tx) error) (err error) {
+	if caller.Err() != nil {
+		return kv.Canceled(caller)
+	}
+	ctx, cancel := context.WithTimeout(caller, db.timeout)
 	defer cancel()
 	t.ctx = ctx
-	if t.writable && !db.serializable {
+	fromStore := false // err is the store's (a failure, the commit's), not fn's
+	defer func() {
+		if err == nil || !fromStore || errors.Is(err, errStale) {
+			return
+		}
+		switch {
+		case caller.Err() != nil:
+			err = kv.Canceled(caller)
+		case ctx.Err() != nil && !errors.Is(err, kv.ErrUnavailable):
+			err = db.wrap(ctx.Err())
+		}
+	}()
+	if t.writable {
 		// One writer of this process at a time queues on the database's lock: the others
 		// wait here, holding no connection, so that readers always find one in the pool.
 		select {
 		case db.writer <- struct{}{}:
 			defer func() { <-db.writer }()
 		case <-ctx.Done():
+			fromStore = true
 			return db.wrap(ctx.Err())
 		}
 	}
 	defer t.end() // also on a panic, so that the connection goes back
-	defer kv.Recover(&err)
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(*kv.Failure)
+			if !ok {
+				panic(p)
+			}
+			err, fromStore = f.Err, true
+		}
+	}()
 	if err := fn(t); err != nil {
 		if !t.confirm() { // it may have failed on what it read of an older store
 			return errStale
@@ -525,6 +524,7 @@ func (db *DB) runTx(t *tx, fn func(kv.Tx) error) (err error) {
 	}
 	switch {
 	case t.writable:
+		fromStore = true
 		return t.commit()
 	case t.prepare != nil && !*t.prepare && !t.confirm():
 		return errStale // Change's read found nothing to write in an older store

@@ -25,10 +25,6 @@ func TestContract(t *testing.T) {
 	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t, kvtest.URL(t)) })
 }
 
-func TestContractSerializable(t *testing.T) {
-	kvtest.Run(t, func(t *testing.T) kv.DB { return open(t, kvtest.URL(t), pg.WithSerializable()) })
-}
-
 // The contract holds when a transaction's writes are sent ahead of its commit after every
 // few bytes (as a copy of a whole store does past the write buffer): reads, cursors,
 // rollback and deleted buckets see the same thing as when everything is kept until commit.
@@ -41,7 +37,7 @@ func TestContractSpilling(t *testing.T) {
 func TestCursorSeesSpilledWrites(t *testing.T) {
 	db := open(t, kvtest.URL(t), pg.WithWriteBuffer(100))
 	name := []byte("b")
-	if err := db.Update(func(tx kv.Tx) error {
+	if err := db.Update(context.Background(), func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(name)
 		if err != nil {
 			return err
@@ -56,7 +52,7 @@ func TestCursorSeesSpilledWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	var walk []string
-	if err := db.Update(func(tx kv.Tx) error {
+	if err := db.Update(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket(name)
 		c := b.Cursor()
 		k, _ := c.First()

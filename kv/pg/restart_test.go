@@ -1,6 +1,7 @@
 package pg_test
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"sync"
@@ -21,7 +22,7 @@ func TestDatabaseRestart(t *testing.T) {
 	other := open(t, c.URL) // another replica
 	ch := db.Changes(t.Context())
 	write := func(db *pg.DB, i int) error {
-		return db.Update(func(tx kv.Tx) error {
+		return db.Update(context.Background(), func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("b"))
 			if err != nil {
 				return err
@@ -39,7 +40,7 @@ func TestDatabaseRestart(t *testing.T) {
 	together.Add(4)
 	for range 4 {
 		wg.Go(func() {
-			err := db.View(func(tx kv.Tx) error {
+			err := db.View(context.Background(), func(tx kv.Tx) error {
 				tx.Bucket([]byte("b")).Get([]byte("0"))
 				together.Done()
 				together.Wait()
@@ -61,7 +62,7 @@ func TestDatabaseRestart(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("a write while the database is down took %v", d)
 	}
-	if err := db.View(func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("0")); return nil }); !errors.Is(err, kv.ErrUnavailable) {
+	if err := db.View(context.Background(), func(tx kv.Tx) error { tx.Bucket([]byte("b")).Get([]byte("0")); return nil }); !errors.Is(err, kv.ErrUnavailable) {
 		t.Errorf("a read while the database is down = %v, want ErrUnavailable", err)
 	}
 	c.Start()

@@ -32,7 +32,7 @@ func TestMigrationSteadyOnAnExistingStore(t *testing.T) {
 	exec(t, url, "INSERT INTO kv_entries (bucket, key, value) SELECT child, 'a', 'one' FROM kv_entries WHERE bucket = 0 AND key = 'docs'")
 
 	db := open(t, url)
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(context.Background(), func(tx kv.Tx) error {
 		b := tx.Bucket([]byte("docs"))
 		if b == nil {
 			t.Fatal("bucket docs is gone after the migration")
@@ -45,7 +45,7 @@ func TestMigrationSteadyOnAnExistingStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx kv.Tx) error { return tx.Bucket([]byte("docs")).Put([]byte("a"), []byte("two")) }); err != nil {
+	if err := db.Update(context.Background(), func(tx kv.Tx) error { return tx.Bucket([]byte("docs")).Put([]byte("a"), []byte("two")) }); err != nil {
 		t.Fatal(err)
 	}
 
@@ -88,7 +88,7 @@ func TestUnchangedPutWritesNoRow(t *testing.T) {
 	db := open(t, url)
 	put := func(v string) {
 		t.Helper()
-		err := db.Update(func(tx kv.Tx) error {
+		err := db.Update(context.Background(), func(tx kv.Tx) error {
 			b, err := tx.CreateBucketIfNotExists([]byte("b"))
 			if err != nil {
 				return err
@@ -127,7 +127,7 @@ func TestUnchangedPutWritesNoRow(t *testing.T) {
 	if got := xmin(); got == first {
 		t.Errorf("putting another value wrote no new row (xmin still %s)", got)
 	}
-	err = db.View(func(tx kv.Tx) error {
+	err = db.View(context.Background(), func(tx kv.Tx) error {
 		if got := string(tx.Bucket([]byte("b")).Get([]byte("k"))); got != "other" {
 			t.Errorf("b/k is %q, want other", got)
 		}

@@ -2,12 +2,14 @@ package pg_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
@@ -19,7 +21,7 @@ func TestCacheOneToken(t *testing.T) {
 	url := kvtest.URL(t)
 	a, other := open(t, url), open(t, url)
 	keyAt := func(i int) []byte { return []byte(fmt.Sprintf("k%02d", i)) }
-	if err := a.Update(func(tx kv.Tx) error {
+	if err := a.Update(context.Background(), func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("b"))
 		if err != nil {
 			return err
@@ -43,9 +45,9 @@ func TestCacheOneToken(t *testing.T) {
 		}
 		var err error
 		if batch {
-			err = db.Batch(fn)
+			err = db.Batch(context.Background(), fn)
 		} else {
-			err = db.Update(fn)
+			err = db.Update(context.Background(), fn)
 		}
 		if err != nil {
 			t.Error(err)
@@ -77,38 +79,66 @@ func TestCacheOneToken(t *testing.T) {
 		}
 		return nil
 	}
-	var stop atomic.Bool
-	var wg sync.WaitGroup
+	// The writers move the token moves times in all, the other replica once for every ten
+	// of this replica's moves; the readers check until the writers are done. Counted, not
+	// timed: a busy machine makes the run longer, never thinner. COMPASS_TOKEN_MOVES gives a
+	// longer run.
+	moves := 1000
+	if n, err := strconv.Atoi(os.Getenv("COMPASS_TOKEN_MOVES")); err == nil && n > 0 {
+		moves = n
+	}
+	var (
+		moved   atomic.Int64
+		writers sync.WaitGroup
+		others  sync.WaitGroup
+		tenth   = make(chan struct{}, 1) // a's tenth move since the other replica's last
+		done    = make(chan struct{})    // closed once the writers are done
+	)
 	for w := range 3 {
-		wg.Go(func() {
+		writers.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(w), 1))
-			for !stop.Load() {
+			for n := moved.Add(1); n <= int64(moves); n = moved.Add(1) {
 				move(a, r, w == 1)
+				if n%10 == 0 {
+					select {
+					case tenth <- struct{}{}:
+					default:
+					}
+				}
 			}
 		})
 	}
-	wg.Go(func() {
+	others.Go(func() {
 		r := rand.New(rand.NewPCG(9, 1))
-		for !stop.Load() {
-			move(other, r, false)
-			time.Sleep(20 * time.Millisecond)
+		for {
+			select {
+			case <-tenth:
+				move(other, r, false)
+			case <-done:
+				return
+			}
 		}
 	})
 	var fails atomic.Int64
 	for rd := range 4 {
-		wg.Go(func() {
+		others.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(rd), 2))
-			for !stop.Load() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
 				var err error
 				if rd%2 == 0 {
 					var cerr error
-					err = a.View(func(tx kv.Tx) error { cerr = check(tx, r); return nil })
+					err = a.View(context.Background(), func(tx kv.Tx) error { cerr = check(tx, r); return nil })
 					if err == nil {
 						err = cerr
 					}
 				} else {
 					var cerr error
-					err = kv.Change(a, func(tx kv.Tx) (bool, error) { cerr = check(tx, r); return false, nil }, func(kv.Tx) error { return nil })
+					err = kv.Change(context.Background(), a, func(tx kv.Tx) (bool, error) { cerr = check(tx, r); return false, nil }, func(kv.Tx) error { return nil })
 					if err == nil {
 						err = cerr
 					}
@@ -119,7 +149,7 @@ func TestCacheOneToken(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(8 * time.Second)
-	stop.Store(true)
-	wg.Wait()
+	writers.Wait()
+	close(done)
+	others.Wait()
 }

@@ -231,8 +231,6 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
 	switch {
 	case !t.writable:
 		first.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-	case t.db.serializable:
-		first.Queue("BEGIN ISOLATION LEVEL SERIALIZABLE")
 	default:
 		first.Queue("BEGIN ISOLATION LEVEL READ COMMITTED")
 		// A writer that goes silent holding the lock (its replica frozen, or cut off
@@ -292,7 +290,7 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 // store than the one it writes into fails with errStale and runs again. Views, Updates and
 // a Batch's second run begin instead.
 func (t *tx) assume() bool {
-	if !t.writable && t.prepare == nil || !t.optimistic || t.db.serializable {
+	if !t.writable && t.prepare == nil || !t.optimistic {
 		return false
 	}
 	n := t.db.cache.at()

@@ -58,14 +58,14 @@ func Check(data string) error {
 // Open opens data: a postgres:// or postgresql:// URL, else a bbolt file's path (made, with
 // its folders, if it is not there). opts apply to a database only. A data Check refuses is
 // refused with Check's error, and nothing is created.
-func Open(data string, opts ...pg.Option) (Store, error) {
+func Open(ctx context.Context, data string, opts ...pg.Option) (Store, error) {
 	if err := Check(data); err != nil {
 		return nil, err
 	}
 	if !pg.IsURL(data) {
 		return bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	}
-	db, err := pg.Open(context.Background(), data, opts...)
+	db, err := pg.Open(ctx, data, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", pg.Redact(data), err)
 	}
@@ -99,25 +99,25 @@ type Copied struct {
 // made is removed again). A store that can't be opened is named as compass-mcp copy's
 // flags name them ("--from: ...", "--to: ..."). It returns a *kv.DiffersError when the
 // copy, read back, differs; an error saying so when from holds nothing or to is not empty.
-func Copy(from, to string, opts ...pg.Option) (Copied, error) {
+func Copy(ctx context.Context, from, to string, opts ...pg.Option) (Copied, error) {
 	if !pg.IsURL(from) {
 		if _, err := os.Stat(from); err != nil {
 			return Copied{}, fmt.Errorf("--from: %w", err)
 		}
 	}
-	src, err := Open(from, opts...)
+	src, err := Open(ctx, from, opts...)
 	if err != nil {
 		return Copied{}, fmt.Errorf("--from: %w", err)
 	}
 	defer src.Close()
 	_, statErr := os.Stat(to)
 	made := !pg.IsURL(to) && errors.Is(statErr, os.ErrNotExist)
-	dst, err := Open(to, opts...)
+	dst, err := Open(ctx, to, opts...)
 	if err != nil {
 		return Copied{}, fmt.Errorf("--to: %w", err)
 	}
 	c := Copied{From: src.Path(), To: dst.Path()}
-	c.Counts, c.Digest, err = kv.CopyChecked(src, dst)
+	c.Counts, c.Digest, err = kv.CopyChecked(ctx, src, dst)
 	if err == nil && c.Buckets == 0 {
 		err = fmt.Errorf("%s holds nothing: there is nothing to copy (is --from right?)", src.Path())
 	}
@@ -137,7 +137,7 @@ func Copy(from, to string, opts ...pg.Option) (Copied, error) {
 		return c, fmt.Errorf("%s, copied from %s: %w", dst.Path(), src.Path(), err)
 	}
 	if p, ok := dst.(*pg.DB); ok {
-		if err := p.Analyze(); err != nil {
+		if err := p.Analyze(ctx); err != nil {
 			return c, fmt.Errorf("the copy is done and checked, but updating %s's statistics (ANALYZE) failed: %w", dst.Path(), err)
 		}
 	}

@@ -1,6 +1,7 @@
 package stores
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestCheck(t *testing.T) {
 		if !errors.As(err, &nd) || !strings.Contains(err.Error(), "postgres://USER") || strings.Contains(err.Error(), ":pw") {
 			t.Errorf("Check(%q) = %v; want a *NotDataError naming the forms, without the password", data, err)
 		}
-		if db, err := Open(data); !errors.As(err, &nd) {
+		if db, err := Open(context.Background(), data); !errors.As(err, &nd) {
 			if db != nil {
 				db.Close()
 			}
@@ -72,12 +73,12 @@ func TestSame(t *testing.T) {
 // fill writes a few buckets, nested ones among them, into a new bbolt file at path.
 func fill(t *testing.T, path string) {
 	t.Helper()
-	db, err := Open(path)
+	db, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx kv.Tx) error {
+	err = db.Update(context.Background(), func(tx kv.Tx) error {
 		for _, name := range []string{"docs", "threads", "people"} {
 			b, err := tx.CreateBucketIfNotExists([]byte(name))
 			if err != nil {
@@ -103,12 +104,12 @@ func fill(t *testing.T, path string) {
 
 func digest(t *testing.T, data string) (string, kv.Counts) {
 	t.Helper()
-	db, err := Open(data)
+	db, err := Open(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	sum, n, err := kv.Digest(db)
+	sum, n, err := kv.Digest(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestCopy(t *testing.T) {
 	fill(t, from)
 	wantSum, wantN := digest(t, from)
 	to := filepath.Join(dir, "sub", "to.db")
-	c, err := Copy(from, to)
+	c, err := Copy(context.Background(), from, to)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestCopy(t *testing.T) {
 		t.Fatalf("the copy holds sha256 %s, %+v; the original %s, %+v", sum, n, wantSum, wantN)
 	}
 
-	if _, err := Copy(from, to); err == nil || !strings.Contains(err.Error(), "is not empty") || !strings.Contains(err.Error(), "nothing was copied") {
+	if _, err := Copy(context.Background(), from, to); err == nil || !strings.Contains(err.Error(), "is not empty") || !strings.Contains(err.Error(), "nothing was copied") {
 		t.Errorf("a copy into a store that is not empty: %v", err)
 	}
 	if sum, _ := digest(t, to); sum != wantSum {
@@ -143,7 +144,7 @@ func TestCopy(t *testing.T) {
 	}
 
 	missing := filepath.Join(dir, "missing.db")
-	if _, err := Copy(missing, filepath.Join(dir, "x.db")); err == nil || !strings.HasPrefix(err.Error(), "--from: ") || !errors.Is(err, os.ErrNotExist) {
+	if _, err := Copy(context.Background(), missing, filepath.Join(dir, "x.db")); err == nil || !strings.HasPrefix(err.Error(), "--from: ") || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a copy from a file that is not there: %v", err)
 	}
 	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
@@ -151,13 +152,13 @@ func TestCopy(t *testing.T) {
 	}
 
 	empty := filepath.Join(dir, "empty.db")
-	db, err := Open(empty)
+	db, err := Open(context.Background(), empty)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
 	made := filepath.Join(dir, "made.db")
-	if _, err := Copy(empty, made); err == nil || !strings.Contains(err.Error(), "holds nothing") {
+	if _, err := Copy(context.Background(), empty, made); err == nil || !strings.Contains(err.Error(), "holds nothing") {
 		t.Errorf("a copy of an empty store: %v", err)
 	}
 	if _, err := os.Stat(made); !errors.Is(err, os.ErrNotExist) {
@@ -172,7 +173,7 @@ func TestCopyThroughPostgres(t *testing.T) {
 	from := filepath.Join(dir, "from.db")
 	fill(t, from)
 	wantSum, wantN := digest(t, from)
-	c, err := Copy(from, url, pg.WithTimeout(time.Minute))
+	c, err := Copy(context.Background(), from, url, pg.WithTimeout(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,10 +181,10 @@ func TestCopyThroughPostgres(t *testing.T) {
 		t.Fatalf("Copy to PostgreSQL = %+v; want sha256 %s", c, wantSum)
 	}
 	back := filepath.Join(dir, "back.db")
-	if c, err = Copy(url, back); err != nil || c.Digest != wantSum || c.Counts != wantN {
+	if c, err = Copy(context.Background(), url, back); err != nil || c.Digest != wantSum || c.Counts != wantN {
 		t.Fatalf("Copy back = %+v, %v; want sha256 %s, %+v", c, err, wantSum, wantN)
 	}
-	if _, err := Copy(from, url); err == nil || !strings.Contains(err.Error(), "is not empty") {
+	if _, err := Copy(context.Background(), from, url); err == nil || !strings.Contains(err.Error(), "is not empty") {
 		t.Errorf("a copy into a database that is not empty: %v", err)
 	}
 }

@@ -126,7 +126,7 @@ func followAtRest(b *testing.B, dir string, sessions int, rest time.Duration, po
 	go func() { done <- cc.Follow(ctx, time.Second) }()
 	// Wait until the first pass has read everything.
 	for {
-		if c, err := s.Get(fmt.Sprintf("%08x-0000-4000-8000-%012x", sessions-1, sessions-1)); err == nil && c.Count > 0 {
+		if c, err := readGet(b, s, fmt.Sprintf("%08x-0000-4000-8000-%012x", sessions-1, sessions-1)); err == nil && c.Count > 0 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,17 +62,38 @@ func ccImporter(t testing.TB, s *threads.Store, dir, project string) *Importer {
 
 func pass(t testing.TB, cc *Importer) Summary {
 	t.Helper()
-	sum, err := cc.Pass()
+	sum, err := cc.Pass(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return sum
 }
 
+// inView reads with fn in a View of its own: a test's read, in one snapshot. fn may run
+// more than once (kv.DB.View); what inView returns is its last run's.
+func inView[T any](tb testing.TB, s *threads.Store, fn func(*threads.Reader) (T, error)) (T, error) {
+	tb.Helper()
+	var out T
+	err := s.View(tb.Context(), func(r *threads.Reader) (err error) {
+		out, err = fn(r)
+		return err
+	})
+	return out, err
+}
+
+// readGet is conversation id's summary, read in a View of its own.
+func readGet(tb testing.TB, s *threads.Store, id string) (threads.Conversation, error) {
+	tb.Helper()
+	return inView(tb, s, func(r *threads.Reader) (threads.Conversation, error) { return r.Get(id) })
+}
+
 // pageOf is what Page shows of a conversation, one "from: text" a message.
 func pageOf(t testing.TB, s *threads.Store, conv string) []string {
 	t.Helper()
-	msgs, _, err := s.Page(conv, 500, "")
+	msgs, err := inView(t, s, func(r *threads.Reader) ([]threads.Message, error) {
+		msgs, _, err := r.Page(conv, 500, "")
+		return msgs, err
+	})
 	if err != nil {
 		t.Fatalf("Page(%s): %v", conv, err)
 	}
@@ -82,13 +104,13 @@ func pageOf(t testing.TB, s *threads.Store, conv string) []string {
 	return out
 }
 
-// privateTexts is every private step of conv, in order. No method of threads.Store returns
+// privateTexts is every private step of conv, in order. No read of threads.Reader returns
 // one (none that reads for people may), so this reads them where threads keeps them (see
 // its Layout: conversations/private/<conversation id>/<ULID>, a JSON record each).
 func privateTexts(t testing.TB, db kv.DB, space, conv string) []string {
 	t.Helper()
 	var out []string
-	err := db.View(func(tx kv.Tx) error {
+	err := db.View(t.Context(), func(tx kv.Tx) error {
 		root := spaces.Sub(tx, space, "conversations")
 		if root == nil {
 			return nil
@@ -170,12 +192,15 @@ func TestClaudeCodeImport(t *testing.T) {
 		ccPricing: "Check the pricing page against the plan, and fix the typo in the header.",
 		ccNotes:   "Course page notes",
 	} {
-		if c, err := s.Get(conv); err != nil || c.Title != title {
+		if c, err := readGet(t, s, conv); err != nil || c.Title != title {
 			t.Errorf("%s: title %q (%v), want %q", conv, c.Title, err, title)
 		}
 	}
 	// The line without a time takes the one before it; +01:00 is read as such.
-	notes, _, _ := s.Page(ccNotes, 10, "")
+	notes, _ := inView(t, s, func(r *threads.Reader) ([]threads.Message, error) {
+		notes, _, err := r.Page(ccNotes, 10, "")
+		return notes, err
+	})
 	if len(notes) != 3 || !notes[0].At.Equal(time.Date(2026, 11, 9, 7, 30, 0, 0, time.UTC)) || !notes[2].At.Equal(notes[1].At) {
 		t.Errorf("notes: %+v", notes)
 	}
@@ -192,7 +217,7 @@ func TestClaudeCodeProject(t *testing.T) {
 	for _, project := range []string{"/home/ana/notes", "-home-ana-notes"} {
 		s := threads.New(openDB(t), "personal")
 		pass(t, ccImporter(t, s, dir, project))
-		recent, err := s.Recent(10, "")
+		recent, err := inView(t, s, func(r *threads.Reader) ([]threads.Conversation, error) { return r.Recent(10, "") })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -282,30 +307,11 @@ func TestClaudeCodeFollow(t *testing.T) {
 	db := openDB(t)
 	s := threads.New(db, "personal")
 	dir := ccFixtures(t)
-	follow := func() (stop func()) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- ccImporter(t, s, dir, "").Follow(ctx, 200*time.Millisecond) }()
-		return func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}
+	f := follow(t, s, dir, 200*time.Millisecond)
 	waitFor := func(conv, text string) {
 		t.Helper()
-		start := time.Now()
-		for time.Since(start) < time.Second {
-			if c, err := s.Get(conv); err == nil && c.Latest.Text == text {
-				t.Logf("%q seen after %v", text, time.Since(start).Round(time.Millisecond))
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("%q not in conversation %s within 1 s", text, conv)
+		t.Logf("%q seen after %v", text, f.waitLatest(conv, text, time.Second).Round(time.Millisecond))
 	}
-	stop := follow()
 	file := filepath.Join(dir, "-home-ana-notes", ccNotes+".jsonl")
 	waitFor(ccNotes, "which three?")
 	for i := range 3 {
@@ -320,7 +326,9 @@ func TestClaudeCodeFollow(t *testing.T) {
 	}
 	appendTo(t, filepath.Join(newDir, "11111111-2222-4333-8444-555555555555.jsonl"), ccLine("11111111-2222-4333-8444-555555555555", "user", "g1", "2026-11-10T08:00:00Z", "A new session.")+"\n")
 	waitFor("11111111-2222-4333-8444-555555555555", "A new session.")
-	stop()
+	if err := f.stop(10 * time.Second); err != nil {
+		t.Error(err)
+	}
 
 	// Started again, with a line written while it was stopped: that line only is read.
 	appendTo(t, file, ccLine(ccNotes, "user", "f0000000-0000-4000-8000-000000000010", "2026-11-09T07:50:00Z", "While it was stopped.")+"\n")
@@ -328,6 +336,105 @@ func TestClaudeCodeFollow(t *testing.T) {
 	if want := (Summary{Files: 1, Conversations: 1, Messages: 1}); sum != want {
 		t.Errorf("after a restart: %+v, want %+v", sum, want)
 	}
+}
+
+// importedLine is what Follow logs after a pass that imported something, once the pass has
+// written it: what a test of a follower waits for, rather than the clock.
+const importedLine = "imported from Claude Code"
+
+// follower is a Follow under way in a test, its log telling of each pass that imported.
+type follower struct {
+	t        *testing.T
+	s        *threads.Store
+	imported chan struct{} // a token after a pass logged importedLine (one for all not yet taken)
+	cancel   context.CancelFunc
+	done     chan error
+	stopped  bool  // stop was called
+	err      error // what Follow returned
+}
+
+// follow starts a follower of dir into s that looks at every file each poll (with file
+// notifications: each rescan), stopped when the test ends.
+func follow(t *testing.T, s *threads.Store, dir string, poll time.Duration) *follower {
+	t.Helper()
+	f := &follower{t: t, s: s, imported: make(chan struct{}, 1), done: make(chan error, 1)}
+	cc, err := New(s, Options{Dir: dir, Me: "ana", Log: slog.New(passLog(f.imported))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancel = cancel
+	go func() { f.done <- cc.Follow(ctx, poll) }()
+	t.Cleanup(func() { f.stop(10 * time.Second) })
+	return f
+}
+
+// stop tells the follower to stop and returns what Follow returned, failing the test if it
+// did not return within.
+func (f *follower) stop(within time.Duration) error {
+	f.t.Helper()
+	if f.stopped {
+		return f.err
+	}
+	f.stopped = true // told once: a follower that did not stop is not waited for again
+	f.cancel()
+	select {
+	case f.err = <-f.done:
+	case <-time.After(within):
+		f.t.Fatalf("the follower did not stop within %v of being told to", within)
+	}
+	return f.err
+}
+
+// waitPass waits for a pass that imported something, failing the test if none did within.
+func (f *follower) waitPass(within time.Duration) {
+	f.t.Helper()
+	select {
+	case <-f.imported:
+	case <-time.After(within):
+		f.t.Fatalf("no pass of the follower said %q within %v", importedLine, within)
+	}
+}
+
+// waitLatest waits for conv's latest message to be text, looking again after each pass
+// that imported something, and returns how long it waited; it fails the test if the
+// message is not there within.
+func (f *follower) waitLatest(conv, text string, within time.Duration) time.Duration {
+	f.t.Helper()
+	start := time.Now()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		if c, err := readGet(f.t, f.s, conv); err == nil && c.Latest.Text == text {
+			return time.Since(start)
+		}
+		select {
+		case <-f.imported:
+		case <-deadline.C:
+			if c, err := readGet(f.t, f.s, conv); err == nil && c.Latest.Text == text {
+				f.t.Fatalf("%q imported, but no pass said %q within %v", text, importedLine, within)
+			}
+			f.t.Fatalf("%q not imported within %v", text, within)
+		}
+	}
+}
+
+// passLog is a log that drops what it is told but importedLine, for which it leaves a
+// token on its channel (if none is there yet).
+type passLog chan struct{}
+
+func (p passLog) Enabled(context.Context, slog.Level) bool { return true }
+func (p passLog) WithAttrs([]slog.Attr) slog.Handler       { return p }
+func (p passLog) WithGroup(string) slog.Handler            { return p }
+
+func (p passLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == importedLine {
+		select {
+		case p <- struct{}{}:
+		default:
+		}
+	}
+	return nil
 }
 
 // A transcript longer than the head that is hashed, cut back to a part still longer than it

@@ -178,12 +178,6 @@ func CurrentSession() string {
 	return os.Getenv("CLAUDE_CODE_SESSION_ID")
 }
 
-// Files lists the transcripts under the folder (those of the project, if one is set), sorted.
-func (c *Importer) Files() ([]string, error) {
-	files, _, err := c.walk()
-	return files, err
-}
-
 // walk lists the transcripts under the folder, and the folders that hold them or may.
 func (c *Importer) walk() (files, dirs []string, err error) {
 	projects, err := os.ReadDir(c.opt.Dir)
@@ -242,7 +236,7 @@ func sourceKey(path string) string { return "claude-code:" + path }
 // Pass imports what is new in every transcript, and returns what it did. It reads about
 // passBudget bytes of each file at most: a file with more to read counts in Summary.Pending,
 // and the next pass goes on from where this one stopped.
-func (c *Importer) Pass() (Summary, error) { return c.pass(context.Background(), nil) }
+func (c *Importer) Pass(ctx context.Context) (Summary, error) { return c.pass(ctx, nil) }
 
 // pass is Pass, reading no further once ctx ends (what was read is written), and watching,
 // if w is not nil, the folders it finds.
@@ -259,7 +253,7 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	if len(changed) == 0 {
 		return sum, nil
 	}
-	stored, err := c.sources(changed)
+	stored, err := c.sources(ctx, changed)
 	if err != nil {
 		return sum, err
 	}
@@ -274,7 +268,7 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	for results != nil {
 		select {
 		case <-due:
-			werr, due = cmp.Or(werr, b.write(&sum)), nil
+			werr, due = cmp.Or(werr, b.write(ctx, &sum)), nil
 			continue
 		case r, ok := <-results:
 			if !ok {
@@ -297,7 +291,7 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 			}
 			b.merge(r.b)
 			if b.n >= writeBatch {
-				werr, due = b.write(&sum), nil
+				werr, due = b.write(ctx, &sum), nil
 			} else if due == nil {
 				due = time.After(writeDelay)
 			}
@@ -306,7 +300,7 @@ func (c *Importer) pass(ctx context.Context, w *watcher) (Summary, error) {
 	if werr != nil {
 		return sum, werr
 	}
-	if err := b.write(&sum); err != nil {
+	if err := b.write(ctx, &sum); err != nil {
 		return sum, err
 	}
 	for _, f := range done {
@@ -630,8 +624,10 @@ func headHash(b []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// write stores what b holds in one transaction and empties it.
-func (b *batch) write(sum *Summary) error {
+// write stores what b holds in one transaction and empties it. What was read is written
+// even when ctx ends meanwhile (a follower stopping): the write is not left half way to
+// be read again.
+func (b *batch) write(ctx context.Context, sum *Summary) error {
 	if len(b.parts) == 0 && len(b.states) == 0 {
 		return nil
 	}
@@ -643,7 +639,7 @@ func (b *batch) write(sum *Summary) error {
 		}
 		sources[sourceKey(file)] = val
 	}
-	got, err := b.c.s.ImportParts(Origin, b.parts, sources)
+	got, err := b.c.s.ImportParts(context.WithoutCancel(ctx), Origin, b.parts, sources)
 	if err != nil {
 		return fmt.Errorf("importing Claude Code sessions: %w", err)
 	}
@@ -659,12 +655,13 @@ func (b *batch) write(sum *Summary) error {
 }
 
 // sources reads how far each of files was read.
-func (c *Importer) sources(files []string) (map[string]source, error) {
+func (c *Importer) sources(ctx context.Context, files []string) (map[string]source, error) {
 	keys := make([]string, len(files))
 	for i, f := range files {
 		keys[i] = sourceKey(f)
 	}
-	raw, err := c.s.Sources(keys)
+	var raw map[string][]byte
+	err := c.s.View(ctx, func(r *threads.Reader) error { raw = r.Sources(keys); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -746,10 +743,10 @@ func (c *Importer) Start(ctx context.Context, poll time.Duration) (stop func(gra
 // Import imports everything new: it passes until no file has more to read (a file over
 // passBudget takes several passes, each written before the next), and adds up what they did
 // (a file or conversation that several passes read counts once a pass).
-func (c *Importer) Import() (Summary, error) {
+func (c *Importer) Import(ctx context.Context) (Summary, error) {
 	var sum Summary
 	for {
-		s, err := c.Pass()
+		s, err := c.Pass(ctx)
 		sum.Files += s.Files
 		sum.Conversations += s.Conversations
 		sum.Messages += s.Messages

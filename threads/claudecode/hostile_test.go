@@ -83,7 +83,7 @@ func TestClaudeCodeFIFO(t *testing.T) {
 	if !strings.Contains(logs.String(), "zz.jsonl") || !strings.Contains(logs.String(), "not a regular file") {
 		t.Errorf("the log doesn't say the FIFO was skipped:\n%s", logs)
 	}
-	if c, err := s.Get(ccTrailer); err != nil || c.Count != 4 {
+	if c, err := readGet(t, s, ccTrailer); err != nil || c.Count != 4 {
 		t.Errorf("the trailer session beside the FIFO: %+v, %v", c, err)
 	}
 	// Said once, not at every pass.
@@ -92,20 +92,12 @@ func TestClaudeCodeFIFO(t *testing.T) {
 		t.Errorf("the FIFO is named %d times in the log after two passes, want once:\n%s", n, logs)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() {
-		stopped <- ccImporter(t, threads.New(openDB(t), "personal"), dir, "").Follow(ctx, 50*time.Millisecond)
-	}()
-	time.Sleep(200 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-stopped:
-		if err != nil {
-			t.Error(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a follower of a folder with a FIFO did not stop within 5 s of being told to")
+	// A follower that has passed over the folder (its store is new: the pass imports the
+	// transcripts beside the FIFO, and says so) stops when told to.
+	f := follow(t, threads.New(openDB(t), "personal"), dir, 50*time.Millisecond)
+	f.waitPass(10 * time.Second)
+	if err := f.stop(5 * time.Second); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -143,24 +135,25 @@ func TestClaudeCodeSparse(t *testing.T) {
 // however much was written; the import of the other files doesn't wait for it, and
 // following, the next pass comes at once.
 func TestClaudeCodePassBudget(t *testing.T) {
-	defer func(b int64) { passBudget = b }(passBudget)
+	b := passBudget
+	t.Cleanup(func() { passBudget = b }) // after the follower's cleanup has stopped it
 	passBudget = 256 << 10
 	s := threads.New(openDB(t), "personal")
 	dir := ccFixtures(t)
 	const session = "44444444-5555-4666-8777-888888888888"
 	file := filepath.Join(dir, "-home-ana-launch", session+".jsonl")
-	var b strings.Builder
+	var lines strings.Builder
 	for i := range 4000 {
-		b.WriteString(ccLine(session, "user", fmt.Sprintf("d0000000-0000-4000-8000-%012d", i), "2026-11-12T08:00:00Z", fmt.Sprintf("Line %d, long enough to count: %s.", i, strings.Repeat("x", 200))) + "\n")
+		lines.WriteString(ccLine(session, "user", fmt.Sprintf("d0000000-0000-4000-8000-%012d", i), "2026-11-12T08:00:00Z", fmt.Sprintf("Line %d, long enough to count: %s.", i, strings.Repeat("x", 200))) + "\n")
 	}
-	appendTo(t, file, b.String())
-	size := int64(b.Len())
+	appendTo(t, file, lines.String())
+	size := int64(lines.Len())
 	cc := ccImporter(t, s, dir, "")
 	first := pass(t, cc)
 	if first.Pending != 1 || first.Messages >= 4000 {
 		t.Fatalf("the first pass over %d bytes with a budget of %d: %+v, want the file left pending", size, passBudget, first)
 	}
-	if c, err := s.Get(ccTrailer); err != nil || c.Count != 4 {
+	if c, err := readGet(t, s, ccTrailer); err != nil || c.Count != 4 {
 		t.Errorf("the other sessions wait for the long one: %+v, %v", c, err)
 	}
 	passes, total := 1, first.Messages
@@ -176,11 +169,8 @@ func TestClaudeCodePassBudget(t *testing.T) {
 	}
 
 	// Following, the passes come one after the other, not a rescan apart.
-	s2 := threads.New(openDB(t), "personal")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ccImporter(t, s2, dir, "").Follow(ctx, time.Hour)
-	waitLatest(t, s2, session, fmt.Sprintf("person:ana: Line 3999, long enough to count: %s.", strings.Repeat("x", 200))[len("person:ana: "):], 10*time.Second)
+	f := follow(t, threads.New(openDB(t), "personal"), dir, time.Hour)
+	f.waitLatest(session, fmt.Sprintf("Line 3999, long enough to count: %s.", strings.Repeat("x", 200)), 10*time.Second)
 }
 
 // A transcript's line can't write into a conversation that Claude Code's import did not
@@ -188,10 +178,11 @@ func TestClaudeCodePassBudget(t *testing.T) {
 // session id naming a conversation made otherwise is refused, said on the log. Before, a
 // line with "sessionId":"slack-pricing" was appended to the chat bridge's #pricing.
 func TestClaudeCodeForeignConversation(t *testing.T) {
+	ctx := t.Context()
 	s := threads.New(openDB(t), "personal")
 	const taken = "55555555-6666-4777-8888-999999999999" // a UUID, but the chat's
 	for _, id := range []string{"slack-pricing", taken} {
-		if _, err := s.Say(id, "#pricing", threads.Message{At: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), From: "person:bo", Text: "We settled on 12 a month."}); err != nil {
+		if _, err := s.Say(ctx, id, "#pricing", threads.Message{At: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), From: "person:bo", Text: "We settled on 12 a month."}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -208,7 +199,7 @@ func TestClaudeCodeForeignConversation(t *testing.T) {
 	cc, logs := loggedImporter(t, s, dir)
 	pass(t, cc)
 	for _, id := range []string{"slack-pricing", taken} {
-		if c, err := s.Get(id); err != nil || c.Count != 1 || c.Title != "#pricing" {
+		if c, err := readGet(t, s, id); err != nil || c.Count != 1 || c.Title != "#pricing" {
 			t.Errorf("%s after the import: %+v, %v", id, c, err)
 		}
 	}
@@ -233,18 +224,26 @@ func cpuNow(t *testing.T) time.Duration {
 // holds) returns within its grace, and says it left the follower; one that isn't stops.
 func TestClaudeCodeStopDeadline(t *testing.T) {
 	db := openDB(t)
-	s := threads.New(db, "personal")
+	w := &writeAsked{DB: db, asked: make(chan struct{})}
+	s := threads.New(w, "personal")
 	dir := ccFixtures(t)
-	held, release := make(chan struct{}), make(chan struct{})
-	go db.Update(func(kv.Tx) error {
+	held, hold := make(chan struct{}), make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	t.Cleanup(release) // before the store is closed, which waits for the writer
+	go db.Update(t.Context(), func(kv.Tx) error {
 		close(held)
-		<-release
+		<-hold
 		return nil
 	})
 	<-held
 	cc, logs := loggedImporter(t, s, dir)
 	stop := cc.Start(context.Background(), time.Hour)
-	time.Sleep(300 * time.Millisecond) // read, and waiting to write
+	t.Cleanup(func() { release(); stop(5 * time.Second) })
+	select {
+	case <-w.asked: // read, and waiting to write (the write goes on when its context ends)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower did not come to write what it read within 10 s")
+	}
 	start := time.Now()
 	if stop(500 * time.Millisecond) {
 		t.Error("stop reports a follower stuck in a write as stopped")
@@ -255,13 +254,31 @@ func TestClaudeCodeStopDeadline(t *testing.T) {
 	if !strings.Contains(logs.String(), "did not stop in time") {
 		t.Errorf("the log doesn't say the follower was left:\n%s", logs)
 	}
-	close(release)
+	release()
 	if !stop(5 * time.Second) {
 		t.Error("the follower left did not end within 5 s of the store being free")
 	}
 	if !ccImporter(t, s, dir, "").Start(context.Background(), time.Hour)(5 * time.Second) {
 		t.Error("a follower at rest did not stop within 5 s")
 	}
+}
+
+// writeAsked is a store that says when a write transaction is first asked of it: from then
+// on, the writer has the store's lock or waits for it.
+type writeAsked struct {
+	kv.DB
+	once  sync.Once
+	asked chan struct{} // closed at the first Update or Batch
+}
+
+func (w *writeAsked) Update(ctx context.Context, fn func(kv.Tx) error) error {
+	w.once.Do(func() { close(w.asked) })
+	return w.DB.Update(ctx, fn)
+}
+
+func (w *writeAsked) Batch(ctx context.Context, fn func(kv.Tx) error) error {
+	w.once.Do(func() { close(w.asked) })
+	return w.DB.Batch(ctx, fn)
 }
 
 // A transcript of written NUL bytes (no hole to skip: head -c 64M /dev/zero) costs a pass

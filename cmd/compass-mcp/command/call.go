@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -20,7 +20,7 @@ var callHelp = subcommand{name: "call", args: "TOOL [name=value ...]",
 
 // call runs one tool in-process and prints its answer as the model would read it.
 // An error result is printed too, and ends with exit 1.
-func call(args []string, stdin io.Reader, stdout io.Writer) error {
+func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) > 1 && slices.Contains(tools.Names(), args[0]) && slices.ContainsFunc(args[1:], isHelp) {
 		return toolHelp(os.Stderr, args[0])
 	}
@@ -60,7 +60,7 @@ func call(args []string, stdin io.Reader, stdout io.Writer) error {
 	if c.agent == "" {
 		c.agent = "agent"
 	}
-	db, srv, err := c.mcpServer()
+	db, srv, err := c.mcpServer(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/compass-mcp/compass-mcp/threads/claudecode"
-	"github.com/compass-mcp/compass-mcp/tools"
 )
 
 // envBool is an environment variable read as true or false (1, true, yes...); unset is false.
@@ -39,7 +38,7 @@ func claudeCodeFlags(fs interface {
 }
 
 // importClaudeCode imports Claude Code's session transcripts, once or (--follow) as they grow.
-func importClaudeCode(c config, pos []string, project string, follow bool, poll time.Duration, stdout io.Writer) error {
+func importClaudeCode(ctx context.Context, c config, pos []string, project string, follow bool, poll time.Duration, stdout io.Writer) error {
 	if len(pos) > 1 {
 		return usageError{"import --claude-code takes at most one folder: the projects folder of Claude Code (default ~/.claude/projects)"}
 	}
@@ -56,7 +55,7 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 	if err := c.person(); err != nil {
 		return err
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -65,14 +64,13 @@ func importClaudeCode(c config, pos []string, project string, follow bool, poll 
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	if follow {
 		// Before the first pass: a signal that comes while it runs stops the follower after it.
 		var stop context.CancelFunc
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	if err := tools.ImportClaudeCode(cc, c.space, stdout); err != nil {
+	if err := ImportClaudeCode(ctx, cc, c.space, stdout); err != nil {
 		return err
 	}
 	if !follow {

@@ -1,8 +1,9 @@
-package main
+package command
 
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,7 @@ const (
 	ccNotes   = "e91a7b40-2c3d-4e5f-8a9b-0c1d2e3f4a05"
 )
 
-var ccFixtures = filepath.Join("..", "..", "testdata", "import", "claude-code")
+var ccFixtures = filepath.Join("..", "..", "..", "testdata", "import", "claude-code")
 
 // The hand-written Claude Code transcripts, imported, read as the model reads them: the
 // golden answers are in testdata/sessions/claude-code.txtar. The agent in session
@@ -67,8 +68,9 @@ func TestClaudeCodeSessions(t *testing.T) {
 
 // Following, as a person runs it: compass-mcp import --claude-code --follow in its own
 // process, an MCP server in another on the same data file, and lines appended to a
-// transcript show in read_conversation within a second. Stopped and started again, the
-// follower imports nothing twice.
+// transcript are imported, and show in read_conversation, within a second: the follower
+// says on its log when it has imported a pass. Stopped and started again, the follower
+// imports nothing twice.
 func TestClaudeCodeFollowProcess(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
@@ -90,9 +92,12 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 	}
 	write(0, "Opening prompt.")
 
+	var log *processLog // the running follower's
 	follower := func() (stop func() string) {
 		cmd := exec.Command(testbin.Path, "import", "--claude-code", dir, "--follow")
 		cmd.Env = append(os.Environ(), testEnv(data, "COMPASS_LOG=info")...)
+		log = newProcessLog()
+		cmd.Stderr = log
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -126,18 +131,15 @@ func TestClaudeCodeFollowProcess(t *testing.T) {
 		text := fmt.Sprintf("Appended prompt %d.", i)
 		start := time.Now()
 		write(i, text)
-		for {
-			a := callTool(t, c, "read_conversation", map[string]any{"conversation": session})
-			if strings.Contains(a.text, text) {
-				t.Logf("%q read after %v", text, time.Since(start).Round(time.Millisecond))
-				break
-			}
-			if time.Since(start) > time.Second {
-				t.Fatalf("%q not read within 1 s:\n%s", text, a.text)
-			}
-			// Not faster: each call holds the data file for a moment after it (bolt.DefaultIdle),
-			// and a server asked without a pause would keep the follower waiting for it.
-			time.Sleep(50 * time.Millisecond)
+		log.await(t, time.Second, "imported from Claude Code", "messages=1")
+		a := callTool(t, c, "read_conversation", map[string]any{"conversation": session})
+		if !strings.Contains(a.text, text) {
+			t.Fatalf("the follower imported %q, and read_conversation doesn't show it:\n%s", text, a.text)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%q read after %v, want within 1 s", text, took.Round(time.Millisecond))
+		} else {
+			t.Logf("%q read after %v", text, took.Round(time.Millisecond))
 		}
 	}
 	if said := stop(); !strings.HasPrefix(said, "Imported 1 conversation and 1 message from 1 transcript") {
@@ -175,24 +177,21 @@ func TestServeFollowClaudeCode(t *testing.T) {
 		fmt.Fprintf(f, `{"type":"assistant","sessionId":%q,"uuid":"s-%d","timestamp":"2026-11-10T09:%02d:00Z","message":{"role":"assistant","content":[{"type":"text","text":%q}]}}`+"\n", session, i, i, text)
 	}
 	write(0, "There before the server.")
-	c, err := client.NewStdioMCPClient(testbin.Path, testEnv(data, "CLAUDE_CONFIG_DIR="+config), "serve", "--follow-claude-code")
+	c, err := client.NewStdioMCPClient(testbin.Path, testEnv(data, "CLAUDE_CONFIG_DIR="+config, "COMPASS_LOG=info"), "serve", "--follow-claude-code")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	log := newProcessLog()
+	stderr, _ := client.GetStderr(c)
+	go io.Copy(log, stderr)
 	initialize(t, c, "test")
+	// Each pass of the follower that imports says so on the server's log.
 	seen := func(text string) {
 		t.Helper()
-		start := time.Now()
-		for {
-			a := callTool(t, c, "read_conversation", map[string]any{"conversation": session})
-			if strings.Contains(a.text, text) {
-				return
-			}
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("%q not read within 5 s:\n%s", text, a.text)
-			}
-			time.Sleep(50 * time.Millisecond)
+		log.await(t, 5*time.Second, "imported from Claude Code", "messages=1")
+		if a := callTool(t, c, "read_conversation", map[string]any{"conversation": session}); !strings.Contains(a.text, text) {
+			t.Fatalf("the follower imported %q, and read_conversation doesn't show it:\n%s", text, a.text)
 		}
 	}
 	seen("There before the server.")

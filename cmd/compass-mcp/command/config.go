@@ -1,6 +1,7 @@
-package main
+package command
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,7 +40,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*access.TypoError)), errors.As(err, new(*transport.PublicURLError)):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*TypoError)), errors.As(err, new(*transport.PublicURLError)):
 		return 2
 	}
 	return 1
@@ -114,7 +115,7 @@ func (c *config) person() error {
 }
 
 // open checks c and opens its data: a bbolt file, or a PostgreSQL database.
-func (c *config) open() (store, error) {
+func (c *config) open(ctx context.Context) (store, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -125,19 +126,19 @@ func (c *config) open() (store, error) {
 		}
 		c.data = p
 	}
-	return stores.Open(c.data)
+	return stores.Open(ctx, c.data)
 }
 
 // mcpServer opens the data and makes the MCP server on it; the caller closes the store.
-func (c *config) mcpServer() (store, *server.MCPServer, error) {
+func (c *config) mcpServer(ctx context.Context) (store, *server.MCPServer, error) {
 	if err := c.person(); err != nil {
 		return nil, nil, err
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := tools.EnsureIndexes(db, c.space, slog.Default()); err != nil {
+	if err := tools.EnsureIndexes(ctx, db, c.space, slog.Default()); err != nil {
 		db.Close()
 		return nil, nil, err
 	}

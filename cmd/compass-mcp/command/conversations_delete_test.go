@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 func TestConversationsDelete(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
-	cli(t, data, "import", filepath.Join("..", "..", "testdata", "import", "pricing.jsonl"))
+	cli(t, data, "import", filepath.Join("..", "..", "..", "testdata", "import", "pricing.jsonl"))
 	cli(t, data, "say", "standup", "Nothing new.", "--title", "Standup")
 	cli(t, data, "say", "--space", "launch", "pricing", "Launch's own pricing talk.")
 	c := stdioClient(t, data, "--agent", "north")

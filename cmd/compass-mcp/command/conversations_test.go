@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestConversationsScenario(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
-	cli(t, data, "import", filepath.Join("..", "..", "testdata", "import", "pricing.jsonl"))
+	cli(t, data, "import", filepath.Join("..", "..", "..", "testdata", "import", "pricing.jsonl"))
 	cli(t, data, "say", "now", "What did we settle on pricing?", "--to", "agent:north", "--title", "Today")
 	cli(t, data, "say", "--space", "launch", "elsewhere", "Launch only: the date is secret.")
 	steps := []step{
@@ -94,7 +94,7 @@ func TestConversationPaging(t *testing.T) {
 func TestImport(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
-	fixtures := filepath.Join("..", "..", "testdata", "import")
+	fixtures := filepath.Join("..", "..", "..", "testdata", "import")
 	for _, f := range []string{"pricing.jsonl", "claude-conversations.json"} {
 		first := cli(t, data, "import", filepath.Join(fixtures, f))
 		again := cli(t, data, "import", filepath.Join(fixtures, f))

@@ -1,6 +1,7 @@
-package main
+package command
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ file, or a database or schema compass-mcp has not used); A may be in use by runn
 are updated after the copy (ANALYZE).`
 
 // copyCmd copies one store into another, empty one, and checks the copy.
-func copyCmd(args []string, stdout io.Writer) error {
+func copyCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags(copyHelp, os.Stderr)
 	from := fs.String("from", "", "the data to copy: a bbolt file's path or a postgres:// URL")
 	to := fs.String("to", "", "where to copy it: a new bbolt file's path, or an empty PostgreSQL database's (or schema's) postgres:// URL")
@@ -48,7 +49,7 @@ func copyCmd(args []string, stdout io.Writer) error {
 	case stores.Same(*from, *to):
 		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", pg.Redact(*from))}
 	}
-	n, err := stores.Copy(*from, *to, pg.WithTimeout(*timeout))
+	n, err := stores.Copy(ctx, *from, *to, pg.WithTimeout(*timeout))
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func copyCmd(args []string, stdout io.Writer) error {
 }
 
 // backup writes a consistent copy of the data file to path while servers may be using it.
-func backup(args []string, stdout io.Writer) error {
+func backup(ctx context.Context, args []string, stdout io.Writer) error {
 	var c config
 	fs := flags(backupHelp, &c)
 	pos, err := parse(fs, args)
@@ -71,12 +72,12 @@ func backup(args []string, stdout io.Writer) error {
 	if pg.IsURL(c.data) {
 		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + pg.Redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	size, err := db.(*bolt.File).Backup(pos[0]) // not a URL (above): a bbolt file
+	size, err := db.(*bolt.File).Backup(ctx, pos[0]) // not a URL (above): a bbolt file
 	if err != nil {
 		return err
 	}

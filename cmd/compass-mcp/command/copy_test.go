@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"encoding/json"
@@ -101,7 +101,7 @@ func digestOf(t *testing.T, data string) digest {
 	t.Helper()
 	db := openForTest(t, data)
 	defer db.Close()
-	sum, n, err := kv.Digest(db)
+	sum, n, err := kv.Digest(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func digestOf(t *testing.T, data string) digest {
 
 func openForTest(t *testing.T, data string) store {
 	t.Helper()
-	db, err := stores.Open(data)
+	db, err := stores.Open(t.Context(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +122,7 @@ func openForTest(t *testing.T, data string) store {
 // tokens; as JSON, so that two stores compare as text.
 func contents(t *testing.T, data string) string {
 	t.Helper()
+	ctx := t.Context()
 	db := openForTest(t, data)
 	defer db.Close()
 	var b strings.Builder
@@ -136,11 +137,11 @@ func contents(t *testing.T, data string) string {
 	versions := 0
 	for _, space := range []string{"personal", "team"} {
 		ds := docstore.New(db, space)
-		docs, err := ds.Documents()
+		docs, err := view(t, ds, (*docstore.Reader).Documents)
 		put(space+" documents", docs, err)
 		for _, d := range docs {
 			var vs []docstore.Version
-			err := ds.Walk(d.ID, func(v docstore.Version) error {
+			err := ds.Walk(ctx, d.ID, func(v docstore.Version) error {
 				vs = append(vs, v)
 				return nil
 			})
@@ -148,24 +149,28 @@ func contents(t *testing.T, data string) string {
 			put(space+" versions of "+d.ID, vs, err)
 		}
 		th := threads.New(db, space)
-		convs, err := th.Recent(1000, "")
+		convs, err := view(t, th, func(r *threads.Reader) ([]threads.Conversation, error) { return r.Recent(1000, "") })
 		put(space+" conversations", convs, err)
 		for _, c := range convs {
-			msgs, more, err := th.Page(c.ID, 10000, "")
+			var more bool
+			msgs, err := view(t, th, func(r *threads.Reader) (msgs []threads.Message, err error) {
+				msgs, more, err = r.Page(c.ID, 10000, "")
+				return msgs, err
+			})
 			put(space+" messages of "+c.ID, msgs, err)
 			if more {
 				t.Fatalf("%s: conversation %s has more than 10000 messages", data, c.ID)
 			}
 		}
 		// Get reads a conversation's summary whether Recent lists it or not.
-		other, err := th.Get("other")
+		other, err := view(t, th, func(r *threads.Reader) (threads.Conversation, error) { return r.Get("other") })
 		put(space+" conversation other", fmt.Sprint(other, err), nil)
-		members, err := access.New(db).Members(space)
+		members, err := access.New(db).Members(ctx, space)
 		put(space+" members", members, err)
 	}
-	people, err := spaces.People(db)
+	people, err := spaces.People(ctx, db)
 	put("people", people, err)
-	tokens, err := access.New(db).Tokens("")
+	tokens, err := access.New(db).Tokens(ctx, "")
 	put("tokens", tokens, err)
 	if versions < 10 {
 		t.Fatalf("%s holds %d versions: the fill went wrong", data, versions)
@@ -181,7 +186,7 @@ func serverAnswers(t *testing.T, data string) string {
 	var b strings.Builder
 	for _, space := range []string{"personal", "team"} {
 		db := openForTest(t, data)
-		docs, err := docstore.New(db, space).Documents()
+		docs, err := view(t, docstore.New(db, space), (*docstore.Reader).Documents)
 		db.Close()
 		if err != nil {
 			t.Fatal(err)
@@ -267,7 +272,7 @@ func TestCopy(t *testing.T) {
 		// The token minted on the original works on the copies.
 		for _, data := range []string{url, back} {
 			db := openForTest(t, data)
-			p, err := access.New(db).Verify(secret)
+			p, err := access.New(db).Verify(t.Context(), secret)
 			db.Close()
 			if err != nil || p.Person != "bob" || p.Agent != "scout" {
 				t.Errorf("%s: the token verifies as %+v, %v", data, p, err)

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -134,14 +134,13 @@ func TestForWithoutUserSaidOnce(t *testing.T) {
 	// A server: said once, though it opens the data more than once as it starts.
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	var errb syncBuffer
-	cmd.Stderr = &errb
+	errb := newProcessLog()
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); !strings.Contains(errb.String(), "serving MCP over streamable HTTP") && time.Since(start) < 20*time.Second; {
-		time.Sleep(20 * time.Millisecond)
-	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // if await fails
+	errb.await(t, 20*time.Second, "serving MCP over streamable HTTP")
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()
 	if n := strings.Count(errb.String(), "$USER is empty"); n != 1 {
@@ -149,22 +148,92 @@ func TestForWithoutUserSaidOnce(t *testing.T) {
 	}
 }
 
-// syncBuffer is a buffer a process writes to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// processLog is what a process writes to its log (stderr), kept a line at a time, for a
+// test to wait on: a line the process writes when it is ready, or when it has done
+// something, is the event to wait for, not a time.
+type processLog struct {
+	mu    sync.Mutex
+	part  []byte // the start of a line not yet ended
+	lines []string
+	next  int           // the first line await has not yet looked at
+	more  chan struct{} // closed, and replaced, when a line ends
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
+func newProcessLog() *processLog { return &processLog{more: make(chan struct{})} }
+
+func (l *processLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.part = append(l.part, p...)
+	ended := false
+	for {
+		i := bytes.IndexByte(l.part, '\n')
+		if i < 0 {
+			break
+		}
+		l.lines = append(l.lines, string(l.part[:i]))
+		l.part = l.part[i+1:]
+		ended = true
+	}
+	if ended {
+		close(l.more)
+		l.more = make(chan struct{})
+	}
+	return len(p), nil
 }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+// await returns the first line after those an earlier await returned that holds every one
+// of words, once the process has written it; if it hasn't within the given time, the test
+// fails, showing the log.
+func (l *processLog) await(t *testing.T, within time.Duration, words ...string) string {
+	t.Helper()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		for ; l.next < len(l.lines); l.next++ {
+			if line := l.lines[l.next]; holdsAll(line, words) {
+				l.next++
+				l.mu.Unlock()
+				return line
+			}
+		}
+		more := l.more
+		l.mu.Unlock()
+		select {
+		case <-more:
+		case <-deadline.C:
+			t.Fatalf("no line of the log says %q within %v:\n%s", words, within, l)
+		}
+	}
+}
+
+// has reports whether a line written so far holds every one of words.
+func (l *processLog) has(words ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if holdsAll(line, words) {
+			return true
+		}
+	}
+	return false
+}
+
+func holdsAll(line string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(line, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// String is the log so far.
+func (l *processLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n") + "\n" + string(l.part)
 }
 
 // -h after any command prints its usage, its arguments and flags, exit 0; call TOOL -h the

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/mark3labs/mcp-go/client"
@@ -24,8 +25,8 @@ import (
 )
 
 // The tests here drive the built testbin.Path, as a person's MCP client would, over stdio and
-// over streamable HTTP. Answers are compared with golden files in ../../testdata/sessions;
-// go test ./cmd/compass-mcp -update rewrites them.
+// over streamable HTTP. Answers are compared with golden files in ../../../testdata/sessions;
+// go test ./cmd/compass-mcp/command -update rewrites them.
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ with what the server answers now")
 
@@ -40,6 +41,28 @@ func TestMain(m *testing.M) {
 func newData(t *testing.T) string {
 	t.Helper()
 	return kvtest.Data(t, t.TempDir(), "compass.db")
+}
+
+// view is what fn reads in one View of s (a docstore.Store or a threads.Store): how the
+// tests read back, from the data a server has let go of, what it wrote.
+func view[R, T any](t testing.TB, s interface {
+	View(context.Context, func(R) error) error
+}, fn func(R) (T, error)) (T, error) {
+	t.Helper()
+	var v T
+	err := s.View(t.Context(), func(r R) (err error) {
+		v, err = fn(r)
+		return err
+	})
+	return v, err
+}
+
+// versionsOf reads the versions of the document name, newest first (Reader.Log), for view.
+func versionsOf(name string) func(*docstore.Reader) ([]docstore.Version, error) {
+	return func(r *docstore.Reader) ([]docstore.Version, error) {
+		_, vs, err := r.Log(name)
+		return vs, err
+	}
 }
 
 // env is what every server in these tests runs with, plus extra.
@@ -243,7 +266,7 @@ var goldenWrites sync.Mutex
 // golden compares got with the file testdata/sessions/name, or writes it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "sessions", name)
+	path := filepath.Join("..", "..", "..", "testdata", "sessions", name)
 	if *update {
 		goldenWrites.Lock()
 		defer goldenWrites.Unlock()
@@ -257,7 +280,7 @@ func golden(t *testing.T, name, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/compass-mcp -update to make it)", err)
+		t.Fatalf("%v (run go test ./cmd/compass-mcp/command -update to make it)", err)
 	}
 	if d := lineDiff(string(want), got); d != "" {
 		t.Errorf("%s differs (-want +got):\n%s", path, d)

@@ -1,10 +1,9 @@
 //go:build unix
 
-package main
+package command
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,16 +83,20 @@ func TestClaudeCodeFIFOCommands(t *testing.T) {
 	}
 	for _, how := range []string{"end of input", "SIGTERM"} {
 		cmd := exec.Command(testbin.Path, "serve", "--follow-claude-code")
-		cmd.Env = append(os.Environ(), testEnv(newData(t), "CLAUDE_CONFIG_DIR="+config)...)
+		cmd.Env = append(os.Environ(), testEnv(newData(t), "CLAUDE_CONFIG_DIR="+config, "COMPASS_LOG=info")...)
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stderr = io.Discard
+		log := newProcessLog()
+		cmd.Stderr = log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Second) // the follower's first pass
+		t.Cleanup(func() { cmd.Process.Kill() }) // if await fails
+		// The follower's first pass: past the FIFO, the other transcripts imported.
+		log.await(t, 20*time.Second, "skipping a Claude Code transcript", "zz.jsonl")
+		log.await(t, 20*time.Second, "imported from Claude Code", "messages=27")
 		start := time.Now()
 		if how == "SIGTERM" {
 			cmd.Process.Signal(syscall.SIGTERM)

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bufio"
@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // do sends one request with the given method, session and body, returning status and body.
@@ -42,9 +45,9 @@ func do(t *testing.T, method, url, session, body string) (int, string) {
 const listCall = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_documents","arguments":{}}}`
 
 // Sessions a server doesn't know get 404, as the MCP transport says: a made-up id, one
-// deleted, one forgotten after --session-idle. mcp-go's own manager checked only the id's
-// form: a made-up id worked without initialize, a deleted one still worked, and a swept
-// one wrote versions as "agent" instead of the client's name.
+// deleted, one unused for longer than --session-idle. mcp-go's own manager checked only the
+// id's form: a made-up id worked without initialize, a deleted one still worked, and a
+// swept one wrote versions as "agent" instead of the client's name.
 func TestUnknownSessionsGet404(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
@@ -73,13 +76,31 @@ func TestUnknownSessionsGet404(t *testing.T) {
 	if code, body := do(t, http.MethodPost, url, deleted, listCall); code != http.StatusNotFound {
 		t.Errorf("a call after DELETE: %d %q, want 404", code, body)
 	}
-	idle := open()
 	// The store ends a session unused for longer than the idle time (access's
-	// TestSessionsEndWhenIdle, on a clock): here, 1 s after its last use.
-	time.Sleep(1100 * time.Millisecond)
-	if code, body := do(t, http.MethodPost, url, idle, listCall); code != http.StatusNotFound {
-		t.Errorf("a call after the idle time: %d %q, want 404", code, body)
+	// TestSessionsEndWhenIdle, on a clock): here, 1 s after its last use. Two sessions
+	// begun in the store as the server begins them, one last used just now and one 2 s
+	// ago, stand for a session before and after its idle time.
+	if code, body := do(t, http.MethodPost, url, sessionSeen(t, data, 0), listCall); code != http.StatusOK {
+		t.Fatalf("a call in a session last used just now: %d %q", code, body)
 	}
+	if code, body := do(t, http.MethodPost, url, sessionSeen(t, data, 2*time.Second), listCall); code != http.StatusNotFound {
+		t.Errorf("a call in a session last used 2 s ago, past the idle time: %d %q, want 404", code, body)
+	}
+}
+
+// sessionSeen begins a session in the store at data, as a server open on loopback begins
+// Ana's (testEnv), last used ago: on the store's clock set back (access.Sessions.WithClock),
+// a session that has been idle that long, without waiting for it to be.
+func sessionSeen(t *testing.T, data string, ago time.Duration) string {
+	t.Helper()
+	db := kvtest.OpenData(t, data)
+	defer db.Close()
+	then := time.Now().Add(-ago)
+	id, err := access.NewSessions(db, 0).WithClock(func() time.Time { return then }).Begin(t.Context(), access.Principal{Person: "ana"}, "raw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // Refused requests close their connection (92 idle connections after 401 locked the

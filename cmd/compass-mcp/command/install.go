@@ -1,6 +1,7 @@
-package main
+package command
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,7 @@ FILE.bak-YYYYMMDD-HHMMSS. With no CLIENT, lists the clients and where each keeps
 configuration here. docs/CLIENTS.md has each client's snippet and how to check it works.`
 
 // install writes this binary into a client's configuration (clientconfig does the writing).
-func install(args []string, stdout, stderr io.Writer) error {
+func install(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags(installHelp, stderr)
 	me := fs.String("for", "", "if set, the person the client's server works for (its COMPASS_ME) (default: the server's own, $USER where the client runs)")
 	space := fs.String("space", "", "if set, the space the client's server is scoped to (its COMPASS_SPACE) (default: the server's own, personal)")

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -68,9 +68,9 @@ func (h *installHome) run(t *testing.T, bin string, args ...string) (string, str
 
 func installFixture(t *testing.T, c *clientconfig.Client) []byte {
 	t.Helper()
-	name := filepath.Join("..", "..", "internal", "clientconfig", "testdata", c.Name+".json")
+	name := filepath.Join("..", "..", "..", "internal", "clientconfig", "testdata", c.Name+".json")
 	if c.Name == "codex" {
-		name = filepath.Join("..", "..", "internal", "clientconfig", "testdata", "codex.toml")
+		name = filepath.Join("..", "..", "..", "internal", "clientconfig", "testdata", "codex.toml")
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"fmt"
@@ -51,7 +51,11 @@ func TestAnotherSpaceIsNotFound(t *testing.T) {
 	}
 	c.Close()
 	db := kvtest.OpenData(t, data)
-	d, v, err := docstore.New(db, "launch").Read(id, 0)
+	var d docstore.Document
+	v, err := view(t, docstore.New(db, "launch"), func(r *docstore.Reader) (v docstore.Version, err error) {
+		d, v, err = r.Read(id, 0)
+		return v, err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +106,7 @@ func TestConcurrentAppendsOverHTTP(t *testing.T) {
 	}
 	stop()
 	db := kvtest.OpenData(t, data)
-	_, vs, err := docstore.New(db, "personal").Log("Log")
+	vs, err := view(t, docstore.New(db, "personal"), versionsOf("Log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ func TestLinksScenarioOverStdio(t *testing.T) {
 	if _, errs := cliBoth(t, data, "docs", "show", "Prices and plans", "--version", "1"); errs == "" || strings.Contains(errs, "links") {
 		t.Errorf("docs show of an older version names links:\n%s", errs)
 	}
-	if err := docstore.New(kvtest.OpenData(t, data), "personal").CheckLinks(); err != nil {
+	if err := docstore.New(kvtest.OpenData(t, data), "personal").CheckLinks(t.Context()); err != nil {
 		t.Error(err)
 	}
 }
@@ -89,7 +89,7 @@ func cliBoth(t *testing.T, data string, args ...string) (string, string) {
 // read shows the links its texts had. It is a bbolt file whatever the tests' store.
 func TestAnOlderFileHasItsLinksAtStart(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
-	raw, err := os.ReadFile("../../testdata/layout/v2-links-before-index.db")
+	raw, err := os.ReadFile("../../../testdata/layout/v2-links-before-index.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestAnOlderFileHasItsLinksAtStart(t *testing.T) {
 	}
 	c.Close()
 	db := kvtest.OpenData(t, data)
-	if err := docstore.New(db, "personal").CheckLinks(); err != nil {
+	if err := docstore.New(db, "personal").CheckLinks(t.Context()); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"encoding/json"
@@ -67,7 +67,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 	// A row as the consent mints it, bound to launch's endpoint.
 	f := kvtest.OpenData(t, data)
 	tokens := access.New(f)
-	secret, row, err := tokens.AddToken(access.NewToken{Person: "ana", Agent: "claude", Spaces: []string{"launch"},
+	secret, row, err := tokens.AddToken(t.Context(), access.NewToken{Person: "ana", Agent: "claude", Spaces: []string{"launch"},
 		Expires: time.Now().Add(time.Hour), Client: "Claude (claude.ai)", Resource: base + "/spaces/launch/mcp"})
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 	}
 
 	// A refresh renews the row in place: the old secret stops, the new one works, one row.
-	renewed, err := tokens.Rotate(id, time.Now().Add(time.Hour))
+	renewed, err := tokens.Rotate(t.Context(), id, time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestOAuthServedAndGated(t *testing.T) {
 	if status, _, _ := get(t, "POST", base+"/spaces/launch/mcp", renewed); status != 401 {
 		t.Errorf("a revoked row: %d, want 401", status)
 	}
-	if _, err := tokens.Rotate(id, time.Now().Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
+	if _, err := tokens.Rotate(t.Context(), id, time.Now().Add(time.Hour)); !errors.Is(err, access.ErrRevokedToken) {
 		t.Errorf("renewing a revoked row: %v, want ErrRevokedToken", err)
 	}
 }
@@ -131,7 +131,7 @@ func TestOAuthPublicURL(t *testing.T) {
 	// (A code made as "compass-mcp open" makes it: open itself would check that the page at
 	// https://compass.example.com answers, which no test can reach.)
 	db := kvtest.OpenData(t, data)
-	code, err := access.New(db).NewSignInCode("ana", "personal", "/")
+	code, err := access.New(db).NewSignInCode(t.Context(), "ana", "personal", "/")
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,14 @@
-package main
+package command
 
 import (
+	"context"
 	"io"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/tools"
+	"fmt"
+
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 var peopleHelp = subcommand{name: "people", args: "list | set ID NAME",
@@ -13,7 +17,7 @@ var peopleHelp = subcommand{name: "people", args: "list | set ID NAME",
 const peopleUsage = "people takes: people list, or people set ID NAME (e.g. people set ana Ana)"
 
 // people lists the people's display names, or sets one: compass-mcp people set ID NAME.
-func people(args []string, stdout, stderr io.Writer) error {
+func people(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var c config
 	fs := flags(peopleHelp, &c)
 	pos, err := parse(fs, args)
@@ -26,13 +30,44 @@ func people(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageError{peopleUsage}
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if pos[0] == "list" {
-		return tools.ListPeople(db, stdout, stderr)
+		return ListPeople(ctx, db, stdout, stderr)
 	}
-	return tools.SetPersonName(db, pos[1], strings.Join(pos[2:], " "), stdout)
+	return SetPersonName(ctx, db, pos[1], strings.Join(pos[2:], " "), stdout)
+}
+
+// What people prints.
+
+// The people's display names on a terminal (compass-mcp people); the flags are
+// cmd/compass-mcp's.
+
+// ListPeople writes the people who have a display name to out, one a line (person:ID, a
+// tab, the name); that no one has is said on errs, with how to give one.
+func ListPeople(ctx context.Context, db kv.DB, out, errs io.Writer) error {
+	named, err := spaces.People(ctx, db)
+	if err != nil {
+		return fmt.Errorf("listing people: %w", err)
+	}
+	if len(named) == 0 {
+		fmt.Fprintln(errs, "No one has a display name yet: people set ID NAME gives one (e.g. people set ana Ana).")
+	}
+	for _, p := range named {
+		fmt.Fprintf(out, "person:%s\t%s\n", p.ID, p.Name)
+	}
+	return nil
+}
+
+// SetPersonName gives the person id the display name name, shown wherever they are, and
+// says so on out.
+func SetPersonName(ctx context.Context, db kv.DB, id, name string, out io.Writer) error {
+	if err := spaces.SetName(ctx, db, id, name); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "person:%s shows as %s.\n", id, strings.TrimSpace(name))
+	return nil
 }

@@ -1,17 +1,21 @@
-package main
+package command
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/roundrobin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -96,7 +100,7 @@ func TestSessionsAreTheStores(t *testing.T) {
 	}
 	defer db.Close()
 	for _, title := range titles {
-		_, vs, err := docstore.New(bolt.Wrap(db), "personal").Log(title)
+		vs, err := view(t, docstore.New(bolt.Wrap(db), "personal"), versionsOf(title))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,33 +138,73 @@ func TestSessionOutlivesItsServer(t *testing.T) {
 // A session busy on one server is not ended by another's idle sweep (mcp-go's sweeps what
 // is idle in its own process): only unused on every server for --session-idle does it end.
 //
-// At the smallest scale mcp-go allows: it sweeps every max(idle/2, 1 s) what has been idle
-// for the idle time, so with 1 s the first server has swept the session 2 s after its last
-// use there at the latest. (The store's side, on a clock: access's TestSessionsEndWhenIdle.)
+// At the smallest scale mcp-go allows, 1 s: the first server says on its log (at debug)
+// when it sweeps the session, while the second keeps it busy; then the first answers it.
+// A session the store has seen unused for longer (begun on the store's clock set back:
+// sessionSeen) ends on both. (The store's side, on a clock: access's
+// TestSessionsEndWhenIdle.)
 func TestBusySessionOutlivesAnotherServersSweep(t *testing.T) {
 	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
-	a, _ := httpServer(t, data, "--session-idle", "1s")
+	a, aLog := loggedServer(t, data, "--session-idle", "1s")
 	b, _ := httpServer(t, data, "--session-idle", "1s")
 	res, body := post(t, a, strings.NewReader(initBody), nil)
 	session := res.Header.Get("Mcp-Session-Id")
 	if res.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: %d %q", res.StatusCode, body)
 	}
-	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	// Busy on the second server (each call the next as soon as the last is answered)
+	// until the first has swept it, 2 s after its last use there at the latest.
+	calls := 0
+	const most = 50_000 // about 25 times what a sweep takes to come here
+	for deadline := time.Now().Add(20 * time.Second); !aLog.has("Sweeping expired session", session); calls++ {
+		if time.Now().After(deadline) || calls == most {
+			t.Fatalf("the first server did not sweep the session within 20 s or %d calls (%d made):\n%s", most, calls, aLog)
+		}
 		if code, body := do(t, http.MethodPost, b, session, listCall); code != http.StatusOK {
 			t.Fatalf("the session in use on the second server: %d %q", code, body)
 		}
 	}
+	t.Logf("%d calls on the second server until the first swept the session", calls)
 	if code, body := do(t, http.MethodPost, a, session, listCall); code != http.StatusOK {
-		t.Errorf("back on the first server, idle there for 2.5 s but busy on the other: %d %q, want 200", code, body)
+		t.Errorf("back on the first server, which swept it but busy on the other: %d %q, want 200", code, body)
 	}
-	time.Sleep(1100 * time.Millisecond)
-	for _, u := range []string{a, b} {
-		if code, body := do(t, http.MethodPost, u, session, listCall); code != http.StatusNotFound {
-			t.Errorf("at %s after 1.1 s unused everywhere: %d %q, want 404", u, code, body)
+	for _, s := range []struct {
+		ago  time.Duration
+		want int
+	}{{0, http.StatusOK}, {2 * time.Second, http.StatusNotFound}} {
+		id := sessionSeen(t, data, s.ago)
+		for _, u := range []string{a, b} {
+			if code, body := do(t, http.MethodPost, u, id, listCall); code != s.want {
+				t.Errorf("at %s, a session last used %v ago: %d %q, want %d", u, s.ago, code, body, s.want)
+			}
 		}
 	}
+}
+
+// loggedServer is httpServer logging at debug, and its log: mcp-go's lines (a request, a
+// sweep) show there.
+func loggedServer(t *testing.T, data string, args ...string) (string, *processLog) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), testEnv(data, "COMPASS_LOG=debug")...)
+	log := newProcessLog()
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		waitExit(t, cmd, 15*time.Second, "the HTTP server, after SIGINT")
+		if t.Failed() {
+			t.Logf("server log:\n%s", log)
+		}
+	})
+	m := regexp.MustCompile(`url=(http://\S+/mcp)`).FindStringSubmatch(log.await(t, 20*time.Second, "serving MCP over streamable HTTP"))
+	if m == nil {
+		t.Fatalf("the HTTP server said no URL:\n%s", log)
+	}
+	return m[1], log
 }
 
 // spreadClient connects an MCP client (lib: mcp-go's or go-sdk's) of the given protocol

@@ -1,6 +1,7 @@
-package main
+package command
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,7 +45,7 @@ Comments on lines (agents see the open ones in read_document, and answer with co
   docs comments DOC                      the open comments, at their lines, with their replies`
 
 // reviewCommands are the docs subcommands of this file, each with its own flags.
-var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
+var reviewCommands = map[string]func(ctx context.Context, sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
 	"blame":     blameCmd,
 	"proposals": proposalsCmd,
 	"proposal":  proposalCmd,
@@ -57,7 +58,7 @@ var reviewCommands = map[string]func(sub string, args []string, stdin io.Reader,
 // reviewArgs parses a review subcommand's flags (define adds its own) and positional
 // arguments, of which it must have least to most (words says which, for the refusal), and
 // opens the data; close closes it.
-func reviewArgs(sub string, args []string, stdout, stderr io.Writer, least, most int, words string, define func(*flag.FlagSet)) (p tools.Terminal, pos []string, close func(), err error) {
+func reviewArgs(ctx context.Context, sub string, args []string, stdout, stderr io.Writer, least, most int, words string, define func(*flag.FlagSet)) (p Terminal, pos []string, close func(), err error) {
 	var c config
 	fs := flags(subcommand{name: "docs " + sub, does: "review the agents' changes and comment (docs help lists how)"}, &c)
 	if define != nil {
@@ -67,13 +68,13 @@ func reviewArgs(sub string, args []string, stdout, stderr io.Writer, least, most
 		return p, nil, nil, err
 	}
 	if len(pos) < least || len(pos) > most {
-		return p, nil, nil, usageError{fmt.Sprintf("docs %s takes %s; got %s", sub, words, tools.Plural(len(pos), "argument"))}
+		return p, nil, nil, usageError{fmt.Sprintf("docs %s takes %s; got %s", sub, words, Plural(len(pos), "argument"))}
 	}
-	file, err := c.open()
+	file, err := c.open(ctx)
 	if err != nil {
 		return p, nil, nil, err
 	}
-	p = tools.Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}
+	p = Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}
 	return p, pos, func() { file.Close() }, nil
 }
 
@@ -92,18 +93,18 @@ func reviewErr(err error) error {
 }
 
 // blameCmd prints every line of a document with the version that last changed it.
-func blameCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 1, 1, "a document (docs blame DOC)", nil)
+func blameCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 1, 1, "a document (docs blame DOC)", nil)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return p.Blame(pos[0])
+	return p.Blame(ctx, pos[0])
 }
 
 // proposalsCmd lists the open proposals of a document, or of every document that has any.
-func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 0, 1, "at most a document (docs proposals [DOC])", nil)
+func proposalsCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 0, 1, "at most a document (docs proposals [DOC])", nil)
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func proposalsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writ
 	if len(pos) == 1 {
 		name = pos[0]
 	}
-	return p.Proposals(name)
+	return p.Proposals(ctx, name)
 }
 
 // numberArg reads a proposal's (or comment's) number.
@@ -126,8 +127,8 @@ func numberArg(what, s string) (int, error) {
 
 // proposalCmd shows one proposal: its diff against its base on stdout; its status, and what
 // accepting it would do to today's text, on stderr.
-func proposalCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs proposal DOC N)", nil)
+func proposalCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs proposal DOC N)", nil)
 	if err != nil {
 		return err
 	}
@@ -136,17 +137,17 @@ func proposalCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	return reviewErr(p.Proposal(pos[0], n))
+	return reviewErr(p.Proposal(ctx, pos[0], n))
 }
 
 // acceptCmd accepts a proposal: merged with what changed since its base, or, with --edit,
 // the person's edited text from stdin.
-func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func acceptCmd(ctx context.Context, sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
 		mine, theirs, edited *bool
 		base                 *int
 	)
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs accept DOC N)", func(fs *flag.FlagSet) {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs accept DOC N)", func(fs *flag.FlagSet) {
 		mine = fs.Bool("mine", false, "on a clash, keep the proposal's lines where both changed them")
 		theirs = fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
 		edited = fs.Bool("edit", false, "accept the text on stdin instead: the proposal as you edited it")
@@ -166,7 +167,7 @@ func acceptCmd(sub string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	return reviewErr(p.Accept(pos[0], n, preferOf(*mine, *theirs), *edited, *base, stdin))
+	return reviewErr(p.Accept(ctx, pos[0], n, preferOf(*mine, *theirs), *edited, *base, stdin))
 }
 
 // preferOf is the side --mine or --theirs keeps where both changed the same lines; with
@@ -182,9 +183,9 @@ func preferOf(mine, theirs bool) linediff.Prefer {
 }
 
 // declineCmd declines a proposal with the person's reason.
-func declineCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+func declineCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var why *string
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs decline DOC N --why TEXT)", func(fs *flag.FlagSet) {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs decline DOC N --why TEXT)", func(fs *flag.FlagSet) {
 		why = fs.String("why", "", "why you decline it: the agent's next read says so")
 	})
 	if err != nil {
@@ -198,17 +199,17 @@ func declineCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	return reviewErr(p.Decline(pos[0], n, *why))
+	return reviewErr(p.Decline(ctx, pos[0], n, *why))
 }
 
 // commentCmd comments on lines, replies to a comment, or resolves one.
-func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+func commentCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	var (
 		lines, to      *string
 		version        *int
 		reply, resolve *int
 	)
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 1, 2, "a document and the comment's text (docs comment DOC --lines 4-6 TEXT)", func(fs *flag.FlagSet) {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 1, 2, "a document and the comment's text (docs comment DOC --lines 4-6 TEXT)", func(fs *flag.FlagSet) {
 		lines = fs.String("lines", "", "the lines to comment on: 4-6, 4, 4- (to the end)")
 		version = fs.Int("version", 0, "with --lines: the version whose lines they are (default: the latest)")
 		to = fs.String("to", "", "with --lines: the agent it asks (default: any agent may answer it)")
@@ -235,7 +236,7 @@ func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 	if text == "" && *resolve == 0 {
 		return usageError{"docs comment needs the comment's text after the document"}
 	}
-	d, err := p.Document(pos[0])
+	d, err := p.Document(ctx, pos[0])
 	if err != nil {
 		return err
 	}
@@ -253,19 +254,366 @@ func commentCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer
 			}
 			asks = actor.String()
 		}
-		return p.Comment(d, docstore.NewComment{Version: *version, Lines: r, Text: text, Asks: asks})
+		return p.Comment(ctx, d, docstore.NewComment{Version: *version, Lines: r, Text: text, Asks: asks})
 	case *reply != 0:
-		return p.Reply(d, *reply, text)
+		return p.Reply(ctx, d, *reply, text)
 	}
-	return p.Resolve(d, *resolve, text)
+	return p.Resolve(ctx, d, *resolve, text)
 }
 
 // commentsCmd lists a document's open comments, at their lines in the latest version.
-func commentsCmd(sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
-	p, pos, done, err := reviewArgs(sub, args, stdout, stderr, 1, 1, "a document (docs comments DOC)", nil)
+func commentsCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 1, 1, "a document (docs comments DOC)", nil)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return p.Comments(pos[0])
+	return p.Comments(ctx, pos[0])
+}
+
+// What the review subcommands print.
+
+// The person's side of who wrote what and of the review of the agents' changes: the store
+// calls of docs blame, proposals, proposal, accept, decline, comment and comments, and what
+// they say.
+
+// Blame writes every line of a document with the version that last changed it.
+func (p Terminal) Blame(ctx context.Context, name string) error {
+	bl, err := p.Store.Blame(ctx, name)
+	if err != nil {
+		return p.Explain(err, name)
+	}
+	names, err := p.names(ctx)
+	if err != nil {
+		return err
+	}
+	d := bl.Document
+	fmt.Fprintf(p.Out, "%s (%s), version %d, %s, each with the version that last changed it:\n", d.Title, d.ID, d.Version, Plural(len(bl.Lines), "line"))
+	who := map[int]string{}
+	wide := map[string]int{}
+	for n, v := range bl.Versions {
+		who[n] = v.Author.Show(names)
+		wide["who"] = max(wide["who"], len([]rune(who[n])))
+		wide["kind"] = max(wide["kind"], len(v.Kind))
+	}
+	num := len(fmt.Sprint(len(bl.Lines)))
+	ver := len(fmt.Sprint(d.Version)) + 1
+	for _, r := range bl.Runs {
+		v := bl.Versions[r.Version]
+		head := fmt.Sprintf("%-*s %-*s %s%s %s", ver, fmt.Sprintf("v%d", v.Number), wide["kind"], v.Kind, who[r.Version], strings.Repeat(" ", wide["who"]-len([]rune(who[r.Version]))), v.At.Local().Format(tools.TimeLayout))
+		for i := range r.Count {
+			n := r.First + i
+			fmt.Fprintf(p.Out, "%*d  %s | %s\n", num, n, head, bl.Lines[n-1])
+		}
+	}
+	return nil
+}
+
+// names are people's display names as they are now, for what a long read (Blame, over
+// snapshots of its own) shows.
+func (p Terminal) names(ctx context.Context) (spaces.Names, error) {
+	var names spaces.Names
+	err := p.Store.View(ctx, func(r *docstore.Reader) error { names = r.Names(); return nil })
+	return names, err
+}
+
+// Proposals lists the open proposals of the document named name, or (name "") of every
+// document that has any.
+func (p Terminal) Proposals(ctx context.Context, name string) error {
+	if name == "" {
+		var (
+			waiting []docstore.Waiting
+			names   spaces.Names
+		)
+		err := p.Store.View(ctx, func(r *docstore.Reader) (err error) {
+			waiting, err = r.Waiting(5)
+			names = r.Names()
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(waiting) == 0 {
+			fmt.Fprintln(p.Errs, "No proposals wait in this space.")
+		}
+		for _, w := range waiting {
+			p.listProposals(names, w.Document, w.Proposals)
+			if more := w.Document.Review.Open - len(w.Proposals); more > 0 {
+				fmt.Fprintf(p.Out, "  … %d more: docs proposals %s\n", more, w.Document.ID)
+			}
+		}
+		return nil
+	}
+	// A page at a time, each in a read transaction of its own: 10,000 open proposals are
+	// listed without holding the store for all of them.
+	for before, first := 0, true; ; first = false {
+		var (
+			d     docstore.Document
+			ps    []docstore.Proposal
+			names spaces.Names
+		)
+		err := p.Store.View(ctx, func(r *docstore.Reader) (err error) {
+			d, ps, err = r.Proposals(name, before, 500)
+			names = r.Names()
+			return err
+		})
+		if err != nil {
+			return p.Explain(err, name)
+		}
+		if first && len(ps) == 0 {
+			fmt.Fprintf(p.Errs, "No proposals of %q (%s) wait.\n", d.Title, d.ID)
+			return nil
+		}
+		if first {
+			p.listProposals(names, d, ps)
+		} else {
+			p.proposalLines(names, ps)
+		}
+		if len(ps) < 500 {
+			return nil
+		}
+		before = ps[len(ps)-1].Number
+	}
+}
+
+func (p Terminal) listProposals(names spaces.Names, d docstore.Document, ps []docstore.Proposal) {
+	fmt.Fprintf(p.Out, "%s (%s): %s, newest first:\n", d.Title, d.ID, Plural(d.Review.Open, "open proposal"))
+	p.proposalLines(names, ps)
+}
+
+func (p Terminal) proposalLines(names spaces.Names, ps []docstore.Proposal) {
+	for _, pr := range ps {
+		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base)
+	}
+}
+
+// explainReview says what went wrong with a proposal as a person reads it. A missing
+// reason (docstore.ErrNoReason) is returned as it is: the caller's to call a usage error.
+func (p Terminal) explainReview(err error, name string) error {
+	var (
+		none    *docstore.NoProposalError
+		decided *docstore.DecidedError
+	)
+	switch {
+	case errors.As(err, &none):
+		if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
+			return fmt.Errorf("%q (%s) has no proposals", none.Document.Title, none.Document.ID)
+		}
+		return fmt.Errorf("%q (%s) has proposals 1 to %d: there's no proposal %d", none.Document.Title, none.Document.ID, none.Document.Review.Proposals, none.Asked)
+	case errors.As(err, &decided):
+		return fmt.Errorf("proposal %d of %q was %s already: nothing was changed", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status)
+	case errors.Is(err, docstore.ErrNoReason):
+		return err
+	}
+	return p.Explain(err, name)
+}
+
+// Proposal shows proposal n of a document: its diff against its base on Out; its status,
+// and what accepting it would do to today's text, on Errs.
+func (p Terminal) Proposal(ctx context.Context, name string, n int) error {
+	var (
+		pv    docstore.Preview
+		names spaces.Names
+	)
+	err := p.Store.View(ctx, func(r *docstore.Reader) (err error) {
+		pv, err = r.Preview(name, n)
+		names = r.Names()
+		return err
+	})
+	if err != nil {
+		return p.explainReview(err, name)
+	}
+	pr, d := pv.Proposal, pv.Document
+	fmt.Fprintf(p.Errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
+	switch {
+	case pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number:
+	case len(pv.Conflicts) > 0:
+		fmt.Fprintf(p.Errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --mine or --theirs chooses, or --edit.\n", pv.Latest.Number, Plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
+	default:
+		added, removed := linediff.Stats(pv.Latest.Text, pv.Merged)
+		fmt.Fprintf(p.Errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
+	}
+	_, err = io.WriteString(p.Out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s proposal %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
+	return err
+}
+
+// statusLine says where a proposal stands, as a person reads it.
+func statusLine(names spaces.Names, pr docstore.Proposal) string {
+	d := pr.Decided
+	if d == nil {
+		return "open"
+	}
+	at := d.At.Local().Format(tools.TimeLayout)
+	switch pr.Status {
+	case docstore.StatusDeclined:
+		return fmt.Sprintf("declined by %s %s: %q", names.ShowString(d.By), at, d.Why)
+	case docstore.StatusMerged:
+		return fmt.Sprintf("merged by %s %s, as version %d", names.ShowString(d.By), at, d.Version)
+	}
+	return fmt.Sprintf("accepted by %s %s, as version %d", names.ShowString(d.By), at, d.Version)
+}
+
+// Accept accepts proposal n of a document: merged with what changed since its base (a
+// clash settled by prefer), or, with edited, the person's edited text read from in, made
+// from version base (0: the proposal's base). A clash is shown on Errs and returned (a
+// *docstore.ClashError: nothing was saved).
+func (p Terminal) Accept(ctx context.Context, name string, n int, prefer linediff.Prefer, edited bool, base int, in io.Reader) error {
+	var edit *docstore.Edit
+	if edited {
+		text, err := io.ReadAll(io.LimitReader(in, docstore.MaxText+1))
+		if err != nil {
+			return fmt.Errorf("reading the edited text from stdin: %w", err)
+		}
+		edit = &docstore.Edit{Text: string(text), Base: base}
+	}
+	saved, pr, err := p.Store.Accept(ctx, name, n, p.Me, edit, prefer)
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		p.showAcceptClash(clash, n)
+		return clash
+	}
+	if errors.Is(err, docstore.ErrBadText) {
+		return fmt.Errorf("nothing was saved: %w", err)
+	}
+	if err != nil {
+		return p.explainReview(err, name)
+	}
+	d := saved.Document
+	how := ""
+	if pr.Status == docstore.StatusMerged {
+		how = ", merged with the versions saved since its base,"
+	}
+	if saved.Unchanged {
+		fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
+		return nil
+	}
+	fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
+	return nil
+}
+
+// Decline declines proposal n of a document with the person's reason.
+func (p Terminal) Decline(ctx context.Context, name string, n int, why string) error {
+	pr, err := p.Store.Decline(ctx, name, n, p.Me, why)
+	if err != nil {
+		return p.explainReview(err, name)
+	}
+	var d docstore.Document
+	_ = p.Store.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
+	fmt.Fprintf(p.Out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
+	return nil
+}
+
+// showAcceptClash says where a proposal clashes with the versions since its base, and how
+// to choose.
+func (p Terminal) showAcceptClash(c *docstore.ClashError, n int) {
+	w := p.Errs
+	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since proposal %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
+	for i, k := range c.Conflicts {
+		if i == 100 {
+			fmt.Fprintf(w, "\n…and %d more clashing places.\n", len(c.Conflicts)-100)
+			break
+		}
+		fmt.Fprintf(w, "\nClash %d:\n  version %d, %s:\n", i+1, c.Document.Version, tools.Span(k.TheirsStart, len(k.Theirs)))
+		for _, l := range k.Theirs {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+		fmt.Fprintf(w, "  the proposal, %s:\n", tools.Span(k.MineStart, len(k.Mine)))
+		for _, l := range k.Mine {
+			fmt.Fprintf(w, "    | %s\n", l)
+		}
+	}
+	fmt.Fprintf(w, "\nChoose: docs accept %s %d --mine (the proposal's lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit it: docs proposal %s %d shows it, and docs accept %s %d --edit --base %d < FILE takes your text, made from version %d.\n", c.Document.ID, n, c.Document.Version, c.Document.ID, n, c.Document.ID, n, c.Document.Version, c.Document.Version)
+}
+
+// Document finds the document named name, or says why not as a person reads it.
+func (p Terminal) Document(ctx context.Context, name string) (docstore.Document, error) {
+	var d docstore.Document
+	err := p.Store.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
+	if err != nil {
+		return d, p.Explain(err, name)
+	}
+	return d, nil
+}
+
+// Comment comments on lines of document d (found with Document): c's Author is p.Me.
+func (p Terminal) Comment(ctx context.Context, d docstore.Document, c docstore.NewComment) error {
+	c.Author = p.Me
+	made, err := p.Store.Comment(ctx, d.ID, c)
+	if err != nil {
+		return p.explainComment(err, d, 0)
+	}
+	mc := made.Comment
+	fmt.Fprintf(p.Out, "Comment %d on %s of %q (%s), version %d. Agents see it in read_document.\n", mc.Number, tools.Span(mc.From, mc.To-mc.From+1), d.Title, d.ID, mc.Version)
+	return nil
+}
+
+// Reply replies to comment n of document d.
+func (p Terminal) Reply(ctx context.Context, d docstore.Document, n int, text string) error {
+	made, err := p.Store.Reply(ctx, d.ID, n, text, p.Me)
+	if err != nil {
+		return p.explainComment(err, d, n)
+	}
+	fmt.Fprintf(p.Out, "Replied to comment %d of %q (%s) as comment %d.\n", made.Comment.ReplyTo, d.Title, d.ID, made.Comment.Number)
+	return nil
+}
+
+// Resolve resolves comment n of document d, with text (if any) as a last reply.
+func (p Terminal) Resolve(ctx context.Context, d docstore.Document, n int, text string) error {
+	made, err := p.Store.Resolve(ctx, d.ID, n, text, p.Me)
+	if err != nil {
+		return p.explainComment(err, d, n)
+	}
+	fmt.Fprintf(p.Out, "Resolved comment %d of %q (%s).\n", made.Comment.Number, d.Title, d.ID)
+	return nil
+}
+
+// explainComment says what went wrong with a comment as a person reads it.
+func (p Terminal) explainComment(err error, d docstore.Document, n int) error {
+	var nolines *docstore.NoLinesError
+	switch {
+	case errors.As(err, &nolines):
+		return fmt.Errorf("%q has %d lines: there's no line %d", d.Title, nolines.Total, nolines.Asked)
+	case errors.Is(err, docstore.ErrNoComment):
+		return fmt.Errorf("%q (%s) has no comment %d (docs comments lists the open ones)", d.Title, d.ID, n)
+	case errors.Is(err, docstore.ErrBadComment), errors.Is(err, docstore.ErrBadRange):
+		return fmt.Errorf("nothing was saved: %w", err)
+	}
+	return p.Explain(err, d.ID)
+}
+
+// Comments lists a document's open comments, at their lines in the latest version.
+func (p Terminal) Comments(ctx context.Context, name string) error {
+	var (
+		d     docstore.Document
+		cr    docstore.CommentsRead
+		names spaces.Names
+	)
+	err := p.Store.View(ctx, func(r *docstore.Reader) (err error) {
+		if d, err = r.Find(name); err != nil {
+			return p.Explain(err, name)
+		}
+		cr, err = r.Comments(d.ID, 0, docstore.MaxOpenComments, docstore.MaxReplies)
+		names = r.Names()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if cr.Open == 0 {
+		fmt.Fprintf(p.Errs, "No open comments on %q (%s).\n", d.Title, d.ID)
+		return nil
+	}
+	fmt.Fprintf(p.Out, "%s (%s), version %d: %s\n", d.Title, d.ID, d.Version, Plural(cr.Open, "open comment"))
+	for _, t := range cr.Threads {
+		where := tools.Span(t.Lines.From, t.Lines.To-t.Lines.From+1)
+		if t.Lines.From == 0 {
+			where = fmt.Sprintf("outdated since version %d, on %q", t.Outdated, t.Quote)
+		}
+		fmt.Fprintf(p.Out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), t.At.Local().Format(tools.TimeLayout))
+		fmt.Fprintf(p.Out, "    %s\n", strings.ReplaceAll(t.Text, "\n", "\n    "))
+		for _, r := range t.Replies {
+			fmt.Fprintf(p.Out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), r.At.Local().Format(tools.TimeLayout), strings.ReplaceAll(r.Text, "\n", "\n      "))
+		}
+	}
+	return nil
 }

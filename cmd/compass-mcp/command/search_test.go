@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ func TestSearchScenarioOverStdio(t *testing.T) {
 	t.Parallel()
 	data := newData(t)
 	cli(t, data, "people", "set", "ana", "Ana")
-	cli(t, data, "import", "../../testdata/import/pricing.jsonl")
+	cli(t, data, "import", "../../../testdata/import/pricing.jsonl")
 	c := stdioClient(t, data, "--agent", "north")
 	golden(t, "search.txtar", runSession(t, c, searchSteps))
 	c.Close()
@@ -68,7 +68,7 @@ func TestSearchScenarioOverStdio(t *testing.T) {
 func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 	t.Parallel()
 	data := filepath.Join(t.TempDir(), "compass.db")
-	raw, err := os.ReadFile("../../testdata/layout/v1-full-texts.db")
+	raw, err := os.ReadFile("../../../testdata/layout/v1-full-texts.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 	}
 	c.Close()
 	db := kvtest.OpenData(t, data)
-	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+	if err := docstore.New(db, "personal").CheckIndex(t.Context()); err != nil {
 		t.Error(err)
 	}
 }
@@ -93,7 +93,7 @@ func TestAnOlderFileIsIndexedAtStart(t *testing.T) {
 // index couldn't, and each index is what a rebuild makes.
 func TestAnOlderIndexIsBuiltAgainAtStart(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "compass.db")
-	raw, err := os.ReadFile("../../testdata/layout/v1-search-index.db")
+	raw, err := os.ReadFile("../../../testdata/layout/v1-search-index.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +109,10 @@ func TestAnOlderIndexIsBuiltAgainAtStart(t *testing.T) {
 	}
 	c.Close()
 	db := kvtest.OpenData(t, data)
-	if err := docstore.New(db, "personal").CheckIndex(); err != nil {
+	if err := docstore.New(db, "personal").CheckIndex(t.Context()); err != nil {
 		t.Error(err)
 	}
-	if err := threads.New(db, "personal").CheckIndex(); err != nil {
+	if err := threads.New(db, "personal").CheckIndex(t.Context()); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 var serveHelp = subcommand{name: "serve", args: "[--http ADDR] [flags]",
 	does: "serve MCP over stdio (also with no command), or streamable HTTP at ADDR/mcp (and ADDR/spaces/{space}/mcp)"}
 
-func serve(args []string) error {
+func serve(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(serveHelp, &c)
 	serverFlags(fs, &c)
@@ -34,14 +34,14 @@ func serve(args []string) error {
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
-	db, srv, err := c.mcpServer()
+	db, srv, err := c.mcpServer(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	var addr string
 	if c.http != "" {
-		if addr, err = bindAddress(c.http, access.New(db).Guarded(*token) || c.publicURL != ""); err != nil {
+		if addr, err = bindAddress(c.http, access.New(db).Guarded(ctx, *token) || c.publicURL != ""); err != nil {
 			return err
 		}
 	}

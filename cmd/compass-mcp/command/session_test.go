@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"strings"
@@ -92,7 +92,7 @@ func TestRefusalsOverHTTP(t *testing.T) {
 func checkAuthors(t *testing.T, data, name string, versions int) {
 	t.Helper()
 	db := kvtest.OpenData(t, data)
-	_, vs, err := docstore.New(db, "personal").Log(name)
+	vs, err := view(t, docstore.New(db, "personal"), versionsOf(name))
 	if err != nil {
 		t.Fatal(err)
 	}

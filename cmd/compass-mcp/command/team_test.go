@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -63,6 +63,21 @@ func (tm *team) addToken(t *testing.T, name string, args ...string) {
 	tm.tokens[name] = out
 }
 
+// addExpiredToken makes a token for person that expired: made an hour ago, for a minute,
+// on the store's clock set back (access.Store.WithClock; tokens add takes no expiry in the
+// past, and one a second ahead would have the test wait for it).
+func (tm *team) addExpiredToken(t *testing.T, name, person string) {
+	t.Helper()
+	db := kvtest.OpenData(t, tm.data)
+	defer db.Close()
+	then := time.Now().Add(-time.Hour)
+	secret, _, err := access.New(db).WithClock(func() time.Time { return then }).AddToken(t.Context(), access.NewToken{Person: person, Expires: then.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.tokens[name] = secret
+}
+
 // tokenClient is an MCP client of url sending token (if any) as its bearer token.
 func tokenClient(t *testing.T, url, token, name string) *client.Client {
 	t.Helper()
@@ -90,8 +105,7 @@ func TestTeamEndpointsTokensTools(t *testing.T) {
 	tm := newTeam(t)
 	tm.addToken(t, "ana", "--for", "ana", "--agent", "north")
 	tm.addToken(t, "ben-read-only", "--for", "ben", "--read-only")
-	tm.addToken(t, "ana-expired", "--for", "ana", "--expires", "1s")
-	expired := time.Now().Add(time.Second) // no earlier than the token's expiry
+	tm.addExpiredToken(t, "ana-expired", "ana")
 	tm.addToken(t, "ben-revoked", "--for", "ben", "--agent", "gone")
 	tm.addToken(t, "ben-launch", "--for", "ben", "--space", "launch")
 	var revokedID string
@@ -103,7 +117,6 @@ func TestTeamEndpointsTokensTools(t *testing.T) {
 	cli(t, tm.data, "tokens", "revoke", revokedID)
 
 	url, stop := httpServer(t, tm.data)
-	time.Sleep(time.Until(expired.Add(100 * time.Millisecond))) // ana-expired expires, while the server starts
 	base := strings.TrimSuffix(url, "/mcp")
 	endpoints := []struct{ path, space string }{
 		{"/mcp", "personal"},
@@ -183,7 +196,7 @@ func TestTeamEndpointsTokensTools(t *testing.T) {
 	// space, and each version says whose it was.
 	db := kvtest.OpenData(t, tm.data)
 	for _, sp := range teamSpaces {
-		_, vs, err := docstore.New(db, sp).Log(tm.docIDs[sp])
+		vs, err := view(t, docstore.New(db, sp), versionsOf(tm.docIDs[sp]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +344,7 @@ func TestTeamTokenRowsLetServeBeyondLoopback(t *testing.T) {
 	hasRows := func() bool {
 		db := openForTest(t, data)
 		defer db.Close()
-		return access.New(db).Guarded("")
+		return access.New(db).Guarded(t.Context(), "")
 	}
 	if hasRows() {
 		t.Fatal("a fresh file has token rows")
@@ -401,12 +414,12 @@ func TestTeamConcurrentTokens(t *testing.T) {
 	db := kvtest.OpenData(t, tm.data)
 	for s, space := range twoSpaces {
 		docs := docstore.New(db, space)
-		d, err := docs.Find(title(space))
+		d, err := view(t, docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(title(space)) })
 		if err != nil {
 			t.Fatal(err)
 		}
 		var vs []docstore.Version // every text: each version's line is checked against the one before
-		if err := docs.Walk(d.ID, func(v docstore.Version) error { vs = append(vs, v); return nil }); err != nil {
+		if err := docs.Walk(t.Context(), d.ID, func(v docstore.Version) error { vs = append(vs, v); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if want := 1 + clients/2*appends; len(vs) != want {

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"os"
@@ -23,7 +23,7 @@ var versionRE = regexp.MustCompile(`^compass-mcp (\S+) \(commit ([^,]+), go\S+\)
 func TestOneVersion(t *testing.T) {
 	stamped := filepath.Join(t.TempDir(), "compass-mcp")
 	build := exec.Command("go", "build", "-o", stamped, "-ldflags",
-		"-X github.com/compass-mcp/compass-mcp/internal/version.stamped=9.9.9-test -X github.com/compass-mcp/compass-mcp/internal/version.commit=0123abc", ".")
+		"-X github.com/compass-mcp/compass-mcp/internal/version.stamped=9.9.9-test -X github.com/compass-mcp/compass-mcp/internal/version.commit=0123abc", "..") // cmd/compass-mcp, the main package
 	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -59,7 +59,7 @@ var (
 )
 
 // webCmd serves only the page, in the foreground.
-func webCmd(args []string) error {
+func webCmd(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(webHelp, &c)
 	webFlag(fs, &c)
@@ -70,13 +70,13 @@ func webCmd(args []string) error {
 	} else if len(rest) > 0 {
 		return usageError{fmt.Sprintf("web takes no arguments, got %q", rest)}
 	}
-	return servePageOnly(c, *token, "", *browser, false)
+	return servePageOnly(ctx, c, *token, "", *browser, false)
 }
 
 // openCmd prints a one-time sign-in link to the page (to DOC, when given) for --for, and
 // opens the browser on it where it can. With no page served for the data file, it fails,
 // unless --serve asks it to serve one itself, in the foreground.
-func openCmd(args []string) error {
+func openCmd(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(openHelp, &c)
 	webFlag(fs, &c)
@@ -93,11 +93,11 @@ func openCmd(args []string) error {
 	if err := c.person(); err != nil {
 		return err
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	next, err := web.PathOf(db, c.space, strings.Join(pos, ""))
+	next, err := web.PathOf(ctx, db, c.space, strings.Join(pos, ""))
 	if err != nil {
 		db.Close()
 		return err
@@ -109,17 +109,17 @@ func openCmd(args []string) error {
 		return fmt.Errorf("no page is served for this data (%s) now: open --serve serves one here until Ctrl-C, compass-mcp web serves only the page, and a server (compass-mcp serve) serves it beside MCP", c.data)
 	case !ok:
 		fmt.Fprintln(os.Stderr, "No page is served for this data yet: serving it here (Ctrl-C stops).")
-		return servePageOnly(c, *token, next, *browser, true)
+		return servePageOnly(ctx, c, *token, next, *browser, true)
 	}
-	return signInLink(c, url, next, *browser)
+	return signInLink(ctx, c, url, next, *browser)
 }
 
-func signInLink(c config, url, next string, browser bool) error {
-	db, err := c.open()
+func signInLink(ctx context.Context, c config, url, next string, browser bool) error {
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	link, err := web.SignInLink(db, url, c.me, c.space, next)
+	link, err := web.SignInLink(ctx, db, url, c.me, c.space, next)
 	db.Close()
 	if err != nil {
 		return err
@@ -134,9 +134,9 @@ func signInLink(c config, url, next string, browser bool) error {
 // agentSignIn makes the one-time sign-in links the agent may hand the person
 // (list_documents sign_in), for --for only, in --space, where web.AgentSignIn says it may:
 // a one-person server whose page is on this machine.
-func (c *config) agentSignIn(db kv.DB) func(next string) (string, error) {
-	return func(next string) (string, error) {
-		link, ok, err := web.AgentSignIn(db, c.links.Base(), c.me, c.space, next, slog.Default())
+func (c *config) agentSignIn(db kv.DB) func(ctx context.Context, next string) (string, error) {
+	return func(ctx context.Context, next string) (string, error) {
+		link, ok, err := web.AgentSignIn(ctx, db, c.links.Base(), c.me, c.space, next, slog.Default())
 		if err == nil && !ok {
 			return "", tools.ErrNoSignIn // no page, one reached from elsewhere (--link-base), or a team's
 		}
@@ -146,20 +146,20 @@ func (c *config) agentSignIn(db kv.DB) func(next string) (string, error) {
 
 // servePageOnly serves the page in the foreground and prints a sign-in link to it; with
 // anyPort, a busy address moves it to a free port.
-func servePageOnly(c config, token, next string, browser, anyPort bool) error {
+func servePageOnly(ctx context.Context, c config, token, next string, browser, anyPort bool) error {
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
 	if err := c.person(); err != nil {
 		return err
 	}
-	db, err := c.open()
+	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	transport.TuneGC() // a server, as serve is: rendering copies each page several times
-	addr, err := webAddress(c.web, access.New(db).Guarded(token))
+	addr, err := webAddress(c.web, access.New(db).Guarded(ctx, token))
 	if err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func servePageOnly(c config, token, next string, browser, anyPort bool) error {
 		return fmt.Errorf("the page could not be served: %s is taken, and no other port could be had", addr)
 	}
 	fmt.Fprintln(os.Stderr, "Sign in with this link (it works once, for 15 minutes):")
-	if err := signInLink(c, p.URL, next, browser); err != nil {
+	if err := signInLink(ctx, c, p.URL, next, browser); err != nil {
 		stop()
 		<-p.Done
 		return err
@@ -195,7 +195,7 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 			want = httpAddr
 		}
 	}
-	addr, err := webAddress(want, access.New(db).Guarded(token))
+	addr, err := webAddress(want, access.New(db).Guarded(ctx, token))
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (c *config) servePage(ctx context.Context, db store, httpAddr, token string
 		// Beside /mcp, the page is reached at --public-url (mountPage): behind https there,
 		// its session cookie is Secure though the proxy speaks plain HTTP to it.
 		c.pageSecure = strings.HasPrefix(strings.ToLower(c.publicURL), "https://")
-		site, err := web.New(db, c.siteConfig(db))
+		site, err := web.New(ctx, db, c.siteConfig(db))
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"bufio"
@@ -414,7 +414,7 @@ func TestWebAddress(t *testing.T) {
 // made one request were all still open 150 s later.)
 func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
 	c := config{data: newData(t), space: "personal", me: "ana"}
-	db, err := c.open()
+	db, err := c.open(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

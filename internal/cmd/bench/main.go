@@ -1,4 +1,5 @@
-// Command bench measures compass-mcp end to end and writes docs/PERFORMANCE.md.
+// Command bench measures compass-mcp end to end and prints its report: the figures
+// docs/PERFORMANCE.md gives come from it.
 //
 // It builds the server, starts it as an MCP host would (stdio, and streamable HTTP on
 // loopback), drives it with the official go-sdk client, and measures beside it, in the same
@@ -6,7 +7,7 @@
 // server-filesystem, run with node) on the same text:
 //
 //	internal/cmd/bench/run.sh                 # installs the npm server into internal/cmd/bench/node_modules, then the below
-//	go run ./internal/cmd/bench               # the full run (a few minutes): writes docs/PERFORMANCE.md
+//	go run ./internal/cmd/bench               # the full run (a few minutes): the report, on stdout
 //	go run ./internal/cmd/bench -quick        # small counts, a few seconds, no npm needed: prints the report
 //	go run ./internal/cmd/bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
 //	go run ./internal/cmd/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
@@ -71,14 +72,14 @@ func main() {
 		return
 	}
 	var o options
-	flag.BoolVar(&o.quick, "quick", false, "if set, run small counts (a few seconds, for CI) and print the report instead of writing it; times are not asserted")
-	flag.StringVar(&o.out, "o", "", "if set, write the report to this file (- for stdout); default docs/PERFORMANCE.md, or stdout with -quick")
+	flag.BoolVar(&o.quick, "quick", false, "if set, run small counts (a few seconds, for CI); times are not asserted")
+	flag.StringVar(&o.out, "o", "-", "the file to write the report to (- for stdout). docs/PERFORMANCE.md is a reference written by hand from reports: the report is not it")
 	flag.IntVar(&o.runs, "runs", 0, "if set, how many runs each measurement is repeated (default 5, 2 with -quick)")
 	flag.StringVar(&o.node, "node", "node", "the node binary that runs the filesystem server")
 	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default internal/cmd/bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")
 	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
-	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+") and print the report instead of writing it")
+	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+")")
 	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
 	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
 	flag.IntVar(&o.history, "soak-history", 0, "if set, the soak's table starts with this many rows of history no call reads (as a store that has kept months of versions), vacuumed and analyzed")
@@ -101,13 +102,7 @@ func run(o *options) error {
 		}
 	}
 	if o.fsMain == "" {
-		o.fsMain = filepath.Join(root, "internal", "bench", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
-	}
-	if o.out == "" {
-		o.out = filepath.Join(root, "docs", "PERFORMANCE.md")
-		if o.quick || o.only != "" {
-			o.out = "-"
-		}
+		o.fsMain = filepath.Join(root, "internal", "cmd", "bench", "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js")
 	}
 	work, err := os.MkdirTemp("", "compass-bench-")
 	if err != nil {
@@ -154,9 +149,7 @@ func run(o *options) error {
 	}
 	r.took = time.Since(r.started)
 	var w io.Writer = os.Stdout
-	var kept []byte
 	if o.out != "-" {
-		kept = keptPart(o.out)
 		f, err := os.Create(o.out)
 		if err != nil {
 			return err
@@ -166,11 +159,6 @@ func run(o *options) error {
 	}
 	if err := r.write(w); err != nil {
 		return err
-	}
-	if len(kept) > 0 {
-		if _, err := w.Write(append([]byte("\n"), kept...)); err != nil {
-			return err
-		}
 	}
 	if o.out != "-" {
 		log.Printf("wrote %s", o.out)

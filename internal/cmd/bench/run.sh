@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The full benchmark: installs the reference filesystem MCP server (pinned in
 # internal/cmd/bench/package-lock.json) into internal/cmd/bench/node_modules, which git ignores, then runs
-# go run ./internal/cmd/bench, which writes docs/PERFORMANCE.md. Arguments go to the command:
+# go run ./internal/cmd/bench, which prints its report (-o FILE writes it). Arguments go to the command:
 #   internal/cmd/bench/run.sh                  # the full run, a few minutes
 #   internal/cmd/bench/run.sh -profile DIR     # CPU and allocation profiles of the hot paths
 set -euo pipefail

@@ -92,7 +92,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	}()
 	vocab := vocabulary(5000, rand.New(rand.NewPCG(21, 22)))
 	bolt, post := stores[0], stores[1]
-	if err := fillSide(bolt, load.docs, vocab); err != nil {
+	if err := fillSide(ctx, bolt, load.docs, vocab); err != nil {
 		return fmt.Errorf("filling bbolt: %w", err)
 	}
 	// PostgreSQL gets a byte-for-byte copy (kv.Copy, what `compass-mcp copy` does): the
@@ -100,13 +100,13 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 	// every Create's reads of the search index are round trips (the "create" row says
 	// what one costs).
 	start := time.Now()
-	counts, err := kv.Copy(file, pdb)
+	counts, err := kv.Copy(ctx, file, pdb)
 	if err != nil {
 		return fmt.Errorf("copying bbolt to PostgreSQL: %w", err)
 	}
 	// Statistics for the planner, as autovacuum would gather them in a while: without them
 	// the cursors' range scans of a freshly filled table are planned as for an empty one.
-	if err := pdb.Analyze(); err != nil {
+	if err := pdb.Analyze(ctx); err != nil {
 		return err
 	}
 	post.filled = time.Since(start)
@@ -128,7 +128,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 
 	ops := []sideOp{
 		{"read", "read one key (a `View`)", func(st *sideStore, _, _ int) error {
-			return st.db.View(func(tx kv.Tx) error {
+			return st.db.View(ctx, func(tx kv.Tx) error {
 				if b := tx.Bucket([]byte("bench")); b == nil || b.Get([]byte("key")) == nil {
 					return fmt.Errorf("the key written at fill is missing")
 				}
@@ -136,7 +136,7 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 			})
 		}},
 		{"write", "write one key (an `Update`: a commit)", func(st *sideStore, run, i int) error {
-			return st.db.Update(func(tx kv.Tx) error {
+			return st.db.Update(ctx, func(tx kv.Tx) error {
 				b, err := tx.CreateBucketIfNotExists([]byte("bench"))
 				if err != nil {
 					return err
@@ -147,38 +147,47 @@ func measureSideBySide(ctx context.Context, o *options, _ binaries, r *report) e
 		{"edit", "`Edit`: one line of the 100 KB document (what `edit_document` calls)", func(st *sideStore, run, i int) error {
 			k := (run*load.n + i) * 7919 % len(st.lines)
 			next := fmt.Sprintf("%-48s", fmt.Sprintf("%d. edited in run %d, call %d", k+1, run, i)) // as long as the others
-			if _, err := st.s.Edit(st.big, st.lines[k], next, agent); err != nil {
+			if _, err := st.s.Edit(ctx, st.big, st.lines[k], next, agent); err != nil {
 				return err
 			}
 			st.lines[k] = next
 			return nil
 		}},
 		{"append", "`Append`: one line at the end of a 100 KB document (`append_document`)", func(st *sideStore, run, i int) error {
-			_, err := st.s.Append(st.journal, fmt.Sprintf("- appended in run %d, call %d\n", run, i), agent)
+			_, err := st.s.Append(ctx, st.journal, fmt.Sprintf("- appended in run %d, call %d\n", run, i), agent)
 			return err
 		}},
 		{"create", "`Create`: a note of 20 lines, about 1 KB (`write_document` of a new document)", func(st *sideStore, run, i int) error {
 			title, text := note(load.docs+run*load.n+i, vocab)
-			_, err := st.s.Create(title, text, docstore.KindWrite, agent)
+			_, err := st.s.Create(ctx, title, text, docstore.KindWrite, agent)
 			return err
 		}},
 		{"read100", "`Read`: the latest version of the 100 KB document (`read_document`)", func(st *sideStore, _, _ int) error {
-			_, v, err := st.s.Read(st.big, 0)
-			if err == nil && len(v.Text) < 90_000 {
-				err = fmt.Errorf("read %d bytes of the 100 KB document", len(v.Text))
-			}
-			return err
+			return st.s.View(ctx, func(r *docstore.Reader) error {
+				_, v, err := r.Read(st.big, 0)
+				if err == nil && len(v.Text) < 90_000 {
+					err = fmt.Errorf("read %d bytes of the 100 KB document", len(v.Text))
+				}
+				return err
+			})
 		}},
 		{"list", fmt.Sprintf("`List(50)`: the 50 latest of %d documents (`list_documents`)", load.docs+2), func(st *sideStore, _, _ int) error {
-			docs, total, err := st.s.List(50)
-			if err == nil && (len(docs) != 50 || total < load.docs+2) {
-				err = fmt.Errorf("listed %d of %d documents, want 50 of at least %d", len(docs), total, load.docs+2)
-			}
-			return err
+			return st.s.View(ctx, func(r *docstore.Reader) error {
+				docs, total, err := r.List(50)
+				if err == nil && (len(docs) != 50 || total < load.docs+2) {
+					err = fmt.Errorf("listed %d of %d documents, want 50 of at least %d", len(docs), total, load.docs+2)
+				}
+				return err
+			})
 		}},
 		{"search", fmt.Sprintf("`Search`: two words over %d documents, 50 results (`search_documents`)", load.docs+2), func(st *sideStore, run, i int) error {
 			q := (run*load.n + i) % len(queries)
-			res, err := st.s.Search(queries[q], 50)
+			var res docstore.Results
+			err := st.s.View(ctx, func(r *docstore.Reader) error {
+				var err error
+				res, err = r.Search(queries[q], 50)
+				return err
+			})
 			if err != nil {
 				return err
 			}
@@ -326,13 +335,13 @@ func runMedians(s *series) string {
 }
 
 // fillSide creates the store's documents: the two big ones, then docs notes, 8 at a time.
-func fillSide(st *sideStore, docs int, vocab []string) error {
+func fillSide(ctx context.Context, st *sideStore, docs int, vocab []string) error {
 	start := time.Now()
 	st.s = docstore.New(st.db, "personal")
-	if err := st.s.EnsureIndex(nil); err != nil {
+	if err := st.s.EnsureIndex(ctx, nil); err != nil {
 		return err
 	}
-	err := st.db.Update(func(tx kv.Tx) error {
+	err := st.db.Update(ctx, func(tx kv.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("bench"))
 		if err != nil {
 			return err
@@ -343,11 +352,11 @@ func fillSide(st *sideStore, docs int, vocab []string) error {
 		return err
 	}
 	st.lines = lines(2000, 1)
-	big, err := st.s.Create("Big plan", join(st.lines), docstore.KindWrite, agent)
+	big, err := st.s.Create(ctx, "Big plan", join(st.lines), docstore.KindWrite, agent)
 	if err != nil {
 		return err
 	}
-	journal, err := st.s.Create("Journal", join(lines(2000, 2)), docstore.KindWrite, agent)
+	journal, err := st.s.Create(ctx, "Journal", join(lines(2000, 2)), docstore.KindWrite, agent)
 	if err != nil {
 		return err
 	}
@@ -362,7 +371,7 @@ func fillSide(st *sideStore, docs int, vocab []string) error {
 		wg.Go(func() {
 			for i := range next {
 				title, text := note(i, vocab)
-				if _, err := st.s.Create(title, text, docstore.KindWrite, agent); err != nil {
+				if _, err := st.s.Create(ctx, title, text, docstore.KindWrite, agent); err != nil {
 					mu.Lock()
 					first = cmpOr(first, err)
 					mu.Unlock()

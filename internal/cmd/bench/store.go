@@ -43,7 +43,7 @@ func fileSize(db *bbolt.DB) (onDisk, inUse int64, err error) {
 
 // measureStorage is item 4: how big the data file gets, through the store that the tools
 // call (in this process: the file's size doesn't depend on the transport).
-func measureStorage(_ context.Context, o *options, _ binaries, r *report) error {
+func measureStorage(ctx context.Context, o *options, _ binaries, r *report) error {
 	edits, docs := 1000, 10_000
 	if o.quick {
 		edits, docs = 50, 200
@@ -57,7 +57,7 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	db.MaxBatchSize = 1 // commit each write at once: bbolt's Batch would wait 10 ms for company
 	s := docstore.New(bolt.Wrap(db), "personal")
 	text := lines(2000, 1)
-	saved, err := s.Create("Big plan", join(text), docstore.KindWrite, agent)
+	saved, err := s.Create(ctx, "Big plan", join(text), docstore.KindWrite, agent)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	for n := range edits {
 		k := (n * 7919) % len(text)
 		next := fmt.Sprintf("%d. edited in edit %d, %s", k+1, n, strings.Repeat("x", 16))
-		if _, err := s.Edit(saved.Document.ID, text[k], next, agent); err != nil {
+		if _, err := s.Edit(ctx, saved.Document.ID, text[k], next, agent); err != nil {
 			return err
 		}
 		text[k] = next
@@ -81,7 +81,12 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	}
 	// Version 1, read back after all those edits, through the store.
 	readStart := time.Now()
-	_, v1, err := s.Read(saved.Document.ID, 1)
+	var v1 docstore.Version
+	err = s.View(ctx, func(r *docstore.Reader) error {
+		var err error
+		_, v1, err = r.Read(saved.Document.ID, 1)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -102,7 +107,7 @@ func measureStorage(_ context.Context, o *options, _ binaries, r *report) error 
 	for i := range docs {
 		t := join(lines(20, uint64(1000+i)))
 		textBytes += len(t)
-		if _, err := notes.Create(fmt.Sprintf("Note %05d", i), t, docstore.KindWrite, agent); err != nil {
+		if _, err := notes.Create(ctx, fmt.Sprintf("Note %05d", i), t, docstore.KindWrite, agent); err != nil {
 			return err
 		}
 	}
@@ -165,6 +170,7 @@ func worstChild(args []string) error {
 		return err
 	}
 	defer db.Close()
+	ctx := context.Background()
 	s := docstore.New(db, "personal")
 	base := lines(hugeLines, 3)
 	var do func() (docstore.Saved, error)
@@ -172,15 +178,15 @@ func worstChild(args []string) error {
 	case "rewrite":
 		next, _ := halfChanged(base, 4)
 		text := join(next)
-		do = func() (docstore.Saved, error) { return s.Write("Huge", "", text, 0, agent) }
+		do = func() (docstore.Saved, error) { return s.Write(ctx, "Huge", "", text, 0, agent) }
 	case "merge":
 		_, theirs := halfChanged(base, 4)
 		mine := join(sparseChanges(base, theirs, 5))
-		do = func() (docstore.Saved, error) { return s.Save("Huge", 1, mine, person, linediff.Clash) }
+		do = func() (docstore.Saved, error) { return s.Save(ctx, "Huge", 1, mine, person, linediff.Clash) }
 	case "clash":
 		mine, _ := halfChanged(base, 6)
 		text := join(mine)
-		do = func() (docstore.Saved, error) { return s.Save("Huge", 1, text, person, linediff.Clash) }
+		do = func() (docstore.Saved, error) { return s.Save(ctx, "Huge", 1, text, person, linediff.Clash) }
 	default:
 		return fmt.Errorf("-worst needs rewrite, merge or clash, not %q", what)
 	}
@@ -208,7 +214,7 @@ func worstChild(args []string) error {
 
 // measureWorst is item 5: a whole rewrite of a 1 MB document with half its lines changed,
 // and a person's save of it from an older version, merged; each in a process of its own.
-func measureWorst(_ context.Context, o *options, bins binaries, r *report) error {
+func measureWorst(ctx context.Context, o *options, bins binaries, r *report) error {
 	base := lines(hugeLines, 3)
 	theirs, _ := halfChanged(base, 4)
 	prepared := map[string]string{}
@@ -220,9 +226,9 @@ func measureWorst(_ context.Context, o *options, bins binaries, r *report) error
 		}
 		db.MaxBatchSize = 1
 		s := docstore.New(bolt.Wrap(db), "personal")
-		_, err = s.Create("Huge", join(base), docstore.KindWrite, agent)
+		_, err = s.Create(ctx, "Huge", join(base), docstore.KindWrite, agent)
 		if err == nil && what == "merge" {
-			_, err = s.Write("Huge", "", join(theirs), 0, agent) // version 2: theirs, since the base
+			_, err = s.Write(ctx, "Huge", "", join(theirs), 0, agent) // version 2: theirs, since the base
 		}
 		db.Close()
 		if err != nil {

@@ -1,9 +1,11 @@
-// Command compass-mcp serves a space's shared, versioned Markdown documents and its
-// conversations to an AI agent over MCP, and gives the person the same store on the
-// command line. Run "compass-mcp help" for the commands.
-package main
+// Package command is compass-mcp's command line: flags and environment variables into a
+// config, then serve or run a subcommand, one file a subcommand with its flags, its help and
+// what it prints for the person (its words). What a subcommand does is in the packages
+// below (docstore, threads, access, transport, ...).
+package command
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,7 +17,9 @@ import (
 	"github.com/compass-mcp/compass-mcp/search"
 )
 
-func main() {
+// Main runs compass-mcp with the program's arguments, logging to stderr (stdout is the
+// stdio transport's), and exits with the command's status.
+func Main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel()})))
 	if err := run(os.Args[1:]); err != nil {
 		if err != errSilent && !errors.Is(err, flag.ErrHelp) { // -h has printed the usage
@@ -72,19 +76,24 @@ func run(args []string) error {
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
+	// The commands that serve stop on SIGINT or SIGTERM (their own contexts); the others
+	// are ended by it, as any program.
+	ctx := context.Background()
 	runs := map[string]func([]string) error{
-		"serve": serve, "web": webCmd, "open": openCmd,
-		"call":          func(a []string) error { return call(a, os.Stdin, os.Stdout) },
-		"docs":          func(a []string) error { return docsCmd(a, os.Stdin, os.Stdout, os.Stderr) },
-		"backup":        func(a []string) error { return backup(a, os.Stdout) },
-		"copy":          func(a []string) error { return copyCmd(a, os.Stdout) },
-		"import":        func(a []string) error { return importConversations(a, os.Stdin, os.Stdout) },
-		"say":           func(a []string) error { return say(a, os.Stdout) },
-		"people":        func(a []string) error { return people(a, os.Stdout, os.Stderr) },
-		"conversations": func(a []string) error { return conversationsCmd(a, os.Stdout, os.Stderr) },
-		"members":       func(a []string) error { return members(a, os.Stdout) },
-		"tokens":        func(a []string) error { return tokens(a, os.Stdout) },
-		"install":       func(a []string) error { return install(a, os.Stdout, os.Stderr) },
+		"serve":         func(a []string) error { return serve(ctx, a) },
+		"web":           func(a []string) error { return webCmd(ctx, a) },
+		"open":          func(a []string) error { return openCmd(ctx, a) },
+		"call":          func(a []string) error { return call(ctx, a, os.Stdin, os.Stdout) },
+		"docs":          func(a []string) error { return docsCmd(ctx, a, os.Stdin, os.Stdout, os.Stderr) },
+		"backup":        func(a []string) error { return backup(ctx, a, os.Stdout) },
+		"copy":          func(a []string) error { return copyCmd(ctx, a, os.Stdout) },
+		"import":        func(a []string) error { return importConversations(ctx, a, os.Stdin, os.Stdout) },
+		"say":           func(a []string) error { return say(ctx, a, os.Stdout) },
+		"people":        func(a []string) error { return people(ctx, a, os.Stdout, os.Stderr) },
+		"conversations": func(a []string) error { return conversationsCmd(ctx, a, os.Stdout, os.Stderr) },
+		"members":       func(a []string) error { return members(ctx, a, os.Stdout) },
+		"tokens":        func(a []string) error { return tokens(ctx, a, os.Stdout) },
+		"install":       func(a []string) error { return install(ctx, a, os.Stdout, os.Stderr) },
 		"version": func(a []string) error {
 			if _, err := parse(newFlags(versionHelp, os.Stderr), a); err != nil {
 				return err

@@ -1,0 +1,178 @@
+package tools_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/pgproxy"
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/tools"
+)
+
+// A call canceled while its statement runs on PostgreSQL stops that statement there, not
+// only the wait for its answer: the client's cancel (here the in-process client's context,
+// which is what mcp-go's notifications/cancelled and an HTTP request's end come to) reaches
+// the database as a cancel request. The call is an append behind a slow proxy, held in the
+// database on the write lock by another replica's transaction: pg_stat_activity shows it
+// waiting there, then, once the call is canceled, nothing of it; the call answers that it
+// was canceled; and the append is not made when the lock comes free.
+func TestACanceledCallStopsItsQuery(t *testing.T) {
+	base := kvtest.URL(t)
+	app := "compass-cancel-" + randomHex(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	_, via := pgproxy.In(t, u.String(), 20*time.Millisecond)
+	db, err := pg.Open(context.Background(), via)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	other, err := pg.Open(context.Background(), base) // another replica, another application_name
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+
+	author := docstore.Author{By: "agent:north", For: "person:ana"}
+	if _, err := docstore.New(db, "personal").Create(t.Context(), "Plan", "1. the plan\n", docstore.KindWrite, author); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "north", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+
+	// The other replica takes the write lock and keeps it until released.
+	holding, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- other.Update(context.Background(), func(tx kv.Tx) error {
+			if _, err := tx.CreateBucketIfNotExists([]byte("holder")); err != nil {
+				return err
+			}
+			tx.Bucket([]byte("holder")).Get([]byte("x")) // the first round trip: BEGIN, the lock
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+
+	watch, err := pgx.Connect(t.Context(), kvtest.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(context.Background())
+	waiting := func() int {
+		var n int
+		err := watch.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_advisory_xact_lock%'`, app).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// until waits, at most 10 s, for the statement to be in the state want says.
+	until := func(what string, want func(int) bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for n := waiting(); !want(n); n = waiting() {
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10 s, still not %s: %d statements of the call waiting on the lock", what, n)
+			}
+			// One of the three sleeps left in the unit tests: pg_stat_activity is a view to
+			// poll, and nothing tells of its changes.
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	answered := make(chan *mcp.CallToolResult, 1)
+	failed := make(chan error, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "append_document"
+		req.Params.Arguments = map[string]any{"document": "Plan", "text": "2. what the canceled call would add"}
+		res, err := c.CallTool(ctx, req)
+		if err != nil {
+			failed <- err
+			return
+		}
+		answered <- res
+	}()
+	until("waiting on the lock in the database", func(n int) bool { return n == 1 })
+	cancel()
+	select {
+	case res := <-answered:
+		text := res.Content[0].(mcp.TextContent).Text
+		if !res.IsError || !strings.Contains(text, "canceled") {
+			t.Errorf("the canceled call answered %q (isError %v), want that it was canceled", text, res.IsError)
+		}
+	case err := <-failed:
+		t.Fatalf("the canceled call failed instead of answering: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the canceled call did not answer within 10 s of its cancel")
+	}
+	until("gone from the database", func(n int) bool { return n == 0 })
+
+	close(release)
+	released = true
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	err = docstore.New(db, "personal").View(t.Context(), func(r *docstore.Reader) error {
+		_, v, err := r.Read("Plan", 0)
+		text = v.Text
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text, "canceled call") {
+		t.Errorf("the canceled append was made once the lock came free:\n%s", text)
+	}
+}
+
+func randomHex(t *testing.T) string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
