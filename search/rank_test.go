@@ -132,6 +132,23 @@ func (x index) rank(query string, m Model) (Result, []string) {
 	return res, x.keys(nums)
 }
 
+// everySome ranks query with Ranking, and gives the keys of the items found with every word
+// and of those found with some, each sorted.
+func (x index) everySome(query string) (res Result, every, some []string) {
+	x.t.Helper()
+	res, keys := x.rank(query, Ranking)
+	for i, r := range res.Ranked {
+		if r.Every {
+			every = append(every, keys[i])
+		} else {
+			some = append(some, keys[i])
+		}
+	}
+	slices.Sort(every)
+	slices.Sort(some)
+	return res, every, some
+}
+
 // harbor is a corpus of four items worked by hand below: their lengths make BM25F's
 // normalisation short to work out. Texts of 4, 2, 6 and 4 tokens (16: 4 on average),
 // titles of 2, 1, 2 and 3 (8: 2 on average).
@@ -372,17 +389,7 @@ func TestRankStopWords(t *testing.T) {
 		{`"the" lights`, nil, []string{"x", "z"}}, // quoted, "the" is needed: and none has both
 		{`"the harbor"`, []string{"x"}, nil},
 	} {
-		res, keys := x.rank(tc.query, Ranking)
-		var every, some []string
-		for i, r := range res.Ranked {
-			if r.Every {
-				every = append(every, keys[i])
-			} else {
-				some = append(some, keys[i])
-			}
-		}
-		slices.Sort(every)
-		slices.Sort(some)
+		res, every, some := x.everySome(tc.query)
 		if !slices.Equal(every, tc.every) || !slices.Equal(some, tc.some) || res.Every != len(tc.every) || res.Some != len(tc.some) {
 			t.Errorf("%q: every, some (-want +got):\n-%v %v\n+%v %v", tc.query, tc.every, tc.some, every, some)
 		}
@@ -458,17 +465,7 @@ func TestRankCJK(t *testing.T) {
 		{"서울coffee", []string{"h"}, nil},
 		{"울서", nil, nil},
 	} {
-		res, keys := x.rank(tc.query, Ranking)
-		var every, some []string
-		for i, r := range res.Ranked {
-			if r.Every {
-				every = append(every, keys[i])
-			} else {
-				some = append(some, keys[i])
-			}
-		}
-		slices.Sort(every)
-		slices.Sort(some)
+		res, every, some := x.everySome(tc.query)
 		if !slices.Equal(every, tc.every) || !slices.Equal(some, tc.some) || res.Unread != 0 {
 			t.Errorf("%q: every, some (-want +got):\n-%v %v\n+%v %v (unread %d)", tc.query, tc.every, tc.some, every, some, res.Unread)
 		}

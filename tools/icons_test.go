@@ -12,7 +12,27 @@ import (
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
+
+// initialized is an in-process client of srv, closed when t ends, that has said initialize
+// at protocol as the client name, with the server's answer.
+func initialized(t *testing.T, srv *server.MCPServer, protocol, name string) (*client.Client, *mcp.InitializeResult) {
+	t.Helper()
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = protocol
+	req.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	init, err := c.Initialize(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, init
+}
 
 // listTools is tools/list and initialize's serverInfo of a server whose links start with base.
 func listTools(t *testing.T, base string) ([]mcp.Tool, mcp.Implementation) {
@@ -21,18 +41,7 @@ func listTools(t *testing.T, base string) ([]mcp.Tool, mcp.Implementation) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "t", Version: "1"}
-	init, err := c.Initialize(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, init := initialized(t, srv, mcp.LATEST_PROTOCOL_VERSION, "t")
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
