@@ -48,21 +48,34 @@ func seeded(t *testing.T) string {
 	return data
 }
 
-// connectStdio starts the testbin.Path the way an MCP host does and connects to it.
+// connectStdio starts the testbin.Path the way an MCP host does, on a seeded data file, and
+// connects to it.
 func connectStdio(t *testing.T, version string) *mcp.ClientSession {
 	t.Helper()
+	return stdioOn(t, seeded(t), version)
+}
+
+// stdioOn is connectStdio on data.
+func stdioOn(t *testing.T, data, version string) *mcp.ClientSession {
+	t.Helper()
 	cmd := exec.Command(testbin.Path, "serve")
-	cmd.Env = serverEnv(seeded(t))
+	cmd.Env = serverEnv(data)
 	cmd.Stderr = &logWriter{t: t}
 	return connect(t, &mcp.CommandTransport{Command: cmd}, version)
 }
 
-// connectHTTP starts the testbin.Path serving streamable HTTP on a free loopback port and
-// connects to its endpoint.
+// connectHTTP starts the testbin.Path serving streamable HTTP on a free loopback port, on a
+// seeded data file, and connects to its endpoint.
 func connectHTTP(t *testing.T, version string) *mcp.ClientSession {
 	t.Helper()
+	return httpOn(t, seeded(t), version)
+}
+
+// httpOn is connectHTTP on data.
+func httpOn(t *testing.T, data, version string) *mcp.ClientSession {
+	t.Helper()
 	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0")
-	cmd.Env = serverEnv(seeded(t))
+	cmd.Env = serverEnv(data)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
