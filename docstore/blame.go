@@ -35,8 +35,8 @@ type Run struct {
 // as Log reads; its memory is the latest text and a run a change. A version kept whole
 // that was written before blame (an older file) is diffed against the one after it.
 func (s *Store) Blame(ctx context.Context, name string) (Blame, error) {
-	var d Document
-	if err := s.View(ctx, func(r *Reader) (err error) { d, err = r.Find(name); return err }); err != nil {
+	d, err := ReadIn(ctx, s, func(r *Reader) (Document, error) { return r.Find(name) })
+	if err != nil {
 		return Blame{}, err
 	}
 	bl := Blame{Document: d, Versions: map[int]Version{}}
@@ -65,7 +65,7 @@ func (s *Store) Blame(ctx context.Context, name string) (Blame, error) {
 		versions map[int]Version
 	}
 	var at state
-	err := s.chunks(ctx, d, d.Version, func(b *buckets, lo, hi int, again bool) error {
+	err = s.chunks(ctx, d, d.Version, func(b *buckets, lo, hi int, again bool) error {
 		if again {
 			k, left, hdr, owner, bl.Versions = at.k, at.left, at.hdr, slices.Clone(at.owner), maps.Clone(at.versions)
 			lin.segs = slices.Clone(at.segs)

@@ -31,8 +31,7 @@ import (
 // two versions' texts, and 1,000 versions of a 4 MiB text are not written as 1,000 whole
 // copies unless whole asks.
 func (s *Store) ExportDir(ctx context.Context, dir string, whole bool) (int, error) {
-	var docs []Document
-	err := s.View(ctx, func(r *Reader) (err error) { docs, err = r.Documents(); return err })
+	docs, err := ReadIn(ctx, s, (*Reader).Documents)
 	if err != nil {
 		return 0, fmt.Errorf("exporting to %s: %w", dir, err)
 	}

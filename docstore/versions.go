@@ -91,8 +91,8 @@ func (r *Reader) Log(name string) (Document, []Version, error) {
 // when the space has no document id, and fn's error as it is. For the headers alone
 // (a history to list), Log reads no text at all.
 func (s *Store) Walk(ctx context.Context, id string, fn func(Version) error) error {
-	var d Document
-	if err := s.View(ctx, func(r *Reader) (err error) { d, err = r.ByID(id); return err }); err != nil {
+	d, err := ReadIn(ctx, s, func(r *Reader) (Document, error) { return r.ByID(id) })
+	if err != nil {
 		return err
 	}
 	// fn has what a run of a range handed it: a run again of that range (the versions are

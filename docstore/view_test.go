@@ -10,12 +10,7 @@ import (
 // more than once (kv.DB.View); what view returns is its last run's.
 func view[T any](tb testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
 	tb.Helper()
-	var out T
-	err := s.View(tb.Context(), func(r *docstore.Reader) (err error) {
-		out, err = fn(r)
-		return err
-	})
-	return out, err
+	return docstore.ReadIn(tb.Context(), s, fn)
 }
 
 // view2 is view for a read of two results.

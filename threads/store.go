@@ -93,6 +93,17 @@ func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 	})
 }
 
+// ReadIn runs fn on one snapshot of s's conversations (Store.View) and returns what its
+// last run returned: for a read of one value, without a variable to set in the View.
+func ReadIn[T any](ctx context.Context, s *Store, fn func(r *Reader) (T, error)) (T, error) {
+	var out T
+	err := s.View(ctx, func(r *Reader) (err error) {
+		out, err = fn(r)
+		return err
+	})
+	return out, err
+}
+
 // Names are people's display names as the snapshot has them, read once a Reader.
 func (r *Reader) Names() spaces.Names {
 	if !r.named {

@@ -6,12 +6,7 @@ import "testing"
 // more than once (kv.DB.View); what inView returns is its last run's.
 func inView[T any](tb testing.TB, s *Store, fn func(*Reader) (T, error)) (T, error) {
 	tb.Helper()
-	var out T
-	err := s.View(tb.Context(), func(r *Reader) (err error) {
-		out, err = fn(r)
-		return err
-	})
-	return out, err
+	return ReadIn(tb.Context(), s, fn)
 }
 
 // The reads the tests make most, each a View of its own.

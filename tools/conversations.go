@@ -18,12 +18,7 @@ type listConversationsArgs struct {
 // conversations runs fn on one snapshot of the space's conversations (threads.Store.View),
 // and gives its answer.
 func (s *Server) conversations(ctx context.Context, fn func(r *threads.Reader) (string, error)) (string, error) {
-	var answer string
-	err := s.threads.View(ctx, func(r *threads.Reader) (err error) {
-		answer, err = fn(r)
-		return err
-	})
-	return answer, err
+	return threads.ReadIn(ctx, s.threads, fn)
 }
 
 func (s *Server) listConversations(ctx context.Context, a *listConversationsArgs) (string, error) {

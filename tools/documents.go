@@ -17,12 +17,7 @@ const MaxListLimit = 500
 // read runs fn on one snapshot of the space's documents (docstore.Store.View), and gives
 // its answer: everything one call shows, it reads there, names included.
 func (s *Server) read(ctx context.Context, fn func(r *docstore.Reader) (string, error)) (string, error) {
-	var answer string
-	err := s.docs.View(ctx, func(r *docstore.Reader) (err error) {
-		answer, err = fn(r)
-		return err
-	})
-	return answer, err
+	return docstore.ReadIn(ctx, s.docs, fn)
 }
 
 // limitOf checks an optional limit, giving def when it is absent.
@@ -97,8 +92,7 @@ func (s *Server) signInLink(ctx context.Context, name string) (string, error) {
 	if name = strings.TrimSpace(name); name != "/" {
 		id, ok := mdscan.DocumentID(name)
 		if !ok {
-			var d docstore.Document
-			err := s.docs.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
+			d, err := docstore.ReadIn(ctx, s.docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
 			if err != nil {
 				return "", s.explain(err, name)
 			}

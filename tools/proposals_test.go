@@ -40,12 +40,7 @@ func handlersOf(t *testing.T, s *Server) func(ctx context.Context, tool string, 
 // view gives what fn reads in one snapshot of s (docstore.Store.View), read afresh on each
 // run of fn, as View may run it more than once.
 func view[T any](t testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
-	var got T
-	err := s.View(t.Context(), func(r *docstore.Reader) (err error) {
-		got, err = fn(r)
-		return err
-	})
-	return got, err
+	return docstore.ReadIn(t.Context(), s, fn)
 }
 
 func reviewServer(t *testing.T, db kv.DB, review bool) *Server {

@@ -291,8 +291,10 @@ func (c completer) documents(ctx context.Context, typed string, value func(docst
 	if tooLongToName(typed) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	var docs []docstore.Document
-	err := c.s.docs.View(ctx, func(r *docstore.Reader) (err error) { docs, _, err = r.List(completionScan); return err })
+	docs, err := docstore.ReadIn(ctx, c.s.docs, func(r *docstore.Reader) ([]docstore.Document, error) {
+		docs, _, err := r.List(completionScan)
+		return docs, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing documents to complete %q: %w", short(typed), err)
 	}
@@ -307,8 +309,9 @@ func (c completer) conversations(ctx context.Context, typed string) (*mcp.Comple
 	if tooLongToName(typed) {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	var convs []threads.Conversation
-	err := c.s.threads.View(ctx, func(r *threads.Reader) (err error) { convs, err = r.Recent(completionScan, c.s.cfg.Thread); return err })
+	convs, err := threads.ReadIn(ctx, c.s.threads, func(r *threads.Reader) ([]threads.Conversation, error) {
+		return r.Recent(completionScan, c.s.cfg.Thread)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations to complete %q: %w", short(typed), err)
 	}
@@ -326,8 +329,7 @@ func (c completer) versions(ctx context.Context, id, typed string) (*mcp.Complet
 	if len(typed) > 20 { // no version number is that long
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	var d docstore.Document
-	err := c.s.docs.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(id); return err })
+	d, err := docstore.ReadIn(ctx, c.s.docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(id) })
 	if err != nil || d.ID != id {
 		return &mcp.Completion{Values: []string{}}, nil
 	}

@@ -182,8 +182,7 @@ func PathOf(ctx context.Context, db kv.DB, space, doc string) (string, error) {
 	if id, ok := mdscan.DocumentID(doc); ok {
 		return "/document/" + id, nil
 	}
-	var d docstore.Document
-	err := docstore.New(db, space).View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(doc); return err })
+	d, err := docstore.ReadIn(ctx, docstore.New(db, space), func(r *docstore.Reader) (docstore.Document, error) { return r.Find(doc) })
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", doc, err)
 	}

@@ -69,12 +69,7 @@ var agent = docstore.Author{By: "agent:north", For: "person:ana"}
 // view gives what fn reads in one snapshot of s (docstore.Store.View), read afresh on each
 // run of fn, as View may run it more than once.
 func view[T any](t testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
-	var got T
-	err := s.View(t.Context(), func(r *docstore.Reader) (err error) {
-		got, err = fn(r)
-		return err
-	})
-	return got, err
+	return docstore.ReadIn(t.Context(), s, fn)
 }
 
 // find and newest are the tests' most common reads, for view: the document name names,

@@ -262,13 +262,7 @@ func check(db kv.DB) []error {
 // view returns what fn reads in one View of s (fn may run more than once, as a View's may).
 func view[T any](tb testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
 	tb.Helper()
-	var got T
-	err := s.View(tb.Context(), func(r *docstore.Reader) error {
-		var err error
-		got, err = fn(r)
-		return err
-	})
-	return got, err
+	return docstore.ReadIn(tb.Context(), s, fn)
 }
 
 // read is a View's Read: a named document and its version (0: the latest).

@@ -73,12 +73,7 @@ func pass(t testing.TB, cc *Importer) Summary {
 // more than once (kv.DB.View); what inView returns is its last run's.
 func inView[T any](tb testing.TB, s *threads.Store, fn func(*threads.Reader) (T, error)) (T, error) {
 	tb.Helper()
-	var out T
-	err := s.View(tb.Context(), func(r *threads.Reader) (err error) {
-		out, err = fn(r)
-		return err
-	})
-	return out, err
+	return threads.ReadIn(tb.Context(), s, fn)
 }
 
 // readGet is conversation id's summary, read in a View of its own.

@@ -191,8 +191,7 @@ func ImportClaudeCode(ctx context.Context, cc *claudecode.Importer, space string
 
 // ListConversations writes the space's conversations to out, one a line; none is said on errs.
 func ListConversations(ctx context.Context, store *threads.Store, space string, out, errs io.Writer) error {
-	var convs []threads.Conversation
-	err := store.View(ctx, func(r *threads.Reader) (err error) { convs, err = r.Recent(1<<30, ""); return err })
+	convs, err := threads.ReadIn(ctx, store, func(r *threads.Reader) ([]threads.Conversation, error) { return r.Recent(1<<30, "") })
 	if err != nil {
 		return err
 	}

@@ -440,8 +440,7 @@ func (p Terminal) Undelete(ctx context.Context, name string) error {
 func (p Terminal) Purge(ctx context.Context, name string) error {
 	d, err := p.Store.Purge(ctx, name)
 	if errors.Is(err, docstore.ErrNotFound) {
-		var live docstore.Document
-		if ferr := p.Store.View(ctx, func(r *docstore.Reader) (err error) { live, err = r.Find(name); return err }); ferr == nil {
+		if live, ferr := docstore.ReadIn(ctx, p.Store, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) }); ferr == nil {
 			return fmt.Errorf("%q (%s) isn't deleted, and purge removes only deleted documents: docs delete %s first, then purge it", live.Title, live.ID, live.ID)
 		}
 	}

@@ -497,8 +497,7 @@ func (p Terminal) Decline(ctx context.Context, name string, n int, why string) e
 	if err != nil {
 		return p.explainReview(err, name)
 	}
-	var d docstore.Document
-	_ = p.Store.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
+	d, _ := docstore.ReadIn(ctx, p.Store, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
 	fmt.Fprintf(p.Out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
 	return nil
 }
@@ -527,8 +526,7 @@ func (p Terminal) showAcceptClash(c *docstore.ClashError, n int) {
 
 // Document finds the document named name, or says why not as a person reads it.
 func (p Terminal) Document(ctx context.Context, name string) (docstore.Document, error) {
-	var d docstore.Document
-	err := p.Store.View(ctx, func(r *docstore.Reader) (err error) { d, err = r.Find(name); return err })
+	d, err := docstore.ReadIn(ctx, p.Store, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
 	if err != nil {
 		return d, p.Explain(err, name)
 	}
