@@ -76,8 +76,11 @@ func run(args []string) error {
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		cmd, args = args[0], args[1:]
 	}
-	// The commands that serve stop on SIGINT or SIGTERM (their own contexts); the others
-	// are ended by it, as any program.
+	// One command a process, chosen here from the arguments before anything is served:
+	// the commands given os.Stdout print for a person at a terminal and run instead of
+	// serving, never beside it, and serve gives stdout to the stdio transport alone
+	// (TestServingWritesOnlyProtocolToStdout). The commands that serve stop on SIGINT or
+	// SIGTERM (their own contexts); the others are ended by it, as any program.
 	ctx := context.Background()
 	runs := map[string]func([]string) error{
 		"serve":         func(a []string) error { return serve(ctx, a) },
