@@ -25,9 +25,11 @@ type rawStdio struct {
 	pending []map[string]any // answers read while looking for another
 }
 
-func startRawStdio(t *testing.T, data string) *rawStdio {
+// startRawStdio starts the testbin.Path with args ("serve", or a client config's other
+// forms: none, flags alone) on data.
+func startRawStdio(t *testing.T, data string, args ...string) *rawStdio {
 	t.Helper()
-	cmd := exec.Command(testbin.Path, "serve")
+	cmd := exec.Command(testbin.Path, args...)
 	cmd.Env = append(os.Environ(), serverEnv(data)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -102,10 +104,7 @@ func (r *rawStdio) answer(id any) map[string]any {
 			if !ok {
 				r.t.Fatalf("the server closed stdout, waiting for the answer to id %s", want)
 			}
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				r.t.Fatalf("the server wrote a line that is not JSON: %q", line)
-			}
+			m := r.message(line)
 			if _, isAnswer := m["id"]; !isAnswer {
 				continue // a notification
 			}
@@ -115,6 +114,36 @@ func (r *rawStdio) answer(id any) map[string]any {
 			r.pending = append(r.pending, m)
 		case <-timeout:
 			r.t.Fatalf("no answer to id %s within 20s", want)
+		}
+	}
+}
+
+// message is a line the server wrote, which must be a JSON-RPC message: stdout is the
+// transport's alone.
+func (r *rawStdio) message(line []byte) map[string]any {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil || m["jsonrpc"] != "2.0" {
+		r.t.Fatalf("the server wrote a line that is not a JSON-RPC message: %q", line)
+	}
+	return m
+}
+
+// end closes the server's stdin and reads what it writes until it ends (at most 10s), each
+// line a JSON-RPC message.
+func (r *rawStdio) end() {
+	r.t.Helper()
+	r.stdin.Close()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case line, ok := <-r.lines:
+			if !ok {
+				return
+			}
+			r.message(line)
+		case <-timeout:
+			r.t.Fatal("the server still wrote to stdout 10s after its stdin closed")
 		}
 	}
 }
@@ -155,7 +184,7 @@ const initializeLine = `{"jsonrpc":"2.0","id":"init","method":"initialize","para
 // next call.
 func TestRawProtocolOnStdio(t *testing.T) {
 	t.Parallel()
-	r := startRawStdio(t, newData(t))
+	r := startRawStdio(t, newData(t), "serve")
 
 	// A tools/call before initialize: mcp-go's stdio server answers it (there is one client
 	// on stdio, and nothing to scope by session); it must not crash or hang.
@@ -215,6 +244,51 @@ func TestRawProtocolOnStdio(t *testing.T) {
 			t.Errorf("%s: %v, want JSON-RPC error %d", tc.what, m, tc.code)
 		}
 		r.alive(tc.what, 1000+i)
+	}
+	r.end()
+}
+
+// Stdout is the stdio transport's while the binary serves: in every form a client's config
+// may start it (no command, flags alone, serve), nothing but JSON-RPC messages reaches it,
+// arguments that spell a subcommand's name included. The commands that print to stdout
+// (call, docs, backup, version, ...) are each a process of their own, chosen once from the
+// arguments before anything is served (command.run).
+func TestServingWritesOnlyProtocolToStdout(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{nil, {"--space", "personal"}, {"serve"}, {"serve", "--agent", "north"}} {
+		t.Run(fmt.Sprintf("%q", args), func(t *testing.T) {
+			t.Parallel()
+			r := startRawStdio(t, newData(t), args...)
+			r.send([]byte(initializeLine))
+			if m := r.answer("init"); m["result"] == nil {
+				t.Fatalf("initialize: %v", m)
+			}
+			r.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+			for i, line := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"version","text":"--version\nhelp\n"}}}`,
+				`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_document","arguments":{"document":"version"}}}`,
+				`{"jsonrpc":"2.0","id":4,"method":"version"}`,
+				`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"docs","arguments":{}}}`,
+				`{"jsonrpc":"2.0","id":6,"method":"resources/list"}`,
+			} {
+				r.send([]byte(line))
+				r.answer(i + 1)
+			}
+			r.send([]byte(`--version`))
+			r.answer(nil) // its parse error
+			r.alive("--version on stdin", 7)
+			r.end()
+		})
+	}
+	// --version among a server's flags is a flag serve doesn't have: said on stderr, stdout
+	// untouched. Alone it is the version command, which serves nothing.
+	cmd := exec.Command(testbin.Path, "--space", "personal", "--version")
+	cmd.Env = append(os.Environ(), serverEnv(newData(t))...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err == nil || out.Len() > 0 || !strings.Contains(errb.String(), "-version") {
+		t.Errorf("--version among serve's flags: err %v, stdout %q, stderr %q; want a refusal on stderr alone", err, out.String(), errb.String())
 	}
 }
 
