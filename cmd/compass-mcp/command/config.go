@@ -129,12 +129,17 @@ func (c *config) open(ctx context.Context) (store, error) {
 	return stores.Open(ctx, c.data)
 }
 
+// openAs is open for a command that acts as a person: person, then open.
+func (c *config) openAs(ctx context.Context) (store, error) {
+	if err := c.person(); err != nil {
+		return nil, err
+	}
+	return c.open(ctx)
+}
+
 // mcpServer opens the data and makes the MCP server on it; the caller closes the store.
 func (c *config) mcpServer(ctx context.Context) (store, *server.MCPServer, error) {
-	if err := c.person(); err != nil {
-		return nil, nil, err
-	}
-	db, err := c.open(ctx)
+	db, err := c.openAs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

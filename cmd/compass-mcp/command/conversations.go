@@ -47,10 +47,7 @@ func importConversations(ctx context.Context, args []string, stdin io.Reader, st
 		defer f.Close()
 		in = f
 	}
-	if err := c.person(); err != nil {
-		return err
-	}
-	db, err := c.open(ctx)
+	db, err := c.openAs(ctx)
 	if err != nil {
 		return err
 	}

@@ -90,10 +90,7 @@ func openCmd(ctx context.Context, args []string) error {
 	if len(pos) > 1 {
 		return usageError{fmt.Sprintf("open takes at most one document (title, id or link), got %q", pos)}
 	}
-	if err := c.person(); err != nil {
-		return err
-	}
-	db, err := c.open(ctx)
+	db, err := c.openAs(ctx)
 	if err != nil {
 		return err
 	}
@@ -150,10 +147,7 @@ func servePageOnly(ctx context.Context, c config, token, next string, browser, a
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
-	if err := c.person(); err != nil {
-		return err
-	}
-	db, err := c.open(ctx)
+	db, err := c.openAs(ctx)
 	if err != nil {
 		return err
 	}
