@@ -2,19 +2,14 @@ package tools_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/pgproxy"
-	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -29,15 +24,8 @@ import (
 // was canceled; and the append is not made when the lock comes free.
 func TestACanceledCallStopsItsQuery(t *testing.T) {
 	base := kvtest.URL(t)
-	app := "compass-cancel-" + randomHex(t)
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
-	_, via := pgproxy.In(t, u.String(), 20*time.Millisecond)
+	named, app := kvtest.Named(t, base, "compass-cancel-")
+	_, via := pgproxy.In(t, named, 20*time.Millisecond)
 	db, err := pg.Open(context.Background(), via)
 	if err != nil {
 		t.Fatal(err)
@@ -60,54 +48,7 @@ func TestACanceledCallStopsItsQuery(t *testing.T) {
 	c, _ := initialized(t, srv, mcp.LATEST_LEGACY_PROTOCOL_VERSION, "north")
 
 	// The other replica takes the write lock and keeps it until released.
-	holding, release := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- other.Update(context.Background(), func(tx kv.Tx) error {
-			if _, err := tx.CreateBucketIfNotExists([]byte("holder")); err != nil {
-				return err
-			}
-			tx.Bucket([]byte("holder")).Get([]byte("x")) // the first round trip: BEGIN, the lock
-			close(holding)
-			<-release
-			return nil
-		})
-	}()
-	<-holding
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-
-	watch, err := pgx.Connect(t.Context(), kvtest.Postgres(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer watch.Close(context.Background())
-	waiting := func() int {
-		var n int
-		err := watch.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
-			WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_advisory_xact_lock%'`, app).Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	// until waits, at most 10 s, for the statement to be in the state want says.
-	until := func(what string, want func(int) bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for n := waiting(); !want(n); n = waiting() {
-			if time.Now().After(deadline) {
-				t.Fatalf("after 10 s, still not %s: %d statements of the call waiting on the lock", what, n)
-			}
-			// One of the three sleeps left in the unit tests: pg_stat_activity is a view to
-			// poll, and nothing tells of its changes.
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	release := kvtest.HoldWriteLock(t, other)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -124,7 +65,7 @@ func TestACanceledCallStopsItsQuery(t *testing.T) {
 		}
 		answered <- res
 	}()
-	until("waiting on the lock in the database", func(n int) bool { return n == 1 })
+	kvtest.UntilLockWaits(t, app, "waiting on the lock in the database", func(n int) bool { return n == 1 })
 	cancel()
 	select {
 	case res := <-answered:
@@ -137,11 +78,9 @@ func TestACanceledCallStopsItsQuery(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the canceled call did not answer within 10 s of its cancel")
 	}
-	until("gone from the database", func(n int) bool { return n == 0 })
+	kvtest.UntilLockWaits(t, app, "gone from the database", func(n int) bool { return n == 0 })
 
-	close(release)
-	released = true
-	if err := <-held; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	var text string
@@ -156,12 +95,4 @@ func TestACanceledCallStopsItsQuery(t *testing.T) {
 	if strings.Contains(text, "canceled call") {
 		t.Errorf("the canceled append was made once the lock came free:\n%s", text)
 	}
-}
-
-func randomHex(t *testing.T) string {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b[:])
 }
