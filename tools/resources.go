@@ -24,6 +24,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/jsonargs"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -114,6 +115,11 @@ func (s *Server) prepareResources(ctx context.Context, id any, message any) erro
 		}
 		return nil
 	})
+	if errors.Is(err, kv.ErrCanceled) {
+		// The client canceled the listing or went: nothing failed, nothing to log above debug.
+		s.log.Debug("resources/list canceled", "err", err)
+		return fmt.Errorf("resources/list was canceled: %w", err)
+	}
 	if err != nil {
 		s.log.Error("listing documents as resources", "err", err)
 		return errors.New("resources/list failed inside the server (it was logged there); try again")
@@ -218,6 +224,9 @@ func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) 
 		return nil, fmt.Errorf("no document %q in this space (resources/list shows what's here): %w", short(id), server.ErrResourceNotFound)
 	case nover != nil:
 		return nil, fmt.Errorf("%s: %w", strings.TrimSuffix(s.explain(err, id).Error(), "."), server.ErrResourceNotFound)
+	case errors.Is(err, kv.ErrCanceled): // as a tool's (define): the client's doing, no failure
+		s.log.Debug("resources/read canceled", "uri", uri, "err", err)
+		return nil, fmt.Errorf("reading %s was canceled: %w", uri, err)
 	case err != nil:
 		s.log.Error("reading a document resource", "uri", uri, "err", err)
 		return nil, fmt.Errorf("reading %s failed inside the server (it was logged there); try again", uri)

@@ -1,10 +1,15 @@
 package tools
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -368,5 +373,39 @@ func TestParseCursor(t *testing.T) {
 		if _, ok := parseCursor(bad); ok {
 			t.Errorf("parseCursor(%q) took it", bad)
 		}
+	}
+}
+
+// A resources/list or resources/read the client canceled is no failure of the server's: it
+// is said as canceled, and logged at debug only, as a canceled tool call is (define).
+func TestCanceledResourceIsNoFailure(t *testing.T) {
+	db := kvtest.Open(t)
+	var logged bytes.Buffer
+	s := &Server{cfg: Config{Space: "personal", For: "ana"}, db: db, docs: docstore.New(db, "personal"), threads: threads.New(db, "personal"),
+		log: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelInfo})), pages: new(sync.Map)}
+	saved, err := s.docs.Create(t.Context(), "Plan", "x\n", docstore.KindWrite, docstore.Author{By: "person:ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	listErr := s.prepareResources(ctx, 1, json.RawMessage(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`))
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = DocumentURI(saved.Document.ID)
+	_, readErr := s.readResource(ctx, req)
+	for what, err := range map[string]error{"resources/list": listErr, "resources/read": readErr} {
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "canceled") || strings.Contains(err.Error(), "failed inside the server") {
+			t.Errorf("%s on a canceled context: %v, want it said as canceled", what, err)
+		}
+	}
+	if logged.Len() > 0 {
+		t.Errorf("a canceled listing and read logged, at info and above:\n%s", logged.String())
+	}
+	// The same calls on a live context are answered.
+	if err := s.prepareResources(t.Context(), 2, json.RawMessage(`{"jsonrpc":"2.0","id":2,"method":"resources/list"}`)); err != nil {
+		t.Errorf("resources/list: %v", err)
+	}
+	if _, err := s.readResource(t.Context(), req); err != nil {
+		t.Errorf("resources/read: %v", err)
 	}
 }
