@@ -65,7 +65,7 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 		return err
 	}
 	defer db.Close()
-	texts, isError, err := transport.CallInProcess(context.Background(), srv, "compass-mcp-call", version.Number(), pos[0], arguments)
+	texts, isError, err := transport.CallInProcess(ctx, srv, "compass-mcp-call", version.Number(), pos[0], arguments)
 	if err != nil {
 		return err
 	}

@@ -79,8 +79,9 @@ func run(args []string) error {
 	// One command a process, chosen here from the arguments before anything is served:
 	// the commands given os.Stdout print for a person at a terminal and run instead of
 	// serving, never beside it, and serve gives stdout to the stdio transport alone
-	// (e2e/reliability: TestServingWritesOnlyProtocolToStdout). The commands that serve stop on SIGINT or
-	// SIGTERM (their own contexts); the others are ended by it, as any program.
+	// (e2e/reliability's TestServingWritesOnlyProtocolToStdout). The commands that serve
+	// stop on SIGINT or SIGTERM (contexts of their own, below this one); the others are
+	// ended by it, as any program.
 	ctx := context.Background()
 	runs := map[string]func([]string) error{
 		"serve":         func(a []string) error { return serve(ctx, a) },

@@ -51,7 +51,7 @@ func serve(ctx context.Context, args []string) error {
 			<-c.pageDone
 		}
 	}()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *followCC {
 		defer followClaudeCode(ctx, db, c)()

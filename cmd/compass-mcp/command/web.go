@@ -99,7 +99,7 @@ func openCmd(ctx context.Context, args []string) error {
 		db.Close()
 		return err
 	}
-	url, ok := web.Served(context.Background(), db, db.Path())
+	url, ok := web.Served(ctx, db, db.Path())
 	db.Close()
 	switch {
 	case !ok && !*here:
@@ -157,7 +157,7 @@ func servePageOnly(ctx context.Context, c config, token, next string, browser, a
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p, err := startPage(ctx, &c, db, addr, anyPort)
 	if err != nil {
