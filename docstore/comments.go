@@ -341,8 +341,9 @@ type NewComment struct {
 }
 
 // Commented is what a comment's write made: the comment (a new one, a reply, or the one
-// resolved), and the document as the write left it and people's names as it read them, so
-// that its answer names both without a read of its own. Document is set once the write
+// resolved), the document as the write left it, and, for a new comment, the name of whom
+// it asks (NewComment.Asks) as the write read it, so that its answer names them without a
+// read of its own. Document is set once the write
 // found the document, also when it refused the comment (to name it in the refusal).
 type Commented struct {
 	Comment  Comment
@@ -425,9 +426,7 @@ func (s *Store) Comment(ctx context.Context, name string, nc NewComment) (Commen
 		if err := b.putAnchors(d.ID, append(as, anchor{N: c.Number, From: lo, To: hi})); err != nil {
 			return err
 		}
-		if out.Names, err = spaces.AllNames(b.tx); err != nil {
-			return err
-		}
+		out.Names = spaces.NamesOf(b.tx, nc.Asks)
 		out.Comment, out.Document = c, d
 		return b.putDoc(d)
 	})

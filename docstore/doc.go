@@ -128,8 +128,9 @@ type Saved struct {
 	// Proposal, on a Store made by Proposing, is the proposal the change was kept as:
 	// no version was made, and Added and Removed count its lines against its base.
 	Proposal *Proposal
-	// Names, with a Proposal, are people's names as the write's transaction had them: its
-	// answer names the person who is to review it, with no read of its own.
+	// Names, with a Proposal, has the name of the person its author works for (By.For) as
+	// the write's transaction had it: its answer names who is to review it, with no read of
+	// its own.
 	Names spaces.Names
 }
 

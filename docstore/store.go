@@ -558,8 +558,8 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 			if saved, err = b.putProposal(&d, p, by, s.now()); err != nil {
 				return err
 			}
-			saved.Names, err = spaces.AllNames(b.tx)
-			return err
+			saved.Names = spaces.NamesOf(b.tx, by.For)
+			return nil
 		}
 		latest := p.latest
 		v := Version{Number: d.Version + 1, Title: p.next.Title, Text: p.next.Text, Kind: p.kind, Author: by, At: s.now(), Added: p.added, Removed: p.removed}

@@ -172,6 +172,23 @@ func AllNames(tx kv.Tx) (Names, error) {
 	return Names{all: all}, err
 }
 
+// NamesOf reads the names of actors (each in its stored form, "person:ana") in tx, for use
+// after it ends, and shows any other actor by its id: a write whose answer names one person
+// reads that name alone, not every name (AllNames) under its lock.
+func NamesOf(tx kv.Tx, actors ...string) Names {
+	all := map[string]string{}
+	if b := tx.Bucket(peopleBucket); b != nil {
+		for _, s := range actors {
+			if a, err := ParseActor(s); err == nil && !a.Agent {
+				if name := b.Get([]byte(a.ID)); name != nil {
+					all[a.ID] = string(name)
+				}
+			}
+		}
+	}
+	return Names{all: all}
+}
+
 // Show gives a person's display name (or id, when none was set) and an agent's own name.
 func (n Names) Show(a Actor) string {
 	if n.all != nil {

@@ -45,6 +45,10 @@ func TestNames(t *testing.T) {
 			t.Errorf("SetName(%q) = %v, want ErrBadName", bad, err)
 		}
 	}
+	if err := SetName(ctx, db, "cy", "Cy"); err != nil {
+		t.Fatal(err)
+	}
+	var of Names // NamesOf, read in the View, shown after it
 	db.View(ctx, func(tx kv.Tx) error {
 		n := NamesIn(tx)
 		for in, want := range map[string]string{"person:ana": "Ana Lima", "person:bo": "bo", "agent:north": "north", "ana": "Ana Lima", "weird:x": "weird:x"} {
@@ -52,8 +56,15 @@ func TestNames(t *testing.T) {
 				t.Errorf("ShowString(%q) = %q, want %q", in, got, want)
 			}
 		}
+		of = NamesOf(tx, "person:ana", "agent:cy", "person:bo", "weird:x")
 		return nil
 	})
+	// The actors NamesOf read show by name; any other by its id, a named one not asked for too.
+	for in, want := range map[string]string{"person:ana": "Ana Lima", "person:bo": "bo", "agent:cy": "cy", "person:cy": "cy", "weird:x": "weird:x"} {
+		if got := of.ShowString(in); got != want {
+			t.Errorf("NamesOf's ShowString(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // A space's buckets are apart from another's: what is made in one isn't in the other.
