@@ -109,17 +109,24 @@ func (b *Batcher) lead(update func(context.Context, func(Tx) error) error) {
 	}
 }
 
-// commit runs calls in one transaction. When one fails, the transaction is rolled back
-// (bbolt has no savepoints), the failing call is run alone to give it its own answer (a
-// call that was alone has it already), and the others are committed again without it. A call's fn may so run more than once: fns
-// must set their results afresh on every run.
+// commit runs calls in one transaction. A call whose context is done by its turn is left
+// out of it and answered Canceled once it ends. When one fails, the transaction is rolled
+// back (bbolt has no savepoints), the failing call is run alone to give it its own answer
+// (a call that was alone has it already), and the others are committed again without it.
+// A call's fn may so run more than once: fns must set their results afresh on every run.
 func commit(update func(context.Context, func(Tx) error) error, calls []*batchCall) {
 	for len(calls) > 0 {
 		failed := -1
+		left := make([]bool, len(calls)) // calls whose context was done before their turn
 		ctx, stop := groupContext(calls)
 		err := safeUpdate(ctx, update, func(tx Tx) error {
 			failed = -1 // update may run this more than once (PostgreSQL's optimistic Batch)
+			clear(left)
 			for i, c := range calls {
+				if len(calls) > 1 && c.ctx.Err() != nil {
+					left[i] = true // left out, the others committed: no rollback for it
+					continue
+				}
 				if err := run(c, tx); err != nil {
 					failed = i
 					return err
@@ -129,8 +136,12 @@ func commit(update func(context.Context, func(Tx) error) error, calls []*batchCa
 		})
 		stop()
 		if failed < 0 || len(calls) == 1 {
-			for _, c := range calls {
-				c.done <- err // nil, a commit failure that is every call's, or the lone call's
+			for i, c := range calls {
+				if left[i] {
+					c.done <- Canceled(c.ctx)
+				} else {
+					c.done <- err // nil, a commit failure that is every call's, or the lone call's
+				}
 			}
 			return
 		}
