@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // Blame says, for every line of a document's latest version, which version last changed
@@ -22,6 +23,7 @@ type Blame struct {
 	Lines    []string        // the latest text's lines, without their line breaks
 	Runs     []Run           // the lines in order, as runs last changed by one version
 	Versions map[int]Version // the versions the runs name (headers: no text)
+	Names    spaces.Names    // people's names, as the first snapshot read them (Reader.Names)
 }
 
 // Run is Count lines from line First (1-based) that Version last changed.
@@ -35,11 +37,12 @@ type Run struct {
 // as Log reads; its memory is the latest text and a run a change. A version kept whole
 // that was written before blame (an older file) is diffed against the one after it.
 func (s *Store) Blame(ctx context.Context, name string) (Blame, error) {
-	d, err := ReadIn(ctx, s, func(r *Reader) (Document, error) { return r.Find(name) })
+	var names spaces.Names
+	d, err := ReadIn(ctx, s, func(r *Reader) (Document, error) { names = r.Names(); return r.Find(name) })
 	if err != nil {
 		return Blame{}, err
 	}
-	bl := Blame{Document: d, Versions: map[int]Version{}}
+	bl := Blame{Document: d, Versions: map[int]Version{}, Names: names}
 	var (
 		lin   lineage
 		owner []int32 // the version that made each latest line; 0 while not known

@@ -67,7 +67,7 @@ func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 		v.Next = v.To + 1
 	}
 	pg := p.in(store.Space(), "Who wrote "+bl.Document.Title, "docs")
-	n := s.names(r.Context())
+	n := bl.Names
 	mark, lastBy := 0, ""
 	for _, run := range bl.Runs {
 		ver := bl.Versions[run.Version]

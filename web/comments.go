@@ -74,7 +74,7 @@ func (s *Site) showComments(w http.ResponseWriter, r *http.Request, p who, statu
 		cr    docstore.CommentsRead
 		names spaces.Names
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		if _, err = findByID(rd, id); err != nil {
 			return err
 		}

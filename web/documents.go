@@ -260,7 +260,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	)
 	// What the page shows, read in one snapshot: the document, the version, the latest's
 	// links, what its [[Titles]] name, its banner's proposals, and who is who.
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		ls, targets, props = docstore.Links{}, nil, nil
 		if d, v, err = rd.Read(id, n); err != nil {
 			return err
@@ -327,7 +327,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		out []historyRow
 		me  string
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) error {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) error {
 		got, vs, err := rd.Log(id) // headers only: the page shows no text
 		if err != nil {
 			return err
@@ -415,7 +415,7 @@ func preview(opens, title string) string {
 // by its id only, in one of p's spaces (see docsOf).
 func (s *Site) byID(r *http.Request, p who, id string) (*docstore.Store, docstore.Document, error) {
 	var d docstore.Document
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		d, err = findByID(rd, id)
 		return err
 	})

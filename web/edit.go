@@ -42,7 +42,7 @@ func (s *Site) diff(w http.ResponseWriter, r *http.Request, p who) {
 		from, to int
 		names    spaces.Names
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		if d, err = findByID(rd, id); err != nil {
 			return err
 		}
@@ -162,7 +162,7 @@ func (s *Site) editForm(w http.ResponseWriter, r *http.Request, p who) {
 		v     docstore.Version
 		names spaces.Names
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		if d, v, err = rd.Read(id, 0); err == nil && d.ID != id {
 			err = docstore.ErrNotFound
 		}

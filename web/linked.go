@@ -79,7 +79,7 @@ func (s *Site) links(w http.ResponseWriter, r *http.Request, p who) {
 		next string
 		me   string
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		if d, err = findByID(rd, id); err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (s *Site) proposals(w http.ResponseWriter, r *http.Request, p who) {
 		v  view
 		me string
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) error {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) error {
 		if _, err := findByID(rd, id); err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (s *Site) preview(w http.ResponseWriter, r *http.Request, p who) (*docstore
 		names    spaces.Names
 		notFound bool
 	)
-	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader, _ docstore.Document) (err error) {
+	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) (err error) {
 		if _, err := findByID(rd, id); err != nil {
 			notFound = true
 			return err

@@ -74,15 +74,15 @@ func (s *Site) space(w http.ResponseWriter, r *http.Request, p who) (string, boo
 // is not found, as if it did not exist. Only an id names a document in an address, never
 // title words, so that /document/launch/delete deletes nothing.
 func (s *Site) docsOf(r *http.Request, p who, id string) (*docstore.Store, error) {
-	return s.viewDoc(r, p, id, func(*docstore.Reader, docstore.Document) error { return nil })
+	return s.viewDoc(r, p, id, func(*docstore.Reader) error { return nil })
 }
 
 // viewDoc runs fn on one snapshot of the person's documents, with the Reader of the space,
-// among p's, that holds document id (deleted or not) and its record: the lookup and what
-// the page reads of the document are one read. It returns that space's documents (for what
+// among p's, that holds document id (deleted or not): the lookup and what the page reads
+// of the document are one read. It returns that space's documents (for what
 // the page writes after), or docstore.ErrNotFound when no space of p's has the document, as
 // docsOf says.
-func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.Reader, d docstore.Document) error) (*docstore.Store, error) {
+func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.Reader) error) (*docstore.Store, error) {
 	order := p.searchOrder(r.URL.Query().Get("space"))
 	if got, ok := pathID(id); !ok || got != id || len(order) == 0 {
 		return nil, docstore.ErrNotFound
@@ -94,7 +94,7 @@ func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.R
 			// ByID looks the id up in the space's records, deleted ones too, where Find
 			// would go on to match title words.
 			rd := first.In(sp)
-			d, err := rd.ByID(id)
+			_, err := rd.ByID(id)
 			if errors.Is(err, docstore.ErrNotFound) {
 				continue
 			}
@@ -102,7 +102,7 @@ func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.R
 				return err
 			}
 			found = sp
-			return fn(rd, d)
+			return fn(rd)
 		}
 		return docstore.ErrNotFound
 	})
@@ -120,10 +120,12 @@ func pathID(id string) (string, bool) {
 	return mdscan.DocumentID("/document/" + id)
 }
 
-// viewThread runs fn on one snapshot of the person's conversations, with the Reader of the
-// space, among p's, that has conversation id and its summary: the space ?space= names first
-// (conversation ids are not unique across spaces), then home, then the others. It returns
-// that space's name, or threads.ErrNotFound when none has it.
+// viewThread runs fn on one snapshot of the conversations of the space, among p's, that
+// has conversation id, with its summary: the space ?space= names first (conversation ids
+// are not unique across spaces), then home, then the others, a View each space looked in.
+// The page's own links name the space (Link), so for every address the page gives, the
+// first space looked in is the one. It returns that space's name, or threads.ErrNotFound
+// when none has it.
 func (s *Site) viewThread(r *http.Request, p who, id string, fn func(rd *threads.Reader, c threads.Conversation) error) (string, error) {
 	first := r.URL.Query().Get("space")
 	if first == "" {

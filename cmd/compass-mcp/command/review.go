@@ -283,11 +283,7 @@ func (p Terminal) Blame(ctx context.Context, name string) error {
 	if err != nil {
 		return p.Explain(err, name)
 	}
-	names, err := p.names(ctx)
-	if err != nil {
-		return err
-	}
-	d := bl.Document
+	names, d := bl.Names, bl.Document
 	fmt.Fprintf(p.Out, "%s (%s), version %d, %s, each with the version that last changed it:\n", d.Title, d.ID, d.Version, Plural(len(bl.Lines), "line"))
 	who := map[int]string{}
 	wide := map[string]int{}
@@ -307,14 +303,6 @@ func (p Terminal) Blame(ctx context.Context, name string) error {
 		}
 	}
 	return nil
-}
-
-// names are people's display names as they are now, for what a long read (Blame, over
-// snapshots of its own) shows.
-func (p Terminal) names(ctx context.Context) (spaces.Names, error) {
-	var names spaces.Names
-	err := p.Store.View(ctx, func(r *docstore.Reader) error { names = r.Names(); return nil })
-	return names, err
 }
 
 // Proposals lists the open proposals of the document named name, or (name "") of every
