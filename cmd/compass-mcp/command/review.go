@@ -296,7 +296,7 @@ func (p Terminal) Blame(ctx context.Context, name string) error {
 	ver := len(fmt.Sprint(d.Version)) + 1
 	for _, r := range bl.Runs {
 		v := bl.Versions[r.Version]
-		head := fmt.Sprintf("%-*s %-*s %s%s %s", ver, fmt.Sprintf("v%d", v.Number), wide["kind"], v.Kind, who[r.Version], strings.Repeat(" ", wide["who"]-len([]rune(who[r.Version]))), v.At.Local().Format(tools.TimeLayout))
+		head := fmt.Sprintf("%-*s %-*s %s%s %s", ver, fmt.Sprintf("v%d", v.Number), wide["kind"], v.Kind, who[r.Version], strings.Repeat(" ", wide["who"]-len([]rune(who[r.Version]))), when(v.At))
 		for i := range r.Count {
 			n := r.First + i
 			fmt.Fprintf(p.Out, "%*d  %s | %s\n", num, n, head, bl.Lines[n-1])
@@ -371,7 +371,7 @@ func (p Terminal) listProposals(names spaces.Names, d docstore.Document, ps []do
 
 func (p Terminal) proposalLines(names spaces.Names, ps []docstore.Proposal) {
 	for _, pr := range ps {
-		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base)
+		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
 	}
 }
 
@@ -412,7 +412,7 @@ func (p Terminal) Proposal(ctx context.Context, name string, n int) error {
 		return p.explainReview(err, name)
 	}
 	pr, d := pv.Proposal, pv.Document
-	fmt.Fprintf(p.Errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), pr.At.Local().Format(tools.TimeLayout), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
+	fmt.Fprintf(p.Errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
 	switch {
 	case pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number:
 	case len(pv.Conflicts) > 0:
@@ -431,7 +431,7 @@ func statusLine(names spaces.Names, pr docstore.Proposal) string {
 	if d == nil {
 		return "open"
 	}
-	at := d.At.Local().Format(tools.TimeLayout)
+	at := when(d.At)
 	switch pr.Status {
 	case docstore.StatusDeclined:
 		return fmt.Sprintf("declined by %s %s: %q", names.ShowString(d.By), at, d.Why)
@@ -595,10 +595,10 @@ func (p Terminal) Comments(ctx context.Context, name string) error {
 		if t.Lines.From == 0 {
 			where = fmt.Sprintf("outdated since version %d, on %q", t.Outdated, t.Quote)
 		}
-		fmt.Fprintf(p.Out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), t.At.Local().Format(tools.TimeLayout))
+		fmt.Fprintf(p.Out, "\n  %d · %s · %s %s\n", t.Number, where, t.Author.Show(names), when(t.At))
 		fmt.Fprintf(p.Out, "    %s\n", strings.ReplaceAll(t.Text, "\n", "\n    "))
 		for _, r := range t.Replies {
-			fmt.Fprintf(p.Out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), r.At.Local().Format(tools.TimeLayout), strings.ReplaceAll(r.Text, "\n", "\n      "))
+			fmt.Fprintf(p.Out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), when(r.At), strings.ReplaceAll(r.Text, "\n", "\n      "))
 		}
 	}
 	return nil
