@@ -130,7 +130,7 @@ func (s *Server) readDocument(ctx context.Context, a *readDocumentArgs) (string,
 		if a.Version != nil || a.Since != nil || a.Lines != "" {
 			return "", refusef("read_document takes proposal alone (with document): it shows that proposed change as a diff against the version it was made on.")
 		}
-		return s.read(ctx, func(r *docstore.Reader) (string, error) { return s.showProposal(r, a.Document, *a.Proposal) })
+		return s.showProposal(ctx, a.Document, *a.Proposal)
 	}
 	if a.Since != nil {
 		if a.Version != nil {

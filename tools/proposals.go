@@ -134,36 +134,56 @@ func age(t time.Time) string {
 }
 
 // showProposal answers read_document with proposal: that proposal's change as a unified
-// diff against the version it was made on, with its status.
-func (s *Server) showProposal(r *docstore.Reader, name string, n int) (string, error) {
+// diff against the version it was made on, with its status. What it says is read in one
+// snapshot; the diff is made after it, holding no transaction (a connection, on PostgreSQL).
+func (s *Server) showProposal(ctx context.Context, name string, n int) (string, error) {
 	if n < 1 {
 		return "", refusef("read_document's proposal is a proposal's number (change N), 1 or more; it got %d.", n)
 	}
-	d, p, base, err := r.Proposal(name, n)
-	var none *docstore.NoProposalError
-	switch {
-	case errors.As(err, &none):
-		if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
-			return "", refusef("%s has no proposals: there's no change %d.", s.link(none.Document), n)
+	var (
+		b       strings.Builder
+		p       docstore.Proposal
+		base    docstore.Version
+		refused error
+	)
+	err := s.docs.View(ctx, func(r *docstore.Reader) error {
+		b.Reset()
+		refused = nil
+		d, pr, bv, err := r.Proposal(name, n)
+		var none *docstore.NoProposalError
+		switch {
+		case errors.As(err, &none):
+			if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
+				refused = refusef("%s has no proposals: there's no change %d.", s.link(none.Document), n)
+			} else {
+				refused = refusef("%s has proposals 1 to %d: there's no change %d.", s.link(none.Document), none.Document.Review.Proposals, n)
+			}
+			return nil
+		case err != nil:
+			return err
 		}
-		return "", refusef("%s has proposals 1 to %d: there's no change %d.", s.link(none.Document), none.Document.Review.Proposals, n)
+		p, base = pr, bv
+		names := r.Names()
+		fmt.Fprintf(&b, "%s · change %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
+		if d.Version != p.Base {
+			fmt.Fprintf(&b, " (now version %d)", d.Version)
+		}
+		if p.Status == docstore.StatusOpen {
+			person := "the person"
+			if p.Author.For != "" {
+				person = names.ShowString(p.Author.For)
+			}
+			fmt.Fprintf(&b, " · open, waiting for %s's review", person)
+		} else {
+			b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("change %d was ", p.Number)), "."))
+		}
+		return nil
+	})
+	switch {
 	case err != nil:
 		return "", s.explain(err, name)
-	}
-	var b strings.Builder
-	names := r.Names()
-	fmt.Fprintf(&b, "%s · change %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
-	if d.Version != p.Base {
-		fmt.Fprintf(&b, " (now version %d)", d.Version)
-	}
-	if p.Status == docstore.StatusOpen {
-		person := "the person"
-		if p.Author.For != "" {
-			person = names.ShowString(p.Author.For)
-		}
-		fmt.Fprintf(&b, " · open, waiting for %s's review", person)
-	} else {
-		b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("change %d was ", p.Number)), "."))
+	case refused != nil:
+		return "", refused
 	}
 	diff := linediff.Unified(fmt.Sprintf("%s v%d", base.Title, base.Number), fmt.Sprintf("%s change %d", p.Title, p.Number), base.Text, p.Text, 3)
 	if diff == "" {
