@@ -80,7 +80,10 @@ type page struct {
 	Nav    string   // which part of the nav is current
 	Live   *live    // set on pages that follow a document's new versions
 	Script string   // a script of /static/ the page needs beside live.js ("" for none)
-	Data   any
+	// FormToken is the signed-in browser's per-session form token: every form that changes
+	// something carries it ({{template "formtoken" $}}), and a POST without it is refused.
+	FormToken string
+	Data      any
 }
 
 // live tells the page's script which document and version it shows.
