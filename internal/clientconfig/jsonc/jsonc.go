@@ -627,10 +627,24 @@ type editor struct {
 	edits []edit
 }
 
+// apply makes the edits from the end of the file back, so that each one's offsets still
+// hold. Edits at one offset land in the order they were made (insert's comma, then its
+// member): applied back to front, the last made goes in first and ends up after the rest.
 func (e *editor) apply() []byte {
-	sort.SliceStable(e.edits, func(i, j int) bool { return e.edits[i].at > e.edits[j].at })
+	order := make([]int, len(e.edits))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		x, y := e.edits[order[a]], e.edits[order[b]]
+		if x.at != y.at {
+			return x.at > y.at
+		}
+		return order[a] > order[b]
+	})
 	out := append([]byte{}, e.src...)
-	for _, ed := range e.edits {
+	for _, i := range order {
+		ed := e.edits[i]
 		out = append(out[:ed.at], append(append([]byte{}, ed.text...), out[ed.end:]...)...)
 	}
 	return out
