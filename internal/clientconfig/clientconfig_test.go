@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -217,8 +218,15 @@ func TestInstallOverAFixture(t *testing.T) {
 			}
 			sameOthers(t, c, old, got, "compass")
 
-			// Again: it says what is there, and replaces it only with force.
-			_, err = c.Prepare(e, false, testServer, false)
+			// Again: the same entry is already set up, the file unchanged; another one is
+			// refused, saying what is there, and replaced only with force.
+			same, err := c.Prepare(e, false, testServer, false)
+			if err != nil || !same.Unchanged() {
+				t.Fatalf("the same install again: %v", err)
+			}
+			changed := testServer
+			changed.Env = map[string]string{"COMPASS_ME": "bo"}
+			_, err = c.Prepare(e, false, changed, false)
 			var exists *ExistsError
 			if !errors.As(err, &exists) || exists.File != file || exists.Line == 0 || !strings.Contains(exists.Entry, "compass-mcp") {
 				t.Fatalf("a second install: %v", err)
@@ -478,4 +486,76 @@ func stripJSONC(src []byte) []byte {
 		}
 	}
 	return out
+}
+
+// Every client's file as tools write it, compact (JSON.stringify's one line) or pretty,
+// with or without servers, gets the server and keeps the rest.
+func TestInstallIntoEveryShape(t *testing.T) {
+	for _, c := range fileClients() {
+		var shapes []string
+		if _, ok := c.format.(tomlFormat); ok {
+			shapes = []string{"model = \"o3\"\n", "[mcp_servers.ws]\ncommand = \"ws-mcp\"\n", "mcp_servers.ws.command = \"ws-mcp\"\n", "[mcp_servers]\nws = { command = \"ws-mcp\" }\n", ""}
+		} else {
+			key := c.format.(jsonFormat).key
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, stripJSONC(fixture(t, c))); err != nil {
+				t.Fatal(err)
+			}
+			shapes = []string{`{"x":1}`, `{}`, `{"` + key + `":{}}`, `{"` + key + `":{"ws":{"command":"ws-mcp"}}}`,
+				`{"x":[1,{"y":null}],"` + key + `":{"ws":{"command":"ws-mcp","args":["a"]}},"z":"}"}`, compact.String(),
+				"{\n  \"" + key + "\": {\n    \"ws\": {\"command\": \"ws-mcp\"}\n  }\n}\n"}
+		}
+		for _, shape := range shapes {
+			e := testEnv(t)
+			file := c.UserFile(e)
+			os.MkdirAll(filepath.Dir(file), 0o755)
+			os.WriteFile(file, []byte(shape), 0o644)
+			ch, err := c.Prepare(e, false, testServer, false)
+			if err != nil {
+				t.Errorf("%s, %q: %v", c.Name, shape, err)
+				continue
+			}
+			_, servers := decode(t, c, ch.New)
+			if !reflect.DeepEqual(servers["compass"], wantEntry(c, testServer)) {
+				t.Errorf("%s, %q: compass reads %#v", c.Name, shape, servers["compass"])
+			}
+			if shape != "" {
+				sameOthers(t, c, []byte(shape), ch.New, "compass")
+			}
+		}
+	}
+}
+
+// A client that saves its file between install's reading and writing keeps its change:
+// install sees the file changed, reads it again and writes both.
+func TestInstallKeepsTheClientsSave(t *testing.T) {
+	c := Lookup("cursor")
+	e := testEnv(t)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(e.Home, ".cache"))
+	file := c.UserFile(e)
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	os.WriteFile(file, []byte(`{"mcpServers":{}}`), 0o644)
+	saves := 0
+	testHookBeforeWrite = func(f string) {
+		if saves++; saves <= 2 { // twice: the second read is raced too
+			os.WriteFile(f, []byte(fmt.Sprintf(`{"mcpServers":{},"saved":%d}`, saves)), 0o644)
+		}
+	}
+	defer func() { testHookBeforeWrite = nil }()
+	var out bytes.Buffer
+	if err := c.Install(e, testServer, false, false, false, now, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(file)
+	doc, servers := decode(t, c, b)
+	if doc["saved"] != float64(2) || servers["compass"] == nil {
+		t.Errorf("after the client's saves:\n%s", b)
+	}
+	// A client that never stops saving: install gives up, and says so.
+	saves = -100
+	other := testServer
+	other.Name = "other"
+	if err := c.Install(e, other, false, false, false, now, &out, &out); !errors.Is(err, ErrChanged) {
+		t.Errorf("a file that keeps changing: %v", err)
+	}
 }

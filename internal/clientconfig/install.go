@@ -2,12 +2,14 @@ package clientconfig
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/clientconfig/jsonc"
@@ -46,8 +48,11 @@ type ParseError struct {
 	Err    error
 }
 
+// Error says what install can't read, and no more: whether the client itself reads the
+// file is not known here (Codex reads TOML this reader may not; Cursor's docs don't say
+// comments are refused).
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("%s: %v (%s could not read it either)", e.File, e.Err, e.Client)
+	return fmt.Sprintf("%s: %v: install can't read the file as %s's format, so it can't add a server to it", e.File, e.Err, e.Client)
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
@@ -75,6 +80,9 @@ func (f jsonFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) 
 			return nil, false, err
 		}
 		if v != nil {
+			if same, err := sameJSON(old, v, f.entry(s)); err == nil && same {
+				return old, false, nil // already set up: the file stays as it is
+			}
 			if !force {
 				line, _ := jsonc.Position(old, v.Start)
 				return nil, false, &ExistsError{Name: s.Name, Line: line, Entry: string(old[v.Start:v.End])}
@@ -84,6 +92,23 @@ func (f jsonFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) 
 	}
 	out, err := jsonc.Set(old, f.dialect, path, f.entry(s))
 	return out, replaced, err
+}
+
+// sameJSON says whether v, in src, is entry as JSON reads both (layout aside).
+func sameJSON(src []byte, v *jsonc.Value, entry jsonc.Obj) (bool, error) {
+	have, err := jsonc.Decode(src, v)
+	if err != nil {
+		return false, err
+	}
+	b, err := json.Marshal(entry)
+	if err != nil {
+		return false, err
+	}
+	var want any
+	if err := json.Unmarshal(b, &want); err != nil {
+		return false, err
+	}
+	return reflect.DeepEqual(have, want), nil
 }
 
 // A Change is a client's file as it is and as install leaves it.

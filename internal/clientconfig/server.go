@@ -106,6 +106,10 @@ func Binary(command string) (string, error) {
 	return resolved, nil
 }
 
+// ErrNotInstalled is returned by Run when the client's command is not on PATH: the
+// commands are printed for the person to run, and nothing was installed.
+var ErrNotInstalled = errors.New("nothing was installed (the commands above do it)")
+
 // Describe says what the change does to its file.
 func (ch *Change) Describe() string {
 	switch {
@@ -150,10 +154,13 @@ func (c *Client) Run(name string, cmds [][]string, printOnly bool, stdout, stder
 	bin, err := exec.LookPath(cmds[0][0])
 	if printOnly || err != nil {
 		if !printOnly {
-			fmt.Fprintf(stderr, "compass-mcp install: %s is not on PATH, so nothing was run; where it is installed, run:\n", cmds[0][0])
+			fmt.Fprintf(stderr, "compass-mcp install: %s is not on PATH, so nothing was installed; where %s is installed, run:\n", cmds[0][0], c.Title)
 		}
 		for _, cmd := range cmds {
 			fmt.Fprintln(stdout, ShellQuote(cmd))
+		}
+		if !printOnly {
+			return ErrNotInstalled
 		}
 		return nil
 	}
@@ -184,6 +191,14 @@ func ShellQuote(args []string) string {
 	return strings.Join(q, " ")
 }
 
+// writeAttempts is how many times Install reads and writes a file that the client keeps
+// saving before it gives up (ErrChanged).
+const writeAttempts = 5
+
+// testHookBeforeWrite, when set by a test, runs between Prepare and Write: a client's
+// save at the worst moment.
+var testHookBeforeWrite func(file string)
+
 // Install writes s into the client's file (the project's, with project; replacing a server
 // of its name, with force), keeping the old file beside it, and says on stdout what it did
 // and how to check it works; printOnly writes nothing and prints the file as it would be
@@ -194,26 +209,49 @@ func (c *Client) Install(e Env, s Server, project, force, printOnly bool, now ti
 	if cmds := c.Commands(s, project, force); cmds != nil {
 		return c.Run(s.Name, cmds, printOnly, stdout, stderr)
 	}
-	ch, err := c.Prepare(e, project, s, force)
-	var broken *ParseError
-	switch {
-	case errors.As(err, &broken):
-		return fmt.Errorf("%v\nthe file was left as it was: fix it (or move it away), then install again", err)
-	case err != nil:
-		return err
+	if !printOnly && (!project || c.HasProject()) {
+		release, err := lock(c.File(e, project))
+		if err != nil {
+			return err
+		}
+		defer release()
 	}
-	if printOnly {
-		fmt.Fprintf(stderr, "compass-mcp install: would write %s (%s), %s:\n", ch.File, c.Title, ch.Describe())
-		_, err := stdout.Write(ch.New)
-		return err
-	}
-	if ch.Unchanged() {
-		fmt.Fprintf(stdout, "%s already has %s as it would be written: nothing to do.\n", ch.File, s.Name)
-		return nil
-	}
-	backup, err := ch.Write(now)
-	if err != nil {
-		return err
+	var ch *Change
+	var backup string
+	for attempt := 1; ; attempt++ {
+		var err error
+		ch, err = c.Prepare(e, project, s, force)
+		var broken *ParseError
+		switch {
+		case errors.As(err, &broken):
+			msg := fmt.Sprintf("%v.\nNothing was written. To go on: fix what it names and install again; or move the file away and install again (a new file, then add back what it held); or add the server by hand, as a new file would hold it:", err)
+			if fresh, _, ferr := c.format.set(nil, s, false); ferr == nil {
+				msg += "\n" + string(fresh)
+			}
+			return errors.New(strings.TrimRight(msg, "\n"))
+		case err != nil:
+			return err
+		}
+		if printOnly {
+			fmt.Fprintf(stderr, "compass-mcp install: would write %s (%s), %s:\n", ch.File, c.Title, ch.Describe())
+			_, err := stdout.Write(ch.New)
+			return err
+		}
+		if ch.Unchanged() {
+			fmt.Fprintf(stdout, "%s already has %s as install would write it: already set up, nothing changed.\n", ch.File, s.Name)
+			return nil
+		}
+		if testHookBeforeWrite != nil {
+			testHookBeforeWrite(ch.File)
+		}
+		backup, err = ch.Write(now)
+		if errors.Is(err, ErrChanged) && attempt < writeAttempts {
+			continue // the client saved the file meanwhile: read it again, keeping its change
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
 	fmt.Fprintf(stdout, "Wrote %s into %s (%s): %s.\n", s.Name, ch.File, c.Title, ch.Describe())
 	if backup != "" {

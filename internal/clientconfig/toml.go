@@ -688,6 +688,18 @@ func (tomlFormat) entry(s Server, nl string) string {
 	return b.String()
 }
 
+// tomlFields is how many keys entry writes for s.
+func tomlFields(s Server) int {
+	n := 1
+	if len(s.Args) > 0 {
+		n++
+	}
+	if len(s.Env) > 0 {
+		n++
+	}
+	return n
+}
+
 func (f tomlFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) {
 	doc, err := parseTOML(old)
 	if err != nil {
@@ -719,6 +731,9 @@ func (f tomlFormat) set(old []byte, s Server, force bool) ([]byte, bool, error) 
 	}
 	out := append([]byte{}, old...)
 	replaced := false
+	if have, ok := servers[s.Name].(map[string]any); ok && len(have) == tomlFields(s) && checkTOML(old, s) == nil {
+		return old, false, nil // already set up: the file stays as it is
+	}
 	if _, ok := servers[s.Name]; ok {
 		if len(sections) == 0 {
 			return nil, false, fmt.Errorf("mcp_servers.%s is there, written inline rather than as its own [mcp_servers.%s] table: remove it by hand, then install again", tomlKey(s.Name), tomlKey(s.Name))

@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,8 +141,16 @@ func TestInstallEachClient(t *testing.T) {
 			}
 			startAsTheClientWould(t, s, h.data)
 
-			// Again: refused, saying what is there and how to replace it; --force replaces.
-			_, stderr, code = h.run(t, testbin.Path, args...)
+			// Again: the same entry is already set up (exit 0, nothing written); another
+			// one is refused, saying what is there and how to replace it; --force replaces.
+			out, stderr, code = h.run(t, testbin.Path, args...)
+			if code != 0 || !strings.Contains(out, "already set up, nothing changed") {
+				t.Errorf("the same install again: exit %d: %s%s", code, out, stderr)
+			}
+			if b, _ := os.ReadFile(file); !bytes.Equal(b, got) || len(backups(t, file)) != 1 {
+				t.Error("the same install again wrote")
+			}
+			_, stderr, code = h.run(t, testbin.Path, "install", c.Name, "--for", "bo")
 			if code != 1 || !strings.Contains(stderr, "already has a server named \"compass\"") || !strings.Contains(stderr, "--force") {
 				t.Errorf("a second install: exit %d: %s", code, stderr)
 			}
@@ -221,7 +230,8 @@ func TestInstallLeavesABrokenFileAlone(t *testing.T) {
 		os.WriteFile(file, []byte(broken), 0o644)
 		for _, force := range []string{"--print", "--force"} {
 			_, stderr, code := h.run(t, testbin.Path, "install", name, force)
-			if code != 1 || !strings.Contains(stderr, file+": line 4") || !strings.Contains(stderr, "left as it was") {
+			if code != 1 || !strings.Contains(stderr, file+": line 4") || !strings.Contains(stderr, "Nothing was written") ||
+				!strings.Contains(stderr, "by hand") || !strings.Contains(stderr, testbin.Path) || strings.Contains(stderr, "could not read it") {
 				t.Errorf("%s %s: exit %d: %s", name, force, code, stderr)
 			}
 		}
@@ -293,7 +303,7 @@ func TestInstallClaudeCode(t *testing.T) {
 	h2.env = withoutClaude
 	out, stderr, code := h2.run(t, testbin.Path, "install", "claude-code", "--for", "ana", "--project")
 	want := "claude mcp add --env COMPASS_ME=ana --scope project compass -- " + testbin.Path + " serve\n"
-	if code != 0 || out != want || !strings.Contains(stderr, "not on PATH") {
+	if code != 1 || out != want || !strings.Contains(stderr, "not on PATH") || !strings.Contains(stderr, "nothing was installed") {
 		t.Errorf("without claude: exit %d: %q %s", code, out, stderr)
 	}
 	claude := os.Getenv("COMPASS_TEST_CLAUDE")
@@ -329,5 +339,49 @@ func TestInstallClaudeCode(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(h.cc.Home, ".claude.json"))
 	if err != nil || !bytes.Contains(b, []byte(`"COMPASS_DATA": "`+h.data+`"`)) {
 		t.Errorf("~/.claude.json: %v\n%s", err, b)
+	}
+}
+
+// Eight installs into one file at once each keep the others' servers: install locks the
+// file's writers, and reads it again when it changed meanwhile.
+func TestInstallConcurrently(t *testing.T) {
+	h := newInstallHome(t)
+	c := clientconfig.Lookup("cursor")
+	file := c.UserFile(h.cc)
+	os.MkdirAll(filepath.Dir(file), 0o755)
+	if err := os.WriteFile(file, []byte(`{"theme":"dark","mcpServers":{"ws":{"command":"ws-mcp"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			cmd := exec.Command(testbin.Path, "install", "cursor", "--name", fmt.Sprintf("n%d", i), "--data", h.data)
+			cmd.Env, cmd.Dir = h.env, h.dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				errs <- fmt.Sprintf("n%d: %v: %s", i, err, out)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	b, _ := os.ReadFile(file)
+	servers, err := c.Servers(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, ok := servers[fmt.Sprintf("n%d", i)]; !ok {
+			t.Errorf("n%d is lost:\n%s", i, b)
+		}
+	}
+	if _, ok := servers["ws"]; !ok || !bytes.Contains(b, []byte(`"theme":"dark"`)) {
+		t.Errorf("what was there is lost:\n%s", b)
 	}
 }
