@@ -7,9 +7,11 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/internal/clientconfig"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
+	"github.com/compass-mcp/compass-mcp/search"
 )
 
 var installHelp = subcommand{name: "install", args: "[CLIENT] [--project] [--for ID] [--space S] [--data PATH|URL] [--force] [--print]",
@@ -48,7 +50,7 @@ func install(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	client := clientconfig.Lookup(pos[0])
 	if client == nil {
-		return usageError{fmt.Sprintf("no client %q: install takes one of %s (compass-mcp install lists them)", pos[0], clientconfig.Names())}
+		return usageError{noClient(pos[0])}
 	}
 	if *project && !client.HasProject() {
 		return usageError{fmt.Sprintf("%s has no file of a project's own: install it without --project", client.Title)}
@@ -68,4 +70,40 @@ func install(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%v\nnothing was written. To replace it: compass-mcp install %s --force (the old file is kept beside it); to keep both, give another --name", err, strings.Join(args, " "))
 	}
 	return err
+}
+
+// noClient says there is no client name and which were meant: every client whose name
+// starts with it ("claude": both Claude clients), else the one a typo away ("vscod").
+func noClient(name string) string {
+	var names, starts []string
+	for _, c := range clientconfig.Clients {
+		names = append(names, c.Name)
+		if len(name) >= 3 && strings.HasPrefix(c.Name, strings.ToLower(name)) {
+			starts = append(starts, c.Name)
+		}
+	}
+	if len(starts) == 0 {
+		if near := search.Nearest(name, names); near != "" {
+			starts = []string{near}
+		}
+	}
+	msg := fmt.Sprintf("no client %q", clip(name, 64))
+	switch len(starts) {
+	case 0:
+		return fmt.Sprintf("%s: install takes one of %s (compass-mcp install lists them)", msg, clientconfig.Names())
+	case 1:
+		return fmt.Sprintf("%s: did you mean %s? (compass-mcp install lists them)", msg, starts[0])
+	}
+	return fmt.Sprintf("%s: did you mean %s or %s? (compass-mcp install lists them)", msg, strings.Join(starts[:len(starts)-1], ", "), starts[len(starts)-1])
+}
+
+// clip is s cut to n bytes, on a rune boundary, with … when cut: a name quoted back stays short.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

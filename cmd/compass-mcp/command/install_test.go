@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -383,5 +384,21 @@ func TestInstallConcurrently(t *testing.T) {
 	}
 	if _, ok := servers["ws"]; !ok || !bytes.Contains(b, []byte(`"theme":"dark"`)) {
 		t.Errorf("what was there is lost:\n%s", b)
+	}
+}
+
+// A client's name mistyped or cut short names the clients meant.
+func TestInstallSuggestsAClient(t *testing.T) {
+	for name, want := range map[string]string{
+		"vscod":                 `no client "vscod": did you mean vscode?`,
+		"claude":                `no client "claude": did you mean claude-desktop or claude-code?`,
+		"Cursr":                 `did you mean cursor?`,
+		"emacs":                 `no client "emacs": install takes one of claude-desktop, claude-code, vscode`,
+		strings.Repeat("x", 99): `no client "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…"`,
+	} {
+		err := install(context.Background(), []string{name}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) || exitCode(err) != 2 {
+			t.Errorf("%.10s: %v, want %q", name, err, want)
+		}
 	}
 }
