@@ -72,10 +72,7 @@ func run(args []string) error {
 	if versionRequested(args) {
 		return printVersion(os.Stdout)
 	}
-	cmd := "serve"
-	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := commandOf(args)
 	// One command a process, chosen here from the arguments before anything is served:
 	// the commands given os.Stdout print for a person at a terminal and run instead of
 	// serving, never beside it, and serve gives stdout to the stdio transport alone
@@ -108,7 +105,7 @@ func run(args []string) error {
 	if r, ok := runs[cmd]; ok {
 		return r(args)
 	}
-	if cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help" {
+	if cmd == "help" || isHelp(cmd) {
 		help(os.Stderr)
 		return nil
 	}
@@ -120,6 +117,75 @@ func run(args []string) error {
 		return usageError{fmt.Sprintf("no command %q: did you mean %s? (compass-mcp help lists them)", cmd, near)}
 	}
 	return usageError{fmt.Sprintf("no command %q: compass-mcp help lists them", cmd)}
+}
+
+// sharedFlags are the flags every command takes (flags, install): given before the
+// command, they are moved after it.
+var sharedFlags = map[string]bool{"data": true, "space": true, "for": true}
+
+// commandOf is the command args name and the arguments it gets: the first argument, or
+// serve when it is a flag. The shared flags may come first (compass-mcp --data X call
+// list_documents): they go to the command after its own arguments (docs takes its
+// subcommand first) and before a "--" that ends its flags; one given again after the
+// command is left to that one. Any other flag first means serve, as before: serve refuses
+// a command name after it, saying to put the flag after the command.
+func commandOf(args []string) (string, []string) {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelp(args[0])) {
+		return args[0], args[1:]
+	}
+	type flagArgs struct {
+		name string
+		args []string
+	}
+	var shared []flagArgs
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "--" {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !sharedFlags[name] || !hasValue && i+1 == len(args) {
+			break
+		}
+		n := 2
+		if hasValue {
+			n = 1
+		}
+		shared = append(shared, flagArgs{name, args[i : i+n]})
+		i += n
+	}
+	if len(shared) == 0 || i == len(args) || !isCommand(args[i]) {
+		return "serve", args
+	}
+	cmd, rest := args[i], args[i+1:]
+	end := len(rest)
+	for j, a := range rest {
+		if a == "--" {
+			end = j
+			break
+		}
+	}
+	given := map[string]bool{}
+	for _, a := range rest[:end] {
+		if strings.HasPrefix(a, "-") {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			given[name] = true
+		}
+	}
+	out := append([]string{}, rest[:end]...)
+	for _, f := range shared {
+		if !given[f.name] {
+			out = append(out, f.args...)
+		}
+	}
+	return cmd, append(out, rest[end:]...)
+}
+
+// isCommand says whether name is one of compass-mcp's commands.
+func isCommand(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 var versionHelp = subcommand{name: "version", does: "the version and commit this binary was built from (also --version)"}

@@ -32,6 +32,9 @@ func serve(ctx context.Context, args []string) error {
 	if rest, err := parse(fs, args); err != nil {
 		return err
 	} else if len(rest) > 0 {
+		if isCommand(rest[0]) && rest[0] != "serve" {
+			return usageError{fmt.Sprintf("%s is a command, and only --data, --space and --for may come before a command: put the other flags after it (compass-mcp %s ... --flag)", rest[0], rest[0])}
+		}
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
 	db, srv, err := c.mcpServer(ctx)
