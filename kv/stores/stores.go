@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 
@@ -33,16 +34,24 @@ var (
 // urlLike is a --data that starts as a URL does (scheme://), which no file path here does.
 var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
+// schemeLike is data shaped like a URL with one slash (postgres:/db): no path a person
+// means (a Windows drive, C:/data, has one letter before its colon).
+var schemeLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]+):/`)
+
 // NotDataError is returned by Check (so by Open and Copy) for a data that looks like a URL
 // but is not a PostgreSQL one (a typo, postgress://, would otherwise make folders of the
 // URL and a data file in them, its password in their names). It names the two forms data
 // takes, without the password.
 type NotDataError struct {
-	Data   string // as given
-	Scheme string // what it has instead of postgres: "postgress", "file", ...
+	Data     string // as given
+	Scheme   string // what it has instead of postgres: "postgress", "file", ...
+	OneSlash bool   // SCHEME:/..., a URL missing a slash
 }
 
 func (e *NotDataError) Error() string {
+	if e.OneSlash {
+		return fmt.Sprintf("--data %s is neither of the two forms it takes: a bbolt file's path (like ~/.local/share/compass/compass.db), or a PostgreSQL database's URL, postgres://USER:PASSWORD@HOST:PORT/DB (two slashes after the colon); %s:/ is not one. Nothing was created.", pg.Redact(e.Data), e.Scheme)
+	}
 	return fmt.Sprintf("--data %s is neither of the two forms it takes: a bbolt file's path (like ~/.local/share/compass/compass.db), or a PostgreSQL database's URL, postgres://USER:PASSWORD@HOST:PORT/DB (or postgresql://...); %s:// is not one. Nothing was created.", pg.Redact(e.Data), e.Scheme)
 }
 
@@ -52,7 +61,39 @@ func Check(data string) error {
 	if m := urlLike.FindStringSubmatch(data); m != nil && !pg.IsURL(data) {
 		return &NotDataError{Data: data, Scheme: m[1]}
 	}
+	if m := schemeLike.FindStringSubmatch(data); m != nil && !pg.IsURL(data) {
+		return &NotDataError{Data: data, Scheme: m[1], OneSlash: true}
+	}
 	return nil
+}
+
+// A MissingError is returned by OpenExisting for a bbolt file that isn't there: nothing
+// was created.
+type MissingError struct {
+	Path string
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("there is no data file at %s, and this command doesn't make one (nothing was created): check --data (or COMPASS_DATA) for a typo. "+
+		"To start a new store there, run compass-mcp serve --data %s, or a command that writes, such as compass-mcp docs save", e.Path, e.Path)
+}
+
+// OpenExisting is Open for a command that only reads, or that makes no sense on a new
+// store: a bbolt file that doesn't exist is a *MissingError, and neither it nor its
+// folders are made, since a mistyped path would otherwise answer as an empty store. On
+// PostgreSQL, nothing changes: Open never creates a database or a schema (a URL naming
+// one that isn't there is refused either way), and the tables in a schema the person
+// made are made by whichever command opens it first.
+func OpenExisting(ctx context.Context, data string, opts ...pg.Option) (Store, error) {
+	if err := Check(data); err != nil {
+		return nil, err
+	}
+	if !pg.IsURL(data) {
+		if _, err := os.Stat(data); errors.Is(err, fs.ErrNotExist) {
+			return nil, &MissingError{Path: data}
+		}
+	}
+	return Open(ctx, data, opts...)
 }
 
 // Open opens data: a postgres:// or postgresql:// URL, else a bbolt file's path (made, with

@@ -188,3 +188,42 @@ func TestCopyThroughPostgres(t *testing.T) {
 		t.Errorf("a copy into a database that is not empty: %v", err)
 	}
 }
+
+// A bbolt file that isn't there is refused by OpenExisting, and neither it nor its
+// folders are made; data shaped like a URL with one slash is refused by Check.
+func TestOpenExistingMakesNothing(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "x.db")
+	var me *MissingError
+	if db, err := OpenExisting(context.Background(), missing); !errors.As(err, &me) || me.Path != missing {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("OpenExisting(%s) = %v", missing, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("made %v", ents)
+	}
+	t.Chdir(dir)
+	for _, data := range []string{"postgres:/bad", "postgresql:/x", "file:/tmp/x.db"} {
+		var nd *NotDataError
+		if err := Check(data); !errors.As(err, &nd) || !strings.Contains(err.Error(), "Nothing was created") {
+			t.Errorf("Check(%q) = %v", data, err)
+		}
+	}
+	for _, data := range []string{`C:/data/c.db`, `C:\data\c.db`, "my:file.db"} {
+		if err := Check(data); err != nil {
+			t.Errorf("Check(%q) = %v; a path", data, err)
+		}
+	}
+	db, err := Open(context.Background(), filepath.Join(dir, "made.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err := OpenExisting(context.Background(), filepath.Join(dir, "made.db")); err != nil {
+		t.Errorf("an existing file: %v", err)
+	} else {
+		db.Close()
+	}
+}

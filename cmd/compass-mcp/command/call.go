@@ -60,6 +60,7 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 	if c.agent == "" {
 		c.agent = "agent"
 	}
+	c.create = !readOnly(pos[0]) // a tool that writes may start a new data file; one that reads may not
 	db, srv, err := c.mcpServer(ctx)
 	if err != nil {
 		return err
@@ -76,6 +77,16 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 		return errSilent
 	}
 	return nil
+}
+
+// readOnly says whether the tool name only reads, as its annotations tell a client.
+func readOnly(name string) bool {
+	for _, t := range tools.Definitions() {
+		if t.Name == name {
+			return t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+		}
+	}
+	return false
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "--h" }

@@ -52,6 +52,7 @@ func importClaudeCode(ctx context.Context, c config, pos []string, project strin
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("no Claude Code projects folder at %s: give the folder (import --claude-code DIR)", dir)
 	}
+	c.create = true
 	db, err := c.openAs(ctx)
 	if err != nil {
 		return err

@@ -1,8 +1,15 @@
 package command
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // The flags every command shares may come before the command: they reach it as if given
@@ -20,7 +27,7 @@ func TestSharedFlagsBeforeTheCommand(t *testing.T) {
 			t.Errorf("%q: %v\n%s", args, err, out)
 		}
 	}
-	out, err := cliResult(data, "", "--space", "launch", "call", "list_documents", "--space", "personal")
+	out, err := cliResult(other, "", "--space", "personal", "call", "list_documents", "--space", "launch")
 	if err != nil || !strings.Contains(out, "No documents") {
 		t.Errorf("a flag after the command wins over one before: %v\n%s", err, out)
 	}
@@ -44,4 +51,56 @@ func TestSharedFlagsBeforeTheCommand(t *testing.T) {
 			t.Errorf("%q: %s %q, want %s %q", args, cmd, rest, want[0], want[1])
 		}
 	}
+}
+
+// A data file that isn't there is refused by a command that reads, naming it, and nothing
+// is made; a command that writes makes it and says so; data shaped like a URL with one
+// slash is refused.
+func TestAMissingDataFileIsNotAnEmptyStore(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "x.db")
+	for _, args := range [][]string{
+		{"call", "list_documents"}, {"call", "read_document", "document=x"}, {"docs", "list"}, {"docs", "show", "x"},
+		{"conversations", "list"}, {"people", "list"}, {"members", "list"}, {"tokens", "list"}, {"backup", filepath.Join(dir, "b.db")},
+		{"--data", missing, "call", "list_documents"},
+	} {
+		out, err := cliResult(missing, "", append(args, "--data", missing)...)
+		if code := exitOf(err); code != 2 || !strings.Contains(out, "no data file at "+missing) || !strings.Contains(out, "compass-mcp serve --data") {
+			t.Errorf("%q: exit %d\n%s", args, code, out)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("commands that read made %v", ents)
+	}
+	for _, data := range []string{"postgres:/bad", "sqlite:/x.db"} {
+		t.Chdir(dir)
+		out, err := cliResult(data, "", "call", "list_documents")
+		if exitOf(err) != 2 || !strings.Contains(out, "is not one. Nothing was created") {
+			t.Errorf("%s: %v\n%s", data, err, out)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+			t.Fatalf("%s made %v", data, ents)
+		}
+	}
+	cmd := exec.Command(testbin.Path, "call", "write_document", "title=First", "text=x")
+	cmd.Env = append(os.Environ(), testEnv(missing)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil || !strings.Contains(stderr.String(), "no data file at "+missing+": made a new, empty one") {
+		t.Fatalf("a write: %v\n%s", err, stderr.String())
+	}
+	if out := cli(t, missing, "docs", "list"); !strings.Contains(out, "First") {
+		t.Errorf("after the write:\n%s", out)
+	}
+}
+
+func exitOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads/claudecode"
@@ -40,7 +42,7 @@ func exitCode(err error) int {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*TypoError)), errors.As(err, new(*transport.PublicURLError)):
+	case errors.As(err, &u), errors.As(err, new(*stores.NotDataError)), errors.As(err, new(*stores.MissingError)), errors.As(err, new(*TypoError)), errors.As(err, new(*transport.PublicURLError)):
 		return 2
 	}
 	return 1
@@ -57,6 +59,10 @@ type config struct {
 	pageAt                                         string       // where a browser opening /mcp is sent: "" when no page is served
 	pageDone                                       <-chan error // the page on its own address: gets its end, once its record is withdrawn
 	review                                         bool         // --review: the agents' changes are proposals
+	terminal                                       bool         // serve on a person's terminal: one line says it all (terminalLine)
+	// create: the command writes, and may make a new data file where --data names none
+	// (saying so on stderr); the others refuse a named file that isn't there.
+	create bool
 }
 
 func env(name, def string) string {
@@ -119,14 +125,23 @@ func (c *config) open(ctx context.Context) (store, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if c.data == "" {
+	named := c.data != ""
+	if !named {
 		p, err := bolt.DefaultPath()
 		if err != nil {
 			return nil, err
 		}
 		c.data = p
 	}
-	return stores.Open(ctx, c.data)
+	if named && !c.create {
+		return stores.OpenExisting(ctx, c.data)
+	}
+	_, statErr := os.Stat(c.data)
+	db, err := stores.Open(ctx, c.data)
+	if err == nil && !pg.IsURL(c.data) && errors.Is(statErr, fs.ErrNotExist) {
+		fmt.Fprintf(os.Stderr, "compass-mcp: there was no data file at %s: made a new, empty one there\n", c.data)
+	}
+	return db, err
 }
 
 // openAs is open for a command that acts as a person: person, then open.

@@ -47,6 +47,7 @@ func importConversations(ctx context.Context, args []string, stdin io.Reader, st
 		defer f.Close()
 		in = f
 	}
+	c.create = true
 	db, err := c.openAs(ctx)
 	if err != nil {
 		return err
@@ -94,6 +95,7 @@ func say(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		*a.to = actor.String()
 	}
+	c.create = true
 	db, err := c.open(ctx)
 	if err != nil {
 		return err

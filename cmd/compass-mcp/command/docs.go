@@ -115,6 +115,7 @@ func docsRun(ctx context.Context, want docsSub, args []string, stdin io.Reader, 
 			return err
 		}
 	}
+	c.create = want.actsAsPerson // the subcommands that save; the others read
 	file, err := c.open(ctx)
 	if err != nil {
 		return err

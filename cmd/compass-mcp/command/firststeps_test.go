@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
@@ -52,6 +53,14 @@ func TestFirstSteps(t *testing.T) {
 		}
 	}
 
+	if !pg.IsURL(data) { // a file that isn't there yet: reading refuses it, the first write makes it
+		if code, out, errs := runEnv(t, env, "people", "list"); code != 2 || out != "" || !strings.Contains(errs, "no data file at "+data) {
+			t.Errorf("people list before there is a store: exit %d, %q, %q", code, out, errs)
+		}
+		if code, out, errs := runEnv(t, env, "call", "write_document", "title=First", "text=x"); code != 0 || !strings.Contains(errs, "made a new, empty one") {
+			t.Fatalf("the first write: exit %d, %q, %q", code, out, errs)
+		}
+	}
 	if code, out, errs := runEnv(t, env, "people", "list"); code != 0 || out != "" || !strings.Contains(errs, "No one has a display name yet") {
 		t.Errorf("people list of no one: exit %d, %q, %q", code, out, errs)
 	}

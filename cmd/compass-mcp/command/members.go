@@ -46,6 +46,7 @@ func members(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintln(os.Stderr, membersUsage)
 		return usageError{fmt.Sprintf("members takes: add SPACE PERSON, remove SPACE PERSON, or list [SPACE]; got %q", pos)}
 	}
+	c.create = pos[0] != "list"
 	db, err := c.open(ctx)
 	if err != nil {
 		return err
@@ -113,6 +114,7 @@ func tokens(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	forGiven := false
 	fs.Visit(func(f *flag.Flag) { forGiven = forGiven || f.Name == "for" })
+	c.create = pos[0] == "add"
 	db, err := c.open(ctx)
 	if err != nil {
 		return err

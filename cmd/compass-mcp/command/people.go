@@ -30,6 +30,7 @@ func people(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	default:
 		return usageError{peopleUsage}
 	}
+	c.create = pos[0] == "set"
 	db, err := c.open(ctx)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +38,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
+	c.create = true
 	db, srv, err := c.mcpServer(ctx)
 	if err != nil {
 		return err
@@ -59,16 +61,29 @@ func serve(ctx context.Context, args []string) error {
 	if *followCC {
 		defer followClaudeCode(ctx, db, c)()
 	}
+	fi, err := os.Stdin.Stat()
+	c.terminal = c.http == "" && err == nil && fi.Mode()&os.ModeCharDevice != 0
 	if err := c.servePage(ctx, db, addr, *token); err != nil {
 		return err
 	}
 	if c.http != "" {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		fmt.Fprintf(os.Stderr, "compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s). An MCP client starts this command and talks on stdin/stdout; see the README for Claude Desktop, or use --http 127.0.0.1:7410. Ctrl-C stops.\n", c.space, c.me, db.Path())
+	if c.terminal {
+		fmt.Fprintln(os.Stderr, terminalLine(c.space, c.me, db.Path(), c.pageAt))
 	}
 	return transport.ServeStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
+}
+
+// terminalLine is what serve says, on one line, to a person who started it on a terminal
+// (README, "The two commands"): what it serves, for whom and where, and the next step.
+// The page's own log line is left out there (siteConfig): this line names the page.
+func terminalLine(space, me, data, page string) string {
+	at := ""
+	if page != "" {
+		at = ", your page " + strings.TrimSuffix(page, "/")
+	}
+	return fmt.Sprintf("compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s%s). An MCP client starts this command itself: to set one up, run compass-mcp install CLIENT (compass-mcp install lists them). Ctrl-C stops.", space, me, data, at)
 }
 
 // sessionIdle is how long an HTTP session may go unused before it ends (unless

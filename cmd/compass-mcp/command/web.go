@@ -30,9 +30,23 @@ func webFlag(fs interface {
 // siteConfig is the page of the data file's spaces, c's first; who may see which is the
 // access room's answer (each space's members, --for always among c's space's).
 func (c *config) siteConfig(db store) web.Config {
-	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
+	log := slog.Default()
+	if c.terminal {
+		log = slog.New(warnings{log.Handler()}) // the terminal's one line names the page
+	}
+	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: log,
 		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure}
 }
+
+// warnings is a log handler that passes on only warnings and errors.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warnings) WithAttrs(as []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(as)} }
+func (w warnings) WithGroup(name string) slog.Handler    { return warnings{w.Handler.WithGroup(name)} }
 
 // webAddress checks --web: HOST:PORT (a bare :PORT is loopback), beyond loopback only when
 // guarded (tokens), by the same rule as --http.
@@ -90,6 +104,7 @@ func openCmd(ctx context.Context, args []string) error {
 	if len(pos) > 1 {
 		return usageError{fmt.Sprintf("open takes at most one document (title, id or link), got %q", pos)}
 	}
+	c.create = true // a sign-in code is written
 	db, err := c.openAs(ctx)
 	if err != nil {
 		return err
@@ -147,6 +162,7 @@ func servePageOnly(ctx context.Context, c config, token, next string, browser, a
 	if c.web == "" || c.web == "off" {
 		c.web = defaultWeb
 	}
+	c.create = true
 	db, err := c.openAs(ctx)
 	if err != nil {
 		return err

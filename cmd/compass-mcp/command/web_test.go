@@ -413,7 +413,7 @@ func TestWebAddress(t *testing.T) {
 // open for good. (Before, only the header had a timeout: 200 connections that had each
 // made one request were all still open 150 s later.)
 func TestPageListenerHasTheHTTPTimeouts(t *testing.T) {
-	c := config{data: newData(t), space: "personal", me: "ana"}
+	c := config{data: newData(t), space: "personal", me: "ana", create: true}
 	db, err := c.open(t.Context())
 	if err != nil {
 		t.Fatal(err)
