@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/internal/version"
+	"github.com/compass-mcp/compass-mcp/search"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
 )
@@ -27,6 +28,11 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 	var c config
 	fs := flags(callHelp, &c)
 	serverFlags(fs, &c)
+	if len(args) > 0 {
+		if err := toolArgAsFlag(fs, args[0], args[1:]); err != nil {
+			return err
+		}
+	}
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -41,7 +47,10 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 	for _, kv := range pos[1:] {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" {
-			return usageError{fmt.Sprintf("call takes arguments as name=value; got %q", kv)}
+			return usageError{fmt.Sprintf("call takes arguments as name=value; got %q (compass-mcp call %s -h lists its arguments)", clip(kv, 100), pos[0])}
+		}
+		if err := knownArgument(pos[0], name); err != nil {
+			return err
 		}
 		if file, ok := strings.CutPrefix(value, "@"); ok {
 			var data []byte
@@ -75,6 +84,44 @@ func call(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer)
 	}
 	if isError {
 		return errSilent
+	}
+	return nil
+}
+
+// knownArgument refuses an argument the tool doesn't have, naming the close one and those
+// it has, as call TOOL -h lists them (a tool would otherwise ignore it, or refuse it only
+// once the data is open).
+func knownArgument(tool, name string) error {
+	if tools.Accepts(tool, name) {
+		return nil
+	}
+	have := tools.Arguments(tool)
+	msg := fmt.Sprintf("%s has no argument %s", tool, clip(name, 64))
+	if near := search.Nearest(name, have); near != "" {
+		msg += fmt.Sprintf(": did you mean %s?", near)
+	}
+	return usageError{fmt.Sprintf("%s (it takes %s; compass-mcp call %s -h says what each is)", msg, strings.Join(have, ", "), tool)}
+}
+
+// toolArgAsFlag refuses a tool's argument written as a flag (--limit 5), before the flag
+// parser refuses it as a flag call doesn't have: tool arguments are written limit=5.
+func toolArgAsFlag(fs *flag.FlagSet, tool string, args []string) error {
+	have := tools.Arguments(tool)
+	for i, a := range args {
+		if a == "--" {
+			return nil
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || fs.Lookup(name) != nil || !slices.Contains(have, name) {
+			continue
+		}
+		if !hasValue {
+			value = "VALUE"
+			if i+1 < len(args) {
+				value = clip(args[i+1], 40)
+			}
+		}
+		return usageError{fmt.Sprintf("tool arguments are written name=value: %s=%s, not %s (compass-mcp call %s -h lists its arguments)", name, value, clip(a, 64), tool)}
 	}
 	return nil
 }

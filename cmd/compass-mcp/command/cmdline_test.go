@@ -2,14 +2,18 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/tools"
 )
 
 // The flags every command shares may come before the command: they reach it as if given
@@ -103,4 +107,65 @@ func exitOf(err error) int {
 		return -1
 	}
 	return 0
+}
+
+// A tool's arguments guide as flags do: a typo names the close one, a flag-shaped one
+// says how they are written, and the list is what call TOOL -h shows.
+func TestToolArgumentsGuide(t *testing.T) {
+	for args, want := range map[string]string{
+		"list_documents limt=5":      "list_documents has no argument limt: did you mean limit? (it takes limit, linked_from, links, links_to, query;",
+		"list_documents --limit 5":   "tool arguments are written name=value: limit=5, not --limit",
+		"list_documents -limit=5":    "tool arguments are written name=value: limit=5, not -limit=5",
+		"read_document docment=x":    "read_document has no argument docment: did you mean document?",
+		"read_document zzzzzzzzzz=1": "read_document has no argument zzzzzzzzzz (it takes document,",
+		"list_documents limit":       `call takes arguments as name=value; got "limit"`,
+	} {
+		err := call(context.Background(), strings.Fields(args), strings.NewReader(""), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) || exitCode(err) != 2 {
+			t.Errorf("call %s: %v\nwant %q", args, err, want)
+		}
+	}
+	for _, name := range tools.Names() {
+		err := knownArgument(name, "zz")
+		usage := tools.Usage(name, "x")
+		listed := strings.TrimSuffix(strings.SplitN(err.Error(), "(it takes ", 2)[1], "; compass-mcp call "+name+" -h says what each is)")
+		for _, a := range strings.Split(listed, ", ") {
+			if !strings.Contains(usage, "\n  "+a+" (") {
+				t.Errorf("%s: the refusal lists %s, which call %s -h doesn't show", name, a, name)
+			}
+		}
+	}
+	data := newData(t)
+	cli(t, data, "call", "write_document", "title=A", "text=x")
+	// sign_in, which call's server offers though -h leaves it out, reaches the tool.
+	if out, err := cliResult(data, "", "call", "list_documents", "sign_in=/"); exitOf(err) == 2 || !strings.Contains(out, "sign-in link") {
+		t.Errorf("sign_in: %v\n%s", err, out)
+	}
+}
+
+// help lists every docs subcommand, and each one's -h shows its arguments.
+func TestDocsSubcommandsInHelp(t *testing.T) {
+	var b strings.Builder
+	help(&b)
+	var subs []string
+	for _, d := range docsSubs {
+		subs = append(subs, d.name)
+	}
+	for name := range reviewCommands {
+		subs = append(subs, name)
+	}
+	env := testEnv(newData(t))
+	for _, sub := range subs {
+		if !regexp.MustCompile(`compass-mcp docs [^\n]*\b` + sub + `\b`).MatchString(b.String()) {
+			t.Errorf("help doesn't list docs %s", sub)
+		}
+		code, _, errs := runEnv(t, env, "docs", sub, "-h")
+		first, _, _ := strings.Cut(errs, "\n")
+		if code != 0 || first == "Usage: compass-mcp docs "+sub || !strings.HasPrefix(first, "Usage: compass-mcp docs "+sub+" ") {
+			t.Errorf("docs %s -h: exit %d, %q", sub, code, first)
+		}
+	}
+	if code, _, errs := runEnv(t, env, "docs", "accept", "-h"); code != 0 || !strings.Contains(errs, "docs accept DOC N") {
+		t.Errorf("docs accept -h: %s", errs)
+	}
 }

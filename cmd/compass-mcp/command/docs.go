@@ -21,8 +21,20 @@ import (
 	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
-var docsHelp = subcommand{name: "docs", args: "list | show | history | diff | save | restore | rename | delete | undelete | purge | export ...",
-	does: "the person's side of the documents (docs help)"}
+var docsHelp = subcommand{name: "docs", args: docsNames() + " ...",
+	does: "the person's side of the documents, and the review of the agents' proposals and comments;\ndocs help says what each does, docs SUBCOMMAND -h its arguments"}
+
+// docsNames is every docs subcommand, as help lists them: docsSubs's, then review.go's.
+func docsNames() string {
+	var names []string
+	for _, d := range docsSubs {
+		names = append(names, d.name)
+	}
+	for _, name := range []string{"blame", "proposals", "proposal", "accept", "decline", "comment", "comments"} {
+		names = append(names, name)
+	}
+	return strings.Join(names, " | ")
+}
 
 // docsSub is one of docs' subcommands: what it takes (in words, for its refusal) and does;
 // actsAsPerson when it makes versions, which carry the person's name.

@@ -55,12 +55,26 @@ var reviewCommands = map[string]func(ctx context.Context, sub string, args []str
 	"comments":  commentsCmd,
 }
 
+// reviewUsages are the review subcommands' arguments and what they do, for their -h (docs
+// help's reviewUsage says the same at more length).
+var reviewUsages = map[string]struct{ args, does string }{
+	"blame":     {"DOC", "every line of DOC with the version that last changed it"},
+	"proposals": {"[DOC]", "the open proposals of DOC, else of every document"},
+	"proposal":  {"DOC N", "proposal N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},
+	"accept": {"DOC N [--mine|--theirs] | DOC N --edit [--base V] < FILE",
+		"make proposal N a version, merged with what changed since its base (a clash saves nothing; --mine or --theirs chooses);\nwith --edit, FILE instead: the proposal as you edited it"},
+	"decline":  {"DOC N --why TEXT", "decline proposal N, saying why (the agent's next read says so)"},
+	"comment":  {"DOC --lines A-B TEXT | DOC --reply N TEXT | DOC --resolve N [TEXT]", "comment on lines of the latest version, reply to comment N, or resolve it"},
+	"comments": {"DOC", "the open comments, at their lines, with their replies"},
+}
+
 // reviewArgs parses a review subcommand's flags (define adds its own) and positional
 // arguments, of which it must have least to most (words says which, for the refusal), and
 // opens the data; close closes it.
 func reviewArgs(ctx context.Context, sub string, args []string, stdout, stderr io.Writer, least, most int, words string, define func(*flag.FlagSet)) (p Terminal, pos []string, close func(), err error) {
 	var c config
-	fs := flags(subcommand{name: "docs " + sub, does: "review the agents' changes and comment (docs help lists how)"}, &c)
+	u := reviewUsages[sub]
+	fs := flags(subcommand{name: "docs " + sub, args: u.args, does: u.does, more: "DOC is a document's id or title (exact, else the one title with all the words)."}, &c)
 	if define != nil {
 		define(fs)
 	}
