@@ -283,8 +283,15 @@ func TestInstallWithoutAFile(t *testing.T) {
 			if !reflect.DeepEqual(servers["compass"], wantEntry(c, testServer)) {
 				t.Errorf("%s: compass reads %#v", c.Name, servers["compass"])
 			}
-			if fi, _ := os.Stat(ch.File); fi.Mode().Perm() != 0o600 {
+			want, wantDir := os.FileMode(0o600), os.FileMode(0o700)
+			if project { // a team's file: the usual modes
+				want, wantDir = 0o644, 0o755
+			}
+			if fi, _ := os.Stat(ch.File); fi.Mode().Perm() != want {
 				t.Errorf("%s: a new file's mode is %v", c.Name, fi.Mode())
+			}
+			if fi, _ := os.Stat(filepath.Dir(ch.File)); fi.Mode().Perm() != wantDir {
+				t.Errorf("%s: a new folder's mode is %v", c.Name, fi.Mode())
 			}
 		}
 	}
@@ -557,5 +564,57 @@ func TestInstallKeepsTheClientsSave(t *testing.T) {
 	other.Name = "other"
 	if err := c.Install(e, other, false, false, false, now, &out, &out); !errors.Is(err, ErrChanged) {
 		t.Errorf("a file that keeps changing: %v", err)
+	}
+}
+
+// A project's file is the team's: the command by its name when PATH finds this one, a
+// data file in the project from the project's folder where the client has a variable for
+// it, and a note for what stays this machine's.
+func TestPortableProjectFiles(t *testing.T) {
+	bin := t.TempDir()
+	cmd := filepath.Join(bin, "compass-mcp")
+	if err := os.WriteFile(cmd, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := testEnv(t)
+	s := Server{Name: "compass", Command: cmd, Args: []string{"serve"},
+		Env: map[string]string{"COMPASS_DATA": filepath.Join(e.Dir, "data", "team.db"), "COMPASS_SPACE": "launch"}}
+
+	t.Setenv("PATH", bin)
+	got, notes := Lookup("vscode").Portable(s, e)
+	if got.Command != "compass-mcp" || got.Env["COMPASS_DATA"] != "${workspaceFolder}/data/team.db" || got.Env["COMPASS_SPACE"] != "launch" || len(notes) != 0 {
+		t.Errorf("vscode: %+v %q", got, notes)
+	}
+	if s.Command != cmd || s.Env["COMPASS_DATA"] != filepath.Join(e.Dir, "data", "team.db") {
+		t.Error("Portable changed the server it was given")
+	}
+	got, notes = Lookup("zed").Portable(s, e)
+	if got.Command != "compass-mcp" || got.Env["COMPASS_DATA"] != s.Env["COMPASS_DATA"] || len(notes) != 1 || !strings.Contains(notes[0], "no variable for the project's folder") {
+		t.Errorf("zed: %+v %q", got, notes)
+	}
+	outside := s
+	outside.Env = map[string]string{"COMPASS_DATA": filepath.Join(e.Home, "mine.db"), "COMPASS_ME": "ana"}
+	t.Setenv("PATH", t.TempDir()) // another compass-mcp, or none, on PATH: the path stays
+	got, notes = Lookup("cursor").Portable(outside, e)
+	if got.Command != cmd || got.Env["COMPASS_DATA"] != outside.Env["COMPASS_DATA"] || len(notes) != 3 ||
+		!strings.Contains(notes[0], "not on PATH") || !strings.Contains(notes[1], "outside the project") || !strings.Contains(notes[2], "--for ana") {
+		t.Errorf("cursor, nothing portable: %+v %q", got, notes)
+	}
+	pg := s
+	pg.Env = map[string]string{"COMPASS_DATA": "postgres://team@10.0.0.1/compass"}
+	if got, notes = Lookup("vscode").Portable(pg, e); got.Env["COMPASS_DATA"] != pg.Env["COMPASS_DATA"] {
+		t.Errorf("a URL: %+v %q", got, notes)
+	}
+
+	// Install writes it so, and says what isn't portable.
+	t.Setenv("PATH", bin)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(e.Home, ".cache"))
+	var out, errs bytes.Buffer
+	if err := Lookup("vscode").Install(e, s, true, false, false, now, &out, &errs); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(e.Dir, ".vscode", "mcp.json"))
+	if !bytes.Contains(b, []byte(`"command": "compass-mcp"`)) || !bytes.Contains(b, []byte(`"COMPASS_DATA": "${workspaceFolder}/data/team.db"`)) || bytes.Contains(b, []byte(e.Home)) || errs.Len() != 0 {
+		t.Errorf("the project's file:\n%s\n%s", b, errs.String())
 	}
 }

@@ -108,10 +108,11 @@ type Client struct {
 	Docs  string // the page its format and place are from
 	Check string // where the client shows that the server started, and its tools
 
-	user     func(Env) string // the person's file on e.OS
-	project  func(Env) string // the project's file, or nil when the client has none
-	format   format           // nil for a client that adds servers with its own command
-	commands func(s Server, project, force bool) [][]string
+	user      func(Env) string // the person's file on e.OS
+	workspace string           // the variable the client expands to the project's folder in its file, if it has one
+	project   func(Env) string // the project's file, or nil when the client has none
+	format    format           // nil for a client that adds servers with its own command
+	commands  func(s Server, project, force bool) [][]string
 }
 
 // UserFile is the client's file for the person on e's system.
@@ -187,6 +188,8 @@ var Clients = []*Client{
 		Check:   "Command Palette → MCP: List Servers → compass: Running, and Show Output for its log; in Copilot Chat's agent mode, the tools button lists compass's tools",
 		user:    func(e Env) string { return e.join(e.vscodeUser(), "mcp.json") },
 		project: func(e Env) string { return e.join(e.Dir, ".vscode", "mcp.json") },
+		// ${workspaceFolder}: the mcp-configuration reference's predefined variables.
+		workspace: "${workspaceFolder}",
 		format: jsonFormat{dialect: jsonc.JSONC, key: "servers", entry: func(s Server) jsonc.Obj {
 			return append(jsonc.Obj{{Key: "type", Value: "stdio"}}, stdioFields(s)...)
 		}},
@@ -201,7 +204,9 @@ var Clients = []*Client{
 		Check:   "Cursor Settings → Tools & MCP (Customize → MCPs in newer versions): compass switched on with a green dot and its tools listed; the Output panel's MCP Logs say why not",
 		user:    func(e Env) string { return e.join(e.Home, ".cursor", "mcp.json") },
 		project: func(e Env) string { return e.join(e.Dir, ".cursor", "mcp.json") },
-		format:  jsonFormat{dialect: jsonc.JSON, key: "mcpServers", entry: stdioFields},
+		// ${workspaceFolder}: the page's config interpolation (with ${userHome}, ${env:NAME}).
+		workspace: "${workspaceFolder}",
+		format:    jsonFormat{dialect: jsonc.JSON, key: "mcpServers", entry: stdioFields},
 	},
 	{
 		// https://docs.windsurf.com/windsurf/cascade/mcp: ~/.codeium/windsurf/mcp_config.json

@@ -117,6 +117,7 @@ type Change struct {
 	Old      []byte // nil when there is no file yet
 	New      []byte
 	Replaced bool // a server of the name was there, and New replaces it
+	Shared   bool // a project's file, which a team commits: a new one is made 0644 in folders 0755
 }
 
 // Prepare reads c's file, the person's or with project the project's in e.Dir, and works
@@ -144,7 +145,7 @@ func (c *Client) Prepare(e Env, project bool, s Server, force bool) (*Change, er
 	case err != nil:
 		return nil, &ParseError{File: file, Client: c.Title, Err: err}
 	}
-	return &Change{File: file, Old: old, New: out, Replaced: replaced}, nil
+	return &Change{File: file, Old: old, New: out, Replaced: replaced, Shared: project}, nil
 }
 
 // readFile is the file's bytes, nil when there is none.
@@ -187,8 +188,8 @@ func (ch *Change) Unchanged() bool { return ch.Old != nil && bytes.Equal(ch.Old,
 // kept in a dotfiles repository stay there). The old file is kept beside it as
 // FILE.bak-YYYYMMDD-HHMMSS (at now, with -2, -3... when that name is taken), which Write
 // returns ("" when there was no file). The new file replaces the old in one rename, with
-// the old one's permissions (a new file is the person's alone: 0600). It returns
-// ErrChanged when the file is no longer ch.Old.
+// the old one's permissions (a new file is the person's alone, 0600, or for a project's
+// file, Shared, 0644). It returns ErrChanged when the file is no longer ch.Old.
 func (ch *Change) Write(now time.Time) (backup string, err error) {
 	target := ch.File
 	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -203,7 +204,10 @@ func (ch *Change) Write(now time.Time) (backup string, err error) {
 	if (cur == nil) != (ch.Old == nil) || !bytes.Equal(cur, ch.Old) {
 		return "", ErrChanged
 	}
-	mode := fs.FileMode(0o600)
+	mode, dirMode := fs.FileMode(0o600), fs.FileMode(0o700)
+	if ch.Shared { // the team's file, in the project's folder: the usual modes, as git checks it out
+		mode, dirMode = 0o644, 0o755
+	}
 	if ch.Old != nil {
 		fi, err := os.Stat(target)
 		if err != nil {
@@ -215,7 +219,7 @@ func (ch *Change) Write(now time.Time) (backup string, err error) {
 		}
 	}
 	dir := filepath.Dir(target)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return backup, err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")

@@ -206,6 +206,13 @@ var testHookBeforeWrite func(file string)
 // is an *ExistsError; a file that can't be read as the client's format, a *ParseError, said
 // to be left as it was.
 func (c *Client) Install(e Env, s Server, project, force, printOnly bool, now time.Time, stdout, stderr io.Writer) error {
+	if project && c.HasProject() {
+		var notes []string
+		s, notes = c.Portable(s, e)
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "compass-mcp install: %s.\n", n)
+		}
+	}
 	if cmds := c.Commands(s, project, force); cmds != nil {
 		return c.Run(s.Name, cmds, printOnly, stdout, stderr)
 	}

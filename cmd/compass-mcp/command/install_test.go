@@ -275,9 +275,13 @@ func TestInstallBinary(t *testing.T) {
 	if _, err := os.Stat(clientconfig.Lookup("cursor").UserFile(h.cc)); err == nil {
 		t.Error("a refused install wrote a file")
 	}
-	out, _, code = h.run(t, testbin.Path, "install", "vscode", "--project", "--print", "--data", "rel/compass.db")
+	out, stderr, code = h.run(t, testbin.Path, "install", "vscode", "--project", "--print", "--data", "rel/compass.db")
+	if code != 0 || !strings.Contains(out, `"${workspaceFolder}/rel/compass.db"`) || !strings.Contains(out, testbin.Path) || !strings.Contains(stderr, "not on PATH") {
+		t.Errorf("a relative --data, in a project's file: %s%s", out, stderr)
+	}
+	out, _, code = h.run(t, testbin.Path, "install", "cursor", "--print", "--data", "rel/compass.db")
 	if code != 0 || !strings.Contains(out, filepath.Join(h.dir, "rel", "compass.db")) {
-		t.Errorf("a relative --data: %s", out)
+		t.Errorf("a relative --data, in the person's file: %s", out)
 	}
 	_, stderr, code = h.run(t, testbin.Path, "install", "windsurf", "--project")
 	if code != 2 || !strings.Contains(stderr, "no file of a project's own") {
@@ -303,7 +307,8 @@ func TestInstallClaudeCode(t *testing.T) {
 	h2 := *h
 	h2.env = withoutClaude
 	out, stderr, code := h2.run(t, testbin.Path, "install", "claude-code", "--for", "ana", "--project")
-	want := "claude mcp add --env COMPASS_ME=ana --scope project compass -- " + testbin.Path + " serve\n"
+	// PATH has this compass-mcp: the project's .mcp.json names it so.
+	want := "claude mcp add --env COMPASS_ME=ana --scope project compass -- compass-mcp serve\n"
 	if code != 1 || out != want || !strings.Contains(stderr, "not on PATH") || !strings.Contains(stderr, "nothing was installed") {
 		t.Errorf("without claude: exit %d: %q %s", code, out, stderr)
 	}
