@@ -30,9 +30,7 @@ func docsNames() string {
 	for _, d := range docsSubs {
 		names = append(names, d.name)
 	}
-	for _, name := range []string{"blame", "proposals", "proposal", "accept", "decline", "comment", "comments"} {
-		names = append(names, name)
-	}
+	names = append(names, "blame", "proposals", "proposal", "accept", "decline", "comment", "comments") // reviewCommands, in docs help's order
 	return strings.Join(names, " | ")
 }
 
