@@ -52,7 +52,7 @@ type ParseError struct {
 // file is not known here (Codex reads TOML this reader may not; Cursor's docs don't say
 // comments are refused).
 func (e *ParseError) Error() string {
-	return fmt.Sprintf("%s: %v: install can't read the file as %s's format, so it can't add a server to it", e.File, e.Err, e.Client)
+	return fmt.Sprintf("%s: %v: install can't add a server to the file as it is", e.File, e.Err)
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
