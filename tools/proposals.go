@@ -21,9 +21,16 @@ import (
 // lists at most: the rest are counted.
 const NotesShown = 5
 
+// reviewed reports whether the agent calling with ctx is reviewed: the server's review mode,
+// or its token's.
+func (s *Server) reviewed(ctx context.Context) bool {
+	p, ok := access.FromContext(ctx)
+	return s.cfg.Review || (ok && p.Review)
+}
+
 // writer is where an agent's changes go: proposals in review mode, else versions.
 func (s *Server) writer(ctx context.Context) *docstore.Store {
-	if p, ok := access.FromContext(ctx); s.cfg.Review || (ok && p.Review) {
+	if s.reviewed(ctx) {
 		return s.docs.Proposing()
 	}
 	return s.docs

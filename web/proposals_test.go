@@ -182,7 +182,7 @@ func TestTeamMembersDecide(t *testing.T) {
 	}
 	ben := staying(tm.as("ben"))
 	post := func(c *http.Client, path string) int {
-		req, _ := http.NewRequest(http.MethodPost, tm.srv.URL+path, strings.NewReader(""))
+		req, _ := http.NewRequest(http.MethodPost, tm.srv.URL+path, strings.NewReader("form_token="+tokenOf(c, tm.srv.URL)))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", tm.srv.URL)
 		resp, err := c.Do(req)

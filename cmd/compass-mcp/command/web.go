@@ -30,7 +30,7 @@ func webFlag(fs interface {
 // siteConfig is the page of the data file's spaces, c's first; who may see which is the
 // access room's answer (each space's members, --for always among c's space's).
 func (c *config) siteConfig(db store) web.Config {
-	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(),
+	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: slog.Default(), Review: c.review,
 		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure}
 }
 
