@@ -65,6 +65,19 @@ func TestBlamePage(t *testing.T) {
 	if strings.Count(second, `<td class="n">`) != 10 || !strings.Contains(second, "line 2010") || !strings.Contains(second, "blame?from=1") {
 		t.Errorf("the second page has %d lines", strings.Count(second, `<td class="n">`))
 	}
+	// The second page, and the first again, reused the blame the first worked out: one
+	// blame of the version, not one a page (issue 34). A new version is worked out anew.
+	body(t, f.get(c, "/document/"+long.Document.ID+"/blame"))
+	worked := func() int { f.site.blames.mu.Lock(); defer f.site.blames.mu.Unlock(); return f.site.blames.worked }
+	if got := worked(); got != 2 { // the first document's, and Long's
+		t.Errorf("%d blames worked out for two documents' pages, want 2", got)
+	}
+	if _, err := f.docs.Append(ctx, long.Document.ID, "one more line", agent); err != nil {
+		t.Fatal(err)
+	}
+	if page := body(t, f.get(c, fmt.Sprintf("/document/%s/blame?from=%d", long.Document.ID, BlameLines+1))); !strings.Contains(page, "one more line") || worked() != 3 {
+		t.Errorf("after a new version: %d blames worked out, the page:\n%s", worked(), page)
+	}
 	if resp := f.get(c, "/document/01JDX0000000000000000000000/blame"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("blame of no document: %d", resp.StatusCode)
 	}

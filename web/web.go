@@ -77,6 +77,7 @@ type Site struct {
 	handler http.Handler
 	store   string // the data file's id (see StoreID)
 	html    *renderCache
+	blames  *blameCache // the page's blames, a version's worked out once (blamecache.go)
 }
 
 // New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
@@ -101,7 +102,7 @@ func New(ctx context.Context, db kv.DB, cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the data file's id: %w", err)
 	}
-	s := &Site{cfg: cfg, db: db, pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
+	s := &Site{cfg: cfg, db: db, pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20), blames: newBlameCache(64 << 20)}
 	s.live = newHub(s)
 	s.handler = s.routes()
 	return s, nil
