@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -80,5 +82,68 @@ func TestBlamePage(t *testing.T) {
 	}
 	if resp := f.get(c, "/document/01JDX0000000000000000000000/blame"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("blame of no document: %d", resp.StatusCode)
+	}
+}
+
+// A history is shown HistoryPage versions a page, newest first, each page linking the
+// newer and older ones: a document of 50,000 versions was one 19 MB page (issue 34); a
+// page now reads and shows its own versions, about 100 KB whatever the history's length.
+func TestHistoryIsPaged(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t)
+	saved, err := f.docs.Create(ctx, "Log", "# Log\n", docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := saved.Document.ID
+	total := 2*HistoryPage + 50
+	for i := 2; i <= total; i++ {
+		if _, err := f.docs.Append(ctx, id, fmt.Sprintf("entry %d", i), agent); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	rows := regexp.MustCompile(`/diff\?from=(\d+)&amp;to=(\d+)"`)
+	page := func(path string) (first, last, n int, html string) {
+		t.Helper()
+		resp := f.get(c, path)
+		html = body(t, resp)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", path, resp.StatusCode)
+		}
+		if len(html) > 256<<10 {
+			t.Errorf("%s is %d bytes, over 256 KB", path, len(html))
+		}
+		all := rows.FindAllStringSubmatch(html, -1)
+		if len(all) == 0 {
+			return 0, 0, 0, html
+		}
+		first, _ = strconv.Atoi(all[0][2])
+		last, _ = strconv.Atoi(all[len(all)-1][2])
+		return first, last, len(all), html
+	}
+	base := "/document/" + id + "/history"
+	first, last, n, html := page(base)
+	if first != total || last != total-HistoryPage+1 || n != HistoryPage || !strings.Contains(html, fmt.Sprintf(`history?before=%d" rel="next"`, last)) || strings.Contains(html, `rel="prev"`) {
+		t.Fatalf("the first page: versions %d to %d (%d rows):\n%s", first, last, n, html)
+	}
+	first, last, n, html = page(fmt.Sprintf("%s?before=%d", base, last))
+	if first != total-HistoryPage || last != total-2*HistoryPage+1 || n != HistoryPage || !strings.Contains(html, `href="`+base+`" rel="prev"`) || !strings.Contains(html, fmt.Sprintf(`history?before=%d" rel="next"`, last)) {
+		t.Fatalf("the second page: versions %d to %d (%d rows):\n%s", first, last, n, html)
+	}
+	first, last, n, html = page(fmt.Sprintf("%s?before=%d", base, last))
+	if first != 50 || last != 1 || n != 50 || strings.Contains(html, `rel="next"`) || !strings.Contains(html, fmt.Sprintf(`history?before=%d" rel="prev"`, 50+HistoryPage+1)) {
+		t.Fatalf("the last page: versions %d to %d (%d rows):\n%s", first, last, n, html)
+	}
+	// Out of range, or not a number: no rows, or the first page; never an error.
+	if _, _, n, _ := page(base + "?before=1"); n != 0 {
+		t.Errorf("before=1: %d rows", n)
+	}
+	if first, _, _, _ := page(base + "?before=-5"); first != total {
+		t.Errorf("before=-5: starts at %d", first)
+	}
+	if first, _, _, _ := page(base + "?before=99999999999999999999"); first != total {
+		t.Errorf("a huge before: starts at %d", first)
 	}
 }

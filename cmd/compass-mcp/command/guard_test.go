@@ -131,3 +131,37 @@ func TestAReviewedAgentCannotDecide(t *testing.T) {
 		t.Fatalf("after the page's accept:\n%s", p)
 	}
 }
+
+// docs history prints a page of versions (500 unless --limit), newest first, and how to
+// see the older ones: a history of 50,000 versions is read a page at a time (issue 34).
+func TestHistoryIsPagedOnTheCommandLine(t *testing.T) {
+	t.Parallel()
+	data := newData(t)
+	if out, err := cliResult(data, "entry\n", "docs", "save", "--new", "Log"); err != nil {
+		t.Fatalf("save --new: %v\n%s", err, out)
+	}
+	for i := 2; i <= 7; i++ {
+		if out, err := cliResult(data, strings.Repeat("entry\n", i), "docs", "save", "Log"); err != nil {
+			t.Fatalf("save %d: %v\n%s", i, err, out)
+		}
+	}
+	versions := regexp.MustCompile(`(?m)^  v(\d+) `)
+	check := func(want []string, more string, args ...string) {
+		t.Helper()
+		out := cli(t, data, append([]string{"docs", "history", "Log"}, args...)...)
+		var got []string
+		for _, m := range versions.FindAllStringSubmatch(out, -1) {
+			got = append(got, m[1])
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") || more == "" && strings.Contains(out, "older") || more != "" && !strings.Contains(out, more) {
+			t.Errorf("docs history Log %v: versions %v, want %v (and %q):\n%s", args, got, want, more, out)
+		}
+	}
+	check([]string{"7", "6", "5", "4", "3", "2", "1"}, "")
+	check([]string{"7", "6", "5"}, "4 versions older: docs history ", "--limit", "3")
+	check([]string{"4", "3", "2"}, "1 version older: docs history ", "--limit", "3", "--before", "5")
+	check([]string{"1"}, "", "--before", "2")
+	if out, err := cliResult(data, "", "docs", "history", "Log", "--limit", "0"); err == nil {
+		t.Errorf("--limit 0 was taken:\n%s", out)
+	}
+}
