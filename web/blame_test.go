@@ -2,10 +2,12 @@ package web
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -79,6 +81,26 @@ func TestBlamePage(t *testing.T) {
 	}
 	if page := body(t, f.get(c, fmt.Sprintf("/document/%s/blame?from=%d", long.Document.ID, BlameLines+1))); !strings.Contains(page, "one more line") || worked() != 3 {
 		t.Errorf("after a new version: %d blames worked out, the page:\n%s", worked(), page)
+	}
+	// Four viewers of a new version at once: one blame worked out, the others wait for it.
+	if _, err := f.docs.Append(ctx, long.Document.ID, "and another", agent); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	pages := make([]string, 4)
+	for i := range pages {
+		wg.Go(func() {
+			resp, err := c.Get(fmt.Sprintf("%s/document/%s/blame?from=%d", f.srv.URL, long.Document.ID, 1+i%2*BlameLines))
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				pages[i] = string(b)
+			}
+		})
+	}
+	wg.Wait()
+	if got := worked(); got != 4 || !strings.Contains(pages[1], "and another") || !strings.Contains(pages[0], "line 1<") {
+		t.Errorf("four viewers of one new version: %d blames worked out in all, want 4", got)
 	}
 	if resp := f.get(c, "/document/01JDX0000000000000000000000/blame"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("blame of no document: %d", resp.StatusCode)
