@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -209,3 +210,23 @@ func (g *Gate) RequireSpace(space func(*http.Request) string, next http.Handler)
 // PathSpace is the {space} of a route such as /spaces/{space}/mcp: the usual first
 // argument of RequireSpace.
 func PathSpace(r *http.Request) string { return r.PathValue("space") }
+
+// SentFromPage reports whether r says a browser sent it from a page of the host it was
+// sent to: Sec-Fetch-Site: same-origin, or an Origin whose host is r's Host (the comparison
+// http.CrossOriginProtection makes, so a page behind a reverse proxy that keeps Host
+// passes both alike). Every browser's form post and fetch says one or the other; a plain
+// HTTP client says neither, and http.CrossOriginProtection lets such a request through.
+// The person's page and the OAuth consent refuse a request that changes something without
+// it: a program holding the person's cookie (a reviewed agent that was handed a sign-in
+// link) is not the person.
+func SentFromPage(r *http.Request) bool {
+	if r.Header.Get("Sec-Fetch-Site") == "same-origin" {
+		return true
+	}
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" {
+		return false
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && u.Host == r.Host
+}

@@ -1,12 +1,14 @@
 package docstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 )
@@ -122,5 +124,30 @@ func TestBlameOfOneVersion(t *testing.T) {
 	empty := mustCreate(t, s, "Empty", "")
 	if bl, err := s.Blame(ctx, empty.ID); err != nil || len(bl.Runs) != 0 || len(bl.Lines) != 0 {
 		t.Errorf("Blame of an empty text = %+v, %v", bl, err)
+	}
+}
+
+// twice is a store whose every read transaction runs its function a second time, as a
+// View may (kv.DB.View): what the first run did must be undone, not added to.
+type twice struct{ kv.DB }
+
+func (d twice) View(ctx context.Context, fn func(kv.Tx) error) error {
+	if err := d.DB.View(ctx, fn); err != nil {
+		return err
+	}
+	return d.DB.View(ctx, fn)
+}
+
+// Blame undoes what a range did when its read runs again (issue 34: it used to copy all
+// it had found at every range instead, which made it quadratic): the same blame either way.
+func TestBlameWhenReadsRunAgain(t *testing.T) {
+	for _, every := range []int{1, 5, 64} {
+		t.Run(fmt.Sprintf("whole every %d", every), func(t *testing.T) {
+			defer docstore.SetSnapshotEvery(every)()
+			db := kvtest.Open(t)
+			s := docstore.New(db, "personal")
+			id, texts := randomHistory(t, s, 150, uint64(every)*7)
+			checkBlame(t, docstore.New(twice{db}, "personal"), id, texts)
+		})
 	}
 }

@@ -61,18 +61,32 @@ func (r *Reader) Since(name string, n int) (Document, []Version, string, error) 
 	return d, vs, linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3), nil
 }
 
-// Log returns a named document and every version of it, newest first, without their texts:
-// what a history lists. No text is rebuilt, so its cost is the headers' (a few hundred
-// bytes a version), whatever the texts' sizes. For the texts, Store.Walk.
-func (r *Reader) Log(name string) (Document, []Version, error) {
+// Log returns a named document and every version of it, newest first, without their texts
+// (LogPage with no bound). For a document of many versions, LogPage reads a page of them.
+func (r *Reader) Log(name string) (Document, []Version, error) { return r.LogPage(name, 0, 0) }
+
+// LogPage returns a named document and its versions numbered below before (0: from the
+// latest), newest first, at most limit of them (0: all), without their texts: what a page
+// of a history lists. No text is rebuilt, so its cost is the headers read (a few hundred
+// bytes a version), whatever the texts' sizes: a page of a 50,000-version history reads
+// that page's headers, not 50,000 (issue 34). For the texts, Store.Walk.
+func (r *Reader) LogPage(name string, before, limit int) (Document, []Version, error) {
 	d, err := r.b.named(name)
 	if err != nil {
 		return d, nil, err
 	}
-	vs := make([]Version, 0, d.Version)
+	top := d.Version
+	if before > 0 {
+		top = min(top, before-1)
+	}
+	bottom := 1
+	if limit > 0 {
+		bottom = max(1, top-limit+1)
+	}
+	vs := make([]Version, 0, max(0, top-bottom+1))
 	// In chunks of a snapshot's worth of versions, each chunk's records read at once.
-	for hi := d.Version; hi >= 1; hi -= snapshotEvery {
-		err := r.b.headers(d.ID, max(1, hi-snapshotEvery+1), hi, func(v Version) error {
+	for hi := top; hi >= bottom; hi -= snapshotEvery {
+		err := r.b.headers(d.ID, max(bottom, hi-snapshotEvery+1), hi, func(v Version) error {
 			vs = append(vs, v)
 			return nil
 		})

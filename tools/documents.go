@@ -87,7 +87,13 @@ var ErrNoSignIn = errors.New("this server hands out no sign-in links")
 
 // signInLink is list_documents' sign_in: a one-time link that signs the person's browser
 // in to their page, opening the document named (or the list, for "/").
+//
+// In review mode it hands out nothing, whatever Config.SignIn says: a link signs in as the
+// person, and a reviewed agent holding one could accept its own proposals (issue 34).
 func (s *Server) signInLink(ctx context.Context, name string) (string, error) {
+	if s.reviewed(ctx) {
+		return "", refusal(reviewedSignIn)
+	}
 	next := "/"
 	if name = strings.TrimSpace(name); name != "/" {
 		id, ok := mdscan.DocumentID(name)
@@ -112,6 +118,10 @@ func (s *Server) signInLink(ctx context.Context, name string) (string, error) {
 	}
 	return "A sign-in link to the person's page (it works once, within 15 minutes, on this computer): " + link + "\nGive it to them as it is.", nil
 }
+
+// reviewedSignIn is the answer to sign_in in review mode.
+const reviewedSignIn = "In review mode this server hands you no sign-in link: a link signs in as the person, and the person decides on your proposals themselves. " +
+	"Ask the person to run `compass-mcp open` in a terminal (with the server's --data); it prints their sign-in link and opens their page."
 
 const noSignIn = "This server hands out no sign-in links: it serves a team (it has tokens), or no page of it is on this computer. " +
 	"The person signs in with the link that `compass-mcp open` prints, run in a terminal where the server runs (with its --data)."

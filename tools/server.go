@@ -47,7 +47,8 @@ type Config struct {
 	LinkBaseFunc func() string
 	// SignIn, if set, makes a one-time link that signs For's browser in to their page,
 	// leading to next (a path of the page), for list_documents' sign_in; it returns
-	// ErrNoSignIn when this server may not hand one out now. Set only where that is safe: a
+	// ErrNoSignIn when this server may not hand one out now. Never used in review mode
+	// (Review, or a token's): the tools refuse sign_in there. Set only where that is safe: a
 	// one-person server whose page is on this machine (cmd/compass-mcp; docs/PAGE.md says why).
 	SignIn func(ctx context.Context, next string) (string, error)
 	Logger *slog.Logger
@@ -385,12 +386,13 @@ func unavailable(err error, readOnly bool) string {
 }
 
 // offers reports whether this server honours the arguments tagged when: "sign-in", the
-// sign-in links only a one-person stdio server hands out (Config.SignIn). tools/list shows
-// only those it does, so that a team's server spends none of the model's context on them.
+// sign-in links only a one-person stdio server out of review mode hands out (Config.SignIn).
+// tools/list shows only those it does, so that a team's server spends none of the model's
+// context on them, and a reviewed agent is not told of them.
 func (s *Server) offers(when string) bool {
 	switch when {
 	case "sign-in":
-		return s.cfg.SignIn != nil
+		return s.cfg.SignIn != nil && !s.cfg.Review
 	}
 	return true
 }

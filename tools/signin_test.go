@@ -23,9 +23,10 @@ func TestSignInLinkOnlyWhereAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := saved.Document.ID
+	review := false
 	call := func(signIn func(context.Context, string) (string, error), name string) (string, bool) {
 		t.Helper()
-		srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", SignIn: signIn, Logger: slog.New(slog.DiscardHandler)})
+		srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", SignIn: signIn, Review: review, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,5 +74,12 @@ func TestSignInLinkOnlyWhereAllowed(t *testing.T) {
 		if text, isErr := call(signIn, "/"); !isErr || strings.Contains(text, "signin?code") || !strings.Contains(text, "compass-mcp open") {
 			t.Errorf("%s: %v %q", what, isErr, text)
 		}
+	}
+	// In review mode, nothing: a link signs in as the person, who decides on the agent's
+	// proposals (issue 34). SignIn isn't even asked.
+	review = true
+	asked = nil
+	if text, isErr := call(link, "/"); !isErr || strings.Contains(text, "signin?code") || !strings.Contains(text, "compass-mcp open") || len(asked) != 0 {
+		t.Errorf("review mode: %v %q, SignIn asked %v", isErr, text, asked)
 	}
 }

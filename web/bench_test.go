@@ -265,3 +265,49 @@ func meanMax(ds []time.Duration) (mean, worst float64) {
 	}
 	return float64(sum.Microseconds()) / float64(len(ds)) / 1000, float64(slices.Max(ds).Microseconds()) / 1000
 }
+
+// BenchmarkBlamePage is one page (BlameLines lines) of the blame of a 20,000-line document
+// that grew by 1,000 appends: cold works the blame out for every page, as every page did
+// before issue 34; window is the pages after the first, the version's blame kept
+// (blameCache), so a page costs its window.
+//
+//	go test -run '^$' -bench BenchmarkBlamePage -benchtime 20x ./web
+func BenchmarkBlamePage(b *testing.B) {
+	for _, warm := range []bool{false, true} {
+		name := "cold"
+		if warm {
+			name = "window"
+		}
+		b.Run(name, func(b *testing.B) {
+			var id string
+			site, cookie, _ := benchSite(b, func(s *docstore.Store) {
+				var text strings.Builder
+				for i := range 19000 {
+					fmt.Fprintf(&text, "line %d of the plan, as it was first written\n", i+1)
+				}
+				saved, err := s.Create(b.Context(), "Long plan", text.String(), docstore.KindWrite, agent)
+				if err != nil {
+					b.Fatal(err)
+				}
+				id = saved.Document.ID
+				for i := range 1000 {
+					if _, err := s.Append(b.Context(), id, fmt.Sprintf("appended %d", i+1), agent); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			get(b, site, cookie, "/document/"+id+"/blame")
+			b.ResetTimer()
+			cpu := cpuTime()
+			i := 0
+			for b.Loop() {
+				if !warm {
+					site.blames = newBlameCache(64 << 20)
+				}
+				i++
+				get(b, site, cookie, fmt.Sprintf("/document/%s/blame?from=%d", id, 1+(i%10)*BlameLines))
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

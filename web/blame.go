@@ -1,7 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -9,7 +11,8 @@ import (
 )
 
 // BlameLines is how many lines one page of a blame shows: a document of millions of lines
-// is shown a page at a time, its blame worked out once a page.
+// is shown a page at a time, its blame worked out once a version (blameCache), and each
+// page costs its own lines.
 const BlameLines = 2000
 
 type blameRun struct {
@@ -48,12 +51,12 @@ func (s *Site) reviewRoutes(in func(string, func(http.ResponseWriter, *http.Requ
 // each run of lines one version made marked, linked to that version's diff.
 func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
-	store, _, err := s.byID(r, p, id)
+	store, d, err := s.byID(r, p, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	bl, err := store.Blame(r.Context(), id)
+	bl, err := s.blames.blame(r.Context(), store, d)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -68,8 +71,16 @@ func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 	}
 	pg := p.in(store.Space(), "Who wrote "+bl.Document.Title, "docs")
 	n := bl.Names
+	// Only the window's runs: the first that reaches From, found by its place, and those
+	// after it up to To. The marks alternate from the window's first run.
+	first, _ := slices.BinarySearchFunc(bl.Runs, v.From, func(run docstore.Run, line int) int {
+		return cmp.Compare(run.First+run.Count-1, line)
+	})
 	mark, lastBy := 0, ""
-	for _, run := range bl.Runs {
+	for _, run := range bl.Runs[first:] {
+		if run.First > v.To {
+			break
+		}
 		ver := bl.Versions[run.Version]
 		by := byWhom(n, ver.Author)
 		if lastBy != "" && by != lastBy {

@@ -322,13 +322,15 @@ type historyRow struct {
 
 func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 	id := r.PathValue("id")
+	before := max(atoiOr(r.URL.Query().Get("before"), 0), 0)
 	var (
 		d   docstore.Document
 		out []historyRow
 		me  string
 	)
 	store, err := s.viewDoc(r, p, id, func(rd *docstore.Reader) error {
-		got, vs, err := rd.Log(id) // headers only: the page shows no text
+		// A page's versions, and the one below them: whether the last was a rename.
+		got, vs, err := rd.LogPage(id, before, HistoryPage+1) // headers only: the page shows no text
 		if err != nil {
 			return err
 		}
@@ -336,8 +338,9 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 			return docstore.ErrNotFound
 		}
 		n := rd.Names()
-		out = make([]historyRow, len(vs))
-		for i, v := range vs { // newest first
+		shown := vs[:min(len(vs), HistoryPage)]
+		out = make([]historyRow, len(shown))
+		for i, v := range shown { // newest first
 			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
 		}
 		me = n.Show(spaces.Person(p.Person))
@@ -347,14 +350,37 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
+	v := historyView{Doc: d, Versions: out}
+	if len(out) > 0 {
+		if top := out[0].Number; top < d.Version {
+			v.Newer = min(top+HistoryPage+1, d.Version+1)
+			if v.Newer > d.Version {
+				v.Newer = 0 // the first page: no ?before
+				v.Latest = true
+			}
+		}
+		if last := out[len(out)-1].Number; last > 1 {
+			v.Older = last
+		}
+	}
 	pg := p.in(store.Space(), "History of "+d.Title, "docs")
 	pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
 	pg.Who = me
-	pg.Data = struct {
-		Doc      docstore.Document
-		Versions []historyRow
-	}{d, out}
+	pg.Data = v
 	s.render(w, r, http.StatusOK, "history", pg)
+}
+
+// HistoryPage is how many versions one page of a history lists: a document of 50,000
+// versions is shown a page at a time, each page reading its own versions' headers (a page
+// is about 100 KB of HTML).
+const HistoryPage = 200
+
+type historyView struct {
+	Doc      docstore.Document
+	Versions []historyRow
+	Newer    int  // ?before= of the page of newer versions; 0 with Latest for the first page
+	Latest   bool // the newer page is the first
+	Older    int  // ?before= of the page of older versions; 0 when none
 }
 
 // headingText is what line says if it is an ATX heading (# Title, ## Title ##), white

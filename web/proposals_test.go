@@ -42,7 +42,7 @@ func TestProposalsOnThePage(t *testing.T) {
 	f.signIn(c, "/")
 
 	doc := body(t, f.get(c, "/document/"+id))
-	for _, want := range []string{"<strong>3 proposed changes</strong> wait for your review", `href="/document/` + id + `/proposal/3">change 3</a> · edit by north for Ana`, `data-proposals="3"`} {
+	for _, want := range []string{"<strong>3 proposals</strong> wait for your review", `href="/document/` + id + `/proposal/3">proposal 3</a> · edit by north for Ana`, `data-proposals="3"`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the document's banner lacks %q:\n%s", want, doc)
 		}
@@ -55,7 +55,7 @@ func TestProposalsOnThePage(t *testing.T) {
 		}
 	}
 	page := body(t, f.get(c, "/document/"+id+"/proposal/1"))
-	for _, want := range []string{"change 1</h1>", "<strong>open</strong>, waiting for Ana's review", "<del>Review the page.</del>", "<ins>Review the &lt;course&gt; page.</ins>", `action="/document/` + id + `/proposal/1/accept"`, `name="why" required`} {
+	for _, want := range []string{"proposal 1</h1>", "<strong>open</strong>, waiting for Ana's review", "<del>Review the page.</del>", "<ins>Review the &lt;course&gt; page.</ins>", `action="/document/` + id + `/proposal/1/accept"`, `name="why" required`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("proposal 1's page lacks %q:\n%s", want, page)
 		}
@@ -65,7 +65,7 @@ func TestProposalsOnThePage(t *testing.T) {
 	}
 	nr := staying(c)
 	resp := f.post(nr, "/document/"+id+"/proposal/1/accept", url.Values{})
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "accepted+change+1+as+version+2") {
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "accepted+proposal+1+as+version+2") {
 		t.Fatalf("accept 1: %d %s", resp.StatusCode, loc)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/history")); !strings.Contains(got, "accept") || !strings.Contains(got, "north for Ana, accepted by Ana") {
@@ -97,13 +97,13 @@ func TestProposalsOnThePage(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "merged") {
 		t.Fatalf("accepting 3, keeping its lines: %d %s\n%s", resp.StatusCode, loc, body(t, resp))
 	}
-	// The clashing region is lines 3-4 (Ana's line 3, change 1's line 4): the proposal's lines win there.
+	// The clashing region is lines 3-4 (Ana's line 3, proposal 1's line 4): the proposal's lines win there.
 	if v, _ := view(t, f.docs, newest(id)); !strings.Contains(v.Text, "on Monday.\nReview the page.") || v.Kind != docstore.KindAccept {
 		t.Errorf("after choosing the proposal's lines: %s %q", v.Kind, v.Text)
 	}
 	// Proposal 2, accepted after editing: the editor holds today's text with it merged in.
 	edit := body(t, f.get(c, "/document/"+id+"/proposal/2/edit"))
-	if !strings.Contains(edit, "Accepting <a href=\"/document/"+id+"/proposal/2\">change 2</a>") || !strings.Contains(edit, "Book the big studio.") || !strings.Contains(edit, `name="base" value="4"`) {
+	if !strings.Contains(edit, "Accepting <a href=\"/document/"+id+"/proposal/2\">proposal 2</a>") || !strings.Contains(edit, "Book the big studio.") || !strings.Contains(edit, `name="base" value="4"`) {
 		t.Fatalf("the editor for proposal 2:\n%s", edit)
 	}
 	v, _ = view(t, f.docs, newest(id))
@@ -125,7 +125,7 @@ func TestProposalsOnThePage(t *testing.T) {
 		t.Errorf("a decline without a reason: %d\n%s", resp.StatusCode, got)
 	}
 	resp = f.post(nr, "/document/"+id+"/proposal/4/decline", url.Values{"why": {"Not <now>."}})
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "declined+change+4") {
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "declined+proposal+4") {
 		t.Fatalf("decline 4: %d %s", resp.StatusCode, loc)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/proposal/4")); !strings.Contains(got, "declined by Ana") || !strings.Contains(got, "“Not &lt;now&gt;.”") || strings.Contains(got, `id="accept"`) {
@@ -182,7 +182,7 @@ func TestTeamMembersDecide(t *testing.T) {
 	}
 	ben := staying(tm.as("ben"))
 	post := func(c *http.Client, path string) int {
-		req, _ := http.NewRequest(http.MethodPost, tm.srv.URL+path, strings.NewReader(""))
+		req, _ := http.NewRequest(http.MethodPost, tm.srv.URL+path, strings.NewReader("form_token="+tokenOf(c, tm.srv.URL)))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", tm.srv.URL)
 		resp, err := c.Do(req)

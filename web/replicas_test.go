@@ -89,7 +89,7 @@ func TestLiveAcrossReplicas(t *testing.T) {
 			return
 		}
 		text += fmt.Sprintf("person %d\n", i)
-		form := url.Values{"base": {fmt.Sprint(i + 1)}, "text": {text}}
+		form := url.Values{"base": {fmt.Sprint(i + 1)}, "text": {text}, "form_token": {formToken(b.cookie.Value)}}
 		req, _ := http.NewRequest(http.MethodPost, srvB.URL+"/document/"+id+"/edit", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Origin", srvB.URL)

@@ -54,6 +54,10 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, who)) http.Ha
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
+		if changes(r) && !rightToken(r, p) {
+			s.badToken(w, r)
+			return
+		}
 		h(w, r, p)
 	})
 }
@@ -67,9 +71,13 @@ type signinView struct {
 
 // agentHandsLinks reports whether the person may ask their agent for a sign-in link
 // (list_documents sign_in), which a one-person server on this machine hands out: the
-// request came to a loopback listener, and the server has no tokens (a team's has).
+// request came to a loopback listener, the server has no tokens (a team's has), and its
+// agents are not reviewed (Config.Review: then the tools hand no link).
 // Someone who installed the one-click bundle has no compass-mcp command to run.
 func (s *Site) agentHandsLinks(r *http.Request) bool {
+	if s.cfg.Review {
+		return false
+	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || !loopback(hostOf(local.String())) {
 		return false
@@ -145,8 +153,10 @@ type askView struct {
 	Replaces           string // who is signed in on the browser now, if anyone
 }
 
-// signinPost is the question's answer: the page's own form (a post from another origin is
-// refused before it gets here: http.CrossOriginProtection).
+// signinPost is the question's answer: the page's own form (a post from another origin, or
+// one that doesn't say it came from the page, is refused before it gets here:
+// http.CrossOriginProtection and browserOnly). It needs no form token: the browser may have
+// no session yet, and the one-time code is the secret the question's page was shown.
 func (s *Site) signinPost(w http.ResponseWriter, r *http.Request) {
 	s.redeem(w, r, r.PostFormValue("code"))
 }
@@ -195,7 +205,14 @@ func (s *Site) forget(r *http.Request) {
 	}
 }
 
+// signout ends the session; a browser still signed in must send its form token (the
+// layout's form does), so that no page elsewhere, nor a program without the page, signs the
+// person out. A cookie that signs nobody in is cleared whatever the form holds.
 func (s *Site) signout(w http.ResponseWriter, r *http.Request) {
+	if p, ok := s.session(r); ok && !rightToken(r, p) {
+		s.badToken(w, r)
+		return
+	}
 	s.forget(r)
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secure(r)})
 	s.render(w, r, http.StatusOK, "signin", page{Title: "Signed out", Data: signinView{AskAgent: s.agentHandsLinks(r)}})

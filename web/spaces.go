@@ -152,7 +152,7 @@ func (s *Site) viewThread(r *http.Request, p who, id string, fn func(rd *threads
 
 // in is a page of p's in space.
 func (p who) in(space, title, nav string) page {
-	return page{Title: title, Nav: nav, Space: space, Spaces: p.Spaces, Home: p.Home}
+	return page{Title: title, Nav: nav, Space: space, Spaces: p.Spaces, Home: p.Home, FormToken: formToken(p.cookie)}
 }
 
 // Link is path in the page's space: with ?space=NAME unless it is the person's home, then

@@ -13,8 +13,10 @@
 //
 // Everything an agent writes is shown, so it is rendered as untrusted: goldmark without raw
 // HTML, then bluemonday's UGC policy, then a Content-Security-Policy that runs no inline
-// script. Forms are refused from other origins (http.CrossOriginProtection), and a page
-// served on loopback answers only to a loopback Host (against DNS rebinding).
+// script. Forms are refused from other origins (http.CrossOriginProtection); a request that
+// changes something must say it came from the page and carry its session's form token
+// (proof.go: a program holding the person's cookie is not the person); and a page served
+// on loopback answers only to a loopback Host (against DNS rebinding).
 package web
 
 import (
@@ -60,6 +62,9 @@ type Config struct {
 	// page is reached over https through a reverse proxy (--public-url https://...). A
 	// request that came over TLS gets a Secure cookie anyway.
 	Secure bool
+	// Review says the agents of this server are reviewed (serve --review): its tools hand
+	// no sign-in link, so the sign-in page doesn't tell the person to ask the agent for one.
+	Review bool
 }
 
 // Site is the person's page on the spaces of one data file.
@@ -72,6 +77,7 @@ type Site struct {
 	handler http.Handler
 	store   string // the data file's id (see StoreID)
 	html    *renderCache
+	blames  *blameCache // the page's blames, a version's worked out once (blamecache.go)
 }
 
 // New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
@@ -96,7 +102,7 @@ func New(ctx context.Context, db kv.DB, cfg Config) (*Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the data file's id: %w", err)
 	}
-	s := &Site{cfg: cfg, db: db, pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20)}
+	s := &Site{cfg: cfg, db: db, pages: p, log: cfg.Logger, store: store, html: newRenderCache(64 << 20), blames: newBlameCache(64 << 20)}
 	s.live = newHub(s)
 	s.handler = s.routes()
 	return s, nil
@@ -147,7 +153,9 @@ func (s *Site) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, http.StatusNotFound, "Nothing here", "There's no page at this address. The documents are on the first page.")
 	})
-	return s.guard(http.NewCrossOriginProtection().Handler(mux))
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(s.crossOrigin))
+	return s.guard(cop.Handler(s.browserOnly(mux)))
 }
 
 // guard refuses a Host that isn't loopback on a loopback listener (DNS rebinding), sets

@@ -110,8 +110,16 @@ func (f *fixture) get(c *http.Client, path string) *http.Response {
 	return resp
 }
 
+// post sends form to path as the page's own form would: from the page's origin, with the
+// session's form token (unless form has one of its own).
 func (f *fixture) post(c *http.Client, path string, form url.Values) *http.Response {
 	f.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	if !form.Has("form_token") {
+		form.Set("form_token", tokenOf(c, f.srv.URL))
+	}
 	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", f.srv.URL)
@@ -120,6 +128,21 @@ func (f *fixture) post(c *http.Client, path string, form url.Values) *http.Respo
 		f.t.Fatal(err)
 	}
 	return resp
+}
+
+// tokenOf is the form token of the session c's cookie jar holds for the page at base, as
+// the page's forms carry it; "" when c is signed in to none.
+func tokenOf(c *http.Client, base string) string {
+	if c.Jar == nil {
+		return ""
+	}
+	u, _ := url.Parse(base)
+	for _, k := range c.Jar.Cookies(u) {
+		if strings.HasPrefix(k.Name, "compass_") {
+			return formToken(k.Value)
+		}
+	}
+	return ""
 }
 
 func body(t *testing.T, resp *http.Response) string {

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv"
-
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -276,9 +276,23 @@ func agentName(client string) string {
 	return b.String()
 }
 
-// consent takes the person's answer from the consent page. Cross-site posts are refused
-// before it runs (http.CrossOriginProtection); and the page's consent id is known only to
-// the browser it was shown to, and kept for the person signed in there.
+// fromPage refuses an answer to the consent page that doesn't say a browser sent it from
+// the page (access.SentFromPage): allow grants an agent the person's account, and a
+// program holding the person's cookie is not the person.
+func (s *Server) fromPage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !access.SentFromPage(r) {
+			s.problem(w, http.StatusForbidden, "Refused: this answer doesn't say it came from the consent page (no Sec-Fetch-Site: same-origin, no matching Origin), as every browser's form does. Start again from the app, in a browser.")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// consent takes the person's answer from the consent page. Cross-site posts, and posts
+// that don't say a page sent them, are refused before it runs (http.CrossOriginProtection,
+// fromPage); and the page's consent id, the form's token, is known only to the browser it
+// was shown to, and kept for the person signed in there.
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)

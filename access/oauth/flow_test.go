@@ -463,6 +463,22 @@ func TestConsent(t *testing.T) {
 			t.Errorf("cross-site post: %d, want 403", status)
 		}
 	})
+	t.Run("a program's post with the person's cookie", func(t *testing.T) {
+		// Issue 34: a plain HTTP client holding the person's cookie (an agent that was handed
+		// a sign-in link) sends neither Sec-Fetch-Site nor Origin, which
+		// http.CrossOriginProtection lets through. Allow would grant it the person's account.
+		_, _, id, _ := h.authorize("ana", a)
+		req, _ := http.NewRequest("POST", h.url+"/consent", strings.NewReader(url.Values{"consent": {id}, "space": {"launch"}, "agent": {"x"}, "allow": {"1"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.AddCookie(&http.Cookie{Name: signInCookie, Value: "ana"})
+		if status, body, resp := h.do(req); status != 403 || resp.Header.Get("Location") != "" || !strings.Contains(body, "Refused") {
+			t.Errorf("a post with neither header: %d, want 403:\n%s", status, body)
+		}
+		// The same answer from the page: it still stands (the refusal used nothing up).
+		if status, body, _ := h.answer("ana", url.Values{"consent": {id}, "space": {"launch"}, "agent": {"x"}, "deny": {"1"}}); status != http.StatusSeeOther {
+			t.Errorf("the page's own answer after the refusal: %d %s", status, body)
+		}
+	})
 	t.Run("another person's page", func(t *testing.T) {
 		_, _, id, _ := h.authorize("ana", a)
 		status, _, resp := h.answer("ben", url.Values{"consent": {id}, "space": {"launch"}, "agent": {"x"}, "allow": {"1"}})

@@ -186,7 +186,7 @@ func (s *Server) Register(mux *http.ServeMux) {
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", s.resourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-authorization-server", s.serverMetadata)
 	mux.HandleFunc("GET /authorize", s.authorize)
-	mux.Handle("POST /consent", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.consent)))
+	mux.Handle("POST /consent", http.NewCrossOriginProtection().Handler(s.fromPage(http.HandlerFunc(s.consent))))
 	mux.HandleFunc("/token", s.limited(s.token))
 	mux.HandleFunc("/register", s.limited(s.register))
 }

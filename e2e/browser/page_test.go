@@ -259,7 +259,7 @@ func TestCrossSitePostRefused(t *testing.T) {
 	if !strings.HasPrefix(loc, target) {
 		t.Fatalf("the other site's form didn't post (the browser is at %s)", loc)
 	}
-	if got := pageText(t, ctx); !strings.Contains(strings.ToLower(got), "cross-origin") && !strings.Contains(got, "Sign in") {
+	if got := pageText(t, ctx); !strings.Contains(got, "Refused: sent from another site") && !strings.Contains(got, "Sign in") {
 		t.Errorf("the refused post's page says:\n%s", got)
 	}
 	if out := s.run(t, "docs", "list"); !strings.Contains(out, "Launch plan") {

@@ -46,10 +46,10 @@ type docsSub struct {
 var docsSubs = []docsSub{
 	{"list", "[--deleted]", "no arguments", "the space's documents, latest saved first", 0, 0, false},
 	{"show", "DOC [--version N]", "a document", "a version's text on stdout (its header, and the latest's links, on stderr)", 1, 1, false},
-	{"history", "DOC", "a document", "every version, newest first", 1, 1, false},
+	{"history", "DOC [--before N] [--limit N]", "a document", "its versions, newest first, 500 at a time", 1, 1, false},
 	{"diff", "DOC A [B]", "a document and a version, and maybe a second version", "unified diff from version A to B (default: the latest)", 2, 3, false},
-	{"save", "DOC [--base N] [--mine|--theirs] < FILE", "a document (with --new, a title), and the text on stdin",
-		"save FILE as DOC's text; from an older --base it merges line by line, and a clash\n      saves nothing; save --new TITLE < FILE makes a new document", 1, 1, true},
+	{"save", "DOC [--base N] [--mine|--theirs] [--empty] < FILE", "a document (with --new, a title), and the text on stdin",
+		"save FILE as DOC's text; from an older --base it merges line by line, and a clash\n      saves nothing; save --new TITLE < FILE makes a new document; an empty FILE needs --empty", 1, 1, true},
 	{"restore", "DOC N", "a document and a version", "a new version with version N's text", 2, 2, true},
 	{"rename", "DOC TITLE", "a document and its new title", "a new version with another title", 2, 2, true},
 	{"delete", "DOC", "a document", "out of listings and lookups (its versions kept)", 1, 1, true},
@@ -108,8 +108,11 @@ func docsRun(ctx context.Context, want docsSub, args []string, stdin io.Reader, 
 	mine := fs.Bool("mine", false, "on a clash, keep your lines where both changed them")
 	theirs := fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
 	isNew := fs.Bool("new", false, "save: make a new document titled DOC")
+	empty := fs.Bool("empty", false, "save: the text on stdin may be empty (else an empty stdin, like </dev/null, saves nothing)")
 	deleted := fs.Bool("deleted", false, "list: the deleted documents")
 	whole := fs.Bool("whole", false, "export: every version's whole text too, not only what each changed")
+	before := fs.Int("before", 0, "history: if set, the versions numbered below N")
+	limit := fs.Int("limit", HistoryLimit, "history: at most this many versions")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -138,7 +141,10 @@ func docsRun(ctx context.Context, want docsSub, args []string, stdin io.Reader, 
 	case "show":
 		return p.Show(ctx, pos[0], *version)
 	case "history":
-		return p.History(ctx, pos[0])
+		if *limit < 1 || *before < 0 {
+			return usageError{"docs history's --limit is 1 or more, and --before a version number"}
+		}
+		return p.History(ctx, pos[0], *before, *limit)
 	case "diff":
 		a, err := versionArg(pos[1])
 		b := 0
@@ -153,7 +159,7 @@ func docsRun(ctx context.Context, want docsSub, args []string, stdin io.Reader, 
 		if *isNew && *base != 0 {
 			return usageError{"--new makes a new document: it has no --base"}
 		}
-		return reviewErr(p.Save(ctx, pos[0], *base, *isNew, preferOf(*mine, *theirs), stdin)) // a clash is shown
+		return reviewErr(p.Save(ctx, pos[0], *base, *isNew, preferOf(*mine, *theirs), *empty, stdin)) // a clash is shown
 
 	case "restore":
 		n, err := versionArg(pos[1])
@@ -316,15 +322,20 @@ func (p Terminal) Show(ctx context.Context, name string, version int) error {
 	return err
 }
 
-// History writes every version's header, newest first.
-func (p Terminal) History(ctx context.Context, name string) error {
+// HistoryLimit is how many versions docs history prints unless --limit says: a history of
+// 50,000 versions is read a page at a time (Reader.LogPage), not in one snapshot.
+const HistoryLimit = 500
+
+// History writes the headers of the versions numbered below before (0: from the latest),
+// newest first, at most limit of them, and how to see older ones.
+func (p Terminal) History(ctx context.Context, name string, before, limit int) error {
 	var (
 		d     docstore.Document
 		vs    []docstore.Version
 		names spaces.Names
 	)
 	err := p.Store.View(ctx, func(r *docstore.Reader) (err error) {
-		d, vs, err = r.Log(name)
+		d, vs, err = r.LogPage(name, before, limit)
 		names = r.Names()
 		return err
 	})
@@ -338,6 +349,10 @@ func (p Terminal) History(ctx context.Context, name string) error {
 			title = fmt.Sprintf("  (titled %q)", v.Title)
 		}
 		fmt.Fprintf(p.Out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, when(v.At), v.Author.Show(names), v.Added, v.Removed, title)
+	}
+	if n := len(vs); n > 0 && vs[n-1].Number > 1 {
+		older := vs[n-1].Number - 1
+		fmt.Fprintf(p.Out, "%s older: docs history %s --before %d\n", Plural(older, "version"), d.ID, vs[n-1].Number)
 	}
 	return nil
 }
@@ -359,10 +374,17 @@ func (p Terminal) Diff(ctx context.Context, name string, a, b int) error {
 // Save saves text (read from in) as the document's, from version base (0: the latest), or
 // as a new document titled name. A clash is shown on Errs and returned (a
 // *docstore.ClashError: nothing was saved).
-func (p Terminal) Save(ctx context.Context, name string, base int, isNew bool, prefer linediff.Prefer, in io.Reader) error {
+//
+// An empty stdin saves nothing unless empty is set: `docs save DOC < /dev/null`, or a
+// script whose pipe broke, would otherwise wipe the document without a word (the agent's
+// write_document refuses empty text too). White space alone counts as text.
+func (p Terminal) Save(ctx context.Context, name string, base int, isNew bool, prefer linediff.Prefer, empty bool, in io.Reader) error {
 	text, err := io.ReadAll(io.LimitReader(in, docstore.MaxText+1))
 	if err != nil {
 		return fmt.Errorf("reading the text to save from stdin: %w", err)
+	}
+	if len(text) == 0 && !empty {
+		return usageError{"nothing was saved: stdin was empty; give the text on stdin (docs save DOC < FILE), or --empty to save an empty text"}
 	}
 	if isNew {
 		if base != 0 {

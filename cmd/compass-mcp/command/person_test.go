@@ -112,7 +112,11 @@ func TestExportKeepsEveryVersion(t *testing.T) {
 	texts := []string{"one\n", "one\ntwo", "ünïcödé\r\nand CRLF\r\n", "", "last\n\n\n"}
 	cli(t, data, "call", "write_document", "title=Odd: a/b?", "text="+texts[0])
 	for _, text := range texts[1:] {
-		if out, err := cliResult(data, text, "docs", "save", "Odd: a/b?"); err != nil {
+		args := []string{"docs", "save", "Odd: a/b?"}
+		if text == "" {
+			args = append(args, "--empty") // an empty stdin saves nothing without it
+		}
+		if out, err := cliResult(data, text, args...); err != nil {
 			t.Fatal(out)
 		}
 	}

@@ -28,9 +28,11 @@ The agents' proposals (serve --review, tokens add --review):
   docs proposals [DOC]                   the open proposals of DOC, else of every document
   docs proposal DOC N                    proposal N as a diff against its base (stdout), its
                                          status and what accepting it would do (stderr)
-  docs accept DOC N [--mine|--theirs]    make it a version, merged with what changed since its
-                                         base; a clash saves nothing, and --mine (the
-                                         proposal's lines) or --theirs chooses
+  docs accept DOC N [--keep-agent|--keep-mine]
+                                         make it a version, merged with what changed since its
+                                         base; a clash saves nothing, and --keep-agent (the
+                                         proposal's lines win) or --keep-mine (the saved
+                                         version's lines win) chooses
   docs accept DOC N --edit [--base V] < FILE
                                          accept FILE instead: the proposal as you edited it,
                                          made from version V (default: the proposal's base)
@@ -158,12 +160,15 @@ func proposalCmd(ctx context.Context, sub string, args []string, _ io.Reader, st
 // the person's edited text from stdin.
 func acceptCmd(ctx context.Context, sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var (
-		mine, theirs, edited *bool
-		base                 *int
+		agent, mine, edited *bool
+		base                *int
 	)
+	if err := oldAcceptFlags(args); err != nil {
+		return err
+	}
 	p, pos, done, err := reviewArgs(ctx, sub, args, stdout, stderr, 2, 2, "a document and a proposal's number (docs accept DOC N)", func(fs *flag.FlagSet) {
-		mine = fs.Bool("mine", false, "on a clash, keep the proposal's lines where both changed them")
-		theirs = fs.Bool("theirs", false, "on a clash, keep the saved version's lines where both changed them")
+		agent = fs.Bool("keep-agent", false, "on a clash, the proposal's lines (the agent's) win where both changed them")
+		mine = fs.Bool("keep-mine", false, "on a clash, the saved version's lines (yours) win where both changed them")
 		edited = fs.Bool("edit", false, "accept the text on stdin instead: the proposal as you edited it")
 		base = fs.Int("base", 0, "with --edit: the version the text on stdin was made from (default: the proposal's base)")
 	})
@@ -171,8 +176,8 @@ func acceptCmd(ctx context.Context, sub string, args []string, stdin io.Reader, 
 		return err
 	}
 	defer done()
-	if *mine && *theirs {
-		return usageError{"--mine and --theirs choose opposite sides: give one"}
+	if *agent && *mine {
+		return usageError{"--keep-agent and --keep-mine choose opposite sides: give one"}
 	}
 	if *base != 0 && !*edited {
 		return usageError{"--base goes with --edit: the version your edited text was made from"}
@@ -181,11 +186,33 @@ func acceptCmd(ctx context.Context, sub string, args []string, stdin io.Reader, 
 	if err != nil {
 		return err
 	}
-	return reviewErr(p.Accept(ctx, pos[0], n, preferOf(*mine, *theirs), *edited, *base, stdin))
+	return reviewErr(p.Accept(ctx, pos[0], n, preferOf(*agent, *mine), *edited, *base, stdin))
 }
 
-// preferOf is the side --mine or --theirs keeps where both changed the same lines; with
-// neither, such a clash saves nothing.
+// oldAcceptFlags refuses docs accept's --mine and --theirs, which named the proposal's side
+// "mine" (the opposite of what a person reads in it, and of docs save's --mine): a script
+// written for them is told the new names rather than getting the side it didn't mean.
+func oldAcceptFlags(args []string) error {
+	for _, a := range args {
+		if a == "--" {
+			return nil
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "mine" && name != "theirs" {
+			continue
+		}
+		side := "--keep-agent (the proposal's lines win)"
+		if name == "theirs" {
+			side = "--keep-mine (the saved version's lines win)"
+		}
+		return usageError{fmt.Sprintf("docs accept's --%s is gone: it could be read either way. Say whose lines win on a clash: %s; --keep-agent and --keep-mine are the two", name, side)}
+	}
+	return nil
+}
+
+// preferOf is the side kept where both changed the same lines: mine is the side being
+// saved (docs save's --mine: the file; docs accept's --keep-agent: the proposal), theirs
+// the saved version's (--theirs, --keep-mine); with neither, such a clash saves nothing.
 func preferOf(mine, theirs bool) linediff.Prefer {
 	switch {
 	case mine:
@@ -385,7 +412,7 @@ func (p Terminal) listProposals(names spaces.Names, d docstore.Document, ps []do
 
 func (p Terminal) proposalLines(names spaces.Names, ps []docstore.Proposal) {
 	for _, pr := range ps {
-		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
+		fmt.Fprintf(p.Out, "  proposal %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
 	}
 }
 
@@ -430,7 +457,7 @@ func (p Terminal) Proposal(ctx context.Context, name string, n int) error {
 	switch {
 	case pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number:
 	case len(pv.Conflicts) > 0:
-		fmt.Fprintf(p.Errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --mine or --theirs chooses, or --edit.\n", pv.Latest.Number, Plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
+		fmt.Fprintf(p.Errs, "Version %d changed the same lines (%s): accepting it clashes; docs accept %s %d --keep-agent or --keep-mine chooses, or --edit.\n", pv.Latest.Number, Plural(len(pv.Conflicts), "place"), d.ID, pr.Number)
 	default:
 		added, removed := linediff.Stats(pv.Latest.Text, pv.Merged)
 		fmt.Fprintf(p.Errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
@@ -523,7 +550,7 @@ func (p Terminal) showAcceptClash(c *docstore.ClashError, n int) {
 			fmt.Fprintf(w, "    | %s\n", l)
 		}
 	}
-	fmt.Fprintf(w, "\nChoose: docs accept %s %d --mine (the proposal's lines win where both changed them) or --theirs (version %d's win); either way the other changes are merged. Or edit it: docs proposal %s %d shows it, and docs accept %s %d --edit --base %d < FILE takes your text, made from version %d.\n", c.Document.ID, n, c.Document.Version, c.Document.ID, n, c.Document.ID, n, c.Document.Version, c.Document.Version)
+	fmt.Fprintf(w, "\nChoose: docs accept %s %d --keep-agent (the proposal's lines win where both changed them) or --keep-mine (version %d's win); either way the other changes are merged. Or edit it: docs proposal %s %d shows it, and docs accept %s %d --edit --base %d < FILE takes your text, made from version %d.\n", c.Document.ID, n, c.Document.Version, c.Document.ID, n, c.Document.ID, n, c.Document.Version, c.Document.Version)
 }
 
 // Document finds the document named name, or says why not as a person reads it.

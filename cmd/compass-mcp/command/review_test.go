@@ -89,6 +89,13 @@ var reviewSteps = []reviewStep{
 	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "resolve": 1}},
 	{tool: "comment_document", args: map[string]any{"document": "Launch plan", "reply_to": 1, "text": "One more thing."}},
 	{tool: "read_document", args: map[string]any{"document": "Launch plan", "version": 6}},
+	// Words that can't be read backwards: accept's old --mine is refused with the new names,
+	// and an empty stdin saves nothing without --empty.
+	{tool: "edit_document", args: map[string]any{"document": "Launch plan", "old": "- Tell Ben.", "new": "- Tell Ben and Cy."}},
+	{cli: []string{"docs", "accept", "Launch plan", "6", "--mine"}},
+	{cli: []string{"docs", "accept", "Launch plan", "6", "--keep-agent"}},
+	{cli: []string{"docs", "save", "Launch plan"}, stdin: ""},
+	{cli: []string{"docs", "save", "Launch plan", "--empty"}, stdin: ""},
 }
 
 func TestReviewSessionOverStdio(t *testing.T) {
@@ -144,7 +151,7 @@ func TestReviewToken(t *testing.T) {
 	if out := cli(t, tm.data, "docs", "accept", "Launch plan", "1", "--space", "launch", "--for", "ben"); !strings.Contains(out, "Accepted proposal 1") {
 		t.Fatalf("Ben accepting: %s", out)
 	}
-	if a := callTool(t, reviewed, "read_document", map[string]any{"document": "Launch plan"}); !strings.Contains(a.text, "saved by north for Ana, accepted by Ben") || !strings.Contains(a.text, "- change 1 was merged with the changes made since, by Ben ") {
+	if a := callTool(t, reviewed, "read_document", map[string]any{"document": "Launch plan"}); !strings.Contains(a.text, "saved by north for Ana, accepted by Ben") || !strings.Contains(a.text, "- proposal 1 was merged with the changes made since, by Ben ") {
 		t.Errorf("north's read after Ben accepted:\n%s", a.text)
 	}
 }

@@ -34,7 +34,7 @@ func (c *config) siteConfig(db store) web.Config {
 	if c.terminal {
 		log = slog.New(warnings{log.Handler()}) // the terminal's one line names the page
 	}
-	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: log,
+	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: log, Review: c.review,
 		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure}
 }
 

@@ -34,10 +34,11 @@ var (
 )
 
 // stdioWithPage starts compass-mcp serving stdio with the page on web, and returns the MCP
-// client and the page's URL as logged ("" when it logs that it serves none, or for "off").
-func stdioWithPage(t *testing.T, data, web string) (*client.Client, string, *lockedLog) {
+// client and the page's URL as logged ("" when it logs that it serves none, or for "off");
+// env (NAME=value) is added to the server's environment.
+func stdioWithPage(t *testing.T, data, web string, env ...string) (*client.Client, string, *lockedLog) {
 	t.Helper()
-	c, err := client.NewStdioMCPClient(testbin.Path, pageEnv(data, "COMPASS_WEB="+web), "serve")
+	c, err := client.NewStdioMCPClient(testbin.Path, pageEnv(data, append([]string{"COMPASS_WEB=" + web}, env...)...), "serve")
 	if err != nil {
 		t.Fatal(err)
 	}
