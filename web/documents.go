@@ -24,6 +24,7 @@ const PageSize = 50
 type docRow struct {
 	ID, Title, By, Opens string
 	Version, Bytes       int
+	Open, Comments       int // its open changes and comments, marked in the list
 	Saved                time.Time
 	Lines                []template.HTML // a search's matching lines, "12: the line", its words found marked
 }
@@ -42,6 +43,9 @@ func rows(n spaces.Names, docs []docstore.Document) []docRow {
 	out := make([]docRow, len(docs))
 	for i, d := range docs {
 		out[i] = docRow{ID: d.ID, Title: d.Title, By: byWhom(n, d.Author), Opens: gist(preview(d.Opens, d.Title), 140), Version: d.Version, Bytes: d.Bytes, Saved: d.Saved}
+		if d.Review != nil {
+			out[i].Open, out[i].Comments = d.Review.Open, d.Review.Unresolved
+		}
 	}
 	return out
 }
@@ -80,6 +84,9 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 			docs, v.Next, v.Total, err = rd.Recent(r.URL.Query().Get("after"), PageSize)
 		}
 		if err != nil {
+			return err
+		}
+		if err := p.countWaiting(rd); err != nil {
 			return err
 		}
 		n := rd.Names()
