@@ -35,6 +35,8 @@
       while (after.nextElementSibling && after.nextElementSibling.matches("aside.thread, form.new-line-comment")) after = after.nextElementSibling;
       after.after(t);
     });
+    var head = section.querySelector("h2");
+    if (head) head.hidden = !section.querySelector("aside.thread");
   }
 
   function addButtons() {
