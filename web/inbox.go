@@ -47,11 +47,13 @@ type inboxView struct {
 	Next   string
 	First  bool
 	Notice string
-	Many   bool // the person has more than one space: rows name theirs
+	Many   bool   // the person has more than one space: rows name theirs
+	Mark   string // what it shows (inboxMark), for its live updates
 }
 
 func (s *Site) inboxRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
 	in("GET /inbox", s.inbox)
+	in("GET /inbox/events", s.inboxEvents)
 	// /proposals was a page nobody served ("Nothing here" while changes waited): it is the inbox.
 	in("GET /proposals", func(w http.ResponseWriter, r *http.Request, _ who) {
 		http.Redirect(w, r, "/inbox", http.StatusSeeOther)
@@ -117,7 +119,7 @@ func (s *Site) inbox(w http.ResponseWriter, r *http.Request, p who) {
 		if err != nil {
 			return err
 		}
-		v.Count, v.Next = box.Count, box.Next
+		v.Count, v.Next, v.Mark = box.Count, box.Next, inboxMark(box)
 		p.waiting.n, p.waiting.read = box.Count, true
 		n := rd.Names()
 		for _, it := range box.Items {
@@ -140,6 +142,9 @@ func (s *Site) inbox(w http.ResponseWriter, r *http.Request, p who) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	if v.First {
+		pg.Script = "inbox.js" // the newest page follows what comes
 	}
 	s.render(w, r, http.StatusOK, "inbox", pg)
 }
@@ -232,4 +237,125 @@ func acceptedWhat(saved docstore.Saved, pr docstore.Proposal) string {
 		return fmt.Sprintf("accepted change %d, merged with the versions saved since, as version %d (%+d \u2212%d lines)", pr.Number, saved.Document.Version, saved.Added, saved.Removed)
 	}
 	return fmt.Sprintf("accepted change %d as version %d (%+d \u2212%d lines)", pr.Number, saved.Document.Version, saved.Added, saved.Removed)
+}
+
+// inboxListener is an open inbox page: whose, their spaces, and what it shows (inboxMark).
+type inboxListener struct {
+	person string
+	spaces []string
+	mark   string
+}
+
+// inboxMark says what an inbox shows, so that a change is told: how many wait, and the
+// newest (a new item, or the newest decided, changes it).
+func inboxMark(box docstore.Inbox) string {
+	if len(box.Items) == 0 {
+		return strconv.Itoa(box.Count)
+	}
+	it := box.Items[0]
+	return fmt.Sprintf("%d-%s-%d", box.Count, it.Document.ID, it.At.UnixNano())
+}
+
+// subscribeInbox listens for changes to person's inbox after mark; the channel closes when
+// the hub does.
+func (h *hub) subscribeInbox(person string, in []string, mark string) (chan saved, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, false
+	}
+	c := make(chan saved, 4)
+	h.inboxes[c] = &inboxListener{person: person, spaces: in, mark: mark}
+	h.fresh = true
+	if !h.running {
+		h.running = true
+		go h.watch()
+	}
+	return c, true
+}
+
+func (h *hub) unsubscribeInbox(c chan saved) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.inboxes, c)
+}
+
+// checkInboxes reads each open inbox's newest item and count (one snapshot each, a key a
+// space and one item) and tells a page whose inbox changed: event "waiting".
+func (h *hub) checkInboxes() {
+	h.mu.Lock()
+	ls := make(map[chan saved]inboxListener, len(h.inboxes))
+	for c, l := range h.inboxes {
+		ls[c] = *l
+	}
+	h.mu.Unlock()
+	for c, l := range ls {
+		if len(l.spaces) == 0 {
+			continue
+		}
+		box, err := docstore.ReadIn(h.ctx, docstore.New(h.s.db, l.spaces[0]), func(rd *docstore.Reader) (docstore.Inbox, error) {
+			return rd.Inbox(l.person, l.spaces, "", 1)
+		})
+		if err != nil {
+			continue
+		}
+		mark := inboxMark(box)
+		if mark == l.mark {
+			continue
+		}
+		h.mu.Lock()
+		if cur := h.inboxes[c]; cur != nil {
+			cur.mark = mark
+			select {
+			case c <- saved{event: "waiting", Version: box.Count}:
+			default:
+			}
+		}
+		h.mu.Unlock()
+	}
+}
+
+// inboxEvents streams the changes of the person's inbox to their open inbox page: event
+// "waiting", data {"version": how many wait}; the page reads itself again.
+func (s *Site) inboxEvents(w http.ResponseWriter, r *http.Request, p who) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
+		return
+	}
+	mark := r.URL.Query().Get("mark")
+	if len(mark) > 100 {
+		http.Error(w, "Not a mark of the inbox", http.StatusBadRequest)
+		return
+	}
+	c, ok := s.live.subscribeInbox(p.Person, p.Spaces, mark)
+	if !ok {
+		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.live.unsubscribeInbox(c)
+	http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 1000\n\n")
+	flusher.Flush()
+	beat := time.NewTicker(20 * time.Second)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-beat.C:
+			fmt.Fprint(w, ": still here\n\n")
+		case ev, open := <-c:
+			if !open {
+				return
+			}
+			fmt.Fprintf(w, "event: %s\ndata: {\"waiting\": %d}\n\n", ev.event, ev.Version)
+		}
+		flusher.Flush()
+	}
 }

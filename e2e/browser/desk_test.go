@@ -59,10 +59,22 @@ func TestReviewDesk(t *testing.T) {
 	click(t, ctx, `#change-`+id+`-3 form.decline button`)
 	waitText(t, ctx, "declined change 3")
 	read := s.agent(t, "read_document", "document="+id)
-	for _, want := range []string{"version 3 of 3", "Record the trailer on Monday,", "Book the big studio", "- change 3 was declined by Ana ", "“The invitations go out after the trailer.”"} {
+	for _, want := range []string{"version 3 of 3", "Record the trailer on Monday,", "Book the big studio", "change 3 was declined by Ana ", "“The invitations go out after the trailer.”"} {
 		if !strings.Contains(read, want) {
 			t.Errorf("the agent's read lacks %q:\n%s", want, read)
 		}
+	}
+
+	// The open inbox shows a new change as it comes, without a reload.
+	eval[bool](t, ctx, `window.inboxStayed = true`)
+	s.agent(t, "append_document", "document="+id, "text=- print the posters")
+	waitText(t, ctx, "print the posters")
+	waitText(t, ctx, "2 things wait for you: shown below.")
+	if !eval[bool](t, ctx, `window.inboxStayed === true`) {
+		t.Errorf("the inbox reloaded to show the new change")
+	}
+	if got := eval[string](t, ctx, `document.getElementById("inbox-link").innerText`); got != "Inbox 2" {
+		t.Errorf("after the new change, the header says %q", got)
 	}
 
 	// The document view: the comment beside its lines, its block marked.
@@ -110,7 +122,7 @@ func TestReviewDesk(t *testing.T) {
 	if !eval[bool](t, ctx, `window.stayed === true`) {
 		t.Errorf("the page reloaded")
 	}
-	if read := s.agent(t, "read_document", "document="+id); !strings.Contains(read, "Open comments (1):") || !strings.Contains(read, "Monday, or Tuesday?") {
+	if read := s.agent(t, "read_document", "document="+id); !strings.Contains(read, "Open comments (1):") || !strings.Contains(read, "Monday, or Tuesday?") || !strings.Contains(read, "change 4 by north for Ana") {
 		t.Errorf("the agent's read after the comments:\n%s", read)
 	}
 	// At 390 px the comments are beside their lines still, and nothing is wider than the page.
