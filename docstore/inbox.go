@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -399,20 +400,12 @@ func (r *Reader) inboxItem(f inboxAt) (InboxItem, error) {
 		if raws[0] == nil {
 			return it, fmt.Errorf("the inbox of space %s names proposal %d of %s, which has no record", f.space, n, id)
 		}
-		p, ops, err := decodeProposal(raws[0], true)
+		p, _, err := decodeProposal(raws[0], false)
 		if err != nil {
 			return it, err
 		}
 		it.Proposal, it.At = &p, p.At
-		for _, op := range ops {
-			if op.I == "" {
-				continue
-			}
-			it.Gist = gist(it.Gist, op.I)
-			if len(it.Gist) == InboxGist {
-				break
-			}
-		}
+		it.Gist = proposalGist(raws[0])
 	case inboxComment:
 		c, err := r.b.comment(d, n)
 		if err != nil {
@@ -424,6 +417,69 @@ func (r *Reader) inboxItem(f inboxAt) (InboxItem, error) {
 		return it, fmt.Errorf("an inbox key of space %s has kind %q", f.space, kind)
 	}
 	return it, nil
+}
+
+// gistScan is how much of each text a proposal adds its gist decodes, and gistInserts how
+// many of its additions it looks at: a gist costs the same for a proposal of 8 MiB.
+const (
+	gistScan    = 4 << 10
+	gistInserts = 8
+)
+
+// proposalGist is a stored proposal's first added lines that aren't blank (at most
+// InboxGist), read from the start of each text its ops add, without decoding the ops whole.
+// In its JSON, `"i":"` is only ever a key: inside a string a quote is escaped.
+func proposalGist(raw []byte) []string {
+	var lines []string
+	key := []byte(`"i":"`)
+	n, k := binary.Uvarint(raw[1:]) // decodeProposal read it: the ops are after the header
+	if len(raw) == 0 || k <= 0 || uint64(len(raw)-1-k) < n {
+		return nil
+	}
+	rest := raw[1+k+int(n):]
+	for range gistInserts {
+		at := bytes.Index(rest, key)
+		if at < 0 || len(lines) == InboxGist {
+			break
+		}
+		rest = rest[at+len(key):]
+		s := rest[:min(len(rest), gistScan)]
+		end, esc := len(s), -1
+		for i := 0; i < len(s); i++ {
+			if s[i] == '\\' {
+				esc = i
+				i++
+				continue
+			}
+			if s[i] == '"' {
+				end = i
+				break
+			}
+		}
+		part, cut := s[:end], end == len(s)
+		if cut && esc >= 0 { // not in the middle of an escape
+			need := 2
+			if esc+1 < len(s) && s[esc+1] == 'u' {
+				need = 6
+			}
+			if esc+need > len(s) {
+				part = part[:esc]
+			}
+		}
+		var text string
+		if json.Unmarshal(append(append([]byte{'"'}, part...), '"'), &text) != nil {
+			break
+		}
+		if i := strings.LastIndexByte(text, '\n'); cut && i >= 0 {
+			text = text[:i+1] // its last line cut short: left out
+		}
+		lines = gist(lines, text)
+		if cut {
+			break // the lines after it, in its rest and in later texts, come after what it cut
+		}
+		rest = rest[end:]
+	}
+	return lines
 }
 
 // gist adds text's first lines that aren't blank to lines, up to InboxGist of them.
