@@ -161,3 +161,42 @@ func TestInboxPagesManyItems(t *testing.T) {
 		t.Errorf("read %d items in %d pages; want %d in %d", seen, pages, docs*each, docs*each/50)
 	}
 }
+
+// A page of the inbox costs a page's worth, however much waits: its first page of 50 and
+// the header's count, with 200 and with 2,000 open comments asking the person, over 4
+// documents (the figures in docs/PERFORMANCE.md).
+//
+//	go test -run '^$' -bench Inbox -benchtime 200x ./docstore
+func BenchmarkInbox(b *testing.B) {
+	for _, n := range []int{200, 2000} {
+		b.Run(fmt.Sprintf("open=%d", n), func(b *testing.B) {
+			ctx := b.Context()
+			s := open(b, "personal")
+			for i := range 4 {
+				d := mustCreate(b, s, fmt.Sprintf("Doc %d", i), notesText)
+				for range n / 4 {
+					if _, err := s.Comment(ctx, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 1, To: 1}, Text: "why?\nbecause", Author: north, Asks: "person:ana"}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			in := []string{"personal"}
+			b.Run("page", func(b *testing.B) {
+				for b.Loop() {
+					box, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (docstore.Inbox, error) { return r.Inbox("ana", in, "", 50) })
+					if err != nil || len(box.Items) != 50 || box.Count != n {
+						b.Fatalf("%d items of %d, %v", len(box.Items), box.Count, err)
+					}
+				}
+			})
+			b.Run("count", func(b *testing.B) {
+				for b.Loop() {
+					c, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (int, error) { return r.InboxCount("ana", in) })
+					if err != nil || c != n {
+						b.Fatalf("count %d, %v", c, err)
+					}
+				}
+			})
+		})
+	}
+}
