@@ -38,7 +38,7 @@ func TestInboxOnThePage(t *testing.T) {
 	box := body(t, f.get(c, "/inbox"))
 	for _, want := range []string{
 		`Inbox <span class="waiting" aria-label="4 waiting">4</span>`,
-		`<h1>Inbox <span class="count">4</span></h1>`,
+		`">Inbox <span class="count">4</span></h1>`,
 		`<a href="/document/` + id + `/comments#c1">comment 1</a> on <a href="/document/` + id + `">Plan</a>, line 3`,
 		"north for Ana asks you",
 		"Which trailer, &lt;the&gt; long one?",
