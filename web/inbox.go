@@ -167,6 +167,10 @@ func (s *Site) acceptMany(w http.ResponseWriter, r *http.Request, p who) {
 		s.problem(w, r, http.StatusBadRequest, "Nothing was accepted", "The form could not be read.")
 		return
 	}
+	if len(r.PostForm["n"]) > 4*AcceptMany { // refused before reading them: a form of a million
+		s.problem(w, r, http.StatusBadRequest, "Nothing was accepted", fmt.Sprintf("Accept at most %d changes at once.", AcceptMany))
+		return
+	}
 	var nums []int
 	for _, raw := range r.PostForm["n"] {
 		n, err := strconv.Atoi(raw)

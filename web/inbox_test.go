@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,6 +131,13 @@ func TestAcceptManyStopsAtAClash(t *testing.T) {
 	}
 	if resp := f.post(staying(c), "/document/"+id+"/accept", many); resp.StatusCode == http.StatusBadRequest {
 		t.Errorf("repeated numbers count once: %d", resp.StatusCode)
+	}
+	tooMany := url.Values{}
+	for i := range AcceptMany + 1 {
+		tooMany.Add("n", strconv.Itoa(i+1))
+	}
+	if resp := f.post(staying(c), "/document/"+id+"/accept", tooMany); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("accepting %d changes at once: %d", AcceptMany+1, resp.StatusCode)
 	}
 }
 
