@@ -426,6 +426,9 @@ func (s *Store) Comment(ctx context.Context, name string, nc NewComment) (Commen
 		if err := b.putAnchors(d.ID, append(as, anchor{N: c.Number, From: lo, To: hi})); err != nil {
 			return err
 		}
+		if err := b.inboxCommentMark(d.ID, c, true); err != nil {
+			return err
+		}
 		out.Names = spaces.NamesOf(b.tx, nc.Asks)
 		out.Comment, out.Document = c, d
 		return b.putDoc(d)
@@ -554,6 +557,9 @@ func (s *Store) Resolve(ctx context.Context, name string, n int, text string, by
 			return err
 		}
 		if err := open.Delete(idKey(d.ID, root.Number)); err != nil {
+			return err
+		}
+		if err := b.inboxCommentMark(d.ID, root, false); err != nil {
 			return err
 		}
 		as, err := b.anchors(d.ID)

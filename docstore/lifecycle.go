@@ -32,6 +32,9 @@ func (s *Store) Delete(ctx context.Context, name string, by Author) (Document, e
 		if err := b.putDoc(d); err != nil {
 			return err
 		}
+		if err := b.inboxDoc(d, false); err != nil {
+			return err
+		}
 		if err := b.indexDrop(d); err != nil {
 			return err
 		}
@@ -106,6 +109,9 @@ func (s *Store) Undelete(ctx context.Context, name string) (Document, error) {
 		}
 		d.Deleted = nil
 		if err := b.putDoc(d); err != nil {
+			return err
+		}
+		if err := b.inboxDoc(d, true); err != nil {
 			return err
 		}
 		if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {

@@ -208,6 +208,9 @@ func (b *buckets) putProposal(d *Document, p prepared, by Author, now time.Time)
 		return Saved{}, err
 	}
 	rv.Proposals, rv.Open = pr.Number, rv.Open+1
+	if err := b.inboxProposalMark(d.ID, pr, true); err != nil {
+		return Saved{}, err
+	}
 	if err := b.putDoc(*d); err != nil {
 		return Saved{}, err
 	}
@@ -532,6 +535,9 @@ func (b *buckets) decide(d *Document, p Proposal) error {
 		return err
 	}
 	if err := open.Delete(key); err != nil {
+		return err
+	}
+	if err := b.inboxProposalMark(d.ID, p, false); err != nil {
 		return err
 	}
 	log, err := b.reviewSub(bucketDecisions)

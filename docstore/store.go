@@ -84,9 +84,9 @@ type Reader struct {
 
 // unbuilt are the spaces whose links index, or search index, a snapshot's reads found not
 // built.
-type unbuilt struct{ links, search []string }
+type unbuilt struct{ links, search, inbox []string }
 
-func (u *unbuilt) none() bool { return len(u.links) == 0 && len(u.search) == 0 }
+func (u *unbuilt) none() bool { return len(u.links) == 0 && len(u.search) == 0 && len(u.inbox) == 0 }
 
 // errUnbuilt is a Reader's read that needs an index not built yet: View builds it and
 // runs its function again.
@@ -113,6 +113,11 @@ func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 	}
 	for _, space := range missing.search {
 		if err := New(s.db, space).EnsureIndex(ctx, nil); err != nil {
+			return err
+		}
+	}
+	for _, space := range missing.inbox {
+		if err := New(s.db, space).EnsureInbox(ctx); err != nil {
 			return err
 		}
 	}

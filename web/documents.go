@@ -24,6 +24,7 @@ const PageSize = 50
 type docRow struct {
 	ID, Title, By, Opens string
 	Version, Bytes       int
+	Open, Comments       int // its open changes and comments, marked in the list
 	Saved                time.Time
 	Lines                []template.HTML // a search's matching lines, "12: the line", its words found marked
 }
@@ -42,6 +43,9 @@ func rows(n spaces.Names, docs []docstore.Document) []docRow {
 	out := make([]docRow, len(docs))
 	for i, d := range docs {
 		out[i] = docRow{ID: d.ID, Title: d.Title, By: byWhom(n, d.Author), Opens: gist(preview(d.Opens, d.Title), 140), Version: d.Version, Bytes: d.Bytes, Saved: d.Saved}
+		if d.Review != nil {
+			out[i].Open, out[i].Comments = d.Review.Open, d.Review.Unresolved
+		}
 	}
 	return out
 }
@@ -80,6 +84,9 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 			docs, v.Next, v.Total, err = rd.Recent(r.URL.Query().Get("after"), PageSize)
 		}
 		if err != nil {
+			return err
+		}
+		if err := p.countWaiting(rd); err != nil {
 			return err
 		}
 		n := rd.Names()
@@ -220,19 +227,21 @@ func (s *Site) deleted(w http.ResponseWriter, r *http.Request, p who) {
 }
 
 type docView struct {
-	Doc      docstore.Document
-	Number   int
-	Title    string // the version's title
-	Kind     docstore.Kind
-	By       string
-	At       time.Time
-	HTML     any
-	Latest   bool
-	Notice   string
-	Previous int        // the version before, for "what changed": 0 when none
-	Banner   *banner    // the open proposals (proposals.go); nil when none
-	Comments int        // open comments (comments.go)
-	Links    *linksView // the latest version's: its backlinks and broken links
+	Doc         docstore.Document
+	Number      int
+	Title       string // the version's title
+	Kind        docstore.Kind
+	By          string
+	At          time.Time
+	HTML        any
+	Latest      bool
+	Notice      string
+	Previous    int          // the version before, for "what changed": 0 when none
+	Banner      *banner      // the open proposals (proposals.go); nil when none
+	Comments    int          // open comments (comments.go)
+	Threads     []lineThread // the open comments shown beside their lines (linecomments.go)
+	CommentsCut int          // open comments not in Threads
+	Links       *linksView   // the latest version's: its backlinks and broken links
 }
 
 // document shows the latest version, and follows new ones as they are saved.
@@ -257,6 +266,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		targets map[string]docstore.Target
 		names   spaces.Names
 		props   []docstore.Proposal
+		cr      docstore.CommentsRead
 	)
 	// What the page shows, read in one snapshot: the document, the version, the latest's
 	// links, what its [[Titles]] name, its banner's proposals, and who is who.
@@ -275,6 +285,12 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 			}
 			if props, err = bannerProposals(rd, d); err != nil {
 				return err
+			}
+			cr = docstore.CommentsRead{}
+			if d.Review != nil && d.Review.Unresolved > 0 {
+				if cr, err = rd.Comments(d.ID, v.Number, DocComments, DocReplies); err != nil {
+					return err
+				}
 			}
 		}
 		if targets, err = rd.Targets(d.ID, docstore.WikiTitles(v.Text)); err != nil {
@@ -308,6 +324,9 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	if view.Latest {
 		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
 		view.Banner = bannerOf(names, d, props)
+		view.Threads = lineThreads(names, spaces.Person(p.Person).String(), cr)
+		view.CommentsCut = max(view.Comments-len(view.Threads), 0)
+		pg.Script = "doccomments.js"
 	}
 	s.render(w, r, http.StatusOK, "document", pg)
 }

@@ -67,8 +67,8 @@ func TestTableOfContents(t *testing.T) {
 		`<li class="toc-2"><a href="#s-pricing">Pricing</a></li>`,
 		`<li class="toc-2"><a href="#s-body">Body</a></li>`,
 		`<li class="toc-2"><a href="#s-pricing-2">Pricing</a></li>`,
-		`<h1 id="s-launch-plan">Launch plan</h1>`,
-		`<h2 id="s-pricing-2">Pricing</h2>`,
+		`<h1 id="s-launch-plan" data-line="1" data-end="1">Launch plan</h1>`,
+		`<h2 id="s-pricing-2" data-line="12" data-end="12">Pricing</h2>`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the rendered document lacks %s:\n%s", want, got)

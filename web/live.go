@@ -55,6 +55,7 @@ type hub struct {
 	latest  map[string]int                 // the latest version each listened-to document is known to have
 	props   map[string]int                 // the last proposal each is known to have
 	in      map[string]*docstore.Store     // each listened-to document's space
+	inboxes map[chan saved]*inboxListener  // the open inbox pages (inbox.go)
 	running bool
 	closed  bool
 	fresh   bool // a listener joined since the last check: check even if the file looks unchanged
@@ -67,7 +68,7 @@ type hub struct {
 // newHub makes the hub of s. On a store that tells of its commits it listens from the
 // start, not from the first page: a commit made while the listening begins would be missed.
 func newHub(s *Site) *hub {
-	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, props: map[string]int{}, in: map[string]*docstore.Store{}, stop: make(chan struct{})}
+	h := &hub{s: s, subs: map[string]map[chan saved]bool{}, latest: map[string]int{}, props: map[string]int{}, in: map[string]*docstore.Store{}, inboxes: map[chan saved]*inboxListener{}, stop: make(chan struct{})}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	if c, ok := s.db.(Changes); ok {
 		h.changed = c.Changes(h.ctx)
@@ -132,6 +133,10 @@ func (h *hub) close() {
 		}
 		delete(h.subs, doc)
 	}
+	for c := range h.inboxes {
+		close(c)
+		delete(h.inboxes, c)
+	}
 }
 
 // watch runs while anyone listens.
@@ -157,7 +162,7 @@ func (h *hub) watch() {
 			signaled = true
 		}
 		h.mu.Lock()
-		if len(h.subs) == 0 {
+		if len(h.subs) == 0 && len(h.inboxes) == 0 {
 			h.running = false
 			h.mu.Unlock()
 			return
@@ -184,6 +189,7 @@ func (h *hub) watch() {
 		}
 		signaled, checked = false, time.Now()
 		h.check(docs)
+		h.checkInboxes()
 	}
 }
 

@@ -97,6 +97,8 @@ var policy = sync.OnceValue(func() *bluemonday.Policy {
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^wikilink( broken)?$`)).OnElements("a")
+	// The lines each block shows (markLines), for the comments beside them.
+	p.AllowAttrs("data-line", "data-end").Matching(regexp.MustCompile(`^[0-9]{1,9}$`)).Globally()
 	p.RequireNoFollowOnLinks(true)
 	p.AddTargetBlankToFullyQualifiedLinks(true)
 	return p
@@ -230,6 +232,7 @@ func (r *rendering) collectRefs(pieces []piece) {
 func (r *rendering) piece(p piece) {
 	src := r.src[p.start:p.end]
 	doc := markdown.Parser().Parse(budgetReader{text.NewReader(src), r.b}, parser.WithContext(r.context()))
+	markLines(doc, src, p.line)
 	r.raw.Reset()
 	r.clean.Reset()
 	if err := markdown.Renderer().Render(budgetWriter{r.b, &r.raw}, src, doc); err != nil {

@@ -273,6 +273,7 @@ func whole(t *testing.T, md string) string {
 	)
 	src := []byte(md)
 	doc := ref.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext(parser.WithIDs(newHeadingIDs()))))
+	markLines(doc, src, 1) // the lines each block shows, counted in the whole text
 	var buf bytes.Buffer
 	if err := ref.Renderer().Render(&buf, src, doc); err != nil {
 		t.Fatal(err)

@@ -84,6 +84,7 @@ type page struct {
 	// something carries it ({{template "formtoken" $}}), and a POST without it is refused.
 	FormToken string
 	Data      any
+	waiting   *inboxWaiting // what waits for the person (Waiting), for the header
 }
 
 // live tells the page's script which document and version it shows.
@@ -96,6 +97,7 @@ type live struct {
 
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	t := s.pages.byName[name]
+	s.readWaiting(r.Context(), p)
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", p); err != nil {
 		s.log.Error("rendering a page", "page", name, "err", err)

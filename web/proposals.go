@@ -342,14 +342,7 @@ func (s *Site) accept(w http.ResponseWriter, r *http.Request, p who) {
 		s.failReview(w, r, err)
 		return
 	}
-	what := fmt.Sprintf("accepted proposal %d as version %d (%+d \u2212%d lines)", pr.Number, saved.Document.Version, saved.Added, saved.Removed)
-	switch {
-	case saved.Unchanged:
-		what = fmt.Sprintf("accepted proposal %d, which leaves the text as it was", pr.Number)
-	case pr.Status == docstore.StatusMerged:
-		what = fmt.Sprintf("accepted proposal %d, merged with the versions saved since, as version %d (%+d \u2212%d lines)", pr.Number, saved.Document.Version, saved.Added, saved.Removed)
-	}
-	s.afterSave(w, r, saved, what)
+	http.Redirect(w, r, backTo(r, id, acceptedWhat(saved, pr)), http.StatusSeeOther)
 }
 
 // decline declines a proposal with the person's reason (why).
@@ -374,7 +367,7 @@ func (s *Site) decline(w http.ResponseWriter, r *http.Request, p who) {
 		s.failReview(w, r, err)
 		return
 	}
-	s.afterSave(w, r, docstore.Saved{Document: d, Unchanged: false}, fmt.Sprintf("declined proposal %d", pr.Number))
+	http.Redirect(w, r, backTo(r, d.ID, fmt.Sprintf("declined change %d", pr.Number)), http.StatusSeeOther)
 }
 
 // failReview answers a proposal's errors as the person can act on them, the rest as fail.

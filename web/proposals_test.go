@@ -156,8 +156,9 @@ func TestManyProposalsPage(t *testing.T) {
 	c := f.client()
 	f.signIn(c, "/")
 	doc := body(t, f.get(c, "/document/"+id))
-	if strings.Count(doc, "/proposal/") != BannerProposals || !strings.Contains(doc, "All 55 proposals") {
-		t.Errorf("the banner of 55 names %d", strings.Count(doc, "/proposal/"))
+	// Each change the banner names has its link, its Accept and its Decline.
+	if strings.Count(doc, `id="banner-change-`) != BannerProposals || strings.Count(doc, "/proposal/") != 3*BannerProposals || !strings.Contains(doc, "All 55 proposals") {
+		t.Errorf("the banner of 55 names %d", strings.Count(doc, `id="banner-change-`))
 	}
 	first := body(t, f.get(c, "/document/"+id+"/proposals"))
 	if strings.Count(first, `/proposal/`) != ProposalsPage || !strings.Contains(first, "proposals?before=6") {

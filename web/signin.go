@@ -25,6 +25,8 @@ type who struct {
 	Spaces []string // the spaces they may see, sorted
 	Home   string   // the one shown without ?space=
 	cookie string
+	// waiting is the header's count of what waits for them, read once for the request.
+	waiting *inboxWaiting
 }
 
 // session finds the person a request's cookie signed in, if they still may see a space.
@@ -40,7 +42,7 @@ func (s *Site) session(r *http.Request) (who, bool) {
 	if !ok || len(mine) == 0 {
 		return who{}, false
 	}
-	return who{Person: g.Person, Spaces: mine, Home: s.homeOf(mine), cookie: c.Value}, true
+	return who{Person: g.Person, Spaces: mine, Home: s.homeOf(mine), cookie: c.Value, waiting: &inboxWaiting{person: g.Person}}, true
 }
 
 // signedIn lets only a signed-in browser through; any other is told how to sign in, and

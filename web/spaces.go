@@ -102,6 +102,9 @@ func (s *Site) viewDoc(r *http.Request, p who, id string, fn func(rd *docstore.R
 				return err
 			}
 			found = sp
+			if err := p.countWaiting(first); err != nil {
+				return err
+			}
 			return fn(rd)
 		}
 		return docstore.ErrNotFound
@@ -152,7 +155,7 @@ func (s *Site) viewThread(r *http.Request, p who, id string, fn func(rd *threads
 
 // in is a page of p's in space.
 func (p who) in(space, title, nav string) page {
-	return page{Title: title, Nav: nav, Space: space, Spaces: p.Spaces, Home: p.Home, FormToken: formToken(p.cookie)}
+	return page{Title: title, Nav: nav, Space: space, Spaces: p.Spaces, Home: p.Home, FormToken: formToken(p.cookie), waiting: p.waiting}
 }
 
 // Link is path in the page's space: with ?space=NAME unless it is the person's home, then

@@ -148,6 +148,7 @@ func (s *Site) routes() http.Handler {
 	in("POST /document/{id}/undelete", s.undelete)
 	in("GET /document/{id}/events", s.events)
 	s.reviewRoutes(in)
+	s.inboxRoutes(in)
 	in("GET /conversations", s.conversations)
 	in("GET /conversation/{id}", s.conversation)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -23,6 +24,11 @@ const reviewUsage = `
 
 Who wrote each line:
   docs blame DOC                         every line with the version that last changed it
+
+What waits for you, in every space you are a member of, newest first:
+  docs inbox [--limit N] [--after POS]   the open changes your agents proposed and the open
+                                         comments agents left asking you, each with its
+                                         first lines (the page's /inbox)
 
 The agents' proposals (serve --review, tokens add --review):
   docs proposals [DOC]                   the open proposals of DOC, else of every document
@@ -49,6 +55,7 @@ Comments on lines (agents see the open ones in read_document, and answer with co
 // reviewCommands are the docs subcommands of this file, each with its own flags.
 var reviewCommands = map[string]func(ctx context.Context, sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
 	"blame":     blameCmd,
+	"inbox":     inboxCmd,
 	"proposals": proposalsCmd,
 	"proposal":  proposalCmd,
 	"accept":    acceptCmd,
@@ -641,6 +648,83 @@ func (p Terminal) Comments(ctx context.Context, name string) error {
 		for _, r := range t.Replies {
 			fmt.Fprintf(p.Out, "    ↳ %d · %s %s: %s\n", r.Number, r.Author.Show(names), when(r.At), strings.ReplaceAll(r.Text, "\n", "\n      "))
 		}
+	}
+	return nil
+}
+
+// inboxCmd prints what waits for the person (--for) in every space they are a member of:
+// the inbox the page shows at /inbox, a page of --limit items at a time.
+func inboxCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var (
+		c     config
+		after string
+		limit int
+	)
+	fs := flags(subcommand{name: "docs " + sub, does: "print what waits for you: open changes and comments asking you"}, &c)
+	fs.StringVar(&after, "after", "", "if set, the page after this position (the line that ends a page gives it)")
+	fs.IntVar(&limit, "limit", 50, "how many items to print, at most "+strconv.Itoa(docstore.InboxPage))
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageError{"docs inbox takes no arguments; got " + Plural(len(pos), "argument")}
+	}
+	if limit < 1 || limit > docstore.InboxPage {
+		return usageError{fmt.Sprintf("--limit: from 1 to %d; got %d", docstore.InboxPage, limit)}
+	}
+	file, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	mine, err := access.New(file).WithOwner(c.space, c.me).SpacesOf(ctx, c.me)
+	if err != nil {
+		return err
+	}
+	var (
+		box   docstore.Inbox
+		names spaces.Names
+	)
+	err = docstore.New(file, c.space).View(ctx, func(r *docstore.Reader) (err error) {
+		box, err = r.Inbox(c.me, mine, after, limit)
+		names = r.Names()
+		return err
+	})
+	if errors.Is(err, docstore.ErrBadPosition) {
+		return usageError{fmt.Sprintf("--after: %q is no position in your inbox; the line that ends a page gives one", after)}
+	}
+	if err != nil {
+		return err
+	}
+	if len(box.Items) == 0 {
+		fmt.Fprintf(stderr, "Nothing waits for %s.\n", names.Show(spaces.Person(c.me)))
+		return nil
+	}
+	if after == "" {
+		verb := "wait"
+		if box.Count == 1 {
+			verb = "waits"
+		}
+		fmt.Fprintf(stdout, "%s %s for %s, newest first:\n", Plural(box.Count, "item"), verb, names.Show(spaces.Person(c.me)))
+	}
+	for _, it := range box.Items {
+		where := it.Document.Title + " (" + it.Document.ID + ")"
+		if len(mine) > 1 {
+			where = it.Space + ": " + where
+		}
+		if pr := it.Proposal; pr != nil {
+			fmt.Fprintf(stdout, "%s  change %d  %s by %s  %s  +%d \u2212%d\n", where, pr.Number, pr.Kind, pr.Author.Show(names), when(it.At), pr.Added, pr.Removed)
+		} else {
+			cm := it.Comment
+			fmt.Fprintf(stdout, "%s  comment %d on lines %d-%d  by %s  %s\n", where, cm.Number, cm.From, cm.To, cm.Author.Show(names), when(it.At))
+		}
+		for _, l := range it.Gist {
+			fmt.Fprintf(stdout, "    | %s\n", l)
+		}
+	}
+	if box.Next != "" {
+		fmt.Fprintf(stdout, "… more: docs inbox --after %s\n", box.Next)
 	}
 	return nil
 }
