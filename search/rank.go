@@ -60,10 +60,16 @@ type Plan struct {
 // Plan reads q's postings and scores every item that has any of its terms (or may have:
 // a phrase's tokens, not yet known to be one after another). It reads only the index:
 // the store then ranks with Plan.Rank, which reads the texts it needs through Fetch.
+//
+// A query of more than MaxTerms terms is narrowed first (Query.Narrow) to its rarest: the
+// plan's Query is the one searched for.
 func (x Index) Plan(q Query, m Model) (*Plan, error) {
-	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	meta := kv.GetAll(x.meta, [][]byte{nextKey, statsKey})
 	next, st := decodeNext(meta[0]), decodeStats(meta[1])
+	if len(q.cands) > 0 {
+		q = q.Narrow(x.sizes(q.cands, next))
+	}
+	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	keys := q.Keys()
 	chunks := x.chunks(keys, next)
 	skipped := overBudget(chunks)
@@ -98,14 +104,48 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	return p, nil
 }
 
+// sizes reads the postings of the keys of terms (the words, not the phrases nor the stop
+// words: Narrow doesn't ask for those), all at once, and gives Narrow's size: the bytes of
+// a term's keys' postings, about three bytes an item that has them.
+func (x Index) sizes(terms []Term, next uint32) func(keys []string) int {
+	var keys []string
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if t.Quoted || t.Stop {
+			continue
+		}
+		for _, k := range t.keys() {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	bytes := make(map[string]int, len(keys))
+	for i, cs := range x.chunks(keys, next) {
+		for _, c := range cs {
+			bytes[keys[i]] += len(c) - 4
+		}
+	}
+	return func(keys []string) int {
+		n := 0
+		for _, k := range keys {
+			n += bytes[k]
+		}
+		return n
+	}
+}
+
 // keyWeights is each key's idf times Okapi's weight for how many times the query gives it,
 // (K3+1)·n/(K3+n): n is Query.Repeats summed over the terms that have the key (two words of
-// one stem count twice), a stop word counting once however often it is given.
+// one stem count twice), a stop word counting once however often it is given. In a question
+// (Query.Loose) the keys of its quoted phrases weigh QuoteBoost times more.
 func (p *Plan) keyWeights(termKeys [][]int, idf []float64) []float64 {
 	if len(p.Query.Repeats) != len(termKeys) {
 		return idf
 	}
 	times := make([]int, len(idf))
+	boost := make([]bool, len(idf))
 	for t, ks := range termKeys {
 		n := p.Query.Repeats[t]
 		if p.Query.Terms[t].Stop {
@@ -113,12 +153,16 @@ func (p *Plan) keyWeights(termKeys [][]int, idf []float64) []float64 {
 		}
 		for _, i := range ks {
 			times[i] += n
+			boost[i] = boost[i] || p.Query.Loose && p.Query.Terms[t].Quoted
 		}
 	}
 	w := make([]float64, len(idf))
 	for i := range idf {
 		q := float64(max(times[i], 1))
 		w[i] = idf[i] * (p.Model.K3 + 1) * q / (p.Model.K3 + q)
+		if boost[i] {
+			w[i] *= QuoteBoost
+		}
 	}
 	return w
 }

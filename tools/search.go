@@ -20,15 +20,16 @@ func queryRefusal(tool string) error {
 // maxShownQuery is about the most bytes of a query an answer repeats.
 const maxShownQuery = 160
 
-// shown is the query as answers show it: its terms, a quoted phrase in curly quotes, cut
-// when long.
+// shown is the query as answers show it, in quotes: its terms, each cut at 100 characters
+// (short), a quoted phrase in curly quotes, the whole cut when long. A query that is one
+// phrase is shown in its own curly quotes alone, not quoted twice.
 func shown(q search.Query) string {
 	ts := make([]string, len(q.Terms))
 	for i, t := range q.Terms {
 		if t.Quoted {
-			ts[i] = "“" + strings.Trim(t.Text, `"`) + "”"
+			ts[i] = "“" + short(strings.Trim(t.Text, `"`)) + "”"
 		} else {
-			ts[i] = t.Text
+			ts[i] = short(t.Text)
 		}
 	}
 	out := strings.Join(ts, " ")
@@ -39,24 +40,27 @@ func shown(q search.Query) string {
 		}
 		out = strings.TrimRight(out[:cut], " ") + "…"
 	}
-	return out
+	if len(q.Terms) == 1 && q.Terms[0].Quoted {
+		return out
+	}
+	return `"` + out + `"`
 }
 
 // terms names the terms a document must have for none to be found: the quoted phrases
-// (all of them), else any of the words.
+// (all of them), else any of the words; each cut at 100 characters (short), as names are.
 func terms(q search.Query) string {
 	var ts []string
 	join := " or "
-	for _, t := range q.Terms {
-		if t.Quoted {
-			ts = append(ts, strconv.Quote(strings.Trim(t.Text, `"`)))
+	for i, t := range q.Terms {
+		if q.Quoted()&(1<<i) != 0 {
+			ts = append(ts, strconv.Quote(short(strings.Trim(t.Text, `"`))))
 		}
 	}
 	if len(ts) > 0 {
 		join = " and "
 	} else {
 		for _, t := range q.Terms {
-			ts = append(ts, strconv.Quote(t.Text))
+			ts = append(ts, strconv.Quote(short(t.Text)))
 		}
 	}
 	if len(ts) > 6 {
@@ -84,7 +88,7 @@ func counted(q search.Query, every, some int) string {
 // of the reading.
 func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	if q.Partial {
-		fmt.Fprintf(b, "Only %d words and phrases of the query, %d words in all, were looked for: the first, stop words giving their places to later words.\n", search.MaxTerms, search.MaxTokens)
+		fmt.Fprintf(b, "Only %d words and phrases of the query, %d words in all, were looked for: its quoted phrases and its rarest words in the index.\n", search.MaxTerms, search.MaxTokens)
 	}
 	if unread > 0 {
 		fmt.Fprintf(b, "%d more may have the phrase but were not read (too much text): give more words, or a longer phrase.\n", unread)
@@ -107,7 +111,7 @@ func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (s
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	fmt.Fprintf(&b, "Documents for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
+	fmt.Fprintf(&b, "Documents for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	names := r.Names()
 	for _, f := range res.Found {
 		d := f.Document
@@ -169,7 +173,7 @@ func (s *Server) searchConversations(r *threads.Reader, query string, limit int)
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	fmt.Fprintf(&b, "Conversations for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
+	fmt.Fprintf(&b, "Conversations for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	names := r.Names()
 	for _, f := range res.Found {
 		c := f.Conversation

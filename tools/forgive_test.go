@@ -1,0 +1,33 @@
+package tools_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// An answer never echoes a hostile query whole (issue 36, item 15): a word of 1 MiB comes
+// back cut at 100 characters, and a query that is one phrase is not quoted twice.
+func TestSearchEchoIsBounded(t *testing.T) {
+	is := newIsolation(t)
+	huge := strings.Repeat("a", 1<<20)
+	for _, tc := range []struct {
+		tool, query, want string
+	}{
+		{"list_documents", huge, `No document here has "` + strings.Repeat("a", 100) + `…" in its title or text.`},
+		{"list_documents", `"` + huge + `"`, `No document here has "` + strings.Repeat("a", 100) + `…" as quoted`},
+		{"list_documents", huge + " nothing", `Documents for "` + strings.Repeat("a", 100) + `… nothing" (0 with every word, 1 with some)`},
+		{"list_conversations", huge, `No other conversation here has "` + strings.Repeat("a", 100) + `…" in what was said.`},
+		{"list_documents", `"nothing secret"`, "Documents for “nothing secret” (1), best first:"},
+		{"list_documents", `“nothing secret”`, "Documents for “nothing secret” (1), best first:"},
+		{"list_conversations", `"hello from"`, "Conversations for “hello from” (1), best first:"},
+		{"list_documents", `nothing "secret"`, "Documents for \"nothing “secret”\" (1 with every word, 0 with some)"},
+	} {
+		text, isError := is.call(t, tc.tool, map[string]any{"query": tc.query})
+		if isError || !strings.Contains(text, tc.want) {
+			t.Errorf("%s query=%.40q… = %.300q (isError %v), want %q in it", tc.tool, tc.query, text, isError, tc.want)
+		}
+		if len(text) > 2000 {
+			t.Errorf("%s query=%.40q…: the answer is %d bytes", tc.tool, tc.query, len(text))
+		}
+	}
+}
