@@ -107,3 +107,44 @@ func TestLongQueryKeepsRarest(t *testing.T) {
 		t.Errorf("Narrow changed a short query: %q", got.Text)
 	}
 }
+
+// A word no item has is searched for as the nearest word the index has (issue 36, item
+// 12): within one edit for a short word, two for a longer, the most common of the nearest;
+// a word the index has, a quoted one, or one of another script is never changed.
+func TestTypos(t *testing.T) {
+	x := newIndex(t,
+		Item{Key: "refund", Title: "Refund policy", Text: "Refunds are paid within 14 days. The policy covers every order."},
+		Item{Key: "policies", Title: "Policies", Text: "Our policies, and the police station nearby."},
+		Item{Key: "cat", Title: "Pets", Text: "a cat and a car and a cart"},
+		Item{Key: "carts", Title: "Carts", Text: "cart cart cart"},
+	)
+	for _, tc := range []struct {
+		query string
+		fixes []Fix
+		found []string
+	}{
+		{"rfund polciy", []Fix{{"rfund", "refund"}, {"polciy", "polici"}}, []string{"refund", "policies"}},
+		{"refund policy", nil, []string{"refund", "policies"}},
+		{"refnud", []Fix{{"refnud", "refund"}}, []string{"refund"}}, // two letters swapped: one edit
+		{"crat", []Fix{{"crat", "cart"}}, []string{"carts", "cat"}}, // of cart, cat, car: the most common
+		{`"rfund"`, nil, nil},
+		{"xyzzyplugh", nil, nil},
+		{"ab", nil, nil}, // too short to guess
+		{"rfund refund", []Fix{{"rfund", "refund"}}, []string{"refund"}},
+		{"prlicies", []Fix{{"prlicies", "polici"}}, []string{"policies", "refund"}},
+	} {
+		p, keys := x.plan(tc.query, Ranking)
+		if !slices.Equal(p.Query.Fixes, tc.fixes) {
+			t.Errorf("%q: fixes %v, want %v", tc.query, p.Query.Fixes, tc.fixes)
+		}
+		slices.Sort(keys)
+		slices.Sort(tc.found)
+		if !slices.Equal(keys, tc.found) {
+			t.Errorf("%q (as %q): found %v, want %v", tc.query, p.Query.Text, keys, tc.found)
+		}
+	}
+	_, every, _ := x.everySome("rfund polciy")
+	if !slices.Equal(every, []string{"refund"}) {
+		t.Errorf("rfund polciy: every word in %v, want refund", every)
+	}
+}

@@ -48,6 +48,8 @@ type Term struct {
 	Quoted bool
 	// Stop: one English stop word ("the", "of"), not quoted: see Query.Required.
 	Stop bool
+	// asKey: Tokens are the index's keys already, not to be stemmed (a typo's fix).
+	asKey bool
 }
 
 // Query is what Parse makes of a query.
@@ -61,6 +63,9 @@ type Query struct {
 	// Loose: the query is a question (LooseQuotes) whose quoted phrases rank but don't
 	// filter: Quoted is empty.
 	Loose bool
+	// Fixes are the words no item had that were searched for as the nearest word the
+	// index has instead (typo.go), in the query's order.
+	Fixes []Fix
 	m     *matcher
 	// cands are the distinct terms read, up to MaxCandidates, with how many times each was
 	// given, when there are more than Terms holds: what Narrow chooses from.
@@ -318,7 +323,11 @@ func (t Term) seenKey() string {
 func (t Term) keys() []string {
 	out := make([]string, len(t.Tokens))
 	for i, tok := range t.Tokens {
-		out[i] = key(Stem(tok))
+		if t.asKey {
+			out[i] = key(tok)
+		} else {
+			out[i] = key(Stem(tok))
+		}
 	}
 	return out
 }

@@ -69,9 +69,13 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	if len(q.cands) > 0 {
 		q = q.Narrow(x.sizes(q.cands, next))
 	}
-	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	keys := q.Keys()
 	chunks := x.chunks(keys, next)
+	if fixed, ok := x.fix(q, keys, chunks, next); ok {
+		q, keys = fixed, fixed.Keys()
+		chunks = x.chunks(keys, next)
+	}
+	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	skipped := overBudget(chunks)
 	for _, s := range skipped {
 		if s {
@@ -102,6 +106,49 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 		p.Candidates = append(p.Candidates, Candidate{Num: num, Score: score[s], Maybe: maybe[s], Sure: maybe[s]&^sureTerms == 0, Len: int(lens.text[s] + lens.title[s])})
 	}
 	return p, nil
+}
+
+// fix gives q with each word no item has (its key has no chunk) that typoTerm allows
+// replaced by the nearest key the index has, up to MaxFixes of them; ok is false when
+// none was.
+func (x Index) fix(q Query, keys []string, chunks [][][]byte, next uint32) (Query, bool) {
+	has := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		has[k] = len(chunks[i]) > 0
+	}
+	var fixes []Fix
+	budget := MaxTypoSteps
+	terms := slices.Clone(q.Terms)
+	for i, t := range terms {
+		if len(fixes) == MaxFixes {
+			break
+		}
+		if !typoTerm(t) || has[t.keys()[0]] {
+			continue
+		}
+		if k := x.nearest(t.Tokens[0], next, &budget); k != "" {
+			fixes = append(fixes, Fix{Word: t.Text, Key: k})
+			terms[i] = Term{Text: k, Tokens: []string{k}, asKey: true}
+		}
+	}
+	if len(fixes) == 0 {
+		return q, false
+	}
+	out := Query{Terms: terms, Repeats: slices.Clone(q.Repeats), Partial: q.Partial, Fixes: fixes}
+	// A fix that is another word of the query ("rfund refund") makes one term of the two.
+	for i := 0; i < len(out.Terms); i++ {
+		for j := 0; j < i; j++ {
+			a, b := out.Terms[j], out.Terms[i]
+			if (a.asKey || b.asKey) && !a.Quoted && !b.Quoted && slices.Equal(a.keys(), b.keys()) {
+				out.Repeats[j] += out.Repeats[i]
+				out.Terms = slices.Delete(out.Terms, i, i+1)
+				out.Repeats = slices.Delete(out.Repeats, i, i+1)
+				i--
+				break
+			}
+		}
+	}
+	return out.finish(), true
 }
 
 // sizes reads the postings of the keys of terms (the words, not the phrases nor the stop

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -84,6 +85,39 @@ func counted(q search.Query, every, some int) string {
 	return fmt.Sprintf("%d with every word, %d with some", every, some)
 }
 
+// fixes is the line that says which words of the query no item had and what was searched
+// for instead (search.Fix), each shown as a word of the texts found (texts) when one has
+// it; "" when none was.
+func fixes(q search.Query, none string, texts []string) string {
+	if len(q.Fixes) == 0 {
+		return ""
+	}
+	was := make([]string, len(q.Fixes))
+	now := make([]string, len(q.Fixes))
+	for i, f := range q.Fixes {
+		was[i] = strconv.Quote(short(f.Word))
+		now[i] = strconv.Quote(search.Word(f.Key, texts...))
+	}
+	return fmt.Sprintf("%s %s: searched for the nearest words %s instead (put a word in double quotes to search for it as written).\n", none, strings.Join(was, " nor "), strings.Join(now, ", "))
+}
+
+// fixedWords is q with the terms that fixed a typo shown as a word of texts, not as the
+// index's key (a stem) they are.
+func fixedWords(q search.Query, texts []string) search.Query {
+	if len(q.Fixes) == 0 {
+		return q
+	}
+	q.Terms = slices.Clone(q.Terms)
+	for _, f := range q.Fixes {
+		for i, t := range q.Terms {
+			if !t.Quoted && t.Text == f.Key {
+				q.Terms[i].Text = search.Word(f.Key, texts...)
+			}
+		}
+	}
+	return q
+}
+
 // searchNotes are the last lines of a search's answer: what was left out of the query, or
 // of the reading.
 func searchNotes(b *strings.Builder, q search.Query, unread int) {
@@ -106,6 +140,15 @@ func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (s
 	if res.Unquoted {
 		fmt.Fprintf(&b, "No document here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	var texts []string
+	for _, f := range res.Found {
+		texts = append(texts, f.Document.Title)
+		for _, l := range f.Hit.Lines {
+			texts = append(texts, l.Text)
+		}
+	}
+	b.WriteString(fixes(res.Query, "No document here has", texts))
+	res.Query = fixedWords(res.Query, texts)
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No document here has %s in its title or text. Try other words, or list_documents without query to see them all.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
@@ -168,6 +211,15 @@ func (s *Server) searchConversations(r *threads.Reader, query string, limit int)
 	if res.Unquoted {
 		fmt.Fprintf(&b, "No other conversation here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	var texts []string
+	for _, f := range res.Found {
+		texts = append(texts, f.Conversation.Title)
+		for _, l := range f.Lines {
+			texts = append(texts, l.Line.Text)
+		}
+	}
+	b.WriteString(fixes(res.Query, "No other conversation here has", texts))
+	res.Query = fixedWords(res.Query, texts)
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No other conversation here has %s in what was said. Try other words, or list_conversations without query.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
