@@ -63,3 +63,16 @@ func TestSearchForgivesTypos(t *testing.T) {
 		}
 	}
 }
+
+// A look-alike title is refused naming the document that has the look (issue 36, item 16).
+func TestWriteRefusesLookAlikeTitle(t *testing.T) {
+	is := newIsolation(t)
+	text, isError := is.call(t, "write_document", map[string]any{"title": "Public\u00a0notes", "text": "x"})
+	if !isError || !strings.Contains(text, `looks the same as another document's here, "Public notes": [Public notes](`) {
+		t.Errorf("write_document of a look-alike title = %q (isError %v)", text, isError)
+	}
+	text, isError = is.call(t, "write_document", map[string]any{"title": "Public\u200bnotes", "text": "x"})
+	if !isError || !strings.Contains(text, "invisible character (U+200B)") {
+		t.Errorf("write_document of a title with a zero-width space = %q (isError %v)", text, isError)
+	}
+}
