@@ -22,6 +22,7 @@
 //
 //	docs/<id>                     the document's record (JSON): title, latest version, who, when
 //	doc_titles/<lower(title)>     id: titles are unique in a space, compared case-insensitively
+//	doc_alike/<alike(title)>      id: a title's look-alike key (NFKC, spaces folded: alike.go)
 //	doc_recent/<saved ns><id>     nothing: the listing index, latest saved last
 //	doc_versions/<id><n>          each version (see record), n as 8 bytes big-endian;
 //	                              files written before keep doc_versions/<id>/<n>
@@ -182,13 +183,18 @@ func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("%q could be %s", e.Name, strings.Join(titles, ", "))
 }
 
-// TitleTakenError is returned when a new title is already another document's in the space.
+// TitleTakenError is returned when a new title is already another document's in the space,
+// or (Alike) looks the same as another's: alike.go.
 type TitleTakenError struct {
 	Title string
 	Other Document
+	Alike bool // Other's title is not Title but looks the same (alikeKey)
 }
 
 func (e *TitleTakenError) Error() string {
+	if e.Alike {
+		return fmt.Sprintf("the title %q looks the same as %q, document %s's", e.Title, e.Other.Title, e.Other.ID)
+	}
 	return fmt.Sprintf("the title %q is taken by document %s", e.Title, e.Other.ID)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // SetSnapshotEvery sets how often a version is stored whole, for tests; it returns a func
@@ -109,4 +110,27 @@ func (s *Store) DowngradeLinks() error {
 		}
 		return x.meta.Put(linksBuilt, []byte{0, 0, 0, 1})
 	})
+}
+
+// CreateAsBefore makes a document as a version before look-alike titles did (alike.go):
+// any title the old checks let through (CleanTitle, the exact title free), and no
+// doc_alike left in the space, as in a file it wrote. For tests of files written before.
+func (s *Store) CreateAsBefore(ctx context.Context, title, text string) (Document, error) {
+	var d Document
+	err := s.update(ctx, func(b *buckets) error {
+		if b.titles.Get(titleKey(title)) != nil {
+			return &TitleTakenError{Title: title}
+		}
+		now := s.now()
+		d = Document{ID: newID(now)}
+		v := Version{Number: 1, Title: title, Text: text, Kind: KindWrite, Author: Author{By: "person:old"}, At: now}
+		if err := b.put(&d, v, nil, change{links: scanLinks(text)}); err != nil {
+			return err
+		}
+		if err := b.addCount(1); err != nil {
+			return err
+		}
+		return spaces.Bucket(b.tx, b.space).DeleteBucket([]byte(bucketAlike))
+	})
+	return d, err
 }

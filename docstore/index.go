@@ -231,7 +231,7 @@ func (r *Reader) search(query string, limit, budget int) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Query: q, Every: rk.Every, Some: rk.Some, Total: rk.Every + rk.Some, Unread: rk.Unread, Read: rk.Read}
+	res := Results{Query: plan.Query, Every: rk.Every, Some: rk.Some, Total: rk.Every + rk.Some, Unread: rk.Unread, Read: rk.Read}
 	if err := b.readUnread(docs, rk.Ranked); err != nil {
 		return Results{}, err
 	}

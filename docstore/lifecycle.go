@@ -28,6 +28,9 @@ func (s *Store) Delete(ctx context.Context, name string, by Author) (Document, e
 		if err := b.titles.Delete(titleKey(d.Title)); err != nil {
 			return err
 		}
+		if err := b.dropAlike(d.Title, d.ID); err != nil {
+			return err
+		}
 		d.Deleted = &Deletion{At: s.now(), By: by}
 		if err := b.putDoc(d); err != nil {
 			return err
@@ -107,6 +110,9 @@ func (s *Store) Undelete(ctx context.Context, name string) (Document, error) {
 			}
 			return &TitleTakenError{Title: d.Title, Other: od}
 		}
+		if err := b.takenAlike(d.Title, d.ID); err != nil {
+			return err
+		}
 		d.Deleted = nil
 		if err := b.putDoc(d); err != nil {
 			return err
@@ -115,6 +121,9 @@ func (s *Store) Undelete(ctx context.Context, name string) (Document, error) {
 			return err
 		}
 		if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {
+			return err
+		}
+		if err := b.putAlike(d.Title, d.ID); err != nil {
 			return err
 		}
 		if err := b.recent.Put(recentKey(d), nil); err != nil {

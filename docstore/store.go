@@ -454,6 +454,9 @@ func (s *Store) Create(ctx context.Context, title, text string, kind Kind, by Au
 	if err != nil {
 		return Saved{}, err
 	}
+	if err := checkVisible(title); err != nil {
+		return Saved{}, err
+	}
 	if err := CheckText(text); err != nil {
 		return Saved{}, err
 	}
@@ -466,6 +469,9 @@ func (s *Store) Create(ctx context.Context, title, text string, kind Kind, by Au
 				return err
 			}
 			return &TitleTakenError{Title: title, Other: d}
+		}
+		if err := b.takenAlike(title, ""); err != nil {
+			return err
 		}
 		now := s.now()
 		d := Document{ID: newID(now)}
@@ -558,6 +564,9 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 				}
 				return &TitleTakenError{Title: p.next.Title, Other: od}
 			}
+			if err := b.takenAlike(p.next.Title, d.ID); err != nil {
+				return err
+			}
 		}
 		if propose {
 			if saved, err = b.putProposal(&d, p, by, s.now()); err != nil {
@@ -624,6 +633,11 @@ func (b *buckets) prepare(name string, kind Kind, how howFunc) (prepared, error)
 	if next.Title, err = CleanTitle(next.Title); err != nil {
 		return prepared{}, err
 	}
+	if next.Title != latest.Title {
+		if err := checkVisible(next.Title); err != nil {
+			return prepared{}, err // a title stored before with one keeps saving
+		}
+	}
 	if err := CheckText(next.Text); err != nil {
 		return prepared{}, err
 	}
@@ -652,8 +666,12 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 			return err
 		}
 	}
-	if oldTitle != "" && !bytes.Equal(titleKey(oldTitle), titleKey(v.Title)) {
+	retitled := prev == nil || !bytes.Equal(titleKey(oldTitle), titleKey(v.Title))
+	if oldTitle != "" && retitled {
 		if err := b.titles.Delete(titleKey(oldTitle)); err != nil {
+			return err
+		}
+		if err := b.dropAlike(oldTitle, d.ID); err != nil {
 			return err
 		}
 	}
@@ -685,6 +703,11 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	}
 	if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {
 		return err
+	}
+	if retitled {
+		if err := b.putAlike(d.Title, d.ID); err != nil {
+			return err
+		}
 	}
 	if err := b.recent.Put(recentKey(*d), nil); err != nil {
 		return err

@@ -88,7 +88,7 @@ func newMatcher(q Query) *matcher {
 		pat := make([]int32, len(t.Tokens))
 		for j, tok := range t.Tokens {
 			a := tok
-			if kind == kindStem {
+			if kind == kindStem && !t.asKey {
 				a = Stem(tok)
 			}
 			id, ok := atoms[a]

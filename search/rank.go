@@ -60,12 +60,22 @@ type Plan struct {
 // Plan reads q's postings and scores every item that has any of its terms (or may have:
 // a phrase's tokens, not yet known to be one after another). It reads only the index:
 // the store then ranks with Plan.Rank, which reads the texts it needs through Fetch.
+//
+// A query of more than MaxTerms terms is narrowed first (Query.Narrow) to its rarest: the
+// plan's Query is the one searched for.
 func (x Index) Plan(q Query, m Model) (*Plan, error) {
-	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	meta := kv.GetAll(x.meta, [][]byte{nextKey, statsKey})
 	next, st := decodeNext(meta[0]), decodeStats(meta[1])
+	if len(q.cands) > 0 {
+		q = q.Narrow(x.sizes(q.cands, next))
+	}
 	keys := q.Keys()
 	chunks := x.chunks(keys, next)
+	if fixed, ok := x.fix(q, keys, chunks, next); ok {
+		q, keys = fixed, fixed.Keys()
+		chunks = x.chunks(keys, next)
+	}
+	p := &Plan{Query: q, Model: m, Weights: make([]float64, len(q.Terms))}
 	skipped := overBudget(chunks)
 	for _, s := range skipped {
 		if s {
@@ -98,14 +108,91 @@ func (x Index) Plan(q Query, m Model) (*Plan, error) {
 	return p, nil
 }
 
+// fix gives q with each word no item has (its key has no chunk) that typoTerm allows
+// replaced by the nearest key the index has, up to MaxFixes of them; ok is false when
+// none was.
+func (x Index) fix(q Query, keys []string, chunks [][][]byte, next uint32) (Query, bool) {
+	has := make(map[string]bool, len(keys))
+	for i, k := range keys {
+		has[k] = len(chunks[i]) > 0
+	}
+	var fixes []Fix
+	budget := MaxTypoSteps
+	terms := slices.Clone(q.Terms)
+	for i, t := range terms {
+		if len(fixes) == MaxFixes {
+			break
+		}
+		if !typoTerm(t) || has[t.keys()[0]] {
+			continue
+		}
+		if k := x.nearest(t.Tokens[0], next, &budget); k != "" {
+			fixes = append(fixes, Fix{Word: t.Text, Key: k})
+			terms[i] = Term{Text: k, Tokens: []string{k}, asKey: true}
+		}
+	}
+	if len(fixes) == 0 {
+		return q, false
+	}
+	out := Query{Terms: terms, Repeats: slices.Clone(q.Repeats), Partial: q.Partial, Fixes: fixes}
+	// A fix that is another word of the query ("rfund refund") makes one term of the two.
+	for i := 0; i < len(out.Terms); i++ {
+		for j := 0; j < i; j++ {
+			a, b := out.Terms[j], out.Terms[i]
+			if (a.asKey || b.asKey) && !a.Quoted && !b.Quoted && slices.Equal(a.keys(), b.keys()) {
+				out.Repeats[j] += out.Repeats[i]
+				out.Terms = slices.Delete(out.Terms, i, i+1)
+				out.Repeats = slices.Delete(out.Repeats, i, i+1)
+				i--
+				break
+			}
+		}
+	}
+	return out.finish(), true
+}
+
+// sizes reads the postings of the keys of terms (the words, not the phrases nor the stop
+// words: Narrow doesn't ask for those), all at once, and gives Narrow's size: the bytes of
+// a term's keys' postings, about three bytes an item that has them.
+func (x Index) sizes(terms []Term, next uint32) func(keys []string) int {
+	var keys []string
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if t.Quoted || t.Stop {
+			continue
+		}
+		for _, k := range t.keys() {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	bytes := make(map[string]int, len(keys))
+	for i, cs := range x.chunks(keys, next) {
+		for _, c := range cs {
+			bytes[keys[i]] += len(c) - 4
+		}
+	}
+	return func(keys []string) int {
+		n := 0
+		for _, k := range keys {
+			n += bytes[k]
+		}
+		return n
+	}
+}
+
 // keyWeights is each key's idf times Okapi's weight for how many times the query gives it,
 // (K3+1)·n/(K3+n): n is Query.Repeats summed over the terms that have the key (two words of
-// one stem count twice), a stop word counting once however often it is given.
+// one stem count twice), a stop word counting once however often it is given. In a question
+// (Query.Loose) the keys of its quoted phrases weigh QuoteBoost times more.
 func (p *Plan) keyWeights(termKeys [][]int, idf []float64) []float64 {
 	if len(p.Query.Repeats) != len(termKeys) {
 		return idf
 	}
 	times := make([]int, len(idf))
+	boost := make([]bool, len(idf))
 	for t, ks := range termKeys {
 		n := p.Query.Repeats[t]
 		if p.Query.Terms[t].Stop {
@@ -113,12 +200,16 @@ func (p *Plan) keyWeights(termKeys [][]int, idf []float64) []float64 {
 		}
 		for _, i := range ks {
 			times[i] += n
+			boost[i] = boost[i] || p.Query.Loose && p.Query.Terms[t].Quoted
 		}
 	}
 	w := make([]float64, len(idf))
 	for i := range idf {
 		q := float64(max(times[i], 1))
 		w[i] = idf[i] * (p.Model.K3 + 1) * q / (p.Model.K3 + q)
+		if boost[i] {
+			w[i] *= QuoteBoost
+		}
 	}
 	return w
 }

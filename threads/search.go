@@ -199,6 +199,7 @@ func (r *Reader) search(query string, limit int, except string, budget int) (Res
 	if err != nil {
 		return Results{}, err
 	}
+	res.Query = plan.Query // narrowed to its rarest words, when long
 	res.Every, res.Some, res.Total, res.Unread, res.Read = rk.Every, rk.Some, rk.Every+rk.Some, rk.Unread, rk.Read
 	for _, ranked := range rk.Ranked {
 		f, ok, err := read.found(ranked)

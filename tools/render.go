@@ -106,6 +106,8 @@ func (s *Server) explain(err error, name string) error {
 			more = fmt.Sprintf(" and %d more", amb.More)
 		}
 		return refusef("%q could be any of %d documents: %s%s. Give the whole title or the id.", short(name), len(amb.Matches)+amb.More, strings.Join(links, ", "), more)
+	case errors.As(err, &taken) && taken.Alike:
+		return refusef("The title %q looks the same as another document's here, %q: %s (id %s). Titles that differ only in spaces, letter widths or invisible characters can't be told apart: to replace its text, name it (document: %q); or pick a title that reads differently.", short(taken.Title), short(taken.Other.Title), s.link(taken.Other), taken.Other.ID, taken.Other.ID)
 	case errors.As(err, &taken):
 		return refusef("Another document here is already titled %q: %s (id %s). To replace its text, name it (document: %q); or pick another title.", taken.Title, s.link(taken.Other), taken.Other.ID, taken.Other.ID)
 	case errors.As(err, &nover):

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,15 +21,16 @@ func queryRefusal(tool string) error {
 // maxShownQuery is about the most bytes of a query an answer repeats.
 const maxShownQuery = 160
 
-// shown is the query as answers show it: its terms, a quoted phrase in curly quotes, cut
-// when long.
+// shown is the query as answers show it, in quotes: its terms, each cut at 100 characters
+// (short), a quoted phrase in curly quotes, the whole cut when long. A query that is one
+// phrase is shown in its own curly quotes alone, not quoted twice.
 func shown(q search.Query) string {
 	ts := make([]string, len(q.Terms))
 	for i, t := range q.Terms {
 		if t.Quoted {
-			ts[i] = "“" + strings.Trim(t.Text, `"`) + "”"
+			ts[i] = "“" + short(strings.Trim(t.Text, `"`)) + "”"
 		} else {
-			ts[i] = t.Text
+			ts[i] = short(t.Text)
 		}
 	}
 	out := strings.Join(ts, " ")
@@ -39,24 +41,27 @@ func shown(q search.Query) string {
 		}
 		out = strings.TrimRight(out[:cut], " ") + "…"
 	}
-	return out
+	if len(q.Terms) == 1 && q.Terms[0].Quoted {
+		return out
+	}
+	return `"` + out + `"`
 }
 
 // terms names the terms a document must have for none to be found: the quoted phrases
-// (all of them), else any of the words.
+// (all of them), else any of the words; each cut at 100 characters (short), as names are.
 func terms(q search.Query) string {
 	var ts []string
 	join := " or "
-	for _, t := range q.Terms {
-		if t.Quoted {
-			ts = append(ts, strconv.Quote(strings.Trim(t.Text, `"`)))
+	for i, t := range q.Terms {
+		if q.Quoted()&(1<<i) != 0 {
+			ts = append(ts, strconv.Quote(short(strings.Trim(t.Text, `"`))))
 		}
 	}
 	if len(ts) > 0 {
 		join = " and "
 	} else {
 		for _, t := range q.Terms {
-			ts = append(ts, strconv.Quote(t.Text))
+			ts = append(ts, strconv.Quote(short(t.Text)))
 		}
 	}
 	if len(ts) > 6 {
@@ -80,11 +85,44 @@ func counted(q search.Query, every, some int) string {
 	return fmt.Sprintf("%d with every word, %d with some", every, some)
 }
 
+// fixes is the line that says which words of the query no item had and what was searched
+// for instead (search.Fix), each shown as a word of the texts found (texts) when one has
+// it; "" when none was.
+func fixes(q search.Query, none string, texts []string) string {
+	if len(q.Fixes) == 0 {
+		return ""
+	}
+	was := make([]string, len(q.Fixes))
+	now := make([]string, len(q.Fixes))
+	for i, f := range q.Fixes {
+		was[i] = strconv.Quote(short(f.Word))
+		now[i] = strconv.Quote(search.Word(f.Key, texts...))
+	}
+	return fmt.Sprintf("%s %s: searched for the nearest words %s instead (put a word in double quotes to search for it as written).\n", none, strings.Join(was, " nor "), strings.Join(now, ", "))
+}
+
+// fixedWords is q with the terms that fixed a typo shown as a word of texts, not as the
+// index's key (a stem) they are.
+func fixedWords(q search.Query, texts []string) search.Query {
+	if len(q.Fixes) == 0 {
+		return q
+	}
+	q.Terms = slices.Clone(q.Terms)
+	for _, f := range q.Fixes {
+		for i, t := range q.Terms {
+			if !t.Quoted && t.Text == f.Key {
+				q.Terms[i].Text = search.Word(f.Key, texts...)
+			}
+		}
+	}
+	return q
+}
+
 // searchNotes are the last lines of a search's answer: what was left out of the query, or
 // of the reading.
 func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	if q.Partial {
-		fmt.Fprintf(b, "Only %d words and phrases of the query, %d words in all, were looked for: the first, stop words giving their places to later words.\n", search.MaxTerms, search.MaxTokens)
+		fmt.Fprintf(b, "Only %d words and phrases of the query, %d words in all, were looked for: its quoted phrases and its rarest words in the index.\n", search.MaxTerms, search.MaxTokens)
 	}
 	if unread > 0 {
 		fmt.Fprintf(b, "%d more may have the phrase but were not read (too much text): give more words, or a longer phrase.\n", unread)
@@ -102,12 +140,21 @@ func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (s
 	if res.Unquoted {
 		fmt.Fprintf(&b, "No document here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	var texts []string
+	for _, f := range res.Found {
+		texts = append(texts, f.Document.Title)
+		for _, l := range f.Hit.Lines {
+			texts = append(texts, l.Text)
+		}
+	}
+	b.WriteString(fixes(res.Query, "No document here has", texts))
+	res.Query = fixedWords(res.Query, texts)
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No document here has %s in its title or text. Try other words, or list_documents without query to see them all.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	fmt.Fprintf(&b, "Documents for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
+	fmt.Fprintf(&b, "Documents for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	names := r.Names()
 	for _, f := range res.Found {
 		d := f.Document
@@ -164,12 +211,21 @@ func (s *Server) searchConversations(r *threads.Reader, query string, limit int)
 	if res.Unquoted {
 		fmt.Fprintf(&b, "No other conversation here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
 	}
+	var texts []string
+	for _, f := range res.Found {
+		texts = append(texts, f.Conversation.Title)
+		for _, l := range f.Lines {
+			texts = append(texts, l.Line.Text)
+		}
+	}
+	b.WriteString(fixes(res.Query, "No other conversation here has", texts))
+	res.Query = fixedWords(res.Query, texts)
 	if res.Total == 0 {
 		fmt.Fprintf(&b, "No other conversation here has %s in what was said. Try other words, or list_conversations without query.\n", terms(res.Query))
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	fmt.Fprintf(&b, "Conversations for \"%s\" (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
+	fmt.Fprintf(&b, "Conversations for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
 	names := r.Names()
 	for _, f := range res.Found {
 		c := f.Conversation

@@ -25,7 +25,7 @@ func TestSearchShowsNothingOfAnotherSpaceNorPrivate(t *testing.T) {
 		tool, query, want string
 	}{
 		{"list_documents", long, "Public notes"},
-		{"list_documents", long, "Only 64 words and phrases of the query, 512 words in all, were looked for: the first, stop words giving their places to later words."},
+		{"list_documents", long, "Only 64 words and phrases of the query, 512 words in all, were looked for: its quoted phrases and its rarest words in the index."},
 		{"list_documents", "secret plan", "(0 with every word, 1 with some)"}, // "secret" is in Public notes
 		{"list_documents", "launch", "No document here has"},
 		{"list_documents", "quiet", "No document here has"},
