@@ -47,7 +47,7 @@ func (s *Server) proposedAnswer(saved docstore.Saved) string {
 	if p.Author.For != "" {
 		person = saved.Names.ShowString(p.Author.For) // the names as the proposal's write read them
 	}
-	return fmt.Sprintf("Proposed %s as proposal %d%s: %s, waiting for %s's review.", s.link(saved.Document), p.Number, merged, lines(saved.Added, saved.Removed), person)
+	return fmt.Sprintf("Proposed %s change %d%s: %s, waiting for %s's review.", s.link(saved.Document), p.Number, merged, lines(saved.Added, saved.Removed), person)
 }
 
 // afterText puts blocks (each "" or lines without a final line break) after a read's text,
@@ -83,7 +83,7 @@ func (s *Server) proposalNotes(names spaces.Names, n docstore.Notes) string {
 			fmt.Fprintf(&b, "Open proposals (%d):", n.Open)
 		}
 		for _, p := range n.Proposals {
-			fmt.Fprintf(&b, "\n- proposal %d by %s · %s · %s", p.Number, by(names, p.Author), lines(p.Added, p.Removed), age(p.At))
+			fmt.Fprintf(&b, "\n- change %d by %s · %s · %s", p.Number, by(names, p.Author), lines(p.Added, p.Removed), age(p.At))
 		}
 		if len(n.Proposals) < n.Open {
 			fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", n.Open-len(n.Proposals))
@@ -105,25 +105,25 @@ func (s *Server) proposalNotes(names spaces.Names, n docstore.Notes) string {
 	return b.String()
 }
 
-// decision says what became of a decided proposal: "proposal 2 was declined by Ana: “Not now.”".
+// decision says what became of a decided proposal: "change 2 was declined by Ana: “Not now.”".
 func decision(names spaces.Names, p docstore.Proposal) string {
 	d := p.Decided
 	who := names.ShowString(d.By)
 	switch p.Status {
 	case docstore.StatusDeclined:
-		return fmt.Sprintf("proposal %d was declined by %s %s: “%s”", p.Number, who, when(d.At), d.Why)
+		return fmt.Sprintf("change %d was declined by %s %s: “%s”", p.Number, who, when(d.At), d.Why)
 	case docstore.StatusMerged:
 		how := "merged with the changes made since"
 		if d.Edited {
 			how = "edited and merged with the changes made since"
 		}
-		return fmt.Sprintf("proposal %d was %s, by %s %s, as version %d.", p.Number, how, who, when(d.At), d.Version)
+		return fmt.Sprintf("change %d was %s, by %s %s, as version %d.", p.Number, how, who, when(d.At), d.Version)
 	}
 	how := "accepted"
 	if d.Edited {
 		how = "accepted after editing"
 	}
-	return fmt.Sprintf("proposal %d was %s by %s %s, as version %d.", p.Number, how, who, when(d.At), d.Version)
+	return fmt.Sprintf("change %d was %s by %s %s, as version %d.", p.Number, how, who, when(d.At), d.Version)
 }
 
 // age says how long ago t was, roughly: "just now", "5 min ago", "3 h ago", "2 days ago".
@@ -145,7 +145,7 @@ func age(t time.Time) string {
 // snapshot; the diff is made after it, holding no transaction (a connection, on PostgreSQL).
 func (s *Server) showProposal(ctx context.Context, name string, n int) (string, error) {
 	if n < 1 {
-		return "", refusef("read_document's proposal is a proposal's number (proposal N), 1 or more; it got %d.", n)
+		return "", refusef("read_document's proposal is a proposal's number (change N), 1 or more; it got %d.", n)
 	}
 	var (
 		b       strings.Builder
@@ -161,9 +161,9 @@ func (s *Server) showProposal(ctx context.Context, name string, n int) (string, 
 		switch {
 		case errors.As(err, &none):
 			if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
-				refused = refusef("%s has no proposals: there's no proposal %d.", s.link(none.Document), n)
+				refused = refusef("%s has no proposals: there's no change %d.", s.link(none.Document), n)
 			} else {
-				refused = refusef("%s has proposals 1 to %d: there's no proposal %d.", s.link(none.Document), none.Document.Review.Proposals, n)
+				refused = refusef("%s has proposals 1 to %d: there's no change %d.", s.link(none.Document), none.Document.Review.Proposals, n)
 			}
 			return nil
 		case err != nil:
@@ -171,7 +171,7 @@ func (s *Server) showProposal(ctx context.Context, name string, n int) (string, 
 		}
 		p, base = pr, bv
 		names := r.Names()
-		fmt.Fprintf(&b, "%s · proposal %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
+		fmt.Fprintf(&b, "%s · change %d by %s %s · %s against version %d", s.link(d), p.Number, by(names, p.Author), when(p.At), lines(p.Added, p.Removed), p.Base)
 		if d.Version != p.Base {
 			fmt.Fprintf(&b, " (now version %d)", d.Version)
 		}
@@ -182,7 +182,7 @@ func (s *Server) showProposal(ctx context.Context, name string, n int) (string, 
 			}
 			fmt.Fprintf(&b, " · open, waiting for %s's review", person)
 		} else {
-			b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("proposal %d was ", p.Number)), "."))
+			b.WriteString(" · " + strings.TrimSuffix(strings.TrimPrefix(decision(names, p), fmt.Sprintf("change %d was ", p.Number)), "."))
 		}
 		return nil
 	})
@@ -192,7 +192,7 @@ func (s *Server) showProposal(ctx context.Context, name string, n int) (string, 
 	case refused != nil:
 		return "", refused
 	}
-	diff := linediff.Unified(fmt.Sprintf("%s v%d", base.Title, base.Number), fmt.Sprintf("%s proposal %d", p.Title, p.Number), base.Text, p.Text, 3)
+	diff := linediff.Unified(fmt.Sprintf("%s v%d", base.Title, base.Number), fmt.Sprintf("%s change %d", p.Title, p.Number), base.Text, p.Text, 3)
 	if diff == "" {
 		b.WriteString("\n\nIt changes only the title, to “" + p.Title + "”.")
 	} else {

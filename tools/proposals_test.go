@@ -62,30 +62,30 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 		t.Fatalf("a new document in review mode: %q", made)
 	}
 	got, isErr := call(ctx, "edit_document", map[string]any{"document": "Plan", "old": "Record the trailer.", "new": "Record the trailer on Monday."})
-	if isErr || !strings.HasPrefix(got, "Proposed [Plan](") || !strings.HasSuffix(got, " as proposal 1: +1 \u22121 lines, waiting for Ana's review.") {
+	if isErr || !strings.HasPrefix(got, "Proposed [Plan](") || !strings.HasSuffix(got, " change 1: +1 \u22121 lines, waiting for Ana's review.") {
 		t.Fatalf("edit in review mode: %q", got)
 	}
 	got, _ = call(ctx, "append_document", map[string]any{"document": "Plan", "text": "- book the studio"})
-	if !strings.Contains(got, "proposal 2: +2 \u22120 lines") {
+	if !strings.Contains(got, "change 2: +2 \u22120 lines") {
 		t.Errorf("append in review mode: %q", got)
 	}
 	if got, isErr := call(ctx, "edit_document", map[string]any{"document": "Plan", "old": "podcast", "new": "x"}); !isErr || !strings.Contains(got, "isn't in") {
 		t.Errorf("an edit that misses, in review mode: %v %q", isErr, got)
 	}
 	read, _ := call(ctx, "read_document", map[string]any{"document": "Plan"})
-	for _, want := range []string{"version 1 of 1", "\n\nRecord the trailer.\n\nOpen proposals (2):\n- proposal 2 by north for Ana · +2 \u22120 lines · just now\n- proposal 1 by north for Ana · +1 \u22121 lines · just now\nread_document with proposal: N shows one as a diff."} {
+	for _, want := range []string{"version 1 of 1", "\n\nRecord the trailer.\n\nOpen proposals (2):\n- change 2 by north for Ana · +2 \u22120 lines · just now\n- change 1 by north for Ana · +1 \u22121 lines · just now\nread_document with proposal: N shows one as a diff."} {
 		if !strings.Contains(read, want) {
 			t.Errorf("read_document lacks %q:\n%s", want, read)
 		}
 	}
 	one, _ := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 1})
-	for _, want := range []string{"· proposal 1 by north for Ana ", "+1 \u22121 lines against version 1 · open, waiting for Ana's review", "-Record the trailer.\n+Record the trailer on Monday.", "--- Plan v1\n+++ Plan proposal 1"} {
+	for _, want := range []string{"· change 1 by north for Ana ", "+1 \u22121 lines against version 1 · open, waiting for Ana's review", "-Record the trailer.\n+Record the trailer on Monday.", "--- Plan v1\n+++ Plan change 1"} {
 		if !strings.Contains(one, want) {
-			t.Errorf("proposal 1 lacks %q:\n%s", want, one)
+			t.Errorf("change 1 lacks %q:\n%s", want, one)
 		}
 	}
-	if got, isErr := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 9}); !isErr || !strings.Contains(got, "has proposals 1 to 2: there's no proposal 9.") {
-		t.Errorf("proposal 9: %v %q", isErr, got)
+	if got, isErr := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 9}); !isErr || !strings.Contains(got, "has proposals 1 to 2: there's no change 9.") {
+		t.Errorf("change 9: %v %q", isErr, got)
 	}
 	if got, isErr := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 1, "version": 1}); !isErr || !strings.Contains(got, "proposal alone") {
 		t.Errorf("proposal with version: %v %q", isErr, got)
@@ -98,7 +98,7 @@ func TestReviewModeThroughTheTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	read, _ = call(ctx, "read_document", map[string]any{"document": "Plan"})
-	for _, want := range []string{"version 2 of 2 · saved by north for Ana, accepted by Ana", "- book the studio", "What became of your proposals:\n- proposal 2 was accepted by Ana ", ", as version 2.\n- proposal 1 was declined by Ana ", ": “Monday is taken.”"} {
+	for _, want := range []string{"version 2 of 2 · saved by north for Ana, accepted by Ana", "- book the studio", "What became of your proposals:\n- change 2 was accepted by Ana ", ", as version 2.\n- change 1 was declined by Ana ", ": “Monday is taken.”"} {
 		if !strings.Contains(read, want) {
 			t.Errorf("read_document after the decisions lacks %q:\n%s", want, read)
 		}
@@ -235,12 +235,12 @@ func TestReviewIsBounded(t *testing.T) {
 	start := time.Now()
 	read, _ := call(ctx, "read_document", map[string]any{"document": "Plan"})
 	took := time.Since(start)
-	if !strings.Contains(read, "Open proposals (5 of 10000, newest first):\n- proposal 10000 by north for Ana") || !strings.Contains(read, "9995 more: the person's page lists them all.") || len(read) > 1000 {
+	if !strings.Contains(read, "Open proposals (5 of 10000, newest first):\n- change 10000 by north for Ana") || !strings.Contains(read, "9995 more: the person's page lists them all.") || len(read) > 1000 {
 		t.Errorf("read_document with 10,000 open proposals (%d bytes):\n%s", len(read), read)
 	}
 	one, _ := call(ctx, "read_document", map[string]any{"document": "Plan", "proposal": 5000})
-	if !strings.Contains(one, "proposal 5000 by north for Ana") {
-		t.Errorf("proposal 5000:\n%s", one)
+	if !strings.Contains(one, "change 5000 by north for Ana") {
+		t.Errorf("change 5000:\n%s", one)
 	}
 	t.Logf("read_document with 10,000 open proposals: %d bytes in %s", len(read), took)
 

@@ -204,7 +204,7 @@ func (s *Site) showProposal(w http.ResponseWriter, r *http.Request, p who, statu
 			v.Today, v.TodayCut = capRows(diffLines(pv.Latest.Text, pv.Merged))
 		}
 	}
-	pg := p.in(store.Space(), fmt.Sprintf("%s: proposal %d", pv.Document.Title, pr.Number), "docs")
+	pg := p.in(store.Space(), fmt.Sprintf("%s: change %d", pv.Document.Title, pr.Number), "docs")
 	v.P = proposalRows(names, []docstore.Proposal{pr})[0]
 	if pr.Author.For != "" {
 		v.WaitingFor = names.ShowString(pr.Author.For)
@@ -272,7 +272,7 @@ func (s *Site) proposalEdit(w http.ResponseWriter, r *http.Request, p who) {
 // by names.
 func (s *Site) proposalEditPage(w http.ResponseWriter, r *http.Request, p who, space string, names spaces.Names, status int, v *editView) {
 	v.Action = fmt.Sprintf("/document/%s/proposal/%d/accept", v.Doc.ID, v.Proposal)
-	pg := p.in(space, fmt.Sprintf("Accepting proposal %d of %s", v.Proposal, v.Doc.Title), "docs")
+	pg := p.in(space, fmt.Sprintf("Accepting change %d of %s", v.Proposal, v.Doc.Title), "docs")
 	pg.Data = v // no live updates: the editor's script would load the document's own editor
 	v.LatestBy = byWhom(names, v.Doc.Author)
 	pg.Who = names.Show(spaces.Person(p.Person))
@@ -378,9 +378,9 @@ func (s *Site) failReview(w http.ResponseWriter, r *http.Request, err error) {
 	)
 	switch {
 	case errors.As(err, &none):
-		s.problem(w, r, http.StatusNotFound, "No such proposal", fmt.Sprintf("%s has no proposal %d.", none.Document.Title, none.Asked))
+		s.problem(w, r, http.StatusNotFound, "No such proposal", fmt.Sprintf("%s has no change %d.", none.Document.Title, none.Asked))
 	case errors.As(err, &decided):
-		s.problem(w, r, http.StatusConflict, "Already decided", fmt.Sprintf("Proposal %d of %s was %s already: nothing was changed.", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status))
+		s.problem(w, r, http.StatusConflict, "Already decided", fmt.Sprintf("Change %d of %s was %s already: nothing was changed.", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status))
 	default:
 		s.fail(w, r, err)
 	}

@@ -42,22 +42,22 @@ func TestProposalsOnThePage(t *testing.T) {
 	f.signIn(c, "/")
 
 	doc := body(t, f.get(c, "/document/"+id))
-	for _, want := range []string{"<strong>3 proposals</strong> wait for your review", `href="/document/` + id + `/proposal/3">proposal 3</a> · edit by north for Ana`, `data-proposals="3"`} {
+	for _, want := range []string{"<strong>3 changes</strong> wait for your review", `href="/document/` + id + `/proposal/3">change 3</a> · edit by north for Ana`, `data-proposals="3"`} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the document's banner lacks %q:\n%s", want, doc)
 		}
 	}
 	// Every page that follows the document's events knows the proposals it shows already, or
-	// its script would announce proposal 3 as news (and move the editor under the cursor).
+	// its script would announce change 3 as news (and move the editor under the cursor).
 	for _, path := range []string{"/edit", "/history"} {
 		if got := body(t, f.get(c, "/document/"+id+path)); !strings.Contains(got, `data-proposals="3"`) {
 			t.Errorf("%s does not know the 3 proposals:\n%s", path, got)
 		}
 	}
 	page := body(t, f.get(c, "/document/"+id+"/proposal/1"))
-	for _, want := range []string{"proposal 1</h1>", "<strong>open</strong>, waiting for Ana's review", "<del>Review the page.</del>", "<ins>Review the &lt;course&gt; page.</ins>", `action="/document/` + id + `/proposal/1/accept"`, `name="why" required`} {
+	for _, want := range []string{"change 1</h1>", "<strong>open</strong>, waiting for Ana's review", "<del>Review the page.</del>", "<ins>Review the &lt;course&gt; page.</ins>", `action="/document/` + id + `/proposal/1/accept"`, `name="why" required`} {
 		if !strings.Contains(page, want) {
-			t.Errorf("proposal 1's page lacks %q:\n%s", want, page)
+			t.Errorf("change 1's page lacks %q:\n%s", want, page)
 		}
 	}
 	if strings.Contains(page, "Against today") {
@@ -65,24 +65,24 @@ func TestProposalsOnThePage(t *testing.T) {
 	}
 	nr := staying(c)
 	resp := f.post(nr, "/document/"+id+"/proposal/1/accept", url.Values{})
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "accepted+proposal+1+as+version+2") {
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "accepted+change+1+as+version+2") {
 		t.Fatalf("accept 1: %d %s", resp.StatusCode, loc)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/history")); !strings.Contains(got, "accept") || !strings.Contains(got, "north for Ana, accepted by Ana") {
 		t.Errorf("the history after accepting:\n%s", got)
 	}
-	// Ana changes line 3 herself: proposal 3 (line 3 too) now clashes; 2 merges.
+	// Ana changes line 3 herself: change 3 (line 3 too) now clashes; 2 merges.
 	v, _ := view(t, f.docs, newest(id))
 	if _, err := f.docs.Save(ctx, id, 0, strings.Replace(v.Text, "Record the trailer.", "Record the trailer twice.", 1), me(who{Person: "ana"}), linediff.Clash); err != nil {
 		t.Fatal(err)
 	}
 	two := body(t, f.get(c, "/document/"+id+"/proposal/2"))
 	if !strings.Contains(two, "Against today's text (version 3)") || !strings.Contains(two, "<ins>Book the big studio.</ins>") {
-		t.Errorf("proposal 2 against today's text:\n%s", two)
+		t.Errorf("change 2 against today's text:\n%s", two)
 	}
 	three := body(t, f.get(c, "/document/"+id+"/proposal/3"))
 	if !strings.Contains(three, "accepting it as it is clashes") || !strings.Contains(three, "Record the trailer twice.") || !strings.Contains(three, "Record the trailer on Monday.") {
-		t.Errorf("proposal 3's clash:\n%s", three)
+		t.Errorf("change 3's clash:\n%s", three)
 	}
 	resp = f.post(nr, "/document/"+id+"/proposal/3/accept", url.Values{})
 	clash := body(t, resp)
@@ -97,14 +97,14 @@ func TestProposalsOnThePage(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "merged") {
 		t.Fatalf("accepting 3, keeping its lines: %d %s\n%s", resp.StatusCode, loc, body(t, resp))
 	}
-	// The clashing region is lines 3-4 (Ana's line 3, proposal 1's line 4): the proposal's lines win there.
+	// The clashing region is lines 3-4 (Ana's line 3, change 1's line 4): the proposal's lines win there.
 	if v, _ := view(t, f.docs, newest(id)); !strings.Contains(v.Text, "on Monday.\nReview the page.") || v.Kind != docstore.KindAccept {
 		t.Errorf("after choosing the proposal's lines: %s %q", v.Kind, v.Text)
 	}
-	// Proposal 2, accepted after editing: the editor holds today's text with it merged in.
+	// Change 2, accepted after editing: the editor holds today's text with it merged in.
 	edit := body(t, f.get(c, "/document/"+id+"/proposal/2/edit"))
-	if !strings.Contains(edit, "Accepting <a href=\"/document/"+id+"/proposal/2\">proposal 2</a>") || !strings.Contains(edit, "Book the big studio.") || !strings.Contains(edit, `name="base" value="4"`) {
-		t.Fatalf("the editor for proposal 2:\n%s", edit)
+	if !strings.Contains(edit, "Accepting <a href=\"/document/"+id+"/proposal/2\">change 2</a>") || !strings.Contains(edit, "Book the big studio.") || !strings.Contains(edit, `name="base" value="4"`) {
+		t.Fatalf("the editor for change 2:\n%s", edit)
 	}
 	v, _ = view(t, f.docs, newest(id))
 	mine := strings.Replace(v.Text, "Book the studio.", "Book the big studio, at noon.", 1)
@@ -116,7 +116,7 @@ func TestProposalsOnThePage(t *testing.T) {
 		t.Errorf("after editing: %q", v.Text)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/proposal/2")); !strings.Contains(got, "accepted by Ana after editing it") {
-		t.Errorf("proposal 2 decided:\n%s", got)
+		t.Errorf("change 2 decided:\n%s", got)
 	}
 	// Declining needs a reason, and says it on the proposal's page.
 	agentDocs.Append(ctx, id, "- a bad idea", agent)
@@ -125,17 +125,17 @@ func TestProposalsOnThePage(t *testing.T) {
 		t.Errorf("a decline without a reason: %d\n%s", resp.StatusCode, got)
 	}
 	resp = f.post(nr, "/document/"+id+"/proposal/4/decline", url.Values{"why": {"Not <now>."}})
-	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "declined+proposal+4") {
+	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusSeeOther || !strings.Contains(loc, "declined+change+4") {
 		t.Fatalf("decline 4: %d %s", resp.StatusCode, loc)
 	}
 	if got := body(t, f.get(c, "/document/"+id+"/proposal/4")); !strings.Contains(got, "declined by Ana") || !strings.Contains(got, "“Not &lt;now&gt;.”") || strings.Contains(got, `id="accept"`) {
-		t.Errorf("proposal 4 declined:\n%s", got)
+		t.Errorf("change 4 declined:\n%s", got)
 	}
 	if resp := f.post(nr, "/document/"+id+"/proposal/4/accept", url.Values{}); resp.StatusCode != http.StatusConflict {
 		t.Errorf("accepting a declined proposal: %d", resp.StatusCode)
 	}
 	if resp := f.get(c, "/document/"+id+"/proposal/9"); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("proposal 9: %d", resp.StatusCode)
+		t.Errorf("change 9: %d", resp.StatusCode)
 	}
 	if got := body(t, f.get(c, "/document/"+id)); strings.Contains(got, "wait for your review") || strings.Contains(got, "waits for your review") {
 		t.Errorf("the banner is there with nothing open:\n%s", got)

@@ -28,7 +28,7 @@ func TestReviewAProposal(t *testing.T) {
 	s.agent(t, "append_document", "document="+id, "text=- [ ] send the invitations")
 	ctx := newBrowser(t)
 	s.signIn(t, ctx, id)
-	waitText(t, ctx, "2 proposals wait for your review")
+	waitText(t, ctx, "2 changes wait for your review")
 	shot(t, ctx, "proposals")
 
 	click(t, ctx, `#proposals a[href$="/proposal/1"]`)
@@ -36,16 +36,16 @@ func TestReviewAProposal(t *testing.T) {
 	del := eval[string](t, ctx, `[...document.querySelectorAll("#against-base tr.del .text")].map(e => e.innerText).join("\n")`)
 	add := eval[string](t, ctx, `[...document.querySelectorAll("#against-base tr.add .text")].map(e => e.innerText).join("\n")`)
 	if del != "Record the trailer, then review the course page." || add != "Record the trailer, then review the course page with Ana." {
-		t.Fatalf("proposal 1's diff: removed %q, added %q", del, add)
+		t.Fatalf("change 1's diff: removed %q, added %q", del, add)
 	}
 	if got := pageText(t, ctx); !strings.Contains(got, "open, waiting for Ana's review") {
-		t.Errorf("proposal 1's status:\n%s", got)
+		t.Errorf("change 1's status:\n%s", got)
 	}
 	shot(t, ctx, "proposal")
 	click(t, ctx, "#accept")
-	waitText(t, ctx, "accepted proposal 1 as version 2")
+	waitText(t, ctx, "accepted change 1 as version 2")
 	got := pageText(t, ctx)
-	for _, want := range []string{"review the course page with Ana", "version 2 of 2", "north for Ana, accepted by Ana", "1 proposal waits for your review"} {
+	for _, want := range []string{"review the course page with Ana", "version 2 of 2", "north for Ana, accepted by Ana", "1 change waits for your review"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("after accepting, the document lacks %q:\n%s", want, got)
 		}
@@ -53,8 +53,8 @@ func TestReviewAProposal(t *testing.T) {
 
 	// The open page hears of a new proposal.
 	s.agent(t, "append_document", "document="+id, "text=- [ ] print the posters")
-	waitText(t, ctx, "north for Ana made proposal 3")
-	waitText(t, ctx, "2 proposals wait for your review")
+	waitText(t, ctx, "north for Ana made change 3")
+	waitText(t, ctx, "2 changes wait for your review")
 
 	click(t, ctx, `#proposals a[href$="/proposal/2"]`)
 	waitText(t, ctx, "Your decision")
@@ -62,10 +62,10 @@ func TestReviewAProposal(t *testing.T) {
 		t.Fatal(err)
 	}
 	click(t, ctx, "#decline")
-	waitText(t, ctx, "declined proposal 2")
-	// Proposal 1 was decided before proposal 3 was made: old news, not told again.
+	waitText(t, ctx, "declined change 2")
+	// Change 1 was decided before change 3 was made: old news, not told again.
 	read := s.agent(t, "read_document", "document="+id)
-	for _, want := range []string{"What became of your proposals:", "- proposal 2 was declined by Ana ", "“The invitations go out after the trailer.”", "Open proposals (1):\n- proposal 3 by north for Ana"} {
+	for _, want := range []string{"What became of your proposals:", "- change 2 was declined by Ana ", "“The invitations go out after the trailer.”", "Open proposals (1):\n- change 3 by north for Ana"} {
 		if !strings.Contains(read, want) {
 			t.Errorf("the agent's next read lacks %q:\n%s", want, read)
 		}
@@ -97,7 +97,7 @@ func TestAcceptAClashingProposal(t *testing.T) {
 	}
 	shot(t, ctx, "proposal-clash")
 	click(t, ctx, `form.editor button[value=mine]`)
-	waitText(t, ctx, "accepted proposal 1, merged with the versions saved since, as version 3")
+	waitText(t, ctx, "accepted change 1, merged with the versions saved since, as version 3")
 	if got := pageText(t, ctx); !strings.Contains(got, "review the course page with Ana.") || strings.Contains(got, "on Friday") {
 		t.Errorf("after keeping the proposal's lines:\n%s", got)
 	}

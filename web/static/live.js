@@ -40,7 +40,7 @@
     var p = JSON.parse(e.data);
     if (p.proposal <= proposed) return;
     proposed = p.proposal;
-    var what = p.by + " made proposal " + p.proposal + " (" + p.kind + ", +" + p.added + " \u2212" + p.removed + " lines)";
+    var what = p.by + " made change " + p.proposal + " (" + p.kind + ", +" + p.added + " \u2212" + p.removed + " lines)";
     if (editing) { say(what + ": it waits for your review."); return; }
     load(location.pathname + location.search).then(function (html) { swap(html); say(what + ": it waits for your review."); })
       .catch(function () { say(what + ": reload to see it."); });

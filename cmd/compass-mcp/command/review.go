@@ -32,7 +32,7 @@ What waits for you, in every space you are a member of, newest first:
 
 The agents' proposals (serve --review, tokens add --review):
   docs proposals [DOC]                   the open proposals of DOC, else of every document
-  docs proposal DOC N                    proposal N as a diff against its base (stdout), its
+  docs proposal DOC N                    change N as a diff against its base (stdout), its
                                          status and what accepting it would do (stderr)
   docs accept DOC N [--keep-agent|--keep-mine]
                                          make it a version, merged with what changed since its
@@ -69,10 +69,10 @@ var reviewCommands = map[string]func(ctx context.Context, sub string, args []str
 var reviewUsages = map[string]struct{ args, does string }{
 	"blame":     {"DOC", "every line of DOC with the version that last changed it"},
 	"proposals": {"[DOC]", "the open proposals of DOC, else of every document"},
-	"proposal":  {"DOC N", "proposal N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},
+	"proposal":  {"DOC N", "change N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},
 	"accept": {"DOC N [--mine|--theirs] | DOC N --edit [--base V] < FILE",
-		"make proposal N a version, merged with what changed since its base (a clash saves nothing; --mine or --theirs chooses);\nwith --edit, FILE instead: the proposal as you edited it"},
-	"decline":  {"DOC N --why TEXT", "decline proposal N, saying why (the agent's next read says so)"},
+		"make change N a version, merged with what changed since its base (a clash saves nothing; --mine or --theirs chooses);\nwith --edit, FILE instead: the proposal as you edited it"},
+	"decline":  {"DOC N --why TEXT", "decline change N, saying why (the agent's next read says so)"},
 	"comment":  {"DOC --lines A-B TEXT | DOC --reply N TEXT | DOC --resolve N [TEXT]", "comment on lines of the latest version, reply to comment N, or resolve it"},
 	"comments": {"DOC", "the open comments, at their lines, with their replies"},
 }
@@ -419,7 +419,7 @@ func (p Terminal) listProposals(names spaces.Names, d docstore.Document, ps []do
 
 func (p Terminal) proposalLines(names spaces.Names, ps []docstore.Proposal) {
 	for _, pr := range ps {
-		fmt.Fprintf(p.Out, "  proposal %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
+		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
 	}
 }
 
@@ -435,9 +435,9 @@ func (p Terminal) explainReview(err error, name string) error {
 		if none.Document.Review == nil || none.Document.Review.Proposals == 0 {
 			return fmt.Errorf("%q (%s) has no proposals", none.Document.Title, none.Document.ID)
 		}
-		return fmt.Errorf("%q (%s) has proposals 1 to %d: there's no proposal %d", none.Document.Title, none.Document.ID, none.Document.Review.Proposals, none.Asked)
+		return fmt.Errorf("%q (%s) has proposals 1 to %d: there's no change %d", none.Document.Title, none.Document.ID, none.Document.Review.Proposals, none.Asked)
 	case errors.As(err, &decided):
-		return fmt.Errorf("proposal %d of %q was %s already: nothing was changed", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status)
+		return fmt.Errorf("change %d of %q was %s already: nothing was changed", decided.Proposal.Number, decided.Document.Title, decided.Proposal.Status)
 	case errors.Is(err, docstore.ErrNoReason):
 		return err
 	}
@@ -460,7 +460,7 @@ func (p Terminal) Proposal(ctx context.Context, name string, n int) error {
 		return p.explainReview(err, name)
 	}
 	pr, d := pv.Proposal, pv.Document
-	fmt.Fprintf(p.Errs, "%s (%s) · proposal %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
+	fmt.Fprintf(p.Errs, "%s (%s) · change %d · %s by %s %s · +%d \u2212%d against version %d · %s\n", d.Title, d.ID, pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base, statusLine(names, pr))
 	switch {
 	case pr.Status != docstore.StatusOpen || pv.Base.Number == pv.Latest.Number:
 	case len(pv.Conflicts) > 0:
@@ -469,7 +469,7 @@ func (p Terminal) Proposal(ctx context.Context, name string, n int) error {
 		added, removed := linediff.Stats(pv.Latest.Text, pv.Merged)
 		fmt.Fprintf(p.Errs, "The text is at version %d: accepting it merges, +%d \u2212%d lines against today's text.\n", pv.Latest.Number, added, removed)
 	}
-	_, err = io.WriteString(p.Out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s proposal %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
+	_, err = io.WriteString(p.Out, linediff.Unified(fmt.Sprintf("%s v%d", pv.Base.Title, pv.Base.Number), fmt.Sprintf("%s change %d", pr.Title, pr.Number), pv.Base.Text, pr.Text, 3))
 	return err
 }
 
@@ -520,10 +520,10 @@ func (p Terminal) Accept(ctx context.Context, name string, n int, prefer linedif
 		how = ", merged with the versions saved since its base,"
 	}
 	if saved.Unchanged {
-		fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
+		fmt.Fprintf(p.Out, "Accepted change %d of %q (%s)%s: that leaves the text as it is, so no new version (it stays at version %d).\n", pr.Number, d.Title, d.ID, strings.TrimSuffix(how, ","), d.Version)
 		return nil
 	}
-	fmt.Fprintf(p.Out, "Accepted proposal %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
+	fmt.Fprintf(p.Out, "Accepted change %d of %q (%s)%s as version %d: +%d \u2212%d lines.\n", pr.Number, d.Title, d.ID, how, d.Version, saved.Added, saved.Removed)
 	return nil
 }
 
@@ -534,7 +534,7 @@ func (p Terminal) Decline(ctx context.Context, name string, n int, why string) e
 		return p.explainReview(err, name)
 	}
 	d, _ := docstore.ReadIn(ctx, p.Store, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
-	fmt.Fprintf(p.Out, "Declined proposal %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
+	fmt.Fprintf(p.Out, "Declined change %d of %q (%s). The agent's next read gives your reason: “%s”\n", pr.Number, d.Title, d.ID, pr.Decided.Why)
 	return nil
 }
 
@@ -542,7 +542,7 @@ func (p Terminal) Decline(ctx context.Context, name string, n int, why string) e
 // to choose.
 func (p Terminal) showAcceptClash(c *docstore.ClashError, n int) {
 	w := p.Errs
-	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since proposal %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
+	fmt.Fprintf(w, "Nothing was saved: %q has moved on to version %d since change %d's base, version %d, and both changed the same lines:\n", c.Document.Title, c.Document.Version, n, c.Base)
 	for i, k := range c.Conflicts {
 		if i == 100 {
 			fmt.Fprintf(w, "\n…and %d more clashing places.\n", len(c.Conflicts)-100)

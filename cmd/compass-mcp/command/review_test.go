@@ -148,10 +148,10 @@ func TestReviewToken(t *testing.T) {
 	if a := callTool(t, free, "edit_document", map[string]any{"document": "Launch plan", "old": "# Launch", "new": "# Launch in May"}); a.isError || !strings.HasPrefix(a.text, "Saved [Launch plan](") {
 		t.Fatalf("the other token's edit: %+v", a)
 	}
-	if out := cli(t, tm.data, "docs", "accept", "Launch plan", "1", "--space", "launch", "--for", "ben"); !strings.Contains(out, "Accepted proposal 1") {
+	if out := cli(t, tm.data, "docs", "accept", "Launch plan", "1", "--space", "launch", "--for", "ben"); !strings.Contains(out, "Accepted change 1") {
 		t.Fatalf("Ben accepting: %s", out)
 	}
-	if a := callTool(t, reviewed, "read_document", map[string]any{"document": "Launch plan"}); !strings.Contains(a.text, "saved by north for Ana, accepted by Ben") || !strings.Contains(a.text, "- proposal 1 was merged with the changes made since, by Ben ") {
+	if a := callTool(t, reviewed, "read_document", map[string]any{"document": "Launch plan"}); !strings.Contains(a.text, "saved by north for Ana, accepted by Ben") || !strings.Contains(a.text, "- change 1 was merged with the changes made since, by Ben ") {
 		t.Errorf("north's read after Ben accepted:\n%s", a.text)
 	}
 }
