@@ -214,6 +214,8 @@ type DB struct {
 	connectTimeout time.Duration
 	writeBuffer    int // bytes of a write transaction's writes kept in memory before they're sent
 	cacheSize      int
+	feedLength     int           // commits the change feed keeps (feed.go)
+	feedAge        time.Duration // ...and for how long
 	batcher        kv.Batcher
 	writer         chan struct{} // held by this process's write transaction
 
@@ -259,7 +261,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
 	db := &DB{shown: Redact(url), addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
-		writer: make(chan struct{}, 1), cacheSize: DefaultCache}
+		writer: make(chan struct{}, 1), cacheSize: DefaultCache, feedLength: DefaultFeedLength, feedAge: DefaultFeedAge}
 	for _, o := range opts {
 		o(db)
 	}

@@ -167,7 +167,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	// than there are, each on another connection.
 	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
-		first, begin := t.firstBatch(b, mini)
+		first, begin, from := t.firstBatch(b, mini)
 		if t.c == nil {
 			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 				kv.Fail(t.db.wrap(err))
@@ -186,6 +186,13 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		if err == nil {
 			err = br.QueryRow().Scan(&n)
 		}
+		var cu *catchUp
+		if err == nil && from >= 0 {
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				cu, err = t.readFeed(rows, from)
+			}
+		}
 		if stale(err) { // kv_expect: a commit came after what the cache answered
 			br.Close()
 			t.begun = true // its transaction is aborted: end rolls it back
@@ -201,7 +208,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 				br.Close()
 				kv.Fail(errStale)
 			}
-			t.db.cache.seen(n)
+			t.db.cache.advance(n, cu)
 			return br
 		}
 		br.Close()
@@ -224,9 +231,10 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 }
 
 // firstBatch is b as the transaction's first round trip sends it: first its BEGIN (and, for
-// a writer, its lock), begin queries in all; then the counter, b's queries and, for a read
-// of one round trip (mini), COMMIT.
-func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
+// a writer, its lock), begin queries in all; then the counter, the change feed from the
+// cache's count (from; -1: not queued, see queueFeed), b's queries and, for a read of one
+// round trip (mini), COMMIT.
+func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64) {
 	first = &pgx.Batch{}
 	switch {
 	case !t.writable:
@@ -247,13 +255,14 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
 	} else {
 		first.Queue("SELECT n FROM kv_counter")
 	}
+	from = t.queueFeed(first)
 	for _, q := range b.QueuedQueries {
 		first.Queue(q.SQL, q.Arguments...)
 	}
 	if mini {
 		first.Queue("COMMIT")
 	}
-	return first, begin
+	return first, begin, from
 }
 
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
@@ -383,7 +392,14 @@ func (t *tx) commit() (err error) {
 	b := &pgx.Batch{}
 	t.queueWrites(b)
 	writes := b.Len()
-	b.Queue("UPDATE kv_counter SET n = n + 1 RETURNING n")
+	// The counter, the commit's row of the change feed and the feed's oldest rows pruned,
+	// in one statement (feed.go).
+	whole, fb, fk := t.feedRow()
+	b.Queue(`WITH c AS (UPDATE kv_counter SET n = n + 1 RETURNING n),
+			f AS (INSERT INTO kv_changes (n, whole, buckets, keys) SELECT n, $1, $2, $3 FROM c),
+			p AS (DELETE FROM kv_changes WHERE n IN (SELECT n FROM kv_changes ORDER BY n LIMIT `+strconv.Itoa(feedPrune)+`)
+				AND (n <= (SELECT n FROM c) - $4 OR at < now() - make_interval(secs => $5)))
+		SELECT n FROM c`, whole, fb, fk, t.db.feedLength, t.db.feedAge.Seconds())
 	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
 	b.Queue("COMMIT")
 	br := t.send(b)
