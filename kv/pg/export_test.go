@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"context"
 	"io/fs"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -34,3 +35,15 @@ func (db *DB) Gaps() int {
 // (DefaultWriteBuffer): the tests make it small, to send writes ahead of their commit
 // with small data.
 func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }
+
+// WithFeedFault makes db cut its connection after the first row of a catch-up whenever
+// fault says so (writable: the transaction's), as a connection reset mid catch-up would.
+func WithFeedFault(fault func(writable bool) bool) Option {
+	return func(db *DB) { db.feedFault = fault }
+}
+
+// FeedRows is how many rows the change feed holds.
+func (db *DB) FeedRows(ctx context.Context) (n int, err error) {
+	err = db.pool.QueryRow(ctx, "SELECT count(*) FROM kv_changes").Scan(&n)
+	return n, err
+}

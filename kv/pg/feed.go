@@ -2,6 +2,7 @@ package pg
 
 import (
 	"bytes"
+	"errors"
 	"sort"
 	"strconv"
 	"time"
@@ -55,6 +56,9 @@ func WithFeed(length int, age time.Duration) Option {
 	return func(db *DB) { db.feedLength, db.feedAge = max(length, 1), age }
 }
 
+// errFeedCut is a test's connection reset in the middle of a catch-up (feedFault).
+var errFeedCut = errors.New("pg: the connection was cut in the middle of the change feed (a test's fault)")
+
 // change is one key a commit changed, as a snapshot at or after it holds it.
 type change struct {
 	n      int64 // the commit
@@ -98,6 +102,10 @@ func (t *tx) readFeed(rows pgx.Rows, from int64) (*catchUp, error) {
 		var size *int32
 		if err := rows.Scan(&n, &whole, &b, &k, &child, &size, &value); err != nil {
 			return nil, err
+		}
+		if read == 0 && t.db.feedFault != nil && t.db.feedFault(t.writable) {
+			t.c.Conn().PgConn().Conn().Close() // as a connection reset mid catch-up
+			return nil, errFeedCut
 		}
 		if read++; read > catchUpKeys {
 			cu.whole = true // cut: the last commit read may lack keys
@@ -248,7 +256,10 @@ func (c *entryCache) patchPages(bucket int64, k []byte, e entry, drop bool) {
 		names = append(names, page)
 	}
 	for _, page := range names {
-		el := c.items[cacheKey{bucket: bucket, page: page}]
+		el, ok := c.items[cacheKey{bucket: bucket, page: page}]
+		if !ok {
+			continue // pushed out by a page patched before it
+		}
 		it := el.Value.(*cacheItem)
 		if drop || it.query == nil {
 			c.remove(el)

@@ -227,6 +227,10 @@ type DB struct {
 	cache   *entryCache // nil: none (WithCache(0))
 
 	restarts atomic.Int64 // Views and Batches whose optimistic run found the store changed
+
+	// feedFault, set by tests only, is asked after each first row of a catch-up read whether
+	// to cut the connection there (feed.go).
+	feedFault func(writable bool) bool
 }
 
 // Restarts is how many Views and Batch transactions ran their function a second time, in a

@@ -573,9 +573,16 @@ func (b *bucket) lookup(k []byte) entry {
 	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
 		e = entry{found: true, child: id}
 	} else if ck := (cacheKey{bucket: b.id, key: string(k)}); !s.fresh {
-		if it, ok := t.cached(ck); ok {
+		it, ok := t.cached(ck)
+		switch {
+		case ok:
 			e = it.e
-		} else if !t.inGap(b.id, k) { // in a gap: none there
+		case t.inGap(b.id, k): // none there
+		default:
+			if it, ok := t.cached(ck); ok { // what inGap's first round trip caught up on
+				e = it.e
+				break
+			}
 			e = b.read(k)
 			t.keep(&cacheItem{k: ck, e: e})
 		}
