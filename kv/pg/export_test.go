@@ -47,3 +47,31 @@ func (db *DB) FeedRows(ctx context.Context) (n int, err error) {
 	err = db.pool.QueryRow(ctx, "SELECT count(*) FROM kv_changes").Scan(&n)
 	return n, err
 }
+
+// Feed is the store's count of commits, the counts the change feed holds rows of, in order,
+// and every key its rows name, with whether any row is whole.
+func (db *DB) Feed(ctx context.Context) (count int64, ns []int64, keys map[string]bool, whole bool, err error) {
+	if err = db.pool.QueryRow(ctx, "SELECT n FROM kv_counter").Scan(&count); err != nil {
+		return
+	}
+	rows, err := db.pool.Query(ctx, "SELECT n, whole, keys FROM kv_changes ORDER BY n")
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	keys = map[string]bool{}
+	for rows.Next() {
+		var n int64
+		var w bool
+		var ks [][]byte
+		if err = rows.Scan(&n, &w, &ks); err != nil {
+			return
+		}
+		ns, whole = append(ns, n), whole || w
+		for _, k := range ks {
+			keys[string(k)] = true
+		}
+	}
+	err = rows.Err()
+	return
+}
