@@ -86,11 +86,13 @@
 // the read that needed it when the cache can't answer that; a View the cache may answer
 // reads it alone, and with each miss after: see Transactions), inside its snapshot, and uses
 // the cache only when the cache is at that very count: what it reads from the cache is then
-// what its snapshot holds. A transaction that finds the counter ahead empties the cache: reads
-// after another replica's write start cold (one round trip a key, or a page, until warm
-// again). A commit of this replica moves its cache on with what it wrote (a cursor's pages of
-// a bucket written are dropped), so the replica that writes stays warm. A transaction whose
-// snapshot is older than the cache, or that sent its writes ahead of the commit, neither reads
+// what its snapshot holds. A transaction that finds the counter ahead (another replica
+// committed) reads, in that same first round trip, the change feed from the cache's count
+// (below), and moves the cache on key by key; only what the feed can't tell empties it. A
+// commit of this replica moves its cache on with what it wrote, so the replica that writes
+// stays warm; a cursor's pages of a bucket written are patched in place, not dropped, so that
+// a listing after a new note reads none again. A transaction whose snapshot is older than
+// the cache, or that sent its writes ahead of the commit, neither reads
 // nor fills it. Values from the cache are shared by transactions: they must not be changed
 // (kv's rule already).
 //
@@ -106,6 +108,22 @@
 // Change (kv.Change) reads as a Batch's first run does, from the cache at its count with no
 // round trip, and checks that count only when no write follows: the write's Batch checks it
 // under the lock, and the write checks what the read saw. A warm edit is so its commit alone.
+//
+// # Change feed
+//
+// kv_changes (migration 005) holds, for each commit, the keys it changed (bucket and key),
+// written by the statement that moves the counter, so a row is there exactly when its commit
+// is: a replica killed mid-commit leaves no half change. A transaction's first round trip
+// reads, after the counter, the feed's rows after its cache's count joined with each key's
+// entry in the transaction's snapshot (its value when under 256 KiB, and 2 MiB of values in
+// all; a larger one is dropped from the cache, read when wanted), and the cache moves on to
+// the snapshot's count with them: entries replaced, pages patched, gaps split or joined. It
+// costs no round trip: the counter is read there anyway. What it can't follow empties the
+// cache, as before the feed: a commit whose row is whole (more than 1,024 keys or 64 KiB of
+// keys, a bucket deleted, writes sent ahead of the commit), rows pruned (a gap in the
+// counts), or more than one catch-up reads (256 commits, 4,096 keys). Each commit prunes up to
+// 8 of the oldest rows past the feed's length or age (WithFeed: 1,024 commits, an hour). Why
+// a table and not a NOTIFY payload, and what it costs: feed.go and docs/PERFORMANCE.md.
 //
 // # Failures
 //
