@@ -350,7 +350,7 @@ func (db *DB) FeedStats() (followed, emptied int64) {
 // queueFeed queues the catch-up in first, if the transaction may use the cache, and returns
 // the count it reads from (-1: none queued).
 func (t *tx) queueFeed(first *pgx.Batch) int64 {
-	if t.db.cache == nil || t.assumed || t.counted {
+	if t.db.cache == nil || t.counted {
 		return -1
 	}
 	from := t.db.cache.at()

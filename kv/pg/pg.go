@@ -461,8 +461,19 @@ func (db *DB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
 
 // batch runs one transaction of Batch: optimistically, then, if the store changed under
 // it, as Update.
+//
+// A run that failed on kv_expect caught its cache up in that round trip (the change feed):
+// the next run is optimistic again, reading the cache at the store's new count, so that a
+// write right after another replica's commit costs that round trip, its rollback and its
+// commit. Only a run that finds the store moved again, or that caught nothing up, is run
+// as an Update.
 func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
+	at := db.cache.at()
 	err := db.run(ctx, true, true, fn)
+	if errors.Is(err, errStale) && db.cache.at() > at {
+		db.restarts.Add(1)
+		err = db.run(ctx, true, true, fn)
+	}
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
 		return db.run(ctx, true, false, fn)
@@ -480,7 +491,12 @@ func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
 func (db *DB) Change(ctx context.Context, read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
 	var w bool
 	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
+	at := db.cache.at()
 	err := db.runTx(ctx, &tx{db: db, optimistic: true, prepare: &w}, fn)
+	if errors.Is(err, errStale) && db.cache.at() > at { // caught up: as Batch's next run
+		db.restarts.Add(1)
+		err = db.runTx(ctx, &tx{db: db, optimistic: true, prepare: &w}, fn)
+	}
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
 		err = db.run(ctx, false, false, fn)

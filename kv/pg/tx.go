@@ -167,7 +167,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	// than there are, each on another connection.
 	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
-		first, begin, from := t.firstBatch(b, mini)
+		first, begin, from, expect := t.firstBatch(b, mini)
 		if t.c == nil {
 			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 				kv.Fail(t.db.wrap(err))
@@ -193,8 +193,17 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 				cu, err = t.readFeed(rows, from)
 			}
 		}
+		if err == nil && expect {
+			var m int64
+			err = br.QueryRow().Scan(&m)
+		}
 		if stale(err) { // kv_expect: a commit came after what the cache answered
 			br.Close()
+			if cu != nil {
+				// The counter and the feed came before kv_expect failed: the cache moves on,
+				// and fn's next run reads it at the store's count (Batch, Change).
+				t.db.cache.advance(n, cu)
+			}
 			t.begun = true // its transaction is aborted: end rolls it back
 			kv.Fail(errStale)
 		}
@@ -233,8 +242,10 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 // firstBatch is b as the transaction's first round trip sends it: first its BEGIN (and, for
 // a writer, its lock), begin queries in all; then the counter, the change feed from the
 // cache's count (from; -1: not queued, see queueFeed), b's queries and, for a read of one
-// round trip (mini), COMMIT.
-func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64) {
+// round trip (mini), COMMIT. An optimistic run's first round trip reads the counter and the
+// feed before kv_expect (expect), so that when kv_expect fails its cache moves on all the
+// same.
+func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64, expect bool) {
 	first = &pgx.Batch{}
 	switch {
 	case !t.writable:
@@ -250,19 +261,26 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, f
 		first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 	}
 	begin = first.Len()
-	if t.assumed {
-		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
-	} else {
+	switch {
+	case t.assumed && !t.counted && t.db.cache != nil && t.db.cache.at() >= 0:
 		first.Queue("SELECT n FROM kv_counter")
+		from = t.queueFeed(first)
+		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
+		expect = true
+	case t.assumed:
+		first.Queue("SELECT kv_expect($1)", t.snap)
+		from = -1
+	default:
+		first.Queue("SELECT n FROM kv_counter")
+		from = t.queueFeed(first)
 	}
-	from = t.queueFeed(first)
 	for _, q := range b.QueuedQueries {
 		first.Queue(q.SQL, q.Arguments...)
 	}
 	if mini {
 		first.Queue("COMMIT")
 	}
-	return first, begin, from
+	return first, begin, from, expect
 }
 
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
