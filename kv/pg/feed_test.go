@@ -26,7 +26,6 @@ func TestKilledMidCommit(t *testing.T) {
 	proxy, via := pgproxy.In(t, url, time.Millisecond)
 	a := open(t, via, pg.WithTimeout(5*time.Second))
 	put(t, other, "seed", "0")
-	before := map[string]string{}
 	readAll := func(db *pg.DB) map[string]string {
 		got := map[string]string{}
 		if err := db.View(context.Background(), func(tx kv.Tx) error {
@@ -37,7 +36,7 @@ func TestKilledMidCommit(t *testing.T) {
 		}
 		return got
 	}
-	before = readAll(other) // other's cache warm: the page of b's rows
+	before := readAll(other) // other's cache warm: the page of b's rows
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {
