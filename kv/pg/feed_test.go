@@ -3,6 +3,7 @@ package pg_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -104,5 +105,29 @@ func TestKilledMidCommit(t *testing.T) {
 	fresh := readAll(open(t, url, pg.WithCache(0)))
 	if fmt.Sprint(got) != fmt.Sprint(fresh) {
 		t.Errorf("the replica whose cache followed the feed reads %d keys, the database holds %d", len(got), len(fresh))
+	}
+}
+
+// The feed keeps its length and its age: each commit deletes the oldest rows past either.
+func TestFeedPruned(t *testing.T) {
+	url := kvtest.URL(t)
+	for _, c := range []struct {
+		name   string
+		length int
+		age    time.Duration
+		pause  time.Duration
+		want   int
+	}{
+		{"by length", 5, time.Hour, 0, 5},
+		{"by age", 1000, 50 * time.Millisecond, 100 * time.Millisecond, 1},
+	} {
+		db := open(t, url, pg.WithFeed(c.length, c.age))
+		for i := range 20 {
+			put(t, db, "k"+strconv.Itoa(i), "v")
+			time.Sleep(c.pause)
+		}
+		if n, err := db.FeedRows(context.Background()); err != nil || n != c.want {
+			t.Errorf("%s: the feed holds %d rows (%v), want %d", c.name, n, err, c.want)
+		}
 	}
 }
