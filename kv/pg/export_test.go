@@ -75,3 +75,9 @@ func (db *DB) Feed(ctx context.Context) (count int64, ns []int64, keys map[strin
 	err = rows.Err()
 	return
 }
+
+// Backends is how many connections to the database have application_name name.
+func (db *DB) Backends(ctx context.Context, name string) (n int, err error) {
+	err = db.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n)
+	return n, err
+}

@@ -25,7 +25,8 @@ func TestKilledMidCommit(t *testing.T) {
 	url := kvtest.URL(t)
 	other := open(t, url)
 	proxy, via := pgproxy.In(t, url, time.Millisecond)
-	a := open(t, via, pg.WithTimeout(5*time.Second))
+	name := fmt.Sprintf("killed-%d", time.Now().UnixNano())
+	a := open(t, via+sep(via)+"application_name="+name, pg.WithTimeout(5*time.Second))
 	put(t, other, "seed", "0")
 	readAll := func(db *pg.DB) map[string]string {
 		got := map[string]string{}
@@ -60,6 +61,20 @@ func TestKilledMidCommit(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	proxy.Close()
 	wg.Wait()
+	// A connection cut off lives on in the database until it has done what it was sent: a
+	// commit may land after the cut. Only once a's are gone is every commit settled.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		n, err := other.Backends(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections of the cut replica still in the database after a minute", n)
+		}
+	}
 
 	count, ns, keys, whole, err := other.Feed(context.Background())
 	if err != nil {
@@ -106,6 +121,14 @@ func TestKilledMidCommit(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(fresh) {
 		t.Errorf("the replica whose cache followed the feed reads %d keys, the database holds %d", len(got), len(fresh))
 	}
+}
+
+// sep is what joins a query parameter to u.
+func sep(u string) string {
+	if strings.Contains(u, "?") {
+		return "&"
+	}
+	return "?"
 }
 
 // The feed keeps its length and its age: each commit deletes the oldest rows past either.
