@@ -149,7 +149,13 @@ func TestRoundTripsCold(t *testing.T) {
 // it (setup), and makes each call 3 times to warm up, then 3 times more, counting: it
 // returns the calls and the median of each one's counts.
 func measure(t *testing.T, opts ...pg.Option) (calls []call, counts []int, db *pg.DB, notes int) {
-	proxy, via := pgproxy.In(t, kvtest.URL(t), 0)
+	return measureBetween(t, kvtest.URL(t), nil, opts...)
+}
+
+// measureBetween is measure on the database at u, with between(i) called before each call's
+// i-th run (nil: nothing), outside the count.
+func measureBetween(t *testing.T, u string, between func(t testing.TB, i int), opts ...pg.Option) (calls []call, counts []int, db *pg.DB, notes int) {
+	proxy, via := pgproxy.In(t, u, 0)
 	db, err := pg.Open(context.Background(), via, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -163,6 +169,9 @@ func measure(t *testing.T, opts ...pg.Option) (calls []call, counts []int, db *p
 		// in every run.
 		var runs []int
 		for i := range warm + measured {
+			if between != nil {
+				between(t, i)
+			}
 			before, restarts := proxy.RoundTrips(), db.Restarts()
 			c.do(t, i)
 			if i >= warm {

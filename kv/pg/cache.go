@@ -13,11 +13,13 @@ import (
 // transaction reads the counter in its first round trip and uses the cache only while the
 // cache holds that very count, so what it reads from the cache is what its snapshot holds.
 //
-//   - A transaction that finds the counter ahead of the cache (another replica wrote)
-//     empties it and moves it on: reads after another replica's write start cold.
+//   - A transaction that finds the counter ahead of the cache (another replica wrote) reads,
+//     in the same round trip, the change feed from the cache's count to its own (feed.go),
+//     and moves the cache on key by key: entries replaced, pages patched, gaps split or
+//     joined. What the feed can't tell (pruned, a gap, too big) empties the cache instead.
 //   - A write transaction of this replica that committed count n moves a cache at n-1 to n,
-//     with its writes in it (the pages of the buckets it wrote dropped): the cache of the
-//     replica that writes stays warm.
+//     with its writes in it (the pages of the buckets it wrote patched the same way): the
+//     cache of the replica that writes stays warm.
 //   - A transaction whose snapshot is older than the cache (one that began before a commit
 //     of this replica) neither reads nor fills it.
 //
@@ -30,11 +32,14 @@ type entryCache struct {
 	size  int
 	lru   list.List // of *cacheItem, most recently used first
 	items map[cacheKey]*list.Element
-	pages map[int64]map[string]bool // a bucket's page keys, to drop them when it is written
+	pages map[int64]map[string]bool // a bucket's page keys, to patch them when it is written
 	// gaps are the ranges of each bucket known to hold no key (gaps.go), in a budget of
 	// their own.
 	gaps     map[int64]gaps
 	gapBytes int
+	// how many times the cache moved on over other replicas' commits by the feed, and was
+	// emptied instead (feed.go)
+	nFollowed, nEmptied int64
 }
 
 // cacheKey is an entry (page == "") or a page of rows fetched by a cursor (page says which).
@@ -45,11 +50,12 @@ type cacheKey struct {
 }
 
 type cacheItem struct {
-	k    cacheKey
-	e    entry
-	rows []row
-	full bool
-	size int
+	k     cacheKey
+	e     entry
+	rows  []row
+	full  bool
+	query *pageOf // a page's: what its rows are (nil: none, or not known)
+	size  int
 }
 
 // itemOverhead is about what an item costs besides its key's and value's bytes: the map's
@@ -61,20 +67,6 @@ const itemOverhead = 340
 
 func newEntryCache(max int) *entryCache {
 	return &entryCache{max: max, count: -1, items: map[cacheKey]*list.Element{}, pages: map[int64]map[string]bool{}, gaps: map[int64]gaps{}}
-}
-
-// seen tells the cache a transaction's snapshot is at count n: a cache behind it is emptied
-// and moved on to n.
-func (c *entryCache) seen(n int64) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n > c.count {
-		c.clear()
-		c.count = n
-	}
 }
 
 func (c *entryCache) clear() {
@@ -129,10 +121,7 @@ func (c *entryCache) put(n int64, it *cacheItem) {
 	if c == nil {
 		return
 	}
-	it.size = itemOverhead + len(it.k.key) + len(it.k.page) + len(it.e.value)
-	for _, r := range it.rows {
-		it.size += 48 + len(r.key) + len(r.e.value)
-	}
+	it.size = itemOverhead + len(it.k.key) + len(it.k.page) + len(it.e.value) + itemRows(it.rows)
 	if it.size > c.max/8 {
 		return // one item must not push out most of the rest
 	}
@@ -194,29 +183,11 @@ func (c *entryCache) committed(n int64, writes func(put func(bucket int64, key s
 		c.clear()
 		return
 	}
-	splits := map[int64]int{}
+	var ch []change
 	writes(func(bucket int64, key string, e entry) {
-		for page := range c.pages[bucket] {
-			c.remove(c.items[cacheKey{bucket: bucket, page: page}])
-		}
-		switch {
-		case !e.found:
-			c.emptied(bucket, []byte(key))
-		case c.filled(bucket, []byte(key)):
-			if splits[bucket]++; splits[bucket] > maxSplits {
-				c.dropGaps(bucket)
-			}
-		}
-		it := &cacheItem{k: cacheKey{bucket: bucket, key: key}, e: e}
-		it.size = itemOverhead + len(key) + len(e.value)
-		if it.size > c.max/8 {
-			if el, ok := c.items[it.k]; ok {
-				c.remove(el)
-			}
-			return
-		}
-		c.store(it)
+		ch = append(ch, change{n: n, bucket: bucket, key: key, e: e})
 	})
+	c.apply(ch)
 }
 
 // stats is the cache's bytes and items.

@@ -261,7 +261,7 @@ func (c *cursor) fetch(op, order string, key []byte) (rows []row, full bool) {
 	defer done()
 	rows, before := c.scanPage(r, forward, op, key)
 	full = len(rows) == n
-	c.remember(ck, rows, full, forward, before)
+	c.remember(ck, &pageOf{op: op, desc: order != "", key: bytes.Clone(key), limit: n}, rows, full, forward, before)
 	return rows, full
 }
 
@@ -341,11 +341,12 @@ func (c *cursor) scanPage(r pgx.Rows, forward bool, op string, key []byte) (rows
 	return rows, before
 }
 
-// remember keeps a page read in the cache, and, forward, its first entry and the gap
-// between the key before it and its first.
-func (c *cursor) remember(ck cacheKey, rows []row, full, forward bool, before []byte) {
+// remember keeps a page read in the cache, with the query it answers (so that commits can
+// patch it: feed.go), and, forward, its first entry and the gap between the key before it
+// and its first.
+func (c *cursor) remember(ck cacheKey, q *pageOf, rows []row, full, forward bool, before []byte) {
 	t := c.b.t
-	t.keep(&cacheItem{k: ck, rows: slices.Clone(rows), full: full})
+	t.keep(&cacheItem{k: ck, rows: slices.Clone(rows), full: full, query: q})
 	if !forward {
 		return
 	}

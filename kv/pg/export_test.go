@@ -1,6 +1,7 @@
 package pg
 
 import (
+	"context"
 	"io/fs"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -34,3 +35,49 @@ func (db *DB) Gaps() int {
 // (DefaultWriteBuffer): the tests make it small, to send writes ahead of their commit
 // with small data.
 func WithWriteBuffer(n int) Option { return func(db *DB) { db.writeBuffer = max(n, 1) } }
+
+// WithFeedFault makes db cut its connection after the first row of a catch-up whenever
+// fault says so (writable: the transaction's), as a connection reset mid catch-up would.
+func WithFeedFault(fault func(writable bool) bool) Option {
+	return func(db *DB) { db.feedFault = fault }
+}
+
+// FeedRows is how many rows the change feed holds.
+func (db *DB) FeedRows(ctx context.Context) (n int, err error) {
+	err = db.pool.QueryRow(ctx, "SELECT count(*) FROM kv_changes").Scan(&n)
+	return n, err
+}
+
+// Feed is the store's count of commits, the counts the change feed holds rows of, in order,
+// and every key its rows name, with whether any row is whole.
+func (db *DB) Feed(ctx context.Context) (count int64, ns []int64, keys map[string]bool, whole bool, err error) {
+	if err = db.pool.QueryRow(ctx, "SELECT n FROM kv_counter").Scan(&count); err != nil {
+		return
+	}
+	rows, err := db.pool.Query(ctx, "SELECT n, whole, keys FROM kv_changes ORDER BY n")
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	keys = map[string]bool{}
+	for rows.Next() {
+		var n int64
+		var w bool
+		var ks [][]byte
+		if err = rows.Scan(&n, &w, &ks); err != nil {
+			return
+		}
+		ns, whole = append(ns, n), whole || w
+		for _, k := range ks {
+			keys[string(k)] = true
+		}
+	}
+	err = rows.Err()
+	return
+}
+
+// Backends is how many connections to the database have application_name name.
+func (db *DB) Backends(ctx context.Context, name string) (n int, err error) {
+	err = db.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", name).Scan(&n)
+	return n, err
+}

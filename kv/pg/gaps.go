@@ -13,8 +13,9 @@ import (
 // title, a word the search index hasn't, links to a document not there yet, once anything
 // has read near them. A commit of this replica that puts a key into a gap splits it in two,
 // and one that deletes a key joins the gaps on either side of it (a gap's ends are always
-// keys of the store, so gaps never overlap); a commit of another replica empties the cache,
-// gaps and all.
+// keys of the store, so gaps never overlap); a commit of another replica does the same
+// when the change feed brings its keys (feed.go), and empties the cache, gaps and all, when
+// the feed can't.
 type gap struct {
 	lo, hi bound // exclusive: inf, or a key (incl false)
 }

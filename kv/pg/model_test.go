@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
@@ -236,14 +237,19 @@ func writeOps(x rnd, b kv.Bucket, m model, log *[]string) error {
 	return nil
 }
 
-// TestAgainstAModel runs random Views, Updates, Batches and Changes on replica a (Gets,
-// GetAlls, cursor walks and Seeks, Puts, Deletes, nested buckets, values past the page's and
-// the cache's limits), with another replica writing between them, and checks every answer
-// against a map of what the store holds: in three modes (the default cache, a small one,
-// a write buffer that spills). 6 seeds each here; COMPASS_MODEL_SEEDS=60 for a
-// longer run (100 s). It found the gaps' overlap after a delete (TestGapsAfterADelete).
+// TestAgainstAModel runs random Views, Updates, Batches and Changes on two replicas of one
+// store, each round on either (Gets, GetAlls, cursor walks and Seeks, Puts, Deletes, nested
+// buckets, values past the page's and the cache's limits), with the other replica's plain
+// writes between them too, and checks every answer against a map of what the store holds:
+// a replica reads its own writes and every write the other acknowledged before the read
+// began, its cache moved on by the change feed (feed.go). Modes: the default cache, a small
+// one, a write buffer that spills (whole commits: the feed can't list their keys), and the
+// feed's fallbacks forced: "pruned" keeps 2 commits of feed, so that a replica further
+// behind finds its range pruned; "reset" cuts a View's connection after the first row of a
+// catch-up, one time in three. 6 seeds each here; COMPASS_MODEL_SEEDS=60 for a longer run.
+// It found the gaps' overlap after a delete (TestGapsAfterADelete).
 func TestAgainstAModel(t *testing.T) {
-	for _, mode := range []string{"default", "small", "spill"} {
+	for _, mode := range []string{"default", "small", "spill", "pruned", "reset"} {
 		for seed := range uint64(seeds) {
 			t.Run(fmt.Sprint(mode, seed), func(t *testing.T) {
 				url := kvtest.URL(t)
@@ -253,19 +259,55 @@ func TestAgainstAModel(t *testing.T) {
 					opts = append(opts, pg.WithCache(100<<10))
 				case "spill":
 					opts = append(opts, pg.WithWriteBuffer(3000))
+				case "pruned":
+					opts = append(opts, pg.WithFeed(2, time.Hour))
 				}
-				a, other := open(t, url, opts...), open(t, url, opts...)
 				x := rnd{rand.New(rand.NewPCG(seed, 99))}
+				cuts := 0
+				if mode == "reset" {
+					// Never twice in a row: the transaction's one try again (a pool of one in
+					// these tests) must be allowed to get through.
+					fr := rand.New(rand.NewPCG(seed, 7)) // not x: a View may run twice
+					cut := false
+					opts = append(opts, pg.WithFeedFault(func(writable bool) bool {
+						cut = !writable && !cut && fr.IntN(3) == 0
+						if cut {
+							cuts++
+						}
+						return cut
+					}))
+				}
+				dbs := []*pg.DB{open(t, url, opts...), open(t, url, opts...)}
+				t.Cleanup(func() {
+					var followed, emptied int64
+					for _, d := range dbs {
+						f, e := d.FeedStats()
+						followed, emptied = followed+f, emptied+e
+					}
+					t.Logf("caches moved on by the feed %d times, emptied %d times; %d connections cut mid catch-up", followed, emptied, cuts)
+					switch {
+					case followed == 0 && mode != "spill":
+						t.Errorf("no cache was moved on by the feed")
+					case mode == "reset" && cuts == 0:
+						t.Errorf("no connection was cut")
+					case mode == "pruned" && emptied < 5:
+						t.Errorf("pruned: only %d caches emptied", emptied)
+					}
+				})
 				m := model{}
-				if err := a.Update(context.Background(), func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
+				if err := dbs[0].Update(context.Background(), func(tx kv.Tx) error { _, err := tx.CreateBucketIfNotExists([]byte("b")); return err }); err != nil {
 					t.Fatal(err)
 				}
 				var log []string
 				var mm string
 				for round := range 300 {
+					a, other := dbs[0], dbs[1]
+					if x.r.IntN(2) == 0 {
+						a, other = other, a
+					}
 					switch op := x.r.IntN(10); {
 					case op < 5: // a view on a
-						log = append(log, fmt.Sprintf("round %d: View", round))
+						log = append(log, fmt.Sprintf("round %d: View on %s", round, name(a, dbs)))
 						ok := true
 						if err := a.View(context.Background(), func(tx kv.Tx) error {
 							l := len(log)
@@ -282,7 +324,7 @@ func TestAgainstAModel(t *testing.T) {
 						}
 					case op < 9: // a writes, reading as it goes (Update or Batch)
 						batch := op == 8
-						log = append(log, fmt.Sprintf("round %d: write (batch %v)", round, batch))
+						log = append(log, fmt.Sprintf("round %d: write (batch %v) on %s", round, batch, name(a, dbs)))
 						var next model
 						ok := true
 						fn := func(tx kv.Tx) error {
@@ -318,7 +360,7 @@ func TestAgainstAModel(t *testing.T) {
 						}
 						m = next
 					case op == 9 && x.r.IntN(2) == 0: // a Change
-						log = append(log, fmt.Sprintf("round %d: Change", round))
+						log = append(log, fmt.Sprintf("round %d: Change on %s", round, name(a, dbs)))
 						var next model
 						readOK, writeOK, wrote := true, true, false
 						var rm, wm string
@@ -358,7 +400,7 @@ func TestAgainstAModel(t *testing.T) {
 							m = next
 						}
 					default: // another replica writes
-						log = append(log, fmt.Sprintf("round %d: other writes", round))
+						log = append(log, fmt.Sprintf("round %d: %s writes", round, name(other, dbs)))
 						next := m.clone()
 						if err := other.Update(context.Background(), func(tx kv.Tx) error { return writeOps(x, tx.Bucket([]byte("b")), next, &log) }); err != nil {
 							t.Fatal(err)
@@ -372,6 +414,13 @@ func TestAgainstAModel(t *testing.T) {
 			})
 		}
 	}
+}
+
+func name(d *pg.DB, dbs []*pg.DB) string {
+	if d == dbs[0] {
+		return "a"
+	}
+	return "b"
 }
 
 var seeds = func() int {

@@ -86,11 +86,13 @@
 // the read that needed it when the cache can't answer that; a View the cache may answer
 // reads it alone, and with each miss after: see Transactions), inside its snapshot, and uses
 // the cache only when the cache is at that very count: what it reads from the cache is then
-// what its snapshot holds. A transaction that finds the counter ahead empties the cache: reads
-// after another replica's write start cold (one round trip a key, or a page, until warm
-// again). A commit of this replica moves its cache on with what it wrote (a cursor's pages of
-// a bucket written are dropped), so the replica that writes stays warm. A transaction whose
-// snapshot is older than the cache, or that sent its writes ahead of the commit, neither reads
+// what its snapshot holds. A transaction that finds the counter ahead (another replica
+// committed) reads, in that same first round trip, the change feed from the cache's count
+// (below), and moves the cache on key by key; only what the feed can't tell empties it. A
+// commit of this replica moves its cache on with what it wrote, so the replica that writes
+// stays warm; a cursor's pages of a bucket written are patched in place, not dropped, so that
+// a listing after a new note reads none again. A transaction whose snapshot is older than
+// the cache, or that sent its writes ahead of the commit, neither reads
 // nor fills it. Values from the cache are shared by transactions: they must not be changed
 // (kv's rule already).
 //
@@ -106,6 +108,22 @@
 // Change (kv.Change) reads as a Batch's first run does, from the cache at its count with no
 // round trip, and checks that count only when no write follows: the write's Batch checks it
 // under the lock, and the write checks what the read saw. A warm edit is so its commit alone.
+//
+// # Change feed
+//
+// kv_changes (migration 005) holds, for each commit, the keys it changed (bucket and key),
+// written by the statement that moves the counter, so a row is there exactly when its commit
+// is: a replica killed mid-commit leaves no half change. A transaction's first round trip
+// reads, after the counter, the feed's rows after its cache's count joined with each key's
+// entry in the transaction's snapshot (its value when under 256 KiB, and 2 MiB of values in
+// all; a larger one is dropped from the cache, read when wanted), and the cache moves on to
+// the snapshot's count with them: entries replaced, pages patched, gaps split or joined. It
+// costs no round trip: the counter is read there anyway. What it can't follow empties the
+// cache, as before the feed: a commit whose row is whole (more than 1,024 keys or 64 KiB of
+// keys, a bucket deleted, writes sent ahead of the commit), rows pruned (a gap in the
+// counts), or more than one catch-up reads (256 commits, 4,096 keys). Each commit prunes up to
+// 8 of the oldest rows past the feed's length or age (WithFeed: 1,024 commits, an hour). Why
+// a table and not a NOTIFY payload, and what it costs: feed.go and docs/PERFORMANCE.md.
 //
 // # Failures
 //
@@ -214,6 +232,8 @@ type DB struct {
 	connectTimeout time.Duration
 	writeBuffer    int // bytes of a write transaction's writes kept in memory before they're sent
 	cacheSize      int
+	feedLength     int           // commits the change feed keeps (feed.go)
+	feedAge        time.Duration // ...and for how long
 	batcher        kv.Batcher
 	writer         chan struct{} // held by this process's write transaction
 
@@ -225,6 +245,10 @@ type DB struct {
 	cache   *entryCache // nil: none (WithCache(0))
 
 	restarts atomic.Int64 // Views and Batches whose optimistic run found the store changed
+
+	// feedFault, set by tests only, is asked after each first row of a catch-up read whether
+	// to cut the connection there (feed.go).
+	feedFault func(writable bool) bool
 }
 
 // Restarts is how many Views and Batch transactions ran their function a second time, in a
@@ -259,7 +283,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		cfg.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
 	db := &DB{shown: Redact(url), addr: net.JoinHostPort(cfg.ConnConfig.Host, strconv.Itoa(int(cfg.ConnConfig.Port))), timeout: DefaultTimeout, writeBuffer: DefaultWriteBuffer,
-		writer: make(chan struct{}, 1), cacheSize: DefaultCache}
+		writer: make(chan struct{}, 1), cacheSize: DefaultCache, feedLength: DefaultFeedLength, feedAge: DefaultFeedAge}
 	for _, o := range opts {
 		o(db)
 	}
@@ -437,8 +461,19 @@ func (db *DB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
 
 // batch runs one transaction of Batch: optimistically, then, if the store changed under
 // it, as Update.
+//
+// A run that failed on kv_expect caught its cache up in that round trip (the change feed):
+// the next run is optimistic again, reading the cache at the store's new count, so that a
+// write right after another replica's commit costs that round trip, its rollback and its
+// commit. Only a run that finds the store moved again, or that caught nothing up, is run
+// as an Update.
 func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
+	at := db.cache.at()
 	err := db.run(ctx, true, true, fn)
+	if errors.Is(err, errStale) && db.cache.at() > at {
+		db.restarts.Add(1)
+		err = db.run(ctx, true, true, fn)
+	}
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
 		return db.run(ctx, true, false, fn)
@@ -456,7 +491,12 @@ func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
 func (db *DB) Change(ctx context.Context, read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
 	var w bool
 	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
+	at := db.cache.at()
 	err := db.runTx(ctx, &tx{db: db, optimistic: true, prepare: &w}, fn)
+	if errors.Is(err, errStale) && db.cache.at() > at { // caught up: as Batch's next run
+		db.restarts.Add(1)
+		err = db.runTx(ctx, &tx{db: db, optimistic: true, prepare: &w}, fn)
+	}
 	if errors.Is(err, errStale) {
 		db.restarts.Add(1)
 		err = db.run(ctx, false, false, fn)

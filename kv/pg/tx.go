@@ -167,7 +167,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	// than there are, each on another connection.
 	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
-		first, begin := t.firstBatch(b, mini)
+		first, begin, from, expect := t.firstBatch(b, mini)
 		if t.c == nil {
 			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 				kv.Fail(t.db.wrap(err))
@@ -186,8 +186,24 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 		if err == nil {
 			err = br.QueryRow().Scan(&n)
 		}
+		var cu *catchUp
+		if err == nil && from >= 0 {
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				cu, err = t.readFeed(rows, from)
+			}
+		}
+		if err == nil && expect {
+			var m int64
+			err = br.QueryRow().Scan(&m)
+		}
 		if stale(err) { // kv_expect: a commit came after what the cache answered
 			br.Close()
+			if cu != nil {
+				// The counter and the feed came before kv_expect failed: the cache moves on,
+				// and fn's next run reads it at the store's count (Batch, Change).
+				t.db.cache.advance(n, cu)
+			}
 			t.begun = true // its transaction is aborted: end rolls it back
 			kv.Fail(errStale)
 		}
@@ -201,7 +217,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 				br.Close()
 				kv.Fail(errStale)
 			}
-			t.db.cache.seen(n)
+			t.db.cache.advance(n, cu)
 			return br
 		}
 		br.Close()
@@ -224,9 +240,12 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 }
 
 // firstBatch is b as the transaction's first round trip sends it: first its BEGIN (and, for
-// a writer, its lock), begin queries in all; then the counter, b's queries and, for a read
-// of one round trip (mini), COMMIT.
-func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
+// a writer, its lock), begin queries in all; then the counter, the change feed from the
+// cache's count (from; -1: not queued, see queueFeed), b's queries and, for a read of one
+// round trip (mini), COMMIT. An optimistic run's first round trip reads the counter and the
+// feed before kv_expect (expect), so that when kv_expect fails its cache moves on all the
+// same.
+func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64, expect bool) {
 	first = &pgx.Batch{}
 	switch {
 	case !t.writable:
@@ -242,10 +261,18 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
 		first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 	}
 	begin = first.Len()
-	if t.assumed {
-		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
-	} else {
+	switch {
+	case t.assumed && !t.counted && t.db.cache != nil && t.db.cache.at() >= 0:
 		first.Queue("SELECT n FROM kv_counter")
+		from = t.queueFeed(first)
+		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
+		expect = true
+	case t.assumed:
+		first.Queue("SELECT kv_expect($1)", t.snap)
+		from = -1
+	default:
+		first.Queue("SELECT n FROM kv_counter")
+		from = t.queueFeed(first)
 	}
 	for _, q := range b.QueuedQueries {
 		first.Queue(q.SQL, q.Arguments...)
@@ -253,7 +280,7 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int) {
 	if mini {
 		first.Queue("COMMIT")
 	}
-	return first, begin
+	return first, begin, from, expect
 }
 
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
@@ -383,7 +410,14 @@ func (t *tx) commit() (err error) {
 	b := &pgx.Batch{}
 	t.queueWrites(b)
 	writes := b.Len()
-	b.Queue("UPDATE kv_counter SET n = n + 1 RETURNING n")
+	// The counter, the commit's row of the change feed and the feed's oldest rows pruned,
+	// in one statement (feed.go).
+	whole, fb, fk := t.feedRow()
+	b.Queue(`WITH c AS (UPDATE kv_counter SET n = n + 1 RETURNING n),
+			f AS (INSERT INTO kv_changes (n, whole, buckets, keys) SELECT n, $1, $2, $3 FROM c),
+			p AS (DELETE FROM kv_changes WHERE n IN (SELECT n FROM kv_changes ORDER BY n LIMIT `+strconv.Itoa(feedPrune)+`)
+				AND (n <= (SELECT n FROM c) - $4 OR at < now() - make_interval(secs => $5)))
+		SELECT n FROM c`, whole, fb, fk, t.db.feedLength, t.db.feedAge.Seconds())
 	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
 	b.Queue("COMMIT")
 	br := t.send(b)
@@ -557,9 +591,16 @@ func (b *bucket) lookup(k []byte) entry {
 	if id, ok := t.db.buckets.get(b.id, k, upTo); ok && !s.fresh {
 		e = entry{found: true, child: id}
 	} else if ck := (cacheKey{bucket: b.id, key: string(k)}); !s.fresh {
-		if it, ok := t.cached(ck); ok {
+		it, ok := t.cached(ck)
+		switch {
+		case ok:
 			e = it.e
-		} else if !t.inGap(b.id, k) { // in a gap: none there
+		case t.inGap(b.id, k): // none there
+		default:
+			if it, ok := t.cached(ck); ok { // what inGap's first round trip caught up on
+				e = it.e
+				break
+			}
 			e = b.read(k)
 			t.keep(&cacheItem{k: ck, e: e})
 		}
