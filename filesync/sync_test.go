@@ -238,7 +238,9 @@ type proposalRead struct {
 	v docstore.Version
 }
 
-func (r proposalRead) split() (docstore.Document, docstore.Proposal, docstore.Version) { return r.d, r.p, r.v }
+func (r proposalRead) split() (docstore.Document, docstore.Proposal, docstore.Version) {
+	return r.d, r.p, r.v
+}
 
 func readProposal(f *folder, id string, n int) (proposalRead, error) {
 	return docstore.ReadIn(f.ctx, f.s, func(r *docstore.Reader) (proposalRead, error) {
