@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -67,20 +68,27 @@ func (st *State) save(dir string) error {
 	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
 		os.WriteFile(ignore, []byte("# compass-mcp sync's state: this machine's, not the vault's\n*\n"), 0o644)
 	}
-	return writeAtomic(p, raw)
+	_, err = writeAtomic(p, raw)
+	return err
 }
 
 // writeAtomic writes b to p through a temporary file in p's folder, synced, then renamed
 // over p: a reader (an editor, Obsidian, a crash) sees the old bytes or the new, never half.
-func writeAtomic(p string, b []byte) error {
+// It returns what stat said of the temporary file before the rename (the rename keeps its
+// inode, size and time): a stat after would see another's save that came between.
+func writeAtomic(p string, b []byte) (fs.FileInfo, error) {
 	f, err := os.CreateTemp(filepath.Dir(p), ".compass-*.tmp")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tmp := f.Name()
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
+	}
+	var info fs.FileInfo
+	if err == nil {
+		info, err = f.Stat()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -90,11 +98,11 @@ func writeAtomic(p string, b []byte) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return nil, err
 	}
 	if d, err := os.Open(filepath.Dir(p)); err == nil { // the rename itself, durable
 		d.Sync()
 		d.Close()
 	}
-	return nil
+	return info, nil
 }

@@ -140,6 +140,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 		gone = append(gone, id)
 	}
+	gone = p.findSimilar(gone, claimed, moved)
 	deletes := 0
 	for _, id := range gone {
 		e := st.Docs[id]
@@ -214,6 +215,80 @@ func (p *pass) findMoved(e *Entry, claimed map[string]string) string {
 		}
 	}
 	return ""
+}
+
+// findSimilar matches documents whose files are gone to new files whose lines are mostly
+// theirs: a file saved by an editor (a new inode, new bytes) and renamed while the sync
+// wasn't looking. It returns the documents still gone. Bounded: only when at most 200 are
+// gone and 2,000 files are new, and each text is read once.
+func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[string]string) []string {
+	var fresh []string
+	for rel := range p.files {
+		if _, ok := claimed[rel]; !ok {
+			fresh = append(fresh, rel)
+		}
+	}
+	if len(gone) == 0 || len(fresh) == 0 || len(gone) > 200 || len(fresh) > 2000 {
+		return gone
+	}
+	slices.Sort(fresh)
+	var still []string
+	for _, id := range gone {
+		e := p.st.Docs[id]
+		old, err := docstore.ReadIn(p.ctx, p.y.Store, func(r *docstore.Reader) (string, error) {
+			_, v, err := r.Read(id, e.Version)
+			return v.Text, err
+		})
+		best, bestScore := "", 0.5
+		if err == nil {
+			for _, rel := range fresh {
+				if _, ok := claimed[rel]; ok {
+					continue
+				}
+				b, err := p.read(rel)
+				if err != nil {
+					continue
+				}
+				if sc := similarity(old, string(b)); sc >= bestScore {
+					best, bestScore = rel, sc
+				}
+			}
+		}
+		if best == "" {
+			still = append(still, id)
+			continue
+		}
+		claimed[best], moved[id] = id, best
+	}
+	return still
+}
+
+// similarity is the share of the longer text's non-blank lines that the two texts have in
+// common (as a multiset): 1 for the same lines, 0 for none alike.
+func similarity(a, b string) float64 {
+	count := map[string]int{}
+	na, nb := 0, 0
+	for _, l := range strings.Split(a, "\n") {
+		if strings.TrimSpace(l) != "" {
+			count[l]++
+			na++
+		}
+	}
+	common := 0
+	for _, l := range strings.Split(b, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		nb++
+		if count[l] > 0 {
+			count[l]--
+			common++
+		}
+	}
+	if n := max(na, nb); n > 0 {
+		return float64(common) / float64(n)
+	}
+	return 0
 }
 
 // read reads a file's bytes once a pass, and sets its hash.
@@ -455,10 +530,8 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 // record notes that e's file, f, has hash and is in step with version n.
 func (p *pass) record(e *Entry, f *file, hash string, n int) {
 	e.Hash, e.Version = hash, n
-	if f != nil {
-		if info, err := os.Stat(filepath.Join(p.y.Dir, filepath.FromSlash(f.rel))); err == nil {
-			f.size, f.mtime, f.inode = info.Size(), info.ModTime(), inodeOf(info)
-		}
+	if f != nil { // stat as the scan saw it (or as the sync wrote it), never after: a save
+		// that came between would be taken for what hash was read from
 		e.Size, e.MTime, e.Inode = f.size, f.mtime.UnixNano(), f.inode
 	}
 }
@@ -485,10 +558,7 @@ func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, err
 	}
-	if err := writeAtomic(abs, b); err != nil {
-		return nil, err
-	}
-	info, err := os.Stat(abs)
+	info, err := writeAtomic(abs, b)
 	if err != nil {
 		return nil, err
 	}
