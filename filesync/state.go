@@ -16,6 +16,15 @@ import (
 type State struct {
 	Space string            `json:"space"`
 	Docs  map[string]*Entry `json:"docs"` // by document id
+	// Pending are clashes whose proposal is not made yet, by document id.
+	Pending map[string]*Pending `json:"pending,omitempty"`
+}
+
+// Pending is a clash saved (or about to be) whose proposal is still to make: the version
+// the file's text was made from, and that text.
+type Pending struct {
+	Base int    `json:"base"`
+	Text string `json:"text"`
 }
 
 // Entry is one document's file as the sync last left it in step with the space.

@@ -60,8 +60,8 @@ type Report struct {
 	Skipped int // files left alone: a title the space refuses or has, a text it can't hold
 }
 
-// Changed reports whether the pass changed anything.
-func (r Report) Changed() bool { return r != Report{} }
+// Changed reports whether the pass changed anything (a file skipped again is no change).
+func (r Report) Changed() bool { r.Skipped = 0; return r != Report{} }
 
 func (y *Sync) say(format string, args ...any) {
 	if y.Say != nil {
@@ -113,6 +113,9 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		if d.Deleted == nil {
 			p.taken[docstore.FoldTitle(d.Title)] = d
 		}
+	}
+	if err := p.finishPending(); err != nil {
+		return Report{}, err
 	}
 	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
@@ -201,7 +204,9 @@ func (p *pass) findMoved(e *Entry, claimed map[string]string) string {
 		if _, ok := claimed[rel]; ok {
 			continue
 		}
-		if e.Inode != 0 && f.inode == e.Inode {
+		// The same inode, size and time: a rename (mv keeps them). An inode alone could be
+		// one freed by a delete and given to a new file.
+		if e.Inode != 0 && f.inode == e.Inode && f.size == e.Size && f.mtime.UnixNano() == e.MTime {
 			return rel
 		}
 		if f.size == e.Size {
@@ -466,35 +471,83 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 
 func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
 	y := p.y
-	type sides struct{ base, latest docstore.Version }
-	s, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (sides, error) {
-		_, b, err := r.Read(id, e.Version)
-		if err != nil {
-			return sides{}, err
-		}
-		_, l, err := r.Read(id, 0)
-		return sides{b, l}, err
-	})
-	if err != nil {
+	// The save and the proposal are two transactions: a sync killed between them would
+	// lose the agents' side, so what the proposal needs is on disk first (State.Pending),
+	// and the next pass finishes it (finishPending).
+	if p.st.Pending == nil {
+		p.st.Pending = map[string]*Pending{}
+	}
+	p.st.Pending[id] = &Pending{Base: e.Version, Text: string(text)}
+	if err := p.st.save(y.Dir); err != nil {
 		return err
 	}
 	saved, err := y.Store.Save(p.ctx, id, e.Version, string(text), y.By, linediff.PreferMine)
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
-	theirs := linediff.MergePrefer(s.base.Text, s.latest.Text, string(text), linediff.PreferTheirs)
+	p.rep.Saved++
+	p.rep.Clashes++
+	if err := p.propose(id, e.Version, saved.Document.Version, string(text)); err != nil {
+		return err
+	}
+	return p.writeOut(id, saved.Document, rel, hashOf(text))
+}
+
+// propose keeps the space's side of a clash as a proposal: the text made from version base
+// (the file's), saved as version merged preferring the file's lines, merged again preferring
+// the space's (the version merged followed), by whoever made that version.
+func (p *pass) propose(id string, base, merged int, text string) error {
+	y := p.y
+	type sides struct{ base, latest docstore.Version }
+	s, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (sides, error) {
+		_, b, err := r.Read(id, base)
+		if err != nil {
+			return sides{}, err
+		}
+		_, l, err := r.Read(id, merged-1)
+		return sides{b, l}, err
+	})
+	if err != nil {
+		return fmt.Errorf("reading the two sides of a clash in %s: %w", id, err)
+	}
+	theirs := linediff.MergePrefer(s.base.Text, s.latest.Text, text, linediff.PreferTheirs)
 	by := s.latest.Author
 	proposed, err := y.Store.Proposing().Write(p.ctx, id, "", theirs, 0, docstore.Author{By: by.By, For: by.For})
 	if err != nil {
-		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", e.Title, err)
+		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", s.latest.Title, err)
 	}
-	p.rep.Saved++
-	p.rep.Clashes++
+	delete(p.st.Pending, id)
 	if proposed.Proposal != nil {
-		y.say("sync: %s and %q both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
-			rel, e.Title, saved.Document.Version, by.By, proposed.Proposal.Number, e.Title)
+		y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
+			s.latest.Title, by.By, merged, by.By, proposed.Proposal.Number, s.latest.Title)
 	}
-	return p.writeOut(id, saved.Document, rel, hashOf(text))
+	return nil
+}
+
+// finishPending makes the proposals of clashes whose save was made by a sync that stopped
+// before it made them: the save is the latest version by the sync after the pending base.
+// A save never made leaves nothing to finish: this pass meets the clash again.
+func (p *pass) finishPending() error {
+	for id, pend := range p.st.Pending {
+		merged := 0
+		err := p.y.Store.View(p.ctx, func(r *docstore.Reader) error {
+			merged = 0
+			_, vs, err := r.Log(id)
+			for _, v := range vs {
+				if v.Number > pend.Base && v.Author == p.y.By && v.Number > merged {
+					merged = v.Number
+				}
+			}
+			return err
+		})
+		if err == nil && merged > 0 {
+			if err := p.propose(id, pend.Base, merged, pend.Text); err != nil {
+				return err
+			}
+		}
+		delete(p.st.Pending, id)
+	}
+	return nil
 }
 
 // writeOut writes document d's latest text to the file at rel, if the file is still what

@@ -58,7 +58,9 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 	defer watcher.Close()
 	watched := map[string]bool{}
 	ig := readIgnore(y.Dir)
-	var again func() // set once the settle timer is made
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	again := func() { settle.Reset(w.Settle) }
 
 	pass := func() error {
 		rep, err := y.Once(ctx)
@@ -82,7 +84,7 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 			w.Passed(rep)
 		}
 		ig = readIgnore(y.Dir)
-		if added && again != nil {
+		if added {
 			// What was written in a new folder between the scan and its watch made no
 			// event: a pass again, once it is watched, finds it.
 			again()
@@ -105,9 +107,6 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 	lastData := statKey(w.Data)
 	every := time.NewTicker(w.Every)
 	defer every.Stop()
-	settle := time.NewTimer(time.Hour)
-	settle.Stop()
-	again = func() { settle.Reset(w.Settle) }
 	for {
 		select {
 		case <-ctx.Done():
