@@ -77,20 +77,32 @@ func (st *State) save(dir string) error {
 	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
 		os.WriteFile(ignore, []byte("# compass-mcp sync's state: this machine's, not the vault's\n*\n"), 0o644)
 	}
-	_, err = writeAtomic(p, raw)
-	return err
+	return writeAtomic(p, raw)
 }
 
 // writeAtomic writes b to p through a temporary file in p's folder, synced, then renamed
 // over p: a reader (an editor, Obsidian, a crash) sees the old bytes or the new, never half.
-// It returns what stat said of the temporary file before the rename (the rename keeps its
-// inode, size and time): a stat after would see another's save that came between.
-func writeAtomic(p string, b []byte) (fs.FileInfo, error) {
+func writeAtomic(p string, b []byte) error {
+	tmp, _, err := writeTemp(p, b)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(p)
+	return nil
+}
+
+// writeTemp writes b to a new temporary file beside p (a dotfile: the sync ignores it),
+// synced, and returns its name and what stat said of it (a rename keeps its inode, size
+// and time, so a stat after the rename, which could see another's save, is not needed).
+func writeTemp(p string, b []byte) (string, fs.FileInfo, error) {
 	f, err := os.CreateTemp(filepath.Dir(p), ".compass-*.tmp")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	tmp := f.Name()
 	_, err = f.Write(b)
 	if err == nil {
 		err = f.Sync()
@@ -102,16 +114,17 @@ func writeAtomic(p string, b []byte) (fs.FileInfo, error) {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
 	if err != nil {
-		os.Remove(tmp)
-		return nil, err
+		os.Remove(f.Name())
+		return "", nil, err
 	}
-	if d, err := os.Open(filepath.Dir(p)); err == nil { // the rename itself, durable
+	return f.Name(), info, nil
+}
+
+// syncDir makes a rename or link in p's folder durable.
+func syncDir(p string) {
+	if d, err := os.Open(filepath.Dir(p)); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return info, nil
 }

@@ -594,28 +594,53 @@ func (p *pass) record(e *Entry, f *file, hash string, n int) {
 var errChangedUnder = errors.New("it changed meanwhile")
 
 // write writes b to the file at rel atomically, only if the file is still what expect
-// says (its hash; "" absent).
+// says (its hash; "" absent). The new bytes are written and synced to a temporary file
+// first; then the file is looked at and replaced in one step where the system allows
+// (exchange, then a look at what was replaced, put back if it was someone's new save),
+// else looked at and renamed over at once: an editor's save that comes meanwhile is never
+// written over, and the next pass merges it.
 func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
 	abs := filepath.Join(p.y.Dir, filepath.FromSlash(rel))
-	now, err := os.ReadFile(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		if expect != "" {
-			return nil, errChangedUnder
-		}
-	case err != nil:
-		return nil, err
-	case hashOf(now) != expect:
-		return nil, errChangedUnder
-	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, err
 	}
-	info, err := writeAtomic(abs, b)
+	tmp, info, err := writeTemp(abs, b)
 	if err != nil {
 		return nil, err
 	}
-	return &file{rel: rel, size: info.Size(), mtime: info.ModTime(), inode: inodeOf(info), hash: hashOf(b)}, nil
+	defer os.Remove(tmp)
+	done := &file{rel: rel, size: info.Size(), mtime: info.ModTime(), inode: inodeOf(info), hash: hashOf(b)}
+	if expect == "" { // must not be there: a hard link makes it only if it isn't
+		if err := os.Link(tmp, abs); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return nil, errChangedUnder
+			}
+			return nil, err
+		}
+		syncDir(abs)
+		return done, nil
+	}
+	if err := exchange(tmp, abs); err == nil {
+		was, rerr := os.ReadFile(tmp)
+		if rerr != nil || hashOf(was) != expect {
+			// Someone saved between: put theirs back, unless they saved again since.
+			if now, err := os.Lstat(abs); err == nil && inodeOf(now) == done.inode {
+				exchange(tmp, abs)
+			}
+			return nil, errChangedUnder
+		}
+		syncDir(abs)
+		return done, nil
+	}
+	now, err := os.ReadFile(abs)
+	if err != nil || hashOf(now) != expect {
+		return nil, errChangedUnder
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		return nil, err
+	}
+	syncDir(abs)
+	return done, nil
 }
 
 // remove removes the file at rel if it still has hash, and the folders it leaves empty.
