@@ -46,8 +46,8 @@ func TestSyncAndExportCommands(t *testing.T) {
 		t.Errorf("git fsck: %v %s", err, out)
 	}
 	for args, want := range map[string]string{
-		"export " + repo:         "export writes a git repository: export --git " + repo,
-		"sync":                   "sync takes DIR",
+		"export " + repo:          "export writes a git repository: export --git " + repo,
+		"sync":                    "sync takes DIR",
 		"sync " + vault + "/nope": "the folder is missing",
 	} {
 		out, err := run(strings.Fields(args)...)
