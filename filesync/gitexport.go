@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -334,9 +333,11 @@ func ident(actor string) string {
 	return strings.TrimSpace(name) + " <" + clean + ">"
 }
 
-// quotePath is a path as fast-import reads it: always quoted, C style.
+// quotePath is a path as fast-import reads it: always quoted, C style, with only " and \
+// escaped (strconv.Quote's \u escapes are not git's; FileFor leaves no line breaks or
+// control characters, and any other byte is taken as it is).
 func quotePath(p string) string {
-	return strconv.Quote(p)
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
 }
 
 // gitInit makes dir a git repository whose HEAD is the space's branch, when it isn't a

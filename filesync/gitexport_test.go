@@ -60,17 +60,18 @@ func TestExportGit(t *testing.T) {
 	check[docstore.Saved](t)(s.Save(ctx, plan.Document.ID, 0, "# Launch\n\n- date: May\n\n- price\n", ana, 0))
 	check[docstore.Saved](t)(s.Rename(ctx, plan.Document.ID, "Plans/Launch", ana))
 	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- venue", north))
+	check[docstore.Saved](t)(s.Create(ctx, "Odd \"quoted\" \\ zero\u200bwidth é", "odd\n", docstore.KindWrite, north))
 	gone := check[docstore.Saved](t)(s.Create(ctx, "Scratch: a? b", "x\n", docstore.KindWrite, north))
 	check[docstore.Document](t)(s.Delete(ctx, gone.Document.ID, ana))
 
 	dir := filepath.Join(t.TempDir(), "history")
 	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir))
-	if ex.Versions != 7 || ex.Deletes != 1 {
-		t.Fatalf("exported %+v, want 7 versions and 1 delete", ex)
+	if ex.Versions != 8 || ex.Deletes != 1 {
+		t.Fatalf("exported %+v, want 8 versions and 1 delete", ex)
 	}
 	gitOut(t, dir, "fsck", "--strict", "--no-progress")
-	if n := gitOut(t, dir, "rev-list", "--count", "refs/heads/personal"); n != "8" {
-		t.Fatalf("%s commits, want 8 (7 versions, 1 delete)", n)
+	if n := gitOut(t, dir, "rev-list", "--count", "refs/heads/personal"); n != "9" {
+		t.Fatalf("%s commits, want 9 (8 versions, 1 delete)", n)
 	}
 	// Oldest first, each with its author, committer and time.
 	log := gitOut(t, dir, "log", "--reverse", "--format=%an|%cn|%at|%s", "personal")
@@ -92,7 +93,10 @@ func TestExportGit(t *testing.T) {
 		t.Errorf("Plans/Launch.md is %q", got)
 	}
 	check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Projects", "Notes.md")))
-	if files := gitOut(t, dir, "ls-files"); files != "Plans/Launch.md\nProjects/Notes.md" {
+	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Odd -quoted- - zero\u200bwidth é.md"))); string(got) != "odd\n" {
+		t.Errorf("the odd title's file: %q", got)
+	}
+	if files := gitOut(t, dir, "-c", "core.quotePath=false", "ls-files"); files != "Odd -quoted- - zero\u200bwidth é.md\nPlans/Launch.md\nProjects/Notes.md" {
 		t.Errorf("tracked files:\n%s", files)
 	}
 	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
@@ -111,8 +115,8 @@ func TestExportGit(t *testing.T) {
 	if ex.Versions != 2 || ex.Restores != 1 || ex.Deletes != 0 {
 		t.Fatalf("second export %+v, want 2 versions, 1 restore", ex)
 	}
-	if n := gitOut(t, dir, "rev-list", "--count", "personal"); n != "11" {
-		t.Fatalf("%s commits after the second export, want 11", n)
+	if n := gitOut(t, dir, "rev-list", "--count", "personal"); n != "12" {
+		t.Fatalf("%s commits after the second export, want 12", n)
 	}
 	gitOut(t, dir, "fsck", "--strict", "--no-progress")
 	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Scratch- a- b.md"))); string(got) != "x\n" {

@@ -1,6 +1,7 @@
 package filesync
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ type State struct {
 	Docs  map[string]*Entry `json:"docs"` // by document id
 	// Pending are clashes whose proposal is not made yet, by document id.
 	Pending map[string]*Pending `json:"pending,omitempty"`
+
+	read []byte // the bytes loaded, so that a pass that changed nothing writes nothing
 }
 
 // Pending is a clash saved (or about to be) whose proposal is still to make: the version
@@ -52,6 +55,7 @@ func loadState(dir, space string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	st.read = raw
 	if err := json.Unmarshal(raw, st); err != nil {
 		return nil, fmt.Errorf("reading the sync's state %s: %w (move it away to sync the folder afresh: files and documents of the same titles are joined)", statePath(dir, space), err)
 	}
@@ -67,6 +71,10 @@ func (st *State) save(dir string) error {
 	if err != nil {
 		return err
 	}
+	if bytes.Equal(raw, st.read) {
+		return nil
+	}
+	st.read = raw
 	p := statePath(dir, st.Space)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err

@@ -132,7 +132,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 	moved := map[string]string{} // id → rel
 	var gone []string
-	for _, id := range sortedIDs(st) {
+	ids := sortedIDs(st)
+	for _, id := range ids {
 		e := st.Docs[id]
 		if files[e.Path] != nil {
 			continue
@@ -155,7 +156,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had (their files are gone from %s); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, len(st.Docs), y.Dir)
 	}
 
-	for _, id := range sortedIDs(st) {
+	for _, id := range ids {
 		rel := st.Docs[id].Path
 		if m := moved[id]; m != "" {
 			rel = m
@@ -193,7 +194,7 @@ func sortedIDs(st *State) []string {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(st.Docs[a].Path, st.Docs[b].Path) })
-	return ids
+	return ids // read once a pass: known deletes entries as it goes
 }
 
 // findMoved finds the file e's document moved to: one no document has, with e's inode,
