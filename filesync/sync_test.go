@@ -483,6 +483,20 @@ func TestSyncRun(t *testing.T) {
 	id := f.titles()["Live"]
 	f.put("Live.md", "live\nedited\n")
 	eventually("a file's edit in the space", func() bool { _, v := f.doc(id); return v.Text == "live\nedited\n" })
+	// vim's own save (a 4913 probe, a backup, a rename over), seen by the watcher.
+	if vim, err := exec.LookPath("vim"); err == nil {
+		cmd := exec.Command(vim, "-Es", "-u", "NONE", "-c", "set backup writebackup", "-c", "normal Gox", "-c", "wq", "Live.md")
+		cmd.Dir = f.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("vim: %v %s", err, out)
+		}
+		eventually("vim's save in the space", func() bool { _, v := f.doc(id); return v.Text == "live\nedited\nx\n" })
+		if n := len(f.titles()); n != 1 {
+			t.Fatalf("after vim's save: %v", f.titles())
+		}
+		f.put("Live.md", "live\nedited\n")
+		eventually("the edit after vim's", func() bool { _, v := f.doc(id); return v.Text == "live\nedited\n" })
+	}
 	f.put("New folder/Deep/Found.md", "found\n")
 	eventually("a new subfolder's file", func() bool { return f.titles()["New folder/Deep/Found"] != "" })
 	f.put("New folder/Deep/Found.md", "found\nagain\n")
