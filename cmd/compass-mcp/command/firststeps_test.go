@@ -261,6 +261,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"people", "-h"}, []string{"Usage: compass-mcp people list | set ID NAME"}},
 		{[]string{"members", "-h"}, []string{"Usage: compass-mcp members add|remove SPACE PERSON", "members list [SPACE]"}},
 		{[]string{"backup", "-h"}, []string{"Usage: compass-mcp backup FILE", "-data"}},
+		{[]string{"sync", "-h"}, []string{"Usage: compass-mcp sync DIR [--once]", "-once", "-allow-deletes", "-every", "docs/SYNC.md"}},
+		{[]string{"export", "-h"}, []string{"Usage: compass-mcp export --git DIR", "-git", "refs/compass/SPACE"}},
 		{[]string{"tokens", "add", "-h"}, []string{"Usage: compass-mcp tokens add --for PERSON", "-new-person", "-expires"}},
 		{[]string{"docs", "show", "-h"}, []string{"Usage: compass-mcp docs show DOC [--version N]", "-version"}},
 		{[]string{"copy", "-h"}, []string{"Usage: compass-mcp copy --from A --to B", "all or nothing", "-timeout"}},

@@ -1,0 +1,83 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+var syncHelp = subcommand{name: "sync", args: "DIR [--once]",
+	does: "keeps the folder DIR and the space the same, both ways, until stopped (--once: one pass)",
+	more: `One document is one .md file (folders are "/" in titles: Projects/Plan.md is the document
+"Projects/Plan"); its bytes are the document's text, never rewritten. A file saved becomes a
+version by agent:sync for you, merged line by line with what agents wrote since; a document
+changed in the space is written to its file. Where both changed the same lines, the file keeps
+your lines and the agents' wait as a proposal (docs proposals). Renames and moves keep the
+document; a deleted file deletes its document softly (docs undelete brings it back), and a
+document deleted in the space removes its file. A pass that would delete more than a fifth of
+the documents, or finds the folder missing or empty, stops and changes nothing. Dotfiles, dot
+folders, editors' temp files and non-Markdown files are left alone; .compassignore lists more.
+The sync's state is in DIR/.compass/. docs/SYNC.md has it all.`}
+
+// syncCmd runs "compass-mcp sync DIR".
+func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var c config
+	fs := flags(syncHelp, &c)
+	once := fs.Bool("once", false, "if set, one pass, then exit")
+	allow := fs.Bool("allow-deletes", false, "if set, a pass may delete more than a fifth of the documents (or all, for an emptied folder)")
+	every := fs.Duration("every", 2*time.Minute, "how often the whole folder is compared with the space, beside what the watcher reports")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageError{"sync takes DIR: the folder to keep in step with the space"}
+	}
+	if *every < time.Second {
+		return usageError{"--every is at least 1s"}
+	}
+	if err := c.person(); err != nil {
+		return err
+	}
+	file, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	y := &filesync.Sync{
+		Store:        docstore.New(file, c.space),
+		Dir:          pos[0],
+		By:           docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String()},
+		AllowDeletes: *allow,
+		Say:          stderr,
+	}
+	if *once {
+		rep, err := y.Once(ctx)
+		printReport(stdout, rep)
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return y.Run(ctx, filesync.Watch{Every: *every, Data: c.data, Store: file, Passed: func(r filesync.Report) {
+		if r.Changed() {
+			printReport(stdout, r)
+		}
+	}})
+}
+
+func printReport(w io.Writer, r filesync.Report) {
+	if !r.Changed() {
+		fmt.Fprintln(w, "In step: nothing to do.")
+		return
+	}
+	fmt.Fprintf(w, "Synced: %d made, %d joined, %d saved (%d clashes kept as proposals), %d written, %d renamed, %d deleted, %d removed, %d skipped.\n",
+		r.Created, r.Joined, r.Saved, r.Clashes, r.Written, r.Renamed, r.Deleted, r.Removed, r.Skipped)
+}

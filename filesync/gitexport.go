@@ -1,0 +1,368 @@
+package filesync
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+)
+
+// Exported says what ExportGit added to a repository.
+type Exported struct {
+	Branch   string // the branch the space's history is on: refs/heads/<space>
+	Versions int    // commits made for versions
+	Deletes  int    // commits made for documents deleted (or purged) since the last export
+	Restores int    // commits made for documents brought back since the last export
+}
+
+// gitState is what the last export wrote, kept in the repository itself as state.json on
+// the ref refs/compass/<space> (a commit of its own, so that a clone carries it and a
+// re-run anywhere adds only what is new): for each document, the last version exported,
+// the file it is at and whether it is deleted there.
+type gitState struct {
+	Space string              `json:"space"`
+	Docs  map[string]gitDocAt `json:"docs"`
+}
+
+type gitDocAt struct {
+	Version int    `json:"version"`
+	Path    string `json:"path"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// gitEvent is one commit to make: a version (Mark set: its text's blob), a delete or a restore.
+type gitEvent struct {
+	id      string
+	at      time.Time
+	n       int // the version's number, 0 for a delete or restore
+	title   string
+	kind    string
+	author  docstore.Author
+	mark    int
+	deleted bool // a delete (else, with n 0, a restore)
+}
+
+// ErrNoGit is returned by ExportGit when no git program is found on the PATH.
+var ErrNoGit = errors.New("export --git needs the git program, and none is on the PATH")
+
+// ExportGit writes the space's history into the git repository at dir, made (git init) if
+// dir is missing or empty: one commit a version, oldest first across documents, on the
+// branch refs/heads/<space>. A commit's author is who saved the version (the agent, or the
+// person), its committer the person it was saved for (or who accepted it), its time the
+// version's; its message names the document, the version's kind and number. A document
+// is the file FileFor(title) at the repository's top, so a rename is a commit that moves
+// the file (git log --follow finds it). A document deleted in the space is a commit that
+// removes its file, at the time it was deleted; one brought back, a commit that puts it
+// back, at the time of the export that saw it.
+//
+// Run again, it adds only what happened since: the last version exported of each
+// document is kept in the repository (refs/compass/<space>, state.json). The commits are
+// streamed to one git fast-import, the texts read a snapshot at a time (Store.Walk); if
+// dir's work tree has the branch checked out, it is brought forward to the new commit
+// (git read-tree -m -u: files edited there and changed by the export stop it, with git's
+// words).
+func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, error) {
+	var ex Exported
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return ex, ErrNoGit
+	}
+	branch, stateRef := "refs/heads/"+s.Space(), "refs/compass/"+s.Space()
+	ex.Branch = branch
+	if out, err := exec.CommandContext(ctx, git, "check-ref-format", branch).CombinedOutput(); err != nil {
+		return ex, fmt.Errorf("the space %q can't be a git branch's name: %v %s", s.Space(), err, out)
+	}
+	_, err = gitInit(ctx, git, dir, s.Space())
+	if err != nil {
+		return ex, err
+	}
+	run := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, git, args...)
+		cmd.Dir = dir
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	tip, _ := run("rev-parse", "--verify", "-q", branch+"^{commit}")
+	stateTip, _ := run("rev-parse", "--verify", "-q", stateRef+"^{commit}")
+	st := gitState{Space: s.Space(), Docs: map[string]gitDocAt{}}
+	if stateTip != "" {
+		raw, err := run("show", stateRef+":state.json")
+		if err != nil {
+			return ex, err
+		}
+		if err := json.Unmarshal([]byte(raw), &st); err != nil {
+			return ex, fmt.Errorf("reading %s:state.json in %s, which the last export wrote: %w", stateRef, dir, err)
+		}
+		if st.Docs == nil {
+			st.Docs = map[string]gitDocAt{}
+		}
+	}
+
+	docs, err := docstore.ReadIn(ctx, s, (*docstore.Reader).Documents)
+	if err != nil {
+		return ex, fmt.Errorf("exporting %s to git: %w", s.Space(), err)
+	}
+
+	fi := exec.CommandContext(ctx, git, "fast-import", "--quiet", "--done")
+	fi.Dir = dir
+	var fiErr bytes.Buffer
+	fi.Stderr = &fiErr
+	in, err := fi.StdinPipe()
+	if err != nil {
+		return ex, err
+	}
+	if err := fi.Start(); err != nil {
+		return ex, fmt.Errorf("starting git fast-import: %w", err)
+	}
+	w := bufio.NewWriterSize(in, 1<<20)
+	failed := func(err error) (Exported, error) {
+		in.Close()
+		fi.Wait()
+		return ex, fmt.Errorf("exporting %s to git: %w %s", s.Space(), err, strings.TrimSpace(fiErr.String()))
+	}
+
+	// The new versions' texts go to fast-import as blobs first, document by document (Walk
+	// reads each text once); the commits that name them come after, in time order.
+	var events []gitEvent
+	mark := 0
+	errEnough := errors.New("enough")
+	seen := map[string]bool{}
+	for _, d := range docs {
+		seen[d.ID] = true
+		was, known := st.Docs[d.ID]
+		if d.Version > was.Version {
+			err := s.Walk(ctx, d.ID, func(v docstore.Version) error {
+				if v.Number <= was.Version {
+					return errEnough
+				}
+				mark++
+				fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n", mark, len(v.Text))
+				w.WriteString(v.Text)
+				w.WriteByte('\n')
+				events = append(events, gitEvent{id: d.ID, at: v.At, n: v.Number, title: v.Title, kind: string(v.Kind), author: v.Author, mark: mark})
+				return nil
+			})
+			if err != nil && err != errEnough {
+				return failed(err)
+			}
+		}
+		switch {
+		case d.Deleted != nil && (!known || !was.Deleted):
+			events = append(events, gitEvent{id: d.ID, at: d.Deleted.At, title: d.Title, kind: "delete", author: d.Deleted.By, deleted: true})
+		case d.Deleted == nil && known && was.Deleted:
+			// Brought back: its file returns with the latest text.
+			v, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (docstore.Version, error) {
+				_, v, err := r.Read(d.ID, 0)
+				return v, err
+			})
+			if err != nil {
+				return failed(err)
+			}
+			mark++
+			fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", mark, len(v.Text), v.Text)
+			events = append(events, gitEvent{id: d.ID, at: time.Now(), title: v.Title, kind: "undelete", author: d.Author, mark: mark})
+		}
+	}
+	for id, was := range st.Docs { // purged since: its file goes
+		if !seen[id] && !was.Deleted {
+			events = append(events, gitEvent{id: id, at: time.Now(), title: strings.TrimSuffix(was.Path, ".md"), kind: "purge", deleted: true})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b gitEvent) int {
+		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.id, b.id), cmp.Compare(a.n, b.n))
+	})
+
+	// Which file each document is at, so that a title whose file another document has
+	// (two titles made the same by FileFor) gets the id in its name.
+	holder := map[string]string{} // lower(path) → id
+	for id, at := range st.Docs {
+		if !at.Deleted && at.Path != "" {
+			holder[strings.ToLower(at.Path)] = id
+		}
+	}
+	fileOf := func(id, title string) string {
+		p := FileFor(title)
+		if h, ok := holder[strings.ToLower(p)]; ok && h != id {
+			p = withID(p, id)
+		}
+		return p
+	}
+
+	first := true
+	for _, e := range events {
+		at := st.Docs[e.id]
+		var ops []string
+		switch {
+		case e.n > 0:
+			p := fileOf(e.id, e.title)
+			if at.Path != "" && !at.Deleted && at.Path != p {
+				ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
+				delete(holder, strings.ToLower(at.Path))
+			}
+			ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
+			holder[strings.ToLower(p)] = e.id
+			at.Path, at.Version, at.Deleted = p, e.n, false
+			ex.Versions++
+		case e.deleted:
+			if at.Path != "" && !at.Deleted {
+				ops = append(ops, "D "+quotePath(at.Path))
+				delete(holder, strings.ToLower(at.Path))
+			}
+			at.Deleted = true
+			ex.Deletes++
+		default: // brought back
+			p := fileOf(e.id, e.title)
+			ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
+			holder[strings.ToLower(p)] = e.id
+			at.Path, at.Deleted = p, false
+			ex.Restores++
+		}
+		st.Docs[e.id] = at
+		writeCommit(w, branch, e, ops, first, tip)
+		first = false
+	}
+	stateJSON, err := json.MarshalIndent(st, "", " ")
+	if err != nil {
+		return failed(err)
+	}
+	if len(events) > 0 || stateTip == "" {
+		const msg = "compass-mcp export --git: what was exported\n"
+		fmt.Fprintf(w, "commit %s\ncommitter compass-mcp <export@compass> %d +0000\ndata %d\n%s", stateRef, time.Now().Unix(), len(msg), msg)
+		if stateTip != "" {
+			fmt.Fprintf(w, "from %s\n", stateTip)
+		}
+		fmt.Fprintf(w, "deleteall\nM 100644 inline state.json\ndata %d\n%s\n\n", len(stateJSON), stateJSON)
+	}
+	w.WriteString("done\n")
+	if err := w.Flush(); err != nil {
+		return failed(err)
+	}
+	if err := in.Close(); err != nil {
+		return failed(err)
+	}
+	if err := fi.Wait(); err != nil {
+		return ex, fmt.Errorf("git fast-import in %s: %w: %s", dir, err, strings.TrimSpace(fiErr.String()))
+	}
+	if len(events) == 0 {
+		return ex, nil
+	}
+
+	// Bring the work tree forward when it has the branch checked out.
+	head, _ := run("symbolic-ref", "-q", "HEAD")
+	if head != branch {
+		return ex, nil
+	}
+	args := []string{"read-tree", "-m", "-u", branch}
+	if tip != "" {
+		args = []string{"read-tree", "-m", "-u", tip, branch}
+	}
+	if _, err := run(args...); err != nil {
+		return ex, fmt.Errorf("the export is on %s, but the files in %s were left as they were: %w", branch, dir, err)
+	}
+	return ex, nil
+}
+
+// writeCommit writes one commit of e to fast-import: the first of a run continues from the
+// branch's tip, when it has one.
+func writeCommit(w *bufio.Writer, branch string, e gitEvent, ops []string, first bool, tip string) {
+	author := ident(e.author.By)
+	committer := author
+	switch {
+	case e.author.Accepted != "":
+		committer = ident(e.author.Accepted)
+	case e.author.For != "":
+		committer = ident(e.author.For)
+	}
+	when := fmt.Sprintf("%d +0000", e.at.Unix())
+	var msg strings.Builder
+	if e.n > 0 {
+		fmt.Fprintf(&msg, "%s %s (version %d)\n\nDocument: %s\nVersion: %d\nKind: %s\n", e.kind, e.title, e.n, e.id, e.n, e.kind)
+	} else {
+		fmt.Fprintf(&msg, "%s %s\n\nDocument: %s\nKind: %s\n", e.kind, e.title, e.id, e.kind)
+	}
+	if e.author.By != "" {
+		fmt.Fprintf(&msg, "By: %s\n", e.author.By)
+	}
+	if e.author.For != "" {
+		fmt.Fprintf(&msg, "For: %s\n", e.author.For)
+	}
+	fmt.Fprintf(w, "commit %s\nauthor %s %s\ncommitter %s %s\ndata %d\n%s", branch, author, when, committer, when, msg.Len(), msg.String())
+	if first && tip != "" {
+		fmt.Fprintf(w, "from %s\n", tip)
+	}
+	for _, op := range ops {
+		w.WriteString(op)
+		w.WriteByte('\n')
+	}
+	w.WriteByte('\n')
+}
+
+// ident is git's "Name <email>" for an actor ("agent:north" is north <agent:north>); git
+// refuses < > and line breaks in either, so they go.
+func ident(actor string) string {
+	if actor == "" {
+		actor = "person:unknown"
+	}
+	clean := strings.Map(func(r rune) rune {
+		if r == '<' || r == '>' || r == '\n' || r == '\r' || r == 0 {
+			return -1
+		}
+		return r
+	}, actor)
+	name := clean
+	if _, id, ok := strings.Cut(clean, ":"); ok && strings.TrimSpace(id) != "" {
+		name = id
+	}
+	return strings.TrimSpace(name) + " <" + clean + ">"
+}
+
+// quotePath is a path as fast-import reads it: always quoted, C style, with only " and \
+// escaped (strconv.Quote's \u escapes are not git's; FileFor leaves no line breaks or
+// control characters, and any other byte is taken as it is).
+func quotePath(p string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
+}
+
+// gitInit makes dir a git repository whose HEAD is the space's branch, when it isn't a
+// repository yet, and says whether it made it. A folder with files but no .git is refused:
+// the export would mix the space's history with files it doesn't know.
+func gitInit(ctx context.Context, git, dir, space string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return false, nil
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil && !fi.IsDir() {
+		return false, nil // a bare repository
+	}
+	if f, err := os.Open(dir); err == nil {
+		_, err := f.Readdirnames(1)
+		f.Close()
+		if err != io.EOF {
+			return false, fmt.Errorf("%s has files and is not a git repository: export --git writes into a new folder or a repository it wrote before", dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	out, err := exec.CommandContext(ctx, git, "init", "-q", "--initial-branch="+space, dir).CombinedOutput()
+	if err != nil {
+		return false, fmt.Errorf("git init %s: %w: %s", dir, err, out)
+	}
+	return true, nil
+}

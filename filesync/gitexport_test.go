@@ -1,0 +1,140 @@
+package filesync_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+)
+
+// clock is a test's time: each call a second after the one before.
+func clock() func() time.Time {
+	t := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func gitOut(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// check fails t on an error, and returns v: check(t)(f()).
+func check[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// TestExportGit writes a space's history into a new repository and checks it with git
+// itself: fsck clean, a commit a version (and one for the delete), authors and times as the
+// versions', a rename followed by git log --follow, the work tree as the space is; then a
+// run again adds only the versions made since.
+func TestExportGit(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	ctx := context.Background()
+	s := docstore.New(kvtest.Open(t), "personal").WithClock(clock())
+	north := docstore.Author{By: "agent:north", For: "person:ana"}
+	ana := docstore.Author{By: "person:ana"}
+
+	plan := check[docstore.Saved](t)(s.Create(ctx, "Launch plan", "# Launch\n\n- date\n", docstore.KindWrite, north))
+	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- price", north))
+	notes := check[docstore.Saved](t)(s.Create(ctx, "Projects/Notes", "notes\n", docstore.KindSave, ana))
+	check[docstore.Saved](t)(s.Save(ctx, plan.Document.ID, 0, "# Launch\n\n- date: May\n\n- price\n", ana, 0))
+	check[docstore.Saved](t)(s.Rename(ctx, plan.Document.ID, "Plans/Launch", ana))
+	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- venue", north))
+	check[docstore.Saved](t)(s.Create(ctx, "Odd \"quoted\" \\ zero\u200bwidth é", "odd\n", docstore.KindWrite, north))
+	gone := check[docstore.Saved](t)(s.Create(ctx, "Scratch: a? b", "x\n", docstore.KindWrite, north))
+	check[docstore.Document](t)(s.Delete(ctx, gone.Document.ID, ana))
+
+	dir := filepath.Join(t.TempDir(), "history")
+	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir))
+	if ex.Versions != 8 || ex.Deletes != 1 {
+		t.Fatalf("exported %+v, want 8 versions and 1 delete", ex)
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+	if n := gitOut(t, dir, "rev-list", "--count", "refs/heads/personal"); n != "9" {
+		t.Fatalf("%s commits, want 9 (8 versions, 1 delete)", n)
+	}
+	// Oldest first, each with its author, committer and time.
+	log := gitOut(t, dir, "log", "--reverse", "--format=%an|%cn|%at|%s", "personal")
+	lines := strings.Split(log, "\n")
+	if lines[0] != "north|ana|1793696401|write Launch plan (version 1)" {
+		t.Errorf("first commit %q", lines[0])
+	}
+	if lines[3] != "ana|ana|1793696404|save Launch plan (version 3)" {
+		t.Errorf("fourth commit %q", lines[3])
+	}
+	// The rename is a rename: --follow finds all five versions from the new name.
+	follow := gitOut(t, dir, "log", "--follow", "--format=%s", "--", "Plans/Launch.md")
+	if n := len(strings.Split(follow, "\n")); n != 5 {
+		t.Errorf("git log --follow Plans/Launch.md shows %d commits, want 5:\n%s", n, follow)
+	}
+	// The work tree is the space now: the deleted document's file is gone.
+	got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Plans", "Launch.md")))
+	if string(got) != "# Launch\n\n- date: May\n\n- price\n\n- venue\n" {
+		t.Errorf("Plans/Launch.md is %q", got)
+	}
+	check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Projects", "Notes.md")))
+	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Odd -quoted- - zero\u200bwidth é.md"))); string(got) != "odd\n" {
+		t.Errorf("the odd title's file: %q", got)
+	}
+	if files := gitOut(t, dir, "-c", "core.quotePath=false", "ls-files"); files != "Odd -quoted- - zero\u200bwidth é.md\nPlans/Launch.md\nProjects/Notes.md" {
+		t.Errorf("tracked files:\n%s", files)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("the work tree isn't the export:\n%s", st)
+	}
+
+	// Again: nothing new.
+	if ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir)); ex.Versions+ex.Deletes+ex.Restores != 0 {
+		t.Fatalf("a run again exported %+v", ex)
+	}
+	// Two new versions, a document brought back: only those are added.
+	check[docstore.Saved](t)(s.Append(ctx, notes.Document.ID, "more", north))
+	check[docstore.Document](t)(s.Undelete(ctx, gone.Document.ID))
+	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- food", north))
+	ex = check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir))
+	if ex.Versions != 2 || ex.Restores != 1 || ex.Deletes != 0 {
+		t.Fatalf("second export %+v, want 2 versions, 1 restore", ex)
+	}
+	if n := gitOut(t, dir, "rev-list", "--count", "personal"); n != "12" {
+		t.Fatalf("%s commits after the second export, want 12", n)
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Scratch- a- b.md"))); string(got) != "x\n" {
+		t.Errorf("the document brought back is %q", got)
+	}
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("the work tree isn't the export:\n%s", st)
+	}
+}
+
+// TestExportGitRefusesAFolderOfOtherFiles: a folder with files and no repository is not
+// written into.
+func TestExportGitRefusesAFolderOfOtherFiles(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	s := docstore.New(kvtest.Open(t), "personal")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("mine"), 0o644)
+	if _, err := filesync.ExportGit(context.Background(), s, dir); err == nil || !strings.Contains(err.Error(), "not a git repository") {
+		t.Fatalf("export into a folder of other files: %v", err)
+	}
+}

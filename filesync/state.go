@@ -1,0 +1,138 @@
+package filesync
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// State is what the sync remembers of a folder and a space between passes, kept in the
+// folder's .compass/sync-SPACE.json (the sync ignores dot folders, and the file is the
+// folder's, so it moves with it): for each document, the file it is in step with and
+// what that file was when it last was.
+type State struct {
+	Space string            `json:"space"`
+	Docs  map[string]*Entry `json:"docs"` // by document id
+	// Pending are clashes whose proposal is not made yet, by document id.
+	Pending map[string]*Pending `json:"pending,omitempty"`
+
+	read []byte // the bytes loaded, so that a pass that changed nothing writes nothing
+}
+
+// Pending is a clash saved (or about to be) whose proposal is still to make: the version
+// the file's text was made from, and that text.
+type Pending struct {
+	Base int    `json:"base"`
+	Text string `json:"text"`
+}
+
+// Entry is one document's file as the sync last left it in step with the space.
+type Entry struct {
+	Path    string `json:"path"`    // slash-separated, relative to the folder
+	Title   string `json:"title"`   // the document's title then
+	Version int    `json:"version"` // the version the file's text is (or was merged into)
+	Hash    string `json:"hash"`    // sha256 of the file's bytes, hex
+	Size    int64  `json:"size"`
+	MTime   int64  `json:"mtime"` // nanoseconds since 1970
+	Inode   uint64 `json:"inode,omitempty"`
+}
+
+func statePath(dir, space string) string {
+	return filepath.Join(dir, ".compass", "sync-"+space+".json")
+}
+
+// loadState reads the folder's state for space; a folder never synced has none (empty).
+func loadState(dir, space string) (*State, error) {
+	st := &State{Space: space, Docs: map[string]*Entry{}}
+	raw, err := os.ReadFile(statePath(dir, space))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.read = raw
+	if err := json.Unmarshal(raw, st); err != nil {
+		return nil, fmt.Errorf("reading the sync's state %s: %w (move it away to sync the folder afresh: files and documents of the same titles are joined)", statePath(dir, space), err)
+	}
+	if st.Docs == nil {
+		st.Docs = map[string]*Entry{}
+	}
+	return st, nil
+}
+
+// save writes the state atomically (a temporary file, fsync, rename).
+func (st *State) save(dir string) error {
+	raw, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(raw, st.read) {
+		return nil
+	}
+	st.read = raw
+	p := statePath(dir, st.Space)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	// A vault in git must not commit the state: a checkout of another branch would then
+	// take it away or bring another's.
+	ignore := filepath.Join(filepath.Dir(p), ".gitignore")
+	if _, err := os.Stat(ignore); errors.Is(err, os.ErrNotExist) {
+		os.WriteFile(ignore, []byte("# compass-mcp sync's state: this machine's, not the vault's\n*\n"), 0o644)
+	}
+	return writeAtomic(p, raw)
+}
+
+// writeAtomic writes b to p through a temporary file in p's folder, synced, then renamed
+// over p: a reader (an editor, Obsidian, a crash) sees the old bytes or the new, never half.
+func writeAtomic(p string, b []byte) error {
+	tmp, _, err := writeTemp(p, b)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	syncDir(p)
+	return nil
+}
+
+// writeTemp writes b to a new temporary file beside p (a dotfile: the sync ignores it),
+// synced, and returns its name and what stat said of it (a rename keeps its inode, size
+// and time, so a stat after the rename, which could see another's save, is not needed).
+func writeTemp(p string, b []byte) (string, fs.FileInfo, error) {
+	f, err := os.CreateTemp(filepath.Dir(p), ".compass-*.tmp")
+	if err != nil {
+		return "", nil, err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	var info fs.FileInfo
+	if err == nil {
+		info, err = f.Stat()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", nil, err
+	}
+	return f.Name(), info, nil
+}
+
+// syncDir makes a rename or link in p's folder durable.
+func syncDir(p string) {
+	if d, err := os.Open(filepath.Dir(p)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

@@ -1,0 +1,823 @@
+package filesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
+)
+
+// The errors a pass stops with, having changed nothing.
+var (
+	// ErrFolderMissing is returned when the folder isn't there (or isn't a folder): an
+	// unmounted drive must not read as every file deleted.
+	ErrFolderMissing = errors.New("the folder is missing")
+	// ErrFolderEmpty is returned when the folder has no Markdown file left but the last pass
+	// left it with some: an unmounted or emptied folder must not delete every document.
+	ErrFolderEmpty = errors.New("the folder has no Markdown files left, and the last sync left some: is it unmounted? (--allow-deletes deletes their documents)")
+	// ErrTooManyDeletes is returned when a pass would delete more than a fifth of the
+	// documents the folder held (and more than one).
+	ErrTooManyDeletes = errors.New("too many deletes")
+)
+
+// Sync keeps one folder and one space the same, a pass at a time (Once).
+type Sync struct {
+	Store *docstore.Store
+	Dir   string
+	// By is who the versions made from files are by: the agent sync, for the person.
+	By docstore.Author
+	// AllowDeletes lets a pass delete more than a fifth of the documents, or all of them
+	// when the folder is empty.
+	AllowDeletes bool
+	// Say gets what the person should know, a line each: clashes, edits that won over a
+	// delete, files skipped. Nil: io.Discard.
+	Say io.Writer
+	// Workers is how many documents are made at once from new files (their commits are
+	// grouped by the store): 8 when 0.
+	Workers int
+
+	folders []string // the last pass's folders, for Run to watch
+}
+
+// Report counts what a pass did.
+type Report struct {
+	Created int // documents made from new files
+	Joined  int // files and documents of the same title found on a first run
+	Saved   int // files saved as versions (merged or not)
+	Clashes int // saves where both sides changed the same lines: the agents' side is a proposal
+	Written int // files written from the space
+	Renamed int // documents renamed for a file moved or renamed, and files moved for a document renamed
+	Deleted int // documents deleted (softly) for a file removed
+	Removed int // files removed for a document deleted in the space
+	Skipped int // files left alone: a title the space refuses or has, a text it can't hold
+}
+
+// Changed reports whether the pass changed anything (a file skipped again is no change).
+func (r Report) Changed() bool { r.Skipped = 0; return r != Report{} }
+
+func (y *Sync) say(format string, args ...any) {
+	if y.Say != nil {
+		fmt.Fprintf(y.Say, format+"\n", args...)
+	}
+}
+
+// pass is one pass's working set.
+type pass struct {
+	y     *Sync
+	ctx   context.Context
+	st    *State
+	files map[string]*file
+	byID  map[string]docstore.Document
+	taken map[string]docstore.Document // folded title → document not deleted
+	rep   Report
+	texts map[string][]byte // rel → bytes read this pass
+	// claimed are the files a document the state knows has: the others are new.
+	claimed map[string]string // rel → id
+}
+
+// Once makes the folder and the space the same, once: each file changed since the last
+// pass is saved (merged with what agents wrote since), each document changed in the space
+// is written to its file, renames, moves and deletes on either side are carried to the
+// other. A first pass joins files and documents of the same title. What a pass would do
+// is checked for the guards before anything is changed: ErrFolderMissing,
+// ErrFolderEmpty, ErrTooManyDeletes (wrapped, with how many).
+func (y *Sync) Once(ctx context.Context) (Report, error) {
+	info, err := os.Stat(y.Dir)
+	if err != nil || !info.IsDir() {
+		return Report{}, fmt.Errorf("%w: %s", ErrFolderMissing, y.Dir)
+	}
+	st, err := loadState(y.Dir, y.Store.Space())
+	if err != nil {
+		return Report{}, err
+	}
+	files, folders, err := scan(y.Dir, readIgnore(y.Dir))
+	if err != nil {
+		return Report{}, fmt.Errorf("%w: %v", ErrFolderMissing, err)
+	}
+	y.folders = folders
+	docs, err := docstore.ReadIn(ctx, y.Store, (*docstore.Reader).Documents)
+	if err != nil {
+		return Report{}, err
+	}
+	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}}
+	for _, d := range docs {
+		p.byID[d.ID] = d
+		if d.Deleted == nil {
+			p.taken[docstore.FoldTitle(d.Title)] = d
+		}
+	}
+	if err := p.finishPending(); err != nil {
+		return Report{}, err
+	}
+	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
+	}
+
+	// Which file each document known to the state is now: at its path, else moved (the same
+	// inode, else the same bytes, among the files no document has), else gone.
+	claimed := map[string]string{} // rel → id
+	p.claimed = claimed
+	for id, e := range st.Docs {
+		if files[e.Path] != nil {
+			claimed[e.Path] = id
+		}
+	}
+	moved := map[string]string{} // id → rel
+	var gone []string
+	ids := sortedIDs(st)
+	for _, id := range ids {
+		e := st.Docs[id]
+		if files[e.Path] != nil {
+			continue
+		}
+		if rel := p.findMoved(e, claimed); rel != "" {
+			claimed[rel], moved[id] = id, rel
+			continue
+		}
+		gone = append(gone, id)
+	}
+	gone = p.findSimilar(gone, claimed, moved)
+	deletes := 0
+	for _, id := range gone {
+		e := st.Docs[id]
+		if d, ok := p.byID[id]; ok && d.Deleted == nil && d.Version == e.Version {
+			deletes++
+		}
+	}
+	if deletes > 1 && deletes*5 > len(st.Docs) && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had (their files are gone from %s); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, len(st.Docs), y.Dir)
+	}
+
+	for _, id := range ids {
+		rel := st.Docs[id].Path
+		if m := moved[id]; m != "" {
+			rel = m
+		}
+		if err := p.known(id, rel, files[rel] != nil && claimed[rel] == id); err != nil {
+			return p.rep, p.saveState(fmt.Errorf("syncing %s: %w", rel, err))
+		}
+	}
+	var fresh []string
+	for rel := range p.files {
+		if _, ok := claimed[rel]; !ok {
+			fresh = append(fresh, rel)
+		}
+	}
+	slices.Sort(fresh)
+	if err := p.newFiles(fresh); err != nil {
+		return p.rep, p.saveState(fmt.Errorf("reading the folder's new files: %w", err))
+	}
+	if err := p.newDocs(); err != nil {
+		return p.rep, p.saveState(fmt.Errorf("writing the space's new documents: %w", err))
+	}
+	return p.rep, p.saveState(nil)
+}
+
+func (p *pass) saveState(err error) error {
+	if serr := p.st.save(p.y.Dir); err == nil {
+		err = serr
+	}
+	return err
+}
+
+func sortedIDs(st *State) []string {
+	ids := make([]string, 0, len(st.Docs))
+	for id := range st.Docs {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int { return strings.Compare(st.Docs[a].Path, st.Docs[b].Path) })
+	return ids // read once a pass: known deletes entries as it goes
+}
+
+// findMoved finds the file e's document moved to: one no document has, with e's inode,
+// else with e's bytes.
+func (p *pass) findMoved(e *Entry, claimed map[string]string) string {
+	var same []string
+	for rel, f := range p.files {
+		if _, ok := claimed[rel]; ok {
+			continue
+		}
+		// The same inode, size and time: a rename (mv keeps them). An inode alone could be
+		// one freed by a delete and given to a new file.
+		if e.Inode != 0 && f.inode == e.Inode && f.size == e.Size && f.mtime.UnixNano() == e.MTime {
+			return rel
+		}
+		if f.size == e.Size {
+			same = append(same, rel)
+		}
+	}
+	slices.Sort(same)
+	for _, rel := range same {
+		if b, err := p.read(rel); err == nil && hashOf(b) == e.Hash {
+			return rel
+		}
+	}
+	return ""
+}
+
+// findSimilar matches documents whose files are gone to new files whose lines are mostly
+// theirs: a file saved by an editor (a new inode, new bytes) and renamed while the sync
+// wasn't looking. It returns the documents still gone. Bounded: only when at most 200 are
+// gone and 2,000 files are new, and each text is read once.
+func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[string]string) []string {
+	var fresh []string
+	for rel := range p.files {
+		if _, ok := claimed[rel]; !ok {
+			fresh = append(fresh, rel)
+		}
+	}
+	if len(gone) == 0 || len(fresh) == 0 || len(gone) > 200 || len(fresh) > 2000 {
+		return gone
+	}
+	slices.Sort(fresh)
+	var still []string
+	for _, id := range gone {
+		e := p.st.Docs[id]
+		old, err := docstore.ReadIn(p.ctx, p.y.Store, func(r *docstore.Reader) (string, error) {
+			_, v, err := r.Read(id, e.Version)
+			return v.Text, err
+		})
+		best, bestScore := "", 0.5
+		if err == nil {
+			for _, rel := range fresh {
+				if _, ok := claimed[rel]; ok {
+					continue
+				}
+				b, err := p.read(rel)
+				if err != nil {
+					continue
+				}
+				if sc := similarity(old, string(b)); sc >= bestScore {
+					best, bestScore = rel, sc
+				}
+			}
+		}
+		if best == "" {
+			still = append(still, id)
+			continue
+		}
+		claimed[best], moved[id] = id, best
+	}
+	return still
+}
+
+// similarity is the share of the longer text's non-blank lines that the two texts have in
+// common (as a multiset): 1 for the same lines, 0 for none alike.
+func similarity(a, b string) float64 {
+	count := map[string]int{}
+	na, nb := 0, 0
+	for _, l := range strings.Split(a, "\n") {
+		if strings.TrimSpace(l) != "" {
+			count[l]++
+			na++
+		}
+	}
+	common := 0
+	for _, l := range strings.Split(b, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		nb++
+		if count[l] > 0 {
+			count[l]--
+			common++
+		}
+	}
+	if n := max(na, nb); n > 0 {
+		return float64(common) / float64(n)
+	}
+	return 0
+}
+
+// read reads a file's bytes once a pass, and sets its hash.
+func (p *pass) read(rel string) ([]byte, error) {
+	if b, ok := p.texts[rel]; ok {
+		return b, nil
+	}
+	f := p.files[rel]
+	if f != nil && f.size > docstore.MaxText {
+		return nil, fmt.Errorf("%w: %s is %d MiB, more than a document holds (%d MiB)", docstore.ErrBadText, rel, f.size>>20, docstore.MaxText>>20)
+	}
+	b, err := os.ReadFile(filepath.Join(p.y.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > docstore.MaxText {
+		return nil, fmt.Errorf("%w: %s is more than a document holds (%d MiB)", docstore.ErrBadText, rel, docstore.MaxText>>20)
+	}
+	p.texts[rel] = b
+	if f != nil {
+		f.hash = hashOf(b)
+	}
+	return b, nil
+}
+
+// unchanged reports whether the file at rel is as e last saw it, by stat alone: the same
+// size, mtime and inode (rsync -a restores an mtime, but writes a new inode).
+func unchanged(f *file, e *Entry) bool {
+	return f.size == e.Size && f.mtime.UnixNano() == e.MTime && f.inode == e.Inode
+}
+
+// known brings one document the state knows in step with its file, which is at rel now
+// (present false: gone).
+func (p *pass) known(id, rel string, present bool) error {
+	y, e := p.y, p.st.Docs[id]
+	d, inSpace := p.byID[id]
+	var f *file
+	if present {
+		f = p.files[rel]
+	}
+	fileChanged := false
+	var text []byte
+	if f != nil {
+		if unchanged(f, e) && rel == e.Path {
+			f.hash = e.Hash
+		} else {
+			b, err := p.read(rel)
+			if err != nil {
+				y.say("sync: %s left as it is: %v", rel, err)
+				p.rep.Skipped++
+				return nil
+			}
+			text = b
+			fileChanged = f.hash != e.Hash
+		}
+	}
+
+	// Deleted (or purged) in the space.
+	if !inSpace || d.Deleted != nil {
+		switch {
+		case f == nil:
+			delete(p.st.Docs, id)
+			return nil
+		case !fileChanged:
+			if err := p.remove(rel, e.Hash); err != nil {
+				y.say("sync: %s was not removed (its document %q was deleted in the space): %v", rel, e.Title, err)
+				return nil
+			}
+			delete(p.st.Docs, id)
+			p.rep.Removed++
+			return nil
+		case !inSpace:
+			y.say("sync: %s was edited, and its document was purged from the space: it becomes a new document", rel)
+			delete(p.st.Docs, id)
+			delete(p.claimed, rel) // newFiles makes it
+			return nil
+		}
+		undone, err := y.Store.Undelete(p.ctx, id)
+		if err != nil {
+			y.say("sync: %s was edited, but its document %q, deleted in the space, can't come back: %v", rel, d.Title, err)
+			p.rep.Skipped++
+			return nil
+		}
+		y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
+		d = undone
+		p.byID[id] = d
+	}
+
+	// Gone from the folder.
+	if f == nil {
+		if d.Version == e.Version {
+			gone, err := y.Store.Delete(p.ctx, id, y.By)
+			if err != nil {
+				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
+			}
+			p.byID[id] = gone
+			delete(p.st.Docs, id)
+			p.rep.Deleted++
+			return nil
+		}
+		y.say("sync: %s was deleted, but %q changed in the space since: the change wins, the file is back", e.Path, d.Title)
+		return p.writeOut(id, d, e.Path, "")
+	}
+
+	// Renamed or moved in the folder: the document takes the file's title.
+	if rel != e.Path {
+		if want := TitleFor(rel); want != d.Title {
+			saved, err := y.Store.Rename(p.ctx, id, want, y.By)
+			if err != nil {
+				y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, want, err)
+			} else {
+				if d.Version == e.Version && !saved.Unchanged {
+					e.Version = saved.Document.Version // the rename is ours: not a change to merge
+				}
+				d = saved.Document
+				p.rep.Renamed++
+			}
+		}
+		e.Path = rel
+	} else if d.Title != e.Title && FileFor(d.Title) != rel {
+		// Renamed in the space: the file follows, unless its new name is taken.
+		to := FileFor(d.Title)
+		if _, err := os.Lstat(filepath.Join(y.Dir, filepath.FromSlash(to))); err == nil {
+			y.say("sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
+		} else if err := p.move(rel, to); err != nil {
+			y.say("sync: %q was renamed %q in the space, but its file %s can't move to %s: %v", e.Title, d.Title, rel, to, err)
+		} else {
+			p.files[to], f.rel = f, to
+			delete(p.files, rel)
+			delete(p.claimed, rel)
+			p.claimed[to] = id
+			rel, e.Path = to, to
+			p.rep.Renamed++
+		}
+	}
+	e.Title = d.Title
+
+	spaceChanged := d.Version != e.Version
+	switch {
+	case !fileChanged && !spaceChanged:
+		p.record(e, f, f.hash, e.Version)
+		return nil
+	case !fileChanged:
+		return p.writeOut(id, d, rel, f.hash)
+	}
+	return p.saveFile(id, e, rel, text)
+}
+
+// saveFile saves a changed file's text as the person's version, from the version the file
+// was last in step with: merged with what changed in the space since, and the merge written
+// back to the file when it differs. Where both changed the same lines, the file's lines are
+// saved and the space's wait as a proposal by whoever made the latest version.
+func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
+	y := p.y
+	if err := docstore.CheckText(string(text)); err != nil {
+		y.say("sync: %s left as it is: %v", rel, err)
+		p.rep.Skipped++
+		return nil
+	}
+	saved, err := y.Store.Save(p.ctx, id, e.Version, string(text), y.By, linediff.Clash)
+	var clash *docstore.ClashError
+	if errors.As(err, &clash) {
+		return p.clash(id, e, rel, text)
+	}
+	if err != nil {
+		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
+	}
+	p.rep.Saved++
+	if saved.Kind == docstore.KindMerge {
+		return p.writeOut(id, saved.Document, rel, hashOf(text))
+	}
+	p.record(e, p.files[rel], hashOf(text), saved.Document.Version)
+	return nil
+}
+
+func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
+	y := p.y
+	// The save and the proposal are two transactions: a sync killed between them would
+	// lose the agents' side, so what the proposal needs is on disk first (State.Pending),
+	// and the next pass finishes it (finishPending).
+	if p.st.Pending == nil {
+		p.st.Pending = map[string]*Pending{}
+	}
+	p.st.Pending[id] = &Pending{Base: e.Version, Text: string(text)}
+	if err := p.st.save(y.Dir); err != nil {
+		return err
+	}
+	saved, err := y.Store.Save(p.ctx, id, e.Version, string(text), y.By, linediff.PreferMine)
+	if err != nil {
+		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
+	}
+	p.rep.Saved++
+	p.rep.Clashes++
+	if err := p.propose(id, e.Version, saved.Document.Version, string(text)); err != nil {
+		return err
+	}
+	return p.writeOut(id, saved.Document, rel, hashOf(text))
+}
+
+// propose keeps the space's side of a clash as a proposal: the text made from version base
+// (the file's), saved as version merged preferring the file's lines, merged again preferring
+// the space's (the version merged followed), by whoever made that version.
+func (p *pass) propose(id string, base, merged int, text string) error {
+	y := p.y
+	type sides struct{ base, latest docstore.Version }
+	s, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (sides, error) {
+		_, b, err := r.Read(id, base)
+		if err != nil {
+			return sides{}, err
+		}
+		_, l, err := r.Read(id, merged-1)
+		return sides{b, l}, err
+	})
+	if err != nil {
+		return fmt.Errorf("reading the two sides of a clash in %s: %w", id, err)
+	}
+	theirs := linediff.MergePrefer(s.base.Text, s.latest.Text, text, linediff.PreferTheirs)
+	by := s.latest.Author
+	proposed, err := y.Store.Proposing().Write(p.ctx, id, "", theirs, 0, docstore.Author{By: by.By, For: by.For})
+	if err != nil {
+		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", s.latest.Title, err)
+	}
+	delete(p.st.Pending, id)
+	if proposed.Proposal != nil {
+		y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
+			s.latest.Title, by.By, merged, by.By, proposed.Proposal.Number, s.latest.Title)
+	}
+	return nil
+}
+
+// finishPending makes the proposals of clashes whose save was made by a sync that stopped
+// before it made them: the save is the latest version by the sync after the pending base.
+// A save never made leaves nothing to finish: this pass meets the clash again.
+func (p *pass) finishPending() error {
+	for id, pend := range p.st.Pending {
+		merged := 0
+		err := p.y.Store.View(p.ctx, func(r *docstore.Reader) error {
+			merged = 0
+			_, vs, err := r.Log(id)
+			for _, v := range vs {
+				if v.Number > pend.Base && v.Author == p.y.By && v.Number > merged {
+					merged = v.Number
+				}
+			}
+			return err
+		})
+		if err == nil && merged > 0 {
+			if err := p.propose(id, pend.Base, merged, pend.Text); err != nil {
+				return err
+			}
+		}
+		delete(p.st.Pending, id)
+	}
+	return nil
+}
+
+// writeOut writes document d's latest text to the file at rel, if the file is still what
+// expect says (its hash; "" absent), and records it.
+func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) error {
+	y, e := p.y, p.st.Docs[id]
+	v, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (docstore.Version, error) {
+		_, v, err := r.Read(id, 0)
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	hash := hashOf([]byte(v.Text))
+	if hash != expect {
+		f, err := p.write(rel, []byte(v.Text), expect)
+		if err != nil {
+			y.say("sync: %s was not written (the next pass merges it): %v", rel, err)
+			return nil
+		}
+		p.files[rel] = f
+		p.rep.Written++
+	}
+	if e == nil {
+		e = &Entry{}
+		p.st.Docs[id] = e
+	}
+	e.Path, e.Title = rel, v.Title
+	p.record(e, p.files[rel], hash, v.Number)
+	return nil
+}
+
+// record notes that e's file, f, has hash and is in step with version n.
+func (p *pass) record(e *Entry, f *file, hash string, n int) {
+	e.Hash, e.Version = hash, n
+	if f != nil { // stat as the scan saw it (or as the sync wrote it), never after: a save
+		// that came between would be taken for what hash was read from
+		e.Size, e.MTime, e.Inode = f.size, f.mtime.UnixNano(), f.inode
+	}
+}
+
+// errChangedUnder is returned when a file is not as the sync expects it just before it
+// writes or removes it: a person's edit came between.
+var errChangedUnder = errors.New("it changed meanwhile")
+
+// write writes b to the file at rel atomically, only if the file is still what expect
+// says (its hash; "" absent). The new bytes are written and synced to a temporary file
+// first; then the file is looked at and replaced in one step where the system allows
+// (exchange, then a look at what was replaced, put back if it was someone's new save),
+// else looked at and renamed over at once: an editor's save that comes meanwhile is never
+// written over, and the next pass merges it.
+func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
+	abs := filepath.Join(p.y.Dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, info, err := writeTemp(abs, b)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp)
+	done := &file{rel: rel, size: info.Size(), mtime: info.ModTime(), inode: inodeOf(info), hash: hashOf(b)}
+	if expect == "" { // must not be there: a hard link makes it only if it isn't
+		if err := os.Link(tmp, abs); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return nil, errChangedUnder
+			}
+			return nil, err
+		}
+		syncDir(abs)
+		return done, nil
+	}
+	if err := exchange(tmp, abs); err == nil {
+		was, rerr := os.ReadFile(tmp)
+		if rerr != nil || hashOf(was) != expect {
+			// Someone saved between: put theirs back, unless they saved again since.
+			if now, err := os.Lstat(abs); err == nil && inodeOf(now) == done.inode {
+				exchange(tmp, abs)
+			}
+			return nil, errChangedUnder
+		}
+		syncDir(abs)
+		return done, nil
+	}
+	now, err := os.ReadFile(abs)
+	if err != nil || hashOf(now) != expect {
+		return nil, errChangedUnder
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		return nil, err
+	}
+	syncDir(abs)
+	return done, nil
+}
+
+// remove removes the file at rel if it still has hash, and the folders it leaves empty.
+func (p *pass) remove(rel, hash string) error {
+	abs := filepath.Join(p.y.Dir, filepath.FromSlash(rel))
+	now, err := os.ReadFile(abs)
+	if err != nil {
+		return err
+	}
+	if hashOf(now) != hash {
+		return errChangedUnder
+	}
+	if err := os.Remove(abs); err != nil {
+		return err
+	}
+	delete(p.files, rel)
+	for dir := filepath.Dir(abs); dir != filepath.Clean(p.y.Dir) && strings.HasPrefix(dir, filepath.Clean(p.y.Dir)); dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil { // not empty: an attachment, another note
+			break
+		}
+	}
+	return nil
+}
+
+func (p *pass) move(from, to string) error {
+	dst := filepath.Join(p.y.Dir, filepath.FromSlash(to))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(p.y.Dir, filepath.FromSlash(from)), dst)
+}
+
+// newFiles makes a document of each new file, or joins it to the document of its title
+// that no file has yet (a first run): the same text is one document; a different one is
+// saved as the file's, and the space's text waits as a proposal.
+func (p *pass) newFiles(rels []string) error {
+	y := p.y
+	type create struct {
+		rel, title string
+		text       []byte
+	}
+	var creates []create
+	for _, rel := range rels {
+		b, err := p.read(rel)
+		if err == nil {
+			err = docstore.CheckText(string(b))
+		}
+		if err != nil {
+			y.say("sync: %s left as it is: %v", rel, err)
+			p.rep.Skipped++
+			continue
+		}
+		title, err := docstore.CleanTitle(TitleFor(rel))
+		if err != nil {
+			y.say("sync: %s left as it is: its name is no title: %v", rel, err)
+			p.rep.Skipped++
+			continue
+		}
+		d, ok := p.taken[docstore.FoldTitle(title)]
+		if !ok {
+			creates = append(creates, create{rel, title, b})
+			continue
+		}
+		if other, has := p.st.Docs[d.ID]; has {
+			y.say("sync: %s left as it is: its title %q is the document of %s", rel, d.Title, other.Path)
+			p.rep.Skipped++
+			continue
+		}
+		if err := p.join(d, rel, b); err != nil {
+			return err
+		}
+	}
+	if len(creates) == 0 {
+		return nil
+	}
+	workers := y.Workers
+	if workers <= 0 {
+		workers = 8
+	}
+	var (
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
+		next  = make(chan create)
+	)
+	for range min(workers, len(creates)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				saved, err := y.Store.Create(p.ctx, c.title, string(c.text), docstore.KindSave, y.By)
+				mu.Lock()
+				switch {
+				case err == nil:
+					e := &Entry{Path: c.rel, Title: saved.Document.Title}
+					p.st.Docs[saved.Document.ID] = e
+					p.record(e, p.files[c.rel], hashOf(c.text), saved.Document.Version)
+					p.taken[docstore.FoldTitle(c.title)] = saved.Document
+					p.byID[saved.Document.ID] = saved.Document
+					p.rep.Created++
+				case errors.Is(err, docstore.ErrBadTitle) || errors.As(err, new(*docstore.TitleTakenError)):
+					y.say("sync: %s left as it is: %v", c.rel, err)
+					p.rep.Skipped++
+				case first == nil:
+					first = fmt.Errorf("making a document of %s: %w", c.rel, err)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, c := range creates {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop {
+			break
+		}
+		next <- c
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// join makes the file at rel and document d, of the same title, one (a first run).
+func (p *pass) join(d docstore.Document, rel string, b []byte) error {
+	y := p.y
+	v, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (docstore.Version, error) {
+		_, v, err := r.Read(d.ID, 0)
+		return v, err
+	})
+	if err != nil {
+		return err
+	}
+	e := &Entry{Path: rel, Title: d.Title}
+	p.st.Docs[d.ID] = e
+	p.rep.Joined++
+	if v.Text == string(b) {
+		p.record(e, p.files[rel], hashOf(b), v.Number)
+		return nil
+	}
+	saved, err := y.Store.Save(p.ctx, d.ID, v.Number, string(b), y.By, linediff.PreferMine)
+	if err != nil {
+		return fmt.Errorf("saving %s as %q: %w", rel, d.Title, err)
+	}
+	p.rep.Saved++
+	proposed, err := y.Store.Proposing().Write(p.ctx, d.ID, "", v.Text, 0, docstore.Author{By: v.Author.By, For: v.Author.For})
+	if err != nil {
+		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", d.Title, err)
+	}
+	if proposed.Proposal != nil {
+		p.rep.Clashes++
+		y.say("sync: %s and the document %q had different texts: the file's is saved (version %d), and the space's is proposal %d, waiting for your review (docs proposals %q)",
+			rel, d.Title, saved.Document.Version, proposed.Proposal.Number, d.Title)
+	}
+	return p.writeOut(d.ID, saved.Document, rel, hashOf(b))
+}
+
+// newDocs writes a file for each document of the space that has none.
+func (p *pass) newDocs() error {
+	ids := make([]string, 0, len(p.byID))
+	for id, d := range p.byID {
+		if _, has := p.st.Docs[id]; !has && d.Deleted == nil {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d := p.byID[id]
+		rel := FileFor(d.Title)
+		if _, err := os.Lstat(filepath.Join(p.y.Dir, filepath.FromSlash(rel))); err == nil || p.files[rel] != nil {
+			rel = withID(rel, id)
+		}
+		if err := p.writeOut(id, d, rel, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
