@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -208,14 +209,14 @@ func BenchmarkBlameGrowing(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			var bl Blame
-			cpu := cpuTime()
+			cpu := testbin.ProcessCPU()
 			for range b.N {
 				var err error
 				if bl, err = s.Blame(ctx, id); err != nil {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64((cpuTime()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((testbin.ProcessCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
 			b.StopTimer()
 			if len(bl.Lines) != versions || len(bl.Runs) != versions || bl.Runs[versions-1].Version != versions || bl.Runs[0].Version != 1 {
 				b.Fatalf("blame of %d lines in %d runs", len(bl.Lines), len(bl.Runs))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"go.etcd.io/bbolt"
 )
@@ -117,7 +118,7 @@ func BenchmarkDocumentPage(b *testing.B) {
 					get(b, site, cookie, "/document/"+id)
 				}
 				b.ResetTimer()
-				cpu := cpuTime()
+				cpu := testbin.ProcessCPU()
 				for b.Loop() {
 					if !warm {
 						site.html = newRenderCache(64 << 20)
@@ -165,7 +166,7 @@ func BenchmarkList(b *testing.B) {
 				}
 			})
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testbin.ProcessCPU()
 			for b.Loop() {
 				get(b, site, cookie, "/")
 			}
@@ -176,7 +177,7 @@ func BenchmarkList(b *testing.B) {
 
 // reportCPU reports the process's CPU time per operation since start, in ms.
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
+	b.ReportMetric(float64((testbin.ProcessCPU()-start).Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 }
 
 // BenchmarkLiveUpdate is how long after an agent's save is acknowledged (Write returned)
@@ -298,7 +299,7 @@ func BenchmarkBlamePage(b *testing.B) {
 			})
 			get(b, site, cookie, "/document/"+id+"/blame")
 			b.ResetTimer()
-			cpu := cpuTime()
+			cpu := testbin.ProcessCPU()
 			i := 0
 			for b.Loop() {
 				if !warm {

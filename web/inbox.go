@@ -320,7 +320,7 @@ func (h *hub) checkInboxes() {
 }
 
 // inboxEvents streams the changes of the person's inbox to their open inbox page: event
-// "waiting", data {"version": how many wait}; the page reads itself again.
+// "waiting", data {"waiting": how many wait}; the page reads itself again.
 func (s *Site) inboxEvents(w http.ResponseWriter, r *http.Request, p who) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -338,28 +338,5 @@ func (s *Site) inboxEvents(w http.ResponseWriter, r *http.Request, p who) {
 		return
 	}
 	defer s.live.unsubscribeInbox(c)
-	http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 1000\n\n")
-	flusher.Flush()
-	beat := time.NewTicker(20 * time.Second)
-	defer beat.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-beat.C:
-			fmt.Fprint(w, ": still here\n\n")
-		case ev, open := <-c:
-			if !open {
-				return
-			}
-			fmt.Fprintf(w, "event: %s\ndata: {\"waiting\": %d}\n\n", ev.event, ev.Version)
-		}
-		flusher.Flush()
-	}
+	stream(w, r, flusher, c, func(ev saved) string { return fmt.Sprintf(`{"waiting": %d}`, ev.Version) })
 }

@@ -278,8 +278,17 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 		return
 	}
 	defer s.live.unsubscribe(id, c)
-	// The stream lives as long as the page is open: no write deadline the server may set
-	// for other requests applies to it.
+	stream(w, r, flusher, c, func(ev saved) string {
+		raw, _ := json.Marshal(ev)
+		return string(raw)
+	})
+}
+
+// stream sends the events of c to an open page as server-sent events (data: what data
+// makes of each), with a heartbeat, until the page goes or c is closed. The stream lives as
+// long as the page is open: no write deadline the server may set for other requests applies
+// to it.
+func stream(w http.ResponseWriter, r *http.Request, flusher http.Flusher, c <-chan saved, data func(saved) string) {
 	http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -300,8 +309,7 @@ func (s *Site) events(w http.ResponseWriter, r *http.Request, p who) {
 			if !open {
 				return
 			}
-			raw, _ := json.Marshal(ev)
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.event, raw)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.event, data(ev))
 		}
 		flusher.Flush()
 	}

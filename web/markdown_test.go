@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
@@ -173,7 +174,7 @@ func TestHostileMarkdownIsBounded(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		before := ms.HeapInuse
 		stop := heapPeak()
-		cpu, start := cpuTime(), time.Now()
+		cpu, start := testbin.ProcessCPU(), time.Now()
 		asked, cancel := context.WithTimeout(ctx, 20*time.Second)
 		req, _ := http.NewRequestWithContext(asked, http.MethodGet, f.srv.URL+"/document/"+saved.Document.ID, nil)
 		resp, err := c.Do(req)
@@ -189,7 +190,7 @@ func TestHostileMarkdownIsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: reading the page: %v", h.name, err)
 		}
-		took, wall := cpuTime()-cpu, time.Since(start)
+		took, wall := testbin.ProcessCPU()-cpu, time.Since(start)
 		heap := stop()
 		heap -= min(before, heap)
 		shown := "rendered"

@@ -1,15 +1,15 @@
 //go:build unix
 
-package docstore
+package testbin
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used so far: on a machine others share, a
+// ProcessCPU is the CPU time this process has used so far: on a machine others share, a
 // benchmark's CPU time per operation says what it costs better than its wall time.
-func cpuTime() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
