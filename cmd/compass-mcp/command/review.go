@@ -68,10 +68,11 @@ var reviewCommands = map[string]func(ctx context.Context, sub string, args []str
 // help's reviewUsage says the same at more length).
 var reviewUsages = map[string]struct{ args, does string }{
 	"blame":     {"DOC", "every line of DOC with the version that last changed it"},
+	"inbox":     {"[--limit N] [--after POS]", "what waits for you in every space you are a member of, newest first: the open changes your agents proposed and the open comments agents left asking you"},
 	"proposals": {"[DOC]", "the open proposals of DOC, else of every document"},
 	"proposal":  {"DOC N", "change N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},
-	"accept": {"DOC N [--mine|--theirs] | DOC N --edit [--base V] < FILE",
-		"make change N a version, merged with what changed since its base (a clash saves nothing; --mine or --theirs chooses);\nwith --edit, FILE instead: the proposal as you edited it"},
+	"accept": {"DOC N [--keep-agent|--keep-mine] | DOC N --edit [--base V] < FILE",
+		"make change N a version, merged with what changed since its base (a clash saves nothing; --keep-agent or --keep-mine says whose lines win);\nwith --edit, FILE instead: the change as you edited it"},
 	"decline":  {"DOC N --why TEXT", "decline change N, saying why (the agent's next read says so)"},
 	"comment":  {"DOC --lines A-B TEXT | DOC --reply N TEXT | DOC --resolve N [TEXT]", "comment on lines of the latest version, reply to comment N, or resolve it"},
 	"comments": {"DOC", "the open comments, at their lines, with their replies"},
@@ -660,7 +661,8 @@ func inboxCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdou
 		after string
 		limit int
 	)
-	fs := flags(subcommand{name: "docs " + sub, does: "print what waits for you: open changes and comments asking you"}, &c)
+	u := reviewUsages[sub]
+	fs := flags(subcommand{name: "docs " + sub, args: u.args, does: u.does}, &c)
 	fs.StringVar(&after, "after", "", "if set, the page after this position (the line that ends a page gives it)")
 	fs.IntVar(&limit, "limit", 50, "how many items to print, at most "+strconv.Itoa(docstore.InboxPage))
 	pos, err := parse(fs, args)
