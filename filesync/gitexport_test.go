@@ -60,7 +60,7 @@ func TestExportGit(t *testing.T) {
 	check[docstore.Saved](t)(s.Save(ctx, plan.Document.ID, 0, "# Launch\n\n- date: May\n\n- price\n", ana, 0))
 	check[docstore.Saved](t)(s.Rename(ctx, plan.Document.ID, "Plans/Launch", ana))
 	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- venue", north))
-	check[docstore.Saved](t)(s.Create(ctx, "Odd \"quoted\" \\ zero\u200bwidth é", "odd\n", docstore.KindWrite, north))
+	check[docstore.Saved](t)(s.Create(ctx, "Odd \"quoted\" \\ wide\u00b7dot é", "odd\n", docstore.KindWrite, north))
 	gone := check[docstore.Saved](t)(s.Create(ctx, "Scratch: a? b", "x\n", docstore.KindWrite, north))
 	check[docstore.Document](t)(s.Delete(ctx, gone.Document.ID, ana))
 
@@ -93,10 +93,10 @@ func TestExportGit(t *testing.T) {
 		t.Errorf("Plans/Launch.md is %q", got)
 	}
 	check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Projects", "Notes.md")))
-	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Odd -quoted- - zero\u200bwidth é.md"))); string(got) != "odd\n" {
+	if got := check[[]byte](t)(os.ReadFile(filepath.Join(dir, "Odd -quoted- - wide\u00b7dot é.md"))); string(got) != "odd\n" {
 		t.Errorf("the odd title's file: %q", got)
 	}
-	if files := gitOut(t, dir, "-c", "core.quotePath=false", "ls-files"); files != "Odd -quoted- - zero\u200bwidth é.md\nPlans/Launch.md\nProjects/Notes.md" {
+	if files := gitOut(t, dir, "-c", "core.quotePath=false", "ls-files"); files != "Odd -quoted- - wide\u00b7dot é.md\nPlans/Launch.md\nProjects/Notes.md" {
 		t.Errorf("tracked files:\n%s", files)
 	}
 	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
