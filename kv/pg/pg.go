@@ -546,30 +546,44 @@ func (db *DB) runTx(caller context.Context, t *tx, fn func(kv.Tx) error) (err er
 			return db.wrap(ctx.Err())
 		}
 	}
-	defer t.end() // also on a panic, so that the connection goes back
+	defer func() { t.end() }() // also on a panic, so that the connection goes back; t may be the rerun's
+	fromStore, err = t.attempt(fn)
+	if errors.Is(err, errStale) && t.handover {
+		// The round trip that found the store moved on left its transaction open, under the
+		// lock, at the store's count, and the cache caught up in it: fn runs again in it, as
+		// an Update's fn does, with no round trip to roll it back and begin another.
+		db.restarts.Add(1)
+		t = &tx{db: db, ctx: t.ctx, writable: true, c: t.c, begun: true, snap: t.snap, beginGen: db.buckets.generation()}
+		fromStore, err = t.attempt(fn)
+	}
+	return err
+}
+
+// attempt runs fn once in t and commits what it wrote; fromStore tells that err is the
+// store's (a failure, the commit's), not fn's.
+func (t *tx) attempt(fn func(kv.Tx) error) (fromStore bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, ok := p.(*kv.Failure)
 			if !ok {
 				panic(p)
 			}
-			err, fromStore = f.Err, true
+			fromStore, err = true, f.Err
 		}
 	}()
 	if err := fn(t); err != nil {
 		if !t.confirm() { // it may have failed on what it read of an older store
-			return errStale
+			return false, errStale
 		}
-		return err
+		return false, err
 	}
 	switch {
 	case t.writable:
-		fromStore = true
-		return t.commit()
+		return true, t.commit()
 	case t.prepare != nil && !*t.prepare && !t.confirm():
-		return errStale // Change's read found nothing to write in an older store
+		return false, errStale // Change's read found nothing to write in an older store
 	}
-	return nil
+	return false, nil
 }
 
 // unavailable is an error reaching the database.
