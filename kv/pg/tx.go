@@ -86,7 +86,7 @@ type tx struct {
 	// checked that the counter is still snap. A Batch's first run reads optimistically
 	// too: assumed, it has read from the cache at its count snap without asking the
 	// database, and its first round trip checks, under the lock, that snap is still the
-	// store's count (kv_expect).
+	// store's count (send, guard).
 	optimistic, counted, assumed bool
 	beginGen                     int64 // the bucket cache's generation when the transaction began
 	snap                         int64 // kv_counter as the transaction's snapshot holds it (once begun)
@@ -319,9 +319,10 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 }
 
 // assume takes the cache's count for the snapshot of a Batch's optimistic run, with no
-// round trip: what it reads from the cache is the store at that count, and every round trip
-// after checks the count under the lock (kv_expect), so that a run which read an older
-// store than the one it writes into fails with errStale and runs again. Views, Updates and
+// round trip: what it reads from the cache is the store at that count, and its first round
+// trip checks the count (under the lock, for a writer: send, guard), so that a run which
+// read an older store than the one it writes into writes nothing, fails with errStale and
+// runs again. Views, Updates and
 // a Batch's second run begin instead.
 func (t *tx) assume() bool {
 	if !t.writable && t.prepare == nil || !t.optimistic {
