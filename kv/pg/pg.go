@@ -493,11 +493,10 @@ func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
 // Change is kv.Change: read runs optimistically as a Batch's first run does, reading what
 // the cache holds at its count with no round trip (a miss: BEGIN, the counter, checked
 // against that count, and the read, committed, in one round trip, as a View's later misses
-// are), and nothing checks
-// then that the cache was current: write's Batch checks it under the lock, and write checks
-// what read saw. Only when read fails or has nothing to write does Change read the counter,
-// and if the store moved, read runs again as a View's does. A warm edit so costs one round
-// trip, its commit, where a View and a Batch cost two.
+// are), and nothing checks then that the cache was current: write's Batch checks it under
+// the lock, and write checks what read saw. Only when read fails or has nothing to write
+// does Change read the counter, and if the store moved, read runs again as a View's does. A
+// warm edit so costs one round trip, its commit, where a View and a Batch cost two.
 func (db *DB) Change(ctx context.Context, read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
 	var w bool
 	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
