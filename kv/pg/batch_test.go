@@ -179,3 +179,92 @@ func TestBatchReplicasLoseNoWrite(t *testing.T) {
 		}
 	}
 }
+
+// A Batch right after another replica's commit, counted through a proxy, four times in a
+// row (after two to warm up): its first round trip finds the store moved on, catches the cache up (the change
+// feed) and writes nothing, and no statement fails in it (a failed one made pgx prepare
+// every statement of the round trip again, after a round trip to deallocate them: 5 or 6
+// round trips in all). When that round trip was the commit, the run again is its commit
+// alone: 2 in all. When it was a miss, the run again goes on in the transaction it left
+// open, under the lock: the miss again and the commit, 3 in all. What the first run wrote
+// is not in the store, and the counter moved once, for the commit of the run again.
+//
+//	COMPASS_TEST_POSTGRES=postgres://… go test -run AfterAnotherReplica ./kv/pg
+func TestBatchAfterAnotherReplica(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		miss bool  // the first run's first round trip is a miss, not its commit
+		want int64 // round trips
+	}{
+		{"writes at commit", false, 2},
+		{"misses, then writes", true, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The first rounds are not counted: a connection new to a statement prepares
+			// it, a round trip more, the first time it sends it.
+			const warmup, rounds = 2, 6
+			url := kvtest.URL(t)
+			b := open(t, url)
+			put(t, b, "n", "0")
+			// A bucket with keys a's cache will know nothing of (a opens after they are
+			// written, and reads none but the one each run reads): each is a miss.
+			if err := b.Update(context.Background(), func(tx kv.Tx) error {
+				m, err := tx.CreateBucketIfNotExists([]byte("m"))
+				for i := range rounds {
+					if err == nil {
+						err = m.Put([]byte(fmt.Sprintf("x%d", i)), []byte("1"))
+					}
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			a, proxy := viaProxy(t, url)
+			for i := range rounds {
+				warm(t, a, "n")
+				put(t, b, "n", strconv.Itoa(100*(i+1)))
+				count, _, _, _, err := a.Feed(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs, before := 0, proxy.RoundTrips()
+				err = a.Batch(context.Background(), func(tx kv.Tx) error {
+					runs++
+					bk := tx.Bucket([]byte("b"))
+					n := get(t, tx, "n")
+					if x := fmt.Sprintf("x%d", i); tc.miss && string(tx.Bucket([]byte("m")).Get([]byte(x))) != "1" {
+						t.Errorf("run %d: m's %s is %q, want 1", runs, x, tx.Bucket([]byte("m")).Get([]byte(x)))
+					}
+					if runs == 1 {
+						if err := bk.Put([]byte(fmt.Sprintf("first-run-%d", i)), []byte("1")); err != nil {
+							return err
+						}
+					}
+					return bk.Put([]byte("n"), []byte(strconv.Itoa(n+1)))
+				})
+				trips := proxy.RoundTrips() - before
+				if err != nil {
+					t.Fatal(err)
+				}
+				if runs != 2 || i >= warmup && trips > tc.want {
+					t.Errorf("after b's commit %d: a's Batch ran %d times (want 2) in %d round trips (want %d)", i, runs, trips, tc.want)
+				}
+				after, _, _, _, err := a.Feed(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if after != count+1 {
+					t.Errorf("after b's commit %d: a's Batch moved the counter from %d to %d, want one commit", i, count, after)
+				}
+				for _, db := range []kv.DB{a, b} {
+					if got, want := number(t, db, "n"), 100*(i+1)+1; got != want {
+						t.Errorf("after b's commit %d: n = %d, want %d", i, got, want)
+					}
+					if got := number(t, db, fmt.Sprintf("first-run-%d", i)); got != 0 {
+						t.Errorf("after b's commit %d: the first run's write is in the store", i)
+					}
+				}
+			}
+		})
+	}
+}

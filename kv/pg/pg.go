@@ -34,14 +34,21 @@
 //
 // A Batch, whose fn may run more than once (kv.DB.Batch), first runs optimistically: what
 // the cache answers is read at the cache's count with no round trip, and the first round
-// trip, a miss or the commit itself, sends BEGIN, the lock and kv_expect(that count)
-// before the rest: if another commit came since, kv_expect fails the whole round trip,
-// nothing is written, and fn runs again as an Update's fn does (Restarts counts it). A run
-// that ends without reaching the database (it wrote nothing, or fn failed) reads the counter
-// to check the same. So a warm Batch that reads only what the cache holds is one round
-// trip, its commit, and holds the lock for no round trip at all; with writers on other
-// replicas its cache is mostly cold, and it costs what an Update costs, plus a run for each
-// commit that came between its first read and its first round trip.
+// trip, a miss or the commit itself, sends BEGIN, the lock, the counter and the change feed
+// before the rest, its writes and the counter's move each guarded by that count (a WHERE
+// on kv_counter): if another commit came since, nothing is written, the cache catches up on
+// the feed, and fn runs again (Restarts counts it) at the store's count: optimistically when
+// that round trip was the commit (its COMMIT committed nothing), else in the transaction it
+// left open, under the lock, as an Update's fn runs. A run that ends without reaching the
+// database (it wrote nothing, or fn failed) reads the counter to check the same. So a warm
+// Batch that reads only what the cache holds is one round trip, its commit, and holds the
+// lock for no round trip at all; right after another replica's commit it is two (three when
+// its first round trip was a miss).
+//
+// No statement fails when the count moved (migration 004's kv_expect, which raised an error,
+// is no longer sent): pgx forgets, on the connection, every prepared statement of a batch
+// that failed, and prepares them again, after a round trip to deallocate them, the next time:
+// two round trips more for every such write.
 //
 // Why the lock rather than SERIALIZABLE with fn run again on a serialization failure:
 // measured with W writers of one process, each Update reading a value and writing it back
@@ -453,8 +460,9 @@ func (db *DB) Update(ctx context.Context, fn func(kv.Tx) error) error {
 // Its first run is optimistic: what the cache answers is read at the cache's count, with no
 // round trip, and the first round trip (a miss, or the commit itself) checks under the lock
 // that the store is still at that count; when it is not, or a run that ends without
-// reaching the database finds it moved, fn runs again as an Update's does (Restarts counts
-// these too). A warm Batch that reads nothing the cache lacks so costs one round trip.
+// reaching the database finds it moved, fn runs again at the store's count (batch;
+// Restarts counts these too). A warm Batch that reads nothing the cache lacks so costs one
+// round trip, and two right after another replica's commit.
 func (db *DB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
 	return db.batcher.Do(ctx, db.batch, fn)
 }
@@ -462,11 +470,12 @@ func (db *DB) Batch(ctx context.Context, fn func(kv.Tx) error) error {
 // batch runs one transaction of Batch: optimistically, then, if the store changed under
 // it, as Update.
 //
-// A run that failed on kv_expect caught its cache up in that round trip (the change feed):
-// the next run is optimistic again, reading the cache at the store's new count, so that a
-// write right after another replica's commit costs that round trip, its rollback and its
-// commit. Only a run that finds the store moved again, or that caught nothing up, is run
-// as an Update.
+// A run whose first round trip found the store moved caught its cache up in it (the change
+// feed): when that round trip was its commit (nothing written), the next run is optimistic
+// again, reading the cache at the store's new count, so that a write right after another
+// replica's commit costs that round trip and its commit; when it was a miss, runTx has run
+// fn again in the transaction it left open. Only a run that finds the store moved again, or
+// that caught nothing up, is run as an Update.
 func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
 	at := db.cache.at()
 	err := db.run(ctx, true, true, fn)
@@ -482,12 +491,12 @@ func (db *DB) batch(ctx context.Context, fn func(kv.Tx) error) error {
 }
 
 // Change is kv.Change: read runs optimistically as a Batch's first run does, reading what
-// the cache holds at its count with no round trip (a miss: BEGIN, kv_expect(that count) and
-// the read, committed, in one round trip, as a View's later misses are), and nothing checks
-// then that the cache was current: write's Batch checks it under the lock, and write checks
-// what read saw. Only when read fails or has nothing to write does Change read the counter,
-// and if the store moved, read runs again as a View's does. A warm edit so costs one round
-// trip, its commit, where a View and a Batch cost two.
+// the cache holds at its count with no round trip (a miss: BEGIN, the counter, checked
+// against that count, and the read, committed, in one round trip, as a View's later misses
+// are), and nothing checks then that the cache was current: write's Batch checks it under
+// the lock, and write checks what read saw. Only when read fails or has nothing to write
+// does Change read the counter, and if the store moved, read runs again as a View's does. A
+// warm edit so costs one round trip, its commit, where a View and a Batch cost two.
 func (db *DB) Change(ctx context.Context, read func(kv.Tx) (bool, error), write func(kv.Tx) error) error {
 	var w bool
 	fn := func(tx kv.Tx) (err error) { w, err = read(tx); return err }
@@ -546,30 +555,44 @@ func (db *DB) runTx(caller context.Context, t *tx, fn func(kv.Tx) error) (err er
 			return db.wrap(ctx.Err())
 		}
 	}
-	defer t.end() // also on a panic, so that the connection goes back
+	defer func() { t.end() }() // also on a panic, so that the connection goes back; t may be the rerun's
+	fromStore, err = t.attempt(fn)
+	if errors.Is(err, errStale) && t.handover {
+		// The round trip that found the store moved on left its transaction open, under the
+		// lock, at the store's count, and the cache caught up in it: fn runs again in it, as
+		// an Update's fn does, with no round trip to roll it back and begin another.
+		db.restarts.Add(1)
+		t = &tx{db: db, ctx: t.ctx, writable: true, c: t.c, begun: true, snap: t.snap, beginGen: db.buckets.generation()}
+		fromStore, err = t.attempt(fn)
+	}
+	return err
+}
+
+// attempt runs fn once in t and commits what it wrote; fromStore tells that err is the
+// store's (a failure, the commit's), not fn's.
+func (t *tx) attempt(fn func(kv.Tx) error) (fromStore bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			f, ok := p.(*kv.Failure)
 			if !ok {
 				panic(p)
 			}
-			err, fromStore = f.Err, true
+			fromStore, err = true, f.Err
 		}
 	}()
 	if err := fn(t); err != nil {
 		if !t.confirm() { // it may have failed on what it read of an older store
-			return errStale
+			return false, errStale
 		}
-		return err
+		return false, err
 	}
 	switch {
 	case t.writable:
-		fromStore = true
-		return t.commit()
+		return true, t.commit()
 	case t.prepare != nil && !*t.prepare && !t.confirm():
-		return errStale // Change's read found nothing to write in an older store
+		return false, errStale // Change's read found nothing to write in an older store
 	}
-	return nil
+	return false, nil
 }
 
 // unavailable is an error reaching the database.

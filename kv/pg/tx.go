@@ -86,7 +86,7 @@ type tx struct {
 	// checked that the counter is still snap. A Batch's first run reads optimistically
 	// too: assumed, it has read from the cache at its count snap without asking the
 	// database, and its first round trip checks, under the lock, that snap is still the
-	// store's count (kv_expect).
+	// store's count (send, guard).
 	optimistic, counted, assumed bool
 	beginGen                     int64 // the bucket cache's generation when the transaction began
 	snap                         int64 // kv_counter as the transaction's snapshot holds it (once begun)
@@ -97,6 +97,10 @@ type tx struct {
 	spills                       int                    // how many times the writes were sent ahead of the commit
 	buckets                      map[int64]*bucketState // what the transaction knows of each bucket
 	dirty                        bool
+	// handover: the round trip that found an optimistic writer's count moved on left its
+	// transaction open, under the lock, at the store's count snap (send): runTx runs fn
+	// again in it.
+	handover bool
 	// prepare, for Change's read, is where the read says whether a write follows: the read
 	// assumes the cache's count as a Batch does, confirmed only when none follows.
 	prepare *bool
@@ -138,12 +142,6 @@ func commits(b *pgx.Batch) bool {
 // what it had read from the cache: View or Batch runs fn again in a transaction.
 var errStale = errors.New("pg: the store changed under an optimistic read")
 
-// stale tells whether err is kv_expect's: the store's count moved.
-func stale(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "KV002"
-}
-
 // send sends b in the transaction. The first time, it begins the transaction in the same
 // round trip (a write transaction: taking the write lock first); a transaction that never
 // reads and never writes never reaches the database. The results of b are read from what
@@ -167,7 +165,7 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 	// than there are, each on another connection.
 	for range t.db.PoolSize() + 1 {
 		// A batch afresh each time: pgx keeps what it learnt of a query on its item.
-		first, begin, from, expect := t.firstBatch(b, mini)
+		first, begin, from := t.firstBatch(b, mini)
 		if t.c == nil {
 			if t.c, err = t.db.pool.Acquire(t.ctx); err != nil {
 				kv.Fail(t.db.wrap(err))
@@ -193,18 +191,23 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 				cu, err = t.readFeed(rows, from)
 			}
 		}
-		if err == nil && expect {
-			var m int64
-			err = br.QueryRow().Scan(&m)
-		}
-		if stale(err) { // kv_expect: a commit came after what the cache answered
+		if err == nil && t.assumed && n != t.snap {
+			// A commit came after the count the run assumed: what it read of the cache may
+			// be older than the store. Nothing of the round trip was written (its writes
+			// and the counter's move are guarded by that count: guard), and no statement
+			// failed (a failed one would make pgx forget every statement of the batch on
+			// this connection, and the next round trip prepare them again). The cache moves
+			// on with the feed the round trip read, and fn's next run reads it at the
+			// store's count (Batch, Change).
 			br.Close()
 			if cu != nil {
-				// The counter and the feed came before kv_expect failed: the cache moves on,
-				// and fn's next run reads it at the store's count (Batch, Change).
 				t.db.cache.advance(n, cu)
 			}
-			t.begun = true // its transaction is aborted: end rolls it back
+			if !commits(first) {
+				// A transaction left open: a writer's holds the lock at the store's count,
+				// for fn to run again in (runTx); end rolls back any other.
+				t.begun, t.snap, t.handover = true, n, t.writable
+			}
 			kv.Fail(errStale)
 		}
 		if err == nil {
@@ -242,10 +245,11 @@ func (t *tx) send(b *pgx.Batch) pgx.BatchResults {
 // firstBatch is b as the transaction's first round trip sends it: first its BEGIN (and, for
 // a writer, its lock), begin queries in all; then the counter, the change feed from the
 // cache's count (from; -1: not queued, see queueFeed), b's queries and, for a read of one
-// round trip (mini), COMMIT. An optimistic run's first round trip reads the counter and the
-// feed before kv_expect (expect), so that when kv_expect fails its cache moves on all the
-// same.
-func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64, expect bool) {
+// round trip (mini), COMMIT. A run that assumed the cache's count checks it against the
+// counter read here (send), and its writes in b were queued guarded by it (guard), so that
+// when the store moved its cache catches up in this round trip all the same, and nothing
+// is written.
+func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, from int64) {
 	first = &pgx.Batch{}
 	switch {
 	case !t.writable:
@@ -261,26 +265,29 @@ func (t *tx) firstBatch(b *pgx.Batch, mini bool) (first *pgx.Batch, begin int, f
 		first.Queue("SELECT pg_advisory_xact_lock($1)", t.db.writeLock)
 	}
 	begin = first.Len()
-	switch {
-	case t.assumed && !t.counted && t.db.cache != nil && t.db.cache.at() >= 0:
-		first.Queue("SELECT n FROM kv_counter")
-		from = t.queueFeed(first)
-		first.Queue("SELECT kv_expect($1)", t.snap) // fails the round trip if the count moved
-		expect = true
-	case t.assumed:
-		first.Queue("SELECT kv_expect($1)", t.snap)
-		from = -1
-	default:
-		first.Queue("SELECT n FROM kv_counter")
-		from = t.queueFeed(first)
-	}
+	first.Queue("SELECT n FROM kv_counter")
+	from = t.queueFeed(first)
 	for _, q := range b.QueuedQueries {
 		first.Queue(q.SQL, q.Arguments...)
 	}
 	if mini {
 		first.Queue("COMMIT")
 	}
-	return first, begin, from, expect
+	return first, begin, from
+}
+
+// guard is the count a write statement queued now must find the store at to write anything
+// (nil: no condition). A run that assumed the cache's count sends its first writes in its
+// first round trip, before it knows whether the store is still there: each write, and the
+// counter's move, is then conditioned on it, and the round trip that finds the store moved
+// writes nothing, with no error (send). Once the transaction has begun, its count was read
+// under the lock, and nothing else commits.
+func (t *tx) guard() *int64 {
+	if !t.assumed || t.begun {
+		return nil
+	}
+	n := t.snap
+	return &n
 }
 
 // begin begins the transaction, if it has not begun, with nothing else: to learn the count
@@ -312,9 +319,10 @@ func (t *tx) cached(k cacheKey) (*cacheItem, bool) {
 }
 
 // assume takes the cache's count for the snapshot of a Batch's optimistic run, with no
-// round trip: what it reads from the cache is the store at that count, and every round trip
-// after checks the count under the lock (kv_expect), so that a run which read an older
-// store than the one it writes into fails with errStale and runs again. Views, Updates and
+// round trip: what it reads from the cache is the store at that count, and its first round
+// trip checks the count (under the lock, for a writer: send, guard), so that a run which
+// read an older store than the one it writes into writes nothing, fails with errStale and
+// runs again. Views, Updates and
 // a Batch's second run begin instead.
 func (t *tx) assume() bool {
 	if !t.writable && t.prepare == nil || !t.optimistic {
@@ -411,14 +419,17 @@ func (t *tx) commit() (err error) {
 	t.queueWrites(b)
 	writes := b.Len()
 	// The counter, the commit's row of the change feed and the feed's oldest rows pruned,
-	// in one statement (feed.go).
+	// in one statement (feed.go); like the writes, nothing of it is done when the store is
+	// not at the count the run assumed (guard), and send finds that out.
 	whole, fb, fk := t.feedRow()
-	b.Queue(`WITH c AS (UPDATE kv_counter SET n = n + 1 RETURNING n),
+	guard := t.guard()
+	b.Queue(`WITH c AS (UPDATE kv_counter SET n = n + 1 WHERE $6::bigint IS NULL OR n = $6 RETURNING n),
 			f AS (INSERT INTO kv_changes (n, whole, buckets, keys) SELECT n, $1, $2, $3 FROM c),
 			p AS (DELETE FROM kv_changes WHERE n IN (SELECT n FROM kv_changes ORDER BY n LIMIT `+strconv.Itoa(feedPrune)+`)
+				AND EXISTS (SELECT FROM c)
 				AND (n <= (SELECT n FROM c) - $4 OR at < now() - make_interval(secs => $5)))
-		SELECT n FROM c`, whole, fb, fk, t.db.feedLength, t.db.feedAge.Seconds())
-	b.Queue("SELECT pg_notify($1, '')", t.db.channel)
+		SELECT n FROM c`, whole, fb, fk, t.db.feedLength, t.db.feedAge.Seconds(), guard)
+	b.Queue("SELECT pg_notify($1, '') WHERE $2::bigint IS NULL OR (SELECT n FROM kv_counter) = $2 + 1", t.db.channel, guard)
 	b.Queue("COMMIT")
 	br := t.send(b)
 	var count int64
@@ -500,6 +511,7 @@ func (t *tx) grow(n int) {
 
 // queueWrites queues the writes kept in memory: buckets deleted, then keys.
 func (t *tx) queueWrites(b *pgx.Batch) {
+	guard := t.guard()
 	var delB []int64
 	var delK [][]byte
 	var putB, putC []int64
@@ -514,15 +526,16 @@ func (t *tx) queueWrites(b *pgx.Batch) {
 		}
 		b.Queue(`INSERT INTO kv_entries (bucket, key, value, child)
 			SELECT b, k, v, nullif(c, 0) FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[]) AS t(b, k, v, c)
+			WHERE $5::bigint IS NULL OR (SELECT n FROM kv_counter) = $5
 			ON CONFLICT (bucket, key) DO UPDATE SET value = excluded.value, child = excluded.child
 			WHERE kv_compatible(kv_entries.child IS NULL, kv_entries.key)`,
-			putB, putK, putV, putC)
+			putB, putK, putV, putC, guard)
 		putB, putK, putV, putC, size = nil, nil, nil, nil, 0
 	}
 	gone := droppedIDs(t.dropped, t.created)
 	for _, d := range t.dropped {
 		if !t.state(d.parent).fresh {
-			b.Queue("DELETE FROM kv_entries WHERE bucket = $1 AND key = $2", d.parent, d.name)
+			b.Queue("DELETE FROM kv_entries WHERE bucket = $1 AND key = $2 AND ($3::bigint IS NULL OR (SELECT n FROM kv_counter) = $3)", d.parent, d.name, guard)
 		}
 	}
 	if len(gone) > 0 {
@@ -532,7 +545,7 @@ func (t *tx) queueWrites(b *pgx.Batch) {
 		}
 		b.Queue(`WITH RECURSIVE sub(id) AS (
 				SELECT unnest($1::bigint[]) UNION ALL SELECT e.child FROM kv_entries e JOIN sub ON e.bucket = sub.id WHERE e.child IS NOT NULL)
-			DELETE FROM kv_entries WHERE bucket IN (SELECT id FROM sub)`, ids)
+			DELETE FROM kv_entries WHERE bucket IN (SELECT id FROM sub) AND ($2::bigint IS NULL OR (SELECT n FROM kv_counter) = $2)`, ids, guard)
 	}
 	for id, s := range t.buckets {
 		if gone[id] {
@@ -559,8 +572,8 @@ func (t *tx) queueWrites(b *pgx.Batch) {
 		// The check is on the rows deleted: in the WHERE, the planner may run it on rows
 		// it then leaves.
 		b.Queue(`WITH d AS (DELETE FROM kv_entries e USING unnest($1::bigint[], $2::bytea[]) AS t(b, k)
-				WHERE e.bucket = t.b AND e.key = t.k RETURNING e.key, e.child)
-			SELECT kv_compatible(false, key) FROM d WHERE child IS NOT NULL`, delB, delK)
+				WHERE e.bucket = t.b AND e.key = t.k AND ($3::bigint IS NULL OR (SELECT n FROM kv_counter) = $3) RETURNING e.key, e.child)
+			SELECT kv_compatible(false, key) FROM d WHERE child IS NOT NULL`, delB, delK, guard)
 	}
 	flushPuts()
 }
