@@ -29,10 +29,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
-	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/web"
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // Budgets of issue 28.
@@ -241,42 +238,7 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		t.Fatal(err)
 	}
 
-	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mc.Close() })
-	if err := mc.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "roundtrips", Version: "1"}
-	if _, err := mc.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	tool := func(t testing.TB, name string, args map[string]any, want string) {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := mc.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var text string
-		for _, c := range res.Content {
-			if tc, ok := c.(mcp.TextContent); ok {
-				text += tc.Text
-			}
-		}
-		if res.IsError || !strings.Contains(text, want) {
-			t.Fatalf("%s %v answered (error %v):\n%.300s", name, args, res.IsError, text)
-		}
-	}
+	tool := toolOn(t, db)
 
 	site, err := web.New(ctx, db, web.Config{Space: "personal", Me: "ana", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
