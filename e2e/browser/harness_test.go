@@ -82,7 +82,9 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 
 func pageText(t *testing.T, ctx context.Context) string {
 	t.Helper()
-	return eval[string](t, ctx, "document.body.innerText")
+	// Between two documents (a form's answer arriving) there is no body yet: that reads as a
+	// page that says nothing, which waitText waits past, not as a failure.
+	return eval[string](t, ctx, `document.body ? document.body.innerText : ""`)
 }
 
 // waitText waits until the page says want (at most 10 s) and returns how long it took.
