@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A proposal's gist, read from the start of its added texts without decoding its ops whole,
@@ -22,6 +23,11 @@ func FuzzProposalGist(f *testing.F) {
 		f.Add(seed, "second text\n")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			// No proposal holds such a text: a write's text that isn't UTF-8 is refused
+			// (ErrBadText) before any proposal is made, and JSON would store U+FFFD for it.
+			t.Skip()
+		}
 		ops := []deltaOp{{C: []int{0, 2}}, {I: a}, {C: []int{3, 4}}, {I: b}}
 		raw, err := encodeProposal(Proposal{Number: 1, Title: `"i":"not this"`}, ops)
 		if err != nil {
