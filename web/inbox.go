@@ -201,23 +201,11 @@ func (s *Site) acceptMany(w http.ResponseWriter, r *http.Request, p who) {
 		var clash *docstore.ClashError
 		switch {
 		case errors.As(err, &clash):
-			v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n}
-			v.Clash, v.ClashMore = clashRegions(clash.Conflicts)
+			before := ""
 			if len(done) > 0 {
-				v.Problem = "Before it: " + strings.Join(done, "; ") + "."
+				before = "Before it: " + strings.Join(done, "; ") + "."
 			}
-			var names spaces.Names
-			err := store.View(r.Context(), func(rd *docstore.Reader) error {
-				names = rd.Names()
-				_, prop, _, err := rd.Proposal(id, n)
-				v.Text = prop.Text
-				return err
-			})
-			if err != nil {
-				s.failReview(w, r, err)
-				return
-			}
-			s.proposalEditPage(w, r, p, store.Space(), names, http.StatusConflict, v)
+			s.acceptClashPage(w, r, p, store, id, n, clash, nil, before)
 			return
 		case err != nil && len(done) > 0:
 			// Say what was done before the one that failed; the failure is the page's.

@@ -314,25 +314,7 @@ func (s *Site) accept(w http.ResponseWriter, r *http.Request, p who) {
 	var clash *docstore.ClashError
 	switch {
 	case errors.As(err, &clash):
-		// What the clash page shows, read after the refused write in one snapshot.
-		v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n}
-		v.Clash, v.ClashMore = clashRegions(clash.Conflicts)
-		var names spaces.Names
-		err := store.View(r.Context(), func(rd *docstore.Reader) error {
-			names = rd.Names()
-			if edit != nil {
-				v.Text = edit.Text
-				return nil
-			}
-			_, prop, _, err := rd.Proposal(id, n)
-			v.Text = prop.Text
-			return err
-		})
-		if err != nil {
-			s.failReview(w, r, err)
-			return
-		}
-		s.proposalEditPage(w, r, p, store.Space(), names, http.StatusConflict, v)
+		s.acceptClashPage(w, r, p, store, id, n, clash, edit, "")
 		return
 	case errors.Is(err, docstore.ErrBadText) && edit != nil:
 		d, names := s.recordAndNames(r, store, id)
@@ -392,4 +374,28 @@ func proposalsOf(d docstore.Document) int {
 		return 0
 	}
 	return d.Review.Proposals
+}
+
+// acceptClashPage answers an accept of change n of document id that clashed: the clash page,
+// with the person's edited text (edit, if they sent one) or else the change's own, and what
+// was done before it (before, if anything), read after the refused write in one snapshot.
+func (s *Site) acceptClashPage(w http.ResponseWriter, r *http.Request, p who, store *docstore.Store, id string, n int, clash *docstore.ClashError, edit *docstore.Edit, before string) {
+	v := &editView{Doc: clash.Document, Base: clash.Base, Proposal: n, Problem: before}
+	v.Clash, v.ClashMore = clashRegions(clash.Conflicts)
+	var names spaces.Names
+	err := store.View(r.Context(), func(rd *docstore.Reader) error {
+		names = rd.Names()
+		if edit != nil {
+			v.Text = edit.Text
+			return nil
+		}
+		_, prop, _, err := rd.Proposal(id, n)
+		v.Text = prop.Text
+		return err
+	})
+	if err != nil {
+		s.failReview(w, r, err)
+		return
+	}
+	s.proposalEditPage(w, r, p, store.Space(), names, http.StatusConflict, v)
 }
