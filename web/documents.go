@@ -37,7 +37,15 @@ type listView struct {
 	NoneFound    bool
 	Searched     bool
 	DeletedCount int
+	// Fixed are the query's words no document had, each with the nearest word searched
+	// for instead (the tools' search says the same in its answer).
+	Fixed []fixedWord
+	// Unquoted: no document had the quoted phrases, so these are their words' results.
+	Unquoted bool
 }
+
+// fixedWord is a word of a query that no document had, and the word searched for instead.
+type fixedWord struct{ Was, Now string }
 
 func rows(n spaces.Names, docs []docstore.Document) []docRow {
 	out := make([]docRow, len(docs))
@@ -79,7 +87,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 		case linked != nil:
 			lines = [][]template.HTML{nil}
 		case v.Searched:
-			docs, lines, err = s.search(rd, v.Query)
+			docs, lines, v.Fixed, v.Unquoted, err = s.search(rd, v.Query)
 		default:
 			docs, v.Next, v.Total, err = rd.Recent(r.URL.Query().Get("after"), PageSize)
 		}
@@ -114,25 +122,42 @@ func linkedID(q string) (string, bool) {
 }
 
 // search finds documents of rd's space as the tools' search does (every word and "quoted
-// phrase", in the title or the text, best first), each with its matching lines.
-func (s *Site) search(rd *docstore.Reader, q string) ([]docstore.Document, [][]template.HTML, error) {
+// phrase", in the title or the text, best first), each with its matching lines, and the
+// words it searched for instead of those no document has (a typo's nearest word);
+// unquoted when no document had its quoted phrases, and these are their words' results.
+func (s *Site) search(rd *docstore.Reader, q string) (docs []docstore.Document, lines [][]template.HTML, fixed []fixedWord, unquoted bool, err error) {
 	res, err := rd.Search(q, PageSize)
 	if errors.Is(err, docstore.ErrQuery) {
-		return nil, nil, nil
+		return nil, nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, false, err
 	}
-	docs := make([]docstore.Document, len(res.Found))
-	lines := make([][]template.HTML, len(res.Found))
+	docs = make([]docstore.Document, len(res.Found))
+	lines = make([][]template.HTML, len(res.Found))
+	texts := make([]string, 0, len(res.Found))
 	words := wordsOf(res.Query)
 	for i, f := range res.Found {
 		docs[i] = f.Document
 		for _, l := range f.Hit.Lines {
 			lines[i] = append(lines[i], marked(words, l.Number, l.Text))
+			texts = append(texts, l.Text)
 		}
 	}
-	return docs, lines, nil
+	for _, f := range res.Query.Fixes {
+		// The key is a stem; a line found shows the word as written. Titles too: a
+		// document found by its title alone has no line.
+		fixed = append(fixed, fixedWord{Was: f.Word, Now: search.Word(f.Key, append(texts, titles(docs)...)...)})
+	}
+	return docs, lines, fixed, res.Unquoted, nil
+}
+
+func titles(docs []docstore.Document) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.Title
+	}
+	return out
 }
 
 // wordsOf is the set of a query's words, folded as search folds them.

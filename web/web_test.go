@@ -634,3 +634,32 @@ func TestSearchMarksTheWordsFound(t *testing.T) {
 		t.Errorf("a phrase of Han characters isn't marked:\n%s", got)
 	}
 }
+
+// A word no document has is searched for as the nearest word the documents have, and the
+// page says so, as the tools' answer does; a word in quotes is searched for as written.
+func TestSearchSaysWhatItSearchedInstead(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t)
+	f.docs.Create(ctx, "Trailer", "# Notes\n\nThe studio is booked for Tuesday.\n", docstore.KindWrite, agent)
+	c := f.client()
+	f.signIn(c, "/").Body.Close()
+	found := body(t, f.get(c, "/?q=stuido+tuesday"))
+	if want := "No document has “stuido”: searched for the nearest word “studio” instead."; !strings.Contains(found, want) {
+		t.Errorf("the page doesn't say what it searched for instead (%s):\n%s", want, found)
+	}
+	if !strings.Contains(found, "3: The <mark>studio</mark> is booked for <mark>Tuesday</mark>.") {
+		t.Errorf("the nearest word's line isn't found and marked:\n%s", found)
+	}
+	quoted := body(t, f.get(c, "/?q="+url.QueryEscape(`"stuido"`)))
+	// A quoted word no document has is searched for unquoted (as the tools do), and then
+	// corrected: the page says both.
+	for _, want := range []string{"No document has the quoted words as written", "searched for the nearest word “studio” instead"} {
+		if !strings.Contains(quoted, want) {
+			t.Errorf("a quoted word no document has: the page lacks %q:\n%s", want, quoted)
+		}
+	}
+	hostile := body(t, f.get(c, "/?q="+url.QueryEscape(`stuid<script>`)))
+	if strings.Contains(hostile, "<script>") {
+		t.Errorf("the query reached the page as HTML:\n%s", hostile)
+	}
+}
