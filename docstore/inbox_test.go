@@ -200,3 +200,94 @@ func BenchmarkInbox(b *testing.B) {
 		})
 	}
 }
+
+// waitingOf is what docs proposals lists without a document: "title: changes" for each
+// document with open proposals, latest saved first.
+func waitingOf(t testing.TB, s *docstore.Store) []string {
+	t.Helper()
+	ws, err := view(t, s, func(r *docstore.Reader) ([]docstore.Waiting, error) { return r.Waiting(5) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, w := range ws {
+		var ns []string
+		for _, p := range w.Proposals {
+			ns = append(ns, fmt.Sprint(p.Number))
+		}
+		out = append(out, w.Document.Title+": "+strings.Join(ns, ","))
+	}
+	return out
+}
+
+// The documents with open proposals are found from the inbox index, not by reading every
+// document: only those with an open proposal (not those with only a comment waiting, a
+// decided change, or a deleted document), latest saved first, their newest changes first.
+func TestWaitingListsOpenProposals(t *testing.T) {
+	ctx := t.Context()
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	s := open(t, "personal").WithClock(func() time.Time { at = at.Add(time.Second); return at })
+	anyone := docstore.Author{By: "agent:west"}
+	docs := make([]docstore.Document, 6)
+	for i := range docs {
+		docs[i] = mustCreate(t, s, fmt.Sprintf("Doc %d", i), notesText)
+	}
+	propose := func(i int, by docstore.Author) {
+		t.Helper()
+		if _, err := s.Proposing().Append(ctx, docs[i].ID, fmt.Sprintf("- line %d", i), by); err != nil {
+			t.Fatal(err)
+		}
+	}
+	propose(1, north)
+	propose(1, anyone)
+	propose(2, north) // accepted below
+	propose(3, north) // its document deleted below
+	propose(4, anyone)
+	if _, err := s.Comment(ctx, docs[5].ID, docstore.NewComment{Lines: docstore.LineRange{From: 1, To: 1}, Text: "why?", Author: north, Asks: "person:ana"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Accept(ctx, docs[2].ID, 1, anaPerson, nil, linediff.Clash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, docs[3].ID, anaPerson); err != nil {
+		t.Fatal(err)
+	}
+	// Doc 1 saved again last: it comes first. (Bringing a document back doesn't move it.)
+	if _, err := s.Append(ctx, docs[1].ID, "- ana's line", anaPerson); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(waitingOf(t, s), "; "), "Doc 1: 2,1; Doc 4: 1"; got != want {
+		t.Errorf("waiting = %q; want %q", got, want)
+	}
+	if _, err := s.Undelete(ctx, docs[3].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(waitingOf(t, s), "; "), "Doc 1: 2,1; Doc 4: 1; Doc 3: 1"; got != want {
+		t.Errorf("after bringing Doc 3 back: waiting = %q; want %q", got, want)
+	}
+}
+
+// What waits is read from the inbox index: its cost follows the open proposals, not the
+// space's documents (before, every document was read).
+//
+//	go test -run '^$' -bench Waiting -benchtime 200x ./docstore
+func BenchmarkWaiting(b *testing.B) {
+	for _, n := range []int{200, 2000} {
+		b.Run(fmt.Sprintf("documents=%d", n), func(b *testing.B) {
+			s := open(b, "personal")
+			var last docstore.Document
+			for i := range n {
+				last = mustCreate(b, s, fmt.Sprintf("Doc %d", i), notesText)
+			}
+			if _, err := s.Proposing().Append(b.Context(), last.ID, "- a line", north); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if got := waitingOf(b, s); len(got) != 1 {
+					b.Fatalf("waiting = %q", got)
+				}
+			}
+		})
+	}
+}

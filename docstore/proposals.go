@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -364,23 +365,40 @@ type Waiting struct {
 }
 
 // Waiting lists the space's documents that have open proposals, latest saved first, each
-// with at most limit of its open proposals, newest first.
+// with at most limit of its open proposals, newest first. It reads the space's inbox index
+// (every open proposal and waiting comment is a key there), not every document: its cost
+// is that of what waits, however many documents the space has.
 func (r *Reader) Waiting(limit int) ([]Waiting, error) {
-	b := r.b
-	if b.recent == nil {
-		return nil, nil
+	x, err := r.inbox()
+	if err != nil || x.idx == nil {
+		return nil, err
 	}
-	var out []Waiting
-	c := b.recent.Cursor()
-	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
-		d, ok, err := b.doc(string(k[8:]))
+	seen := map[string]bool{}
+	var docs []Document
+	c := x.idx.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		// <who>0<at, 8 bytes><id><kind><n, 8 bytes>: the id ends 9 bytes before the key.
+		who := bytes.IndexByte(k, 0)
+		if who < 0 || len(k) < who+1+8+1+1+8 || k[len(k)-9] != inboxProposal {
+			continue
+		}
+		id := string(k[who+1+8 : len(k)-9])
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		d, ok, err := r.b.doc(id)
 		if err != nil {
 			return nil, err
 		}
-		if !ok || d.Review == nil || d.Review.Open == 0 {
-			continue
+		if ok && d.Deleted == nil && d.Review != nil && d.Review.Open > 0 {
+			docs = append(docs, d)
 		}
-		ps, err := b.openProposals(d, 0, limit)
+	}
+	slices.SortFunc(docs, func(a, b Document) int { return bytes.Compare(recentKey(b), recentKey(a)) })
+	out := make([]Waiting, 0, len(docs))
+	for _, d := range docs {
+		ps, err := r.b.openProposals(d, 0, limit)
 		if err != nil {
 			return nil, err
 		}
