@@ -89,9 +89,11 @@ func TestRoundTrips(t *testing.T) {
 // cache at all reads it twice (a replica's own cache, just emptied, would answer the write
 // from what the read put in it).
 var coldCeilings = map[string]int{
-	"read_document 100 KB":                     8,
-	"list_documents 50":                        7,
-	"two-word search":                          9,
+	"read_document 100 KB": 8,
+	"list_documents 50":    7,
+	"two-word search":      9,
+	// The typo's walk of the index's keys near "lantren" (search/typo.go): two more.
+	"search with a typo":                       11,
 	"one-line edit of 100 KB":                  12,
 	"append to 100 KB":                         12,
 	"new 1 KB note":                            11,
@@ -276,6 +278,9 @@ func setup(t testing.TB, db kv.DB) ([]call, int) {
 		}},
 		{name: "two-word search", do: func(t testing.TB, i int) {
 			tool(t, "list_documents", map[string]any{"query": "copper lantern"}, "Note")
+		}},
+		{name: "search with a typo", do: func(t testing.TB, i int) {
+			tool(t, "list_documents", map[string]any{"query": "copper lantren"}, "Note")
 		}},
 		{name: "one-line edit of 100 KB", writes: true, do: func(t testing.TB, i int) {
 			old, nu := "line 1000 of note 1.", fmt.Sprintf("line 1000 of note 1 (edit %d).", i)
