@@ -242,7 +242,9 @@ func viewDiff(before, after string) ([]hunk, string) {
 			continue
 		}
 		if rows >= maxRows {
-			leftOut++
+			if op.Kind == linediff.Delete || ops[i-1].Kind != linediff.Delete {
+				leftOut++ // a replacement's Insert is the same place as its Delete
+			}
 			continue
 		}
 		// Context before: the equal run just before, unless it is already in cur.
@@ -288,7 +290,7 @@ func viewDiff(before, after string) ([]hunk, string) {
 	}
 	var notes []string
 	if folded > 0 {
-		notes = append(notes, fmt.Sprintf("%d long runs of lines are folded", folded))
+		notes = append(notes, fmt.Sprintf("%d lines of long runs are folded", folded))
 	}
 	if cut {
 		notes = append(notes, fmt.Sprintf("lines longer than %d bytes are cut", maxLineBytes))
