@@ -79,9 +79,9 @@ func textOf(res *mcp.CallToolResult) string {
 // decoded from the result's JSON.
 type viewData struct {
 	Document, Title, Kind, By, For, Comment, Link, ChangeLink, Note string
-	Version, Added, Removed, Proposal                             int
-	Unchanged, Undo                                               bool
-	Hunks                                                         []struct {
+	Version, Added, Removed, Proposal                               int
+	Unchanged, Undo                                                 bool
+	Hunks                                                           []struct {
 		A, B  int
 		Lines []string
 	}
