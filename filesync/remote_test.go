@@ -1,0 +1,265 @@
+package filesync_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+)
+
+// team is a real `compass-mcp serve --http` on 127.0.0.1 over data (bbolt, or PostgreSQL
+// with COMPASS_TEST_DATA), serving the space personal for ana.
+type team struct {
+	t    *testing.T
+	data string
+	url  string // http://127.0.0.1:PORT
+	stop func()
+}
+
+func newTeam(t *testing.T) *team {
+	t.Helper()
+	data := kvtest.Data(t, t.TempDir(), "compass.db")
+	tm := &team{t: t, data: data}
+	tm.start()
+	return tm
+}
+
+// cli runs compass-mcp with args on the team's data, and returns its stdout.
+func (tm *team) cli(args ...string) string {
+	tm.t.Helper()
+	cmd := exec.Command(testbin.Path, args...)
+	cmd.Env = append(os.Environ(), "COMPASS_DATA="+tm.data, "COMPASS_SPACE=personal", "COMPASS_ME=ana", "COMPASS_LOG=warn")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		tm.t.Fatalf("compass-mcp %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
+// token makes a token with args (tokens add ...) and returns its secret.
+func (tm *team) token(args ...string) string {
+	tm.t.Helper()
+	out := tm.cli(append([]string{"tokens", "add"}, args...)...)
+	return strings.TrimSpace(strings.SplitN(out, "\n", 2)[0])
+}
+
+// start starts the server (again), on a new port.
+func (tm *team) start() {
+	t := tm.t
+	cmd := exec.Command(testbin.Path, "serve", "--http", "127.0.0.1:0", "--web", "off")
+	cmd.Env = append(os.Environ(), "COMPASS_DATA="+tm.data, "COMPASS_SPACE=personal", "COMPASS_ME=ana", "COMPASS_LOG=info")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	var mu sync.Mutex
+	var logs bytes.Buffer
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			mu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := regexp.MustCompile(`url=(http://\S+)/mcp`).FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	var once sync.Once
+	tm.stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+			if t.Failed() {
+				mu.Lock()
+				t.Logf("server log:\n%s", logs.String())
+				mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(tm.stop)
+	select {
+	case tm.url = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server said no URL within 30 s")
+	}
+}
+
+// remoteFolder is a folder kept in step with the team's space over HTTP with token, and the
+// space's store opened here for the agents' writes and the checks.
+func remoteFolder(t *testing.T, tm *team, token string) *folder {
+	t.Helper()
+	s := docstore.New(kvtest.OpenData(t, tm.data), "personal")
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	say := &bytes.Buffer{}
+	return &folder{t: t, ctx: context.Background(), s: s, dir: dir, say: say,
+		y: &filesync.Sync{Space: &filesync.Remote{URL: tm.url, Token: token, Space: "personal"}, Dir: dir, Say: say}}
+}
+
+// TestSyncOverHTTP: a folder and a team server's space kept in step over HTTP with a
+// person's token: files and documents both ways, an edit merged with an agent's, a clash
+// kept as one proposal, a rename and a delete keeping identity; the versions are the
+// token's person's, by agent:sync.
+func TestSyncOverHTTP(t *testing.T) {
+	tm := newTeam(t)
+	f := remoteFolder(t, tm, tm.token("--for", "ana"))
+	ctx := f.ctx
+	f.put("Plans/Launch.md", "# Launch\none\ntwo\nthree\n")
+	check[docstore.Saved](t)(f.s.Create(ctx, "Agent notes", "# Agent notes\nfrom north\n", docstore.KindWrite, north))
+	rep := f.once()
+	if rep.Created != 1 || rep.Written != 1 {
+		t.Fatalf("first pass: %+v\nsaid: %s", rep, f.say)
+	}
+	if got := f.get("Agent notes.md"); got != "# Agent notes\nfrom north\n" {
+		t.Errorf("the agent's document on disk: %q", got)
+	}
+	d, v := f.doc("Plans/Launch")
+	if v.Text != "# Launch\none\ntwo\nthree\n" || v.Author != (docstore.Author{By: "agent:sync", For: "person:ana"}) {
+		t.Errorf("the file's document: %q by %+v", v.Text, v.Author)
+	}
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a second pass changed %+v", rep)
+	}
+
+	// Both sides change different lines: merged, and written back.
+	check[docstore.Saved](t)(f.s.Write(ctx, d.ID, "", "# Launch\none\ntwo\nthree\nagent's four\n", 0, north))
+	f.put("Plans/Launch.md", "# Launch\nONE\ntwo\nthree\n")
+	f.once()
+	want := "# Launch\nONE\ntwo\nthree\nagent's four\n"
+	if got := f.get("Plans/Launch.md"); got != want {
+		t.Errorf("after a merge the file is %q, want %q", got, want)
+	}
+	if _, v := f.doc(d.ID); v.Text != want {
+		t.Errorf("after a merge the document is %q", v.Text)
+	}
+
+	// Both change the same line: the file's lines saved, the agent's one proposal.
+	check[docstore.Saved](t)(f.s.Write(ctx, d.ID, "", "# Launch\nONE\nagent's two\nthree\nagent's four\n", 0, north))
+	f.put("Plans/Launch.md", "# Launch\nONE\nmy two\nthree\nagent's four\n")
+	if rep := f.once(); rep.Clashes != 1 {
+		t.Fatalf("a clash: %+v\nsaid: %s", rep, f.say)
+	}
+	if got := f.get("Plans/Launch.md"); strings.Contains(got, "agent's two") || !strings.Contains(got, "my two") {
+		t.Errorf("after a clash the file is %q", got)
+	}
+	if !strings.Contains(f.say.String(), "proposal 1, waiting for your review") {
+		t.Errorf("the clash was not said: %s", f.say)
+	}
+	if n := openProposals(t, f, d.ID); n != 1 {
+		t.Errorf("%d open proposals, want 1", n)
+	}
+
+	// A rename keeps the document; a delete deletes it softly.
+	if err := os.Rename(filepath.Join(f.dir, "Plans", "Launch.md"), filepath.Join(f.dir, "Launch plan.md")); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(f.dir, "Agent notes.md"))
+	f.y.AllowDeletes = true // one of two documents
+	rep = f.once()
+	if rep.Renamed != 1 || rep.Deleted != 1 {
+		t.Fatalf("rename and delete: %+v\nsaid: %s", rep, f.say)
+	}
+	if got, _ := f.doc(d.ID); got.Title != "Launch plan" {
+		t.Errorf("after a rename the title is %q", got.Title)
+	}
+	docs := check[[]docstore.Document](t)(docstore.ReadIn(ctx, f.s, (*docstore.Reader).Documents))
+	for _, doc := range docs {
+		if doc.Title == "Agent notes" && doc.Deleted == nil {
+			t.Errorf("Agent notes was not deleted")
+		}
+	}
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a pass after changed %+v", rep)
+	}
+}
+
+func openProposals(t *testing.T, f *folder, id string) int {
+	t.Helper()
+	n := 0
+	f.s.View(f.ctx, func(r *docstore.Reader) error {
+		_, ps, err := r.Proposals(id, 0, 1000)
+		n = len(ps)
+		return err
+	})
+	return n
+}
+
+// TestSyncOverHTTPRefusals: a wrong token is ErrUnauthorized, a space the token's person
+// lacks is ErrForbidden, a server that is down is an error that deletes nothing, and a
+// reviewed token's sync writes the space's changes to files but sends nothing.
+func TestSyncOverHTTPRefusals(t *testing.T) {
+	tm := newTeam(t)
+	good := tm.token("--for", "ana")
+	f := remoteFolder(t, tm, good)
+	f.put("a.md", "a\n")
+	f.put("b.md", "b\n")
+	f.once()
+
+	wrong := &filesync.Sync{Space: &filesync.Remote{URL: tm.url, Token: "cmp_wrong", Space: "personal"}, Dir: f.dir}
+	if _, err := wrong.Once(f.ctx); !errors.Is(err, filesync.ErrUnauthorized) {
+		t.Errorf("a wrong token: %v, want ErrUnauthorized", err)
+	}
+	other := &filesync.Sync{Space: &filesync.Remote{URL: tm.url, Token: good, Space: "team"}, Dir: filepath.Join(t.TempDir())}
+	if _, err := other.Once(f.ctx); !errors.Is(err, filesync.ErrForbidden) {
+		t.Errorf("a space ana lacks: %v, want ErrForbidden", err)
+	}
+
+	// The server is down: the pass fails, and nothing is deleted on either side.
+	tm.stop()
+	os.Remove(filepath.Join(f.dir, "a.md"))
+	if _, err := f.y.Once(f.ctx); err == nil || !strings.Contains(err.Error(), "did not answer") {
+		t.Errorf("a server down: %v", err)
+	}
+	if f.get("b.md") != "b\n" {
+		t.Errorf("b.md is %q after a pass against a server that is down", f.get("b.md"))
+	}
+	tm.start()
+	f.y.Space = &filesync.Remote{URL: tm.url, Token: good, Space: "personal"}
+	f.y.AllowDeletes = true
+	if rep := f.once(); rep.Deleted != 1 {
+		t.Errorf("once the server is back, a.md's delete: %+v", rep)
+	}
+
+	// A reviewed token's sync: the space to the folder only.
+	reviewed := tm.token("--for", "ana", "--review")
+	r := &filesync.Sync{Space: &filesync.Remote{URL: tm.url, Token: reviewed, Space: "personal"}, Dir: f.dir, Say: f.say}
+	_, bv := f.doc("b")
+	check[docstore.Saved](t)(f.s.Write(f.ctx, "b", "", "b\nagent\n", 0, north))
+	f.put("c.md", "new file\n")
+	rep, err := r.Once(f.ctx)
+	if err != nil {
+		t.Fatalf("a reviewed token's pass: %v", err)
+	}
+	if rep.Written != 1 || rep.Created != 0 || f.get("b.md") != "b\nagent\n" {
+		t.Errorf("a reviewed token's pass: %+v, b.md %q", rep, f.get("b.md"))
+	}
+	if !strings.Contains(f.say.String(), "c.md left as it is (this token may only read") {
+		t.Errorf("the new file left alone was not said: %s", f.say)
+	}
+	f.put("b.md", "b\nmine\n")
+	r.Once(f.ctx)
+	if _, v := f.doc("b"); v.Text != "b\nagent\n" || v.Number != bv.Number+1 {
+		t.Errorf("a reviewed token's sync changed the document: %q (version %d)", v.Text, v.Number)
+	}
+}
