@@ -514,3 +514,40 @@ func TestSyncRun(t *testing.T) {
 		t.Errorf("the sync's own write made versions: %d then %d", d.Version, d2.Version)
 	}
 }
+
+// TestSyncClashProposalOnce: a sync stopped right after a clash's proposal is made, before
+// its state notes it (its state still has the clash pending), makes no second proposal
+// when it starts again: it finds the one it made by its text.
+func TestSyncClashProposalOnce(t *testing.T) {
+	f := newFolder(t)
+	f.put("Plan.md", "one\ntwo\nthree\n")
+	f.once()
+	id := f.titles()["Plan"]
+	check[docstore.Saved](t)(f.s.Edit(f.ctx, id, "two", "agent's two", north))
+	f.put("Plan.md", "one\nana's two\nthree\n")
+
+	killed := errors.New("killed")
+	undo := filesync.KillAfterProposal(killed)
+	if _, err := f.y.Once(f.ctx); !errors.Is(err, killed) {
+		t.Fatalf("the pass stopped after the proposal: %v", err)
+	}
+	undo()
+	raw, err := os.ReadFile(filepath.Join(f.dir, ".compass", "sync-personal.json"))
+	if err != nil || !strings.Contains(string(raw), `"pending"`) {
+		t.Fatalf("the state holds no pending clash (it must, for this test to be about anything): %s %v", raw, err)
+	}
+	f.once()
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a pass after did %+v", rep)
+	}
+	ps := check[[]docstore.Proposal](t)(docstore.ReadIn(f.ctx, f.s, func(r *docstore.Reader) ([]docstore.Proposal, error) {
+		_, ps, err := r.Proposals(id, 0, 10)
+		return ps, err
+	}))
+	if len(ps) != 1 {
+		t.Fatalf("%d open proposals after a restart, want 1: %+v", len(ps), ps)
+	}
+	if got := f.get("Plan.md"); got != "one\nana's two\nthree\n" {
+		t.Errorf("the file: %q", got)
+	}
+}
