@@ -7,12 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
@@ -549,5 +552,45 @@ func TestSyncClashProposalOnce(t *testing.T) {
 	}
 	if got := f.get("Plan.md"); got != "one\nana's two\nthree\n" {
 		t.Errorf("the file: %q", got)
+	}
+}
+
+// TestSyncLock: a second `compass-mcp sync` of a folder a first one keeps is refused,
+// naming the first's process; once the first is killed (SIGKILL: no clean-up of its own),
+// the next sync takes the folder.
+func TestSyncLock(t *testing.T) {
+	root := t.TempDir()
+	data := kvtest.Data(t, root, "compass.db")
+	kvtest.OpenData(t, data).Close() // made: sync opens only data that is there
+	dir := filepath.Join(root, "vault")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "a.md"), []byte("a\n"), 0o644)
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(testbin.Path, append([]string{"sync", dir, "--data", data, "--space", "personal", "--for", "ana"}, args...)...)
+		cmd.Env = append(os.Environ(), "COMPASS_LOG=warn")
+		return cmd
+	}
+	first := run()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { first.Process.Kill(); first.Wait() }()
+	pid := strconv.Itoa(first.Process.Pid)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(dir, ".compass", "lock")); strings.TrimSpace(string(b)) == pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first sync wrote no lock with its pid within 20 s")
+		}
+	}
+	out, err := run("--once").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "process "+pid+" is syncing") {
+		t.Fatalf("a second sync of the folder: %v\n%s", err, out)
+	}
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	if out, err := run("--once").CombinedOutput(); err != nil {
+		t.Fatalf("a sync after the first was killed: %v\n%s", err, out)
 	}
 }
