@@ -156,7 +156,7 @@ func (s *Remote) do(ctx context.Context, method, op string, q url.Values, body a
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("%w: %s (compass-mcp tokens add --for PERSON makes a token; give it with --token or COMPASS_TOKEN)", ErrUnauthorized, ref.Error)
+		return fmt.Errorf("%w: %s (the token is given with --token, or COMPASS_TOKEN)", ErrUnauthorized, ref.Error)
 	case resp.StatusCode == http.StatusForbidden && ref.Kind == "read_only":
 		s.writable.Store(false)
 		return fmt.Errorf("%w: %s", ErrReadOnly, ref.Error)

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,4 +264,71 @@ func TestSyncOverHTTPRefusals(t *testing.T) {
 	if _, v := f.doc("b"); v.Text != "b\nagent\n" || v.Number != bv.Number+1 {
 		t.Errorf("a reviewed token's sync changed the document: %q (version %d)", v.Text, v.Number)
 	}
+}
+
+// TestSyncServerHostile: what the sync's endpoint answers requests no sync sends: a body
+// over the server's limit, one that isn't JSON, an unknown operation, a version number
+// that isn't one, a clash's text longer than any text may be (refused before it is merged),
+// a read-only token's write, and a request without a token.
+func TestSyncServerHostile(t *testing.T) {
+	tm := newTeam(t)
+	token := tm.token("--for", "ana")
+	readOnly := tm.token("--for", "ana", "--read-only")
+	send := func(method, path, tok string, body io.Reader) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, tm.url+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
+	huge := strings.Repeat("x", docstore.MaxText+1)
+	for _, c := range []struct {
+		name, method, path, token string
+		body                      io.Reader
+		status                    int
+		says                      string
+	}{
+		{"no token", "GET", "/spaces/personal/sync/documents", "", nil, 401, "Bearer"},
+		{"a body over the limit", "POST", "/spaces/personal/sync/create", token, io.LimitReader(zeros{}, 65<<20), 413, "too large"},
+		{"not JSON", "POST", "/spaces/personal/sync/save", token, strings.NewReader("{nope"), 400, "not the JSON"},
+		{"no such op", "POST", "/spaces/personal/sync/accept", token, strings.NewReader("{}"), 404, "no sync operation"},
+		{"no number", "GET", "/spaces/personal/sync/version?id=x&n=99999999999999999999", token, nil, 400, "a version's number"},
+		{"no document", "GET", "/spaces/personal/sync/version?id=nope&n=0", token, nil, 404, "not_found"},
+		{"a huge clash", "POST", "/spaces/personal/sync/propose", token, strings.NewReader(`{"clash":{"id":"x","base":1,"text":"` + huge + `"}}`), 422, "bad_text"},
+		{"a read-only write", "POST", "/spaces/personal/sync/create", readOnly, strings.NewReader(`{"title":"t","text":"t\n"}`), 403, "read_only"},
+	} {
+		status, body := send(c.method, c.path, c.token, c.body)
+		if status != c.status || !strings.Contains(body, c.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, status, clip(body), c.status, c.says)
+		}
+	}
+	if status, body := send("GET", "/spaces/personal/sync/documents", readOnly, nil); status != 200 || !strings.Contains(body, `"writable":false`) {
+		t.Errorf("a read-only token's listing: %d %s", status, clip(body))
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = 'a'
+	}
+	return len(b), nil
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
 }

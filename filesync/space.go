@@ -108,7 +108,7 @@ func (l Local) Propose(ctx context.Context, c Clash) (Proposed, error) {
 // openLimit is how many of a document's open proposals propose looks through for one it
 // made already: a sync that stopped between its proposal and its state's note made it
 // among the newest.
-const openLimit = 50
+const openLimit = 10
 
 // afterProposal, if set (by a test), runs after propose made a proposal, where a sync
 // killed leaves it made and its state not noting it.
@@ -118,6 +118,9 @@ var afterProposal func() error
 // that text already: a sync killed after the proposal and before its state noted it would
 // otherwise make it twice at its next start. by is the sync's author (to find Merged).
 func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash) (Proposed, error) {
+	if err := docstore.CheckText(c.Text); err != nil { // before a merge of it costs anything
+		return Proposed{}, err
+	}
 	type sides struct {
 		base, latest docstore.Version
 		has          []docstore.Proposal
@@ -152,12 +155,16 @@ func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash
 		if err != nil {
 			return sides{}, err
 		}
-		for i, p := range open {
+		var mine []docstore.Proposal // only the texts of proposals the sync could have made
+		for _, p := range open {
+			if p.Author.By != l.Author.By || p.Author.For != l.Author.For {
+				continue
+			}
 			if _, full, _, err := r.Proposal(c.ID, p.Number); err == nil {
-				open[i].Text = full.Text
+				mine = append(mine, full)
 			}
 		}
-		return sides{b, l, open}, nil
+		return sides{b, l, mine}, nil
 	})
 	if err != nil {
 		return Proposed{}, fmt.Errorf("reading the two sides of a clash in %s: %w", c.ID, err)
@@ -171,7 +178,7 @@ func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash
 	}
 	who := got.latest.Author
 	for _, p := range got.has {
-		if p.Text == theirs && p.Author == who {
+		if p.Text == theirs {
 			return Proposed{Number: p.Number, Title: got.latest.Title, By: who.By}, nil
 		}
 	}
