@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,13 +26,13 @@ import (
 // team is a real `compass-mcp serve --http` on 127.0.0.1 over data (bbolt, or PostgreSQL
 // with COMPASS_TEST_DATA), serving the space personal for ana.
 type team struct {
-	t    *testing.T
+	t    testing.TB
 	data string
 	url  string // http://127.0.0.1:PORT
 	stop func()
 }
 
-func newTeam(t *testing.T) *team {
+func newTeam(t testing.TB) *team {
 	t.Helper()
 	data := kvtest.Data(t, t.TempDir(), "compass.db")
 	tm := &team{t: t, data: data}
@@ -140,8 +141,19 @@ func TestSyncOverHTTP(t *testing.T) {
 	if v.Text != "# Launch\none\ntwo\nthree\n" || v.Author != (docstore.Author{By: "agent:sync", For: "person:ana"}) {
 		t.Errorf("the file's document: %q by %+v", v.Text, v.Author)
 	}
+	asked := &counting{}
+	f.y.Space.(*filesync.Remote).Client = &http.Client{Transport: asked}
 	if rep := f.once(); rep.Changed() {
 		t.Errorf("a second pass changed %+v", rep)
+	}
+	if asked.n.Load() != 1 {
+		t.Errorf("a pass with nothing changed made %d requests, want 1 (the listing)", asked.n.Load())
+	}
+	// One file's edit: the listing, and its save.
+	f.put("Agent notes.md", "# Agent notes\nfrom north\nand ana\n")
+	asked.n.Store(0)
+	if rep := f.once(); rep.Saved != 1 || asked.n.Load() != 2 {
+		t.Errorf("one file's edit: %+v in %d requests, want 2", rep, asked.n.Load())
 	}
 
 	// Both sides change different lines: merged, and written back.
@@ -331,4 +343,12 @@ func clip(s string) string {
 		return s[:300] + "..."
 	}
 	return s
+}
+
+// counting is an HTTP transport that counts the requests it sends.
+type counting struct{ n atomic.Int64 }
+
+func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
 }
