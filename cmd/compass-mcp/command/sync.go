@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -39,7 +40,8 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	allow := fs.Bool("allow-deletes", false, "if set, a pass may delete more than a fifth of the documents (or all, for an emptied folder)")
 	every := fs.Duration("every", 2*time.Minute, "how often the whole folder is compared with the space, beside what the watcher reports")
 	serverURL := fs.String("server", env("COMPASS_SERVER", ""), "if set, the team server whose space is synced (http://HOST:PORT of a compass-mcp serve --http) instead of --data [COMPASS_SERVER]")
-	token := fs.String("token", env("COMPASS_TOKEN", ""), "with --server, your token (compass-mcp tokens add --for YOU); COMPASS_TOKEN keeps it out of ps [COMPASS_TOKEN]")
+	// COMPASS_TOKEN is read after parsing, not as the flag's default, which -h would print.
+	token := fs.String("token", "", "with --server, your token (compass-mcp tokens add --for YOU); COMPASS_TOKEN keeps it out of ps [COMPASS_TOKEN]")
 	poll := fs.Duration("poll", 10*time.Second, "with --server, how often the server is asked what changed (a pass that finds nothing costs one listing)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -64,8 +66,13 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return usageError{fmt.Sprintf("--server: the URL of a compass-mcp serve --http, like http://127.0.0.1:7410; got %q", *serverURL)}
 		}
-		if c.data != "" {
+		dataGiven := false // COMPASS_DATA set for the other commands is no conflict
+		fs.Visit(func(f *flag.Flag) { dataGiven = dataGiven || f.Name == "data" })
+		if dataGiven {
 			return usageError{"--server and --data: the space is the server's, or the data's here, not both"}
+		}
+		if *token == "" {
+			*token = env("COMPASS_TOKEN", "")
 		}
 		y.Space = &filesync.Remote{URL: *serverURL, Token: *token, Space: c.space}
 		w.Poll = *poll
