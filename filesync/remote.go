@@ -19,7 +19,7 @@ import (
 )
 
 // How much of a server's answer a Remote reads: a listing of a space's documents (about
-// 500 bytes a document: 256 MiB is half a million), and any other answer (a version's text
+// 130 bytes a document: 256 MiB is two million), and any other answer (a version's text
 // is at most docstore.MaxText, which JSON's escapes may make six times longer).
 const (
 	maxListing = 256 << 20
@@ -50,7 +50,11 @@ func (s *Remote) Documents(ctx context.Context) ([]docstore.Document, error) {
 		return nil, err
 	}
 	s.writable.Store(l.Writable)
-	return l.Documents, nil
+	docs := make([]docstore.Document, len(l.Documents))
+	for i, d := range l.Documents {
+		docs[i] = docstore.Document{ID: d.ID, Title: d.Title, Version: d.Version, Deleted: d.Deleted}
+	}
+	return docs, nil
 }
 
 func (s *Remote) Read(ctx context.Context, id string, n int) (docstore.Version, error) {

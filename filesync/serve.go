@@ -38,9 +38,18 @@ type served struct{ db kv.DB }
 
 // listing is the answer of GET .../sync/documents.
 type listing struct {
-	Writable  bool                `json:"writable"`
-	By        docstore.Author     `json:"by"`
-	Documents []docstore.Document `json:"documents"`
+	Writable  bool            `json:"writable"`
+	By        docstore.Author `json:"by"`
+	Documents []listed        `json:"documents"`
+}
+
+// listed is a document as a listing gives it: what a pass compares, no more (a document's
+// record also has its first line, its author, its counts: four times the bytes).
+type listed struct {
+	ID      string             `json:"id"`
+	Title   string             `json:"title"`
+	Version int                `json:"v"`
+	Deleted *docstore.Deletion `json:"deleted,omitempty"`
 }
 
 // syncRequest is the body of a POST .../sync/{op}: the fields each op takes.
@@ -82,10 +91,11 @@ func (h *served) documents(w http.ResponseWriter, r *http.Request) {
 		answerErr(w, r, err)
 		return
 	}
-	if docs == nil {
-		docs = []docstore.Document{}
+	out := make([]listed, len(docs))
+	for i, d := range docs {
+		out[i] = listed{ID: d.ID, Title: d.Title, Version: d.Version, Deleted: d.Deleted}
 	}
-	answer(w, http.StatusOK, listing{Writable: writable, By: l.By, Documents: docs})
+	answer(w, http.StatusOK, listing{Writable: writable, By: l.By, Documents: out})
 }
 
 func (h *served) version(w http.ResponseWriter, r *http.Request) {
