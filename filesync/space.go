@@ -110,13 +110,19 @@ func (l Local) Propose(ctx context.Context, c Clash) (Proposed, error) {
 // among the newest.
 const openLimit = 10
 
+// saveLimit is how many of a document's newest versions propose looks through for the
+// sync's save of a clash.
+const saveLimit = 200
+
 // afterProposal, if set (by a test), runs after propose made a proposal, where a sync
 // killed leaves it made and its state not noting it.
 var afterProposal func() error
 
 // propose keeps c's space side as a proposal of the store s, unless an open proposal has
 // that text already: a sync killed after the proposal and before its state noted it would
-// otherwise make it twice at its next start. by is the sync's author (to find Merged).
+// otherwise make it twice at its next start. by is the sync's author: the save the clash
+// made must be by, and be the merge of c.Text (else nothing is proposed), so that a
+// request can't make a proposal in another agent's name of a text of its own.
 func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash) (Proposed, error) {
 	if err := docstore.CheckText(c.Text); err != nil { // before a merge of it costs anything
 		return Proposed{}, err
@@ -126,29 +132,42 @@ func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash
 		has          []docstore.Proposal
 	}
 	got, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (sides, error) {
-		merged := c.Merged
-		if merged == 0 && !c.Join {
-			_, vs, err := r.Log(c.ID)
-			if err != nil {
-				return sides{}, err
+		// The sync's own save after Base: Merged, else the newest (a sync that stopped
+		// before noting it). A proposal is made only for a save by by: over HTTP, what a
+		// request asks to propose must be what its own token saved.
+		_, vs, err := r.LogPage(c.ID, 0, saveLimit)
+		if err != nil {
+			return sides{}, err
+		}
+		var saved docstore.Version
+		for _, v := range vs { // newest first
+			if v.Number <= c.Base {
+				break
 			}
-			for _, v := range vs {
-				if v.Number > c.Base && v.Author == by && v.Kind == docstore.KindMerge && v.Number > merged {
-					merged = v.Number
-				}
+			if v.Author.By == by.By && v.Author.For == by.For && (c.Merged == 0 || v.Number == c.Merged) && (c.Join || v.Kind == docstore.KindMerge) {
+				saved = v
+				break
 			}
-			if merged == 0 {
-				return sides{}, nil // the save was never made: the next pass meets the clash again
-			}
+		}
+		if saved.Number == 0 {
+			return sides{}, nil // the save was never made: the next pass meets the clash again
 		}
 		_, b, err := r.Read(c.ID, c.Base)
 		if err != nil {
 			return sides{}, err
 		}
-		l := b
+		l := b // a join's proposal: version Base as it was, by its author
 		if !c.Join {
-			if _, l, err = r.Read(c.ID, merged-1); err != nil {
+			if _, l, err = r.Read(c.ID, saved.Number-1); err != nil {
 				return sides{}, err
+			}
+			// The save is the merge of Text preferring its lines, or Text is not the file's.
+			_, m, err := r.Read(c.ID, saved.Number)
+			if err != nil {
+				return sides{}, err
+			}
+			if linediff.MergePrefer(b.Text, l.Text, c.Text, linediff.PreferMine) != m.Text {
+				return sides{}, nil
 			}
 		}
 		_, open, err := r.Proposals(c.ID, 0, openLimit)

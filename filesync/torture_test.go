@@ -298,7 +298,13 @@ func torture(t *testing.T, viaHTTP bool) {
 				}
 			}
 			if n != 1 {
-				t.Errorf("%q is in %d documents, want 1", seed, n)
+				var in []string
+				for id, text := range texts {
+					if strings.Contains(text, seed) {
+						in = append(in, st.Docs[id].Path+" ("+id+")")
+					}
+				}
+				t.Errorf("%q is in %d documents, want 1: %v\nthe syncs said: %s", seed, n, in, sayings.String())
 			}
 		}
 	}
