@@ -327,6 +327,38 @@ func TestSyncServerHostile(t *testing.T) {
 	if status, body := send("GET", "/spaces/personal/sync/documents", readOnly, nil); status != 200 || !strings.Contains(body, `"writable":false`) {
 		t.Errorf("a read-only token's listing: %d %s", status, clip(body))
 	}
+
+	// A proposal asked for in another agent's name, of a text the token never saved: none.
+	s := docstore.New(kvtest.OpenData(t, tm.data), "personal")
+	d := check[docstore.Saved](t)(s.Create(context.Background(), "Plan", "one\n", docstore.KindWrite, north)).Document
+	check[docstore.Saved](t)(s.Write(context.Background(), d.ID, "", "one\ntwo\n", 0, north))
+	for _, clash := range []string{
+		`{"id":"` + d.ID + `","base":1,"merged":2,"text":"one\nmine\n"}`,
+		`{"id":"` + d.ID + `","base":1,"text":"one\nmine\n"}`,
+		`{"id":"` + d.ID + `","base":1,"join":true}`,
+	} {
+		status, body := send("POST", "/spaces/personal/sync/propose", token, strings.NewReader(`{"clash":`+clash+`}`))
+		if status != 200 || !strings.Contains(body, `"n":0`) {
+			t.Errorf("propose %s: %d %s, want nothing proposed", clash, status, clip(body))
+		}
+	}
+	if _, ps, _ := check[proposalsRead](t)(readProposals(s, d.ID)).split(); len(ps) != 0 {
+		t.Errorf("proposals made for texts the token never saved: %+v", ps)
+	}
+}
+
+type proposalsRead struct {
+	d  docstore.Document
+	ps []docstore.Proposal
+}
+
+func (r proposalsRead) split() (docstore.Document, []docstore.Proposal, error) { return r.d, r.ps, nil }
+
+func readProposals(s *docstore.Store, id string) (proposalsRead, error) {
+	return docstore.ReadIn(context.Background(), s, func(r *docstore.Reader) (proposalsRead, error) {
+		d, ps, err := r.Proposals(id, 0, 100)
+		return proposalsRead{d, ps}, err
+	})
 }
 
 type zeros struct{}
