@@ -548,6 +548,9 @@ func (p *pass) propose(id string, base, merged int, text string) error {
 // after the pending base) and a proposal already made. A save never made leaves nothing to
 // finish: this pass meets the clash again.
 func (p *pass) finishPending() error {
+	if !p.y.space().Writable() {
+		return nil // kept for a sync that may write
+	}
 	for id, pend := range p.st.Pending {
 		got, err := p.y.space().Propose(p.ctx, Clash{ID: id, Base: pend.Base, Text: pend.Text})
 		if errors.Is(err, docstore.ErrNotFound) {
