@@ -171,13 +171,22 @@ func (s *Remote) do(ctx context.Context, method, op string, q url.Values, body a
 	case ref.Kind == "title_taken":
 		return &docstore.TitleTakenError{Title: ref.OtherTitle, Other: docstore.Document{ID: ref.OtherID, Title: ref.OtherTitle}}
 	case ref.Kind == "bad_title":
-		return fmt.Errorf("%w: %s", docstore.ErrBadTitle, ref.Error)
+		return &answered{docstore.ErrBadTitle, ref.Error}
 	case ref.Kind == "bad_text":
-		return fmt.Errorf("%w: %s", docstore.ErrBadText, ref.Error)
+		return &answered{docstore.ErrBadText, ref.Error}
 	case ref.Kind == "not_found":
-		return fmt.Errorf("%w: %s", docstore.ErrNotFound, ref.Error)
+		return &answered{docstore.ErrNotFound, ref.Error}
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("the server at %s has no sync endpoint (%s): is it a compass-mcp serve --http of this version?", s.URL, ref.Error)
 	}
 	return fmt.Errorf("the server answered %s to %s: %s (the next pass tries again)", resp.Status, op, ref.Error)
 }
+
+// answered is a domain error as the server said it (its words already name the error).
+type answered struct {
+	err error
+	msg string
+}
+
+func (e *answered) Error() string { return e.msg }
+func (e *answered) Unwrap() error { return e.err }

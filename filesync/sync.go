@@ -393,8 +393,8 @@ func (p *pass) known(id, rel string, present bool) error {
 			return nil
 		}
 		y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
+		p.retitled(d, undone)
 		d = undone
-		p.byID[id] = d
 	}
 
 	// Gone from the folder.
@@ -407,7 +407,7 @@ func (p *pass) known(id, rel string, present bool) error {
 			if err != nil {
 				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
 			}
-			p.byID[id] = gone
+			p.retitled(d, gone)
 			delete(p.st.Docs, id)
 			p.rep.Deleted++
 			return nil
@@ -429,6 +429,7 @@ func (p *pass) known(id, rel string, present bool) error {
 				if d.Version == e.Version && !saved.Unchanged {
 					e.Version = saved.Document.Version // the rename is ours: not a change to merge
 				}
+				p.retitled(d, saved.Document)
 				d = saved.Document
 				p.rep.Renamed++
 			}
@@ -464,6 +465,18 @@ func (p *pass) known(id, rel string, present bool) error {
 		return nil
 	}
 	return p.saveFile(id, e, rel, text)
+}
+
+// retitled notes in the pass's maps that document was became now (renamed, deleted or
+// back): a new file of its old title, later in the pass, must not be joined to it.
+func (p *pass) retitled(was, now docstore.Document) {
+	p.byID[now.ID] = now
+	if t, ok := p.taken[docstore.FoldTitle(was.Title)]; ok && t.ID == was.ID {
+		delete(p.taken, docstore.FoldTitle(was.Title))
+	}
+	if now.Deleted == nil {
+		p.taken[docstore.FoldTitle(now.Title)] = now
+	}
 }
 
 // writable reports whether the sync may change the space; if not, it says that the file
