@@ -594,3 +594,30 @@ func TestSyncLock(t *testing.T) {
 		t.Fatalf("a sync after the first was killed: %v\n%s", err, out)
 	}
 }
+
+// TestSyncNewFileOfADeletedTitle: a document whose file kept another name (renamed in the
+// space while its new name was taken on disk) is deleted by its file's removal in the
+// same pass that finds a new file of its title: the new file becomes a document of its
+// own, not a join with the one just deleted (which failed the pass: "no such document").
+func TestSyncNewFileOfADeletedTitle(t *testing.T) {
+	f := newFolder(t)
+	f.put("x.md", "x\n")
+	f.put("y.md", "bad \x00 text\n") // skipped: a NUL
+	f.once()
+	id := f.titles()["x"]
+	check[docstore.Saved](t)(f.s.Rename(f.ctx, id, "y", north))
+	f.once() // y.md is there: the file stays x.md
+	if f.get("x.md") != "x\n" {
+		t.Fatalf("x.md moved: %q\nsaid: %s", f.get("x.md"), f.say)
+	}
+	os.Remove(filepath.Join(f.dir, "x.md"))
+	f.put("y.md", "a new y\n")
+	f.y.AllowDeletes = true
+	rep := f.once()
+	if rep.Deleted != 1 || rep.Created != 1 {
+		t.Errorf("%+v\nsaid: %s", rep, f.say)
+	}
+	if _, v := f.doc("y"); v.Text != "a new y\n" {
+		t.Errorf("y is %q", v.Text)
+	}
+}
