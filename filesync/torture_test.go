@@ -304,7 +304,7 @@ func torture(t *testing.T, viaHTTP bool) {
 						in = append(in, st.Docs[id].Path+" ("+id+")")
 					}
 				}
-				t.Errorf("%q is in %d documents, want 1: %v\nthe syncs said: %s", seed, n, in, sayings.String())
+				t.Errorf("%q is in %d documents, want 1: %v\nthe syncs said: %s\nthe quiescing passes said: %s", seed, n, in, sayings.String(), say)
 			}
 		}
 	}
