@@ -30,6 +30,7 @@ type team struct {
 	data string
 	url  string // http://127.0.0.1:PORT
 	stop func()
+	pid  int // the server's process
 }
 
 func newTeam(t testing.TB) *team {
@@ -72,6 +73,7 @@ func (tm *team) start() {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	tm.pid = cmd.Process.Pid
 	urls := make(chan string, 1)
 	var mu sync.Mutex
 	var logs bytes.Buffer
