@@ -253,11 +253,20 @@ func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[s
 	slices.Sort(fresh)
 	var still []string
 	for _, id := range gone {
+		// The text the file was last in step with, and the latest: a sync stopped before its
+		// state noted a write of the latest leaves the file that, grown by the agents' lines.
 		e := p.st.Docs[id]
-		v, err := p.y.space().Read(p.ctx, id, e.Version)
-		old := v.Text
+		var olds []string
+		if v, err := p.y.space().Read(p.ctx, id, e.Version); err == nil {
+			olds = append(olds, v.Text)
+		}
+		if d, ok := p.byID[id]; ok && d.Version != e.Version {
+			if v, err := p.y.space().Read(p.ctx, id, 0); err == nil {
+				olds = append(olds, v.Text)
+			}
+		}
 		best, bestScore := "", 0.5
-		if err == nil {
+		for _, old := range olds {
 			for _, rel := range fresh {
 				if _, ok := claimed[rel]; ok {
 					continue

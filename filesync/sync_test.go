@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -619,5 +620,38 @@ func TestSyncNewFileOfADeletedTitle(t *testing.T) {
 	}
 	if _, v := f.doc("y"); v.Text != "a new y\n" {
 		t.Errorf("y is %q", v.Text)
+	}
+}
+
+// TestSyncMoveAfterAStaleState: a sync stopped after it wrote the agents' lines to a file
+// and before its state noted it (its state still has the file as it was before them), then
+// the file moved: the move is found by the latest text, the document keeps its identity,
+// and no second document comes of it, nor the old file back.
+func TestSyncMoveAfterAStaleState(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\ntwo\n")
+	f.once()
+	id := f.titles()["a"]
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	stale, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		check[docstore.Saved](t)(f.s.Append(f.ctx, id, fmt.Sprintf("agent line %d", i), north))
+	}
+	if rep := f.once(); rep.Written != 1 {
+		t.Fatalf("the agents' lines written: %+v", rep)
+	}
+	os.WriteFile(statePath, stale, 0o644) // as a sync killed before it saved its state
+	if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 1 || got["b"] != id {
+		t.Errorf("after the move: %v, want only b, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("a.md") != "<none>" {
+		t.Errorf("a.md came back: %q\nsaid: %s", f.get("a.md"), f.say)
 	}
 }
