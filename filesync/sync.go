@@ -30,9 +30,12 @@ var (
 
 // Sync keeps one folder and one space the same, a pass at a time (Once).
 type Sync struct {
+	// Space is the space kept in step: a Local store, or a team server (Remote). Nil: Store's,
+	// as Local{Store, By}.
+	Space Space
 	Store *docstore.Store
 	Dir   string
-	// By is who the versions made from files are by: the agent sync, for the person.
+	// By is who the versions made from files are by, on Store: the agent sync, for the person.
 	By docstore.Author
 	// AllowDeletes lets a pass delete more than a fifth of the documents, or all of them
 	// when the folder is empty.
@@ -62,6 +65,13 @@ type Report struct {
 
 // Changed reports whether the pass changed anything (a file skipped again is no change).
 func (r Report) Changed() bool { r.Skipped = 0; return r != Report{} }
+
+func (y *Sync) space() Space {
+	if y.Space == nil {
+		y.Space = Local{Store: y.Store, By: y.By}
+	}
+	return y.Space
+}
 
 func (y *Sync) say(format string, args ...any) {
 	if y.Say != nil {
@@ -94,7 +104,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil || !info.IsDir() {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderMissing, y.Dir)
 	}
-	st, err := loadState(y.Dir, y.Store.Space())
+	sp := y.space()
+	st, err := loadState(y.Dir, sp.Name())
 	if err != nil {
 		return Report{}, err
 	}
@@ -103,7 +114,9 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		return Report{}, fmt.Errorf("%w: %v", ErrFolderMissing, err)
 	}
 	y.folders = folders
-	docs, err := docstore.ReadIn(ctx, y.Store, (*docstore.Reader).Documents)
+	// The listing first, and nothing decided without it: a server that answered nothing
+	// must not read as every document gone.
+	docs, err := sp.Documents(ctx)
 	if err != nil {
 		return Report{}, err
 	}
@@ -240,13 +253,20 @@ func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[s
 	slices.Sort(fresh)
 	var still []string
 	for _, id := range gone {
+		// The text the file was last in step with, and the latest: a sync stopped before its
+		// state noted a write of the latest leaves the file that, grown by the agents' lines.
 		e := p.st.Docs[id]
-		old, err := docstore.ReadIn(p.ctx, p.y.Store, func(r *docstore.Reader) (string, error) {
-			_, v, err := r.Read(id, e.Version)
-			return v.Text, err
-		})
+		var olds []string
+		if v, err := p.y.space().Read(p.ctx, id, e.Version); err == nil {
+			olds = append(olds, v.Text)
+		}
+		if d, ok := p.byID[id]; ok && d.Version != e.Version {
+			if v, err := p.y.space().Read(p.ctx, id, 0); err == nil {
+				olds = append(olds, v.Text)
+			}
+		}
 		best, bestScore := "", 0.5
-		if err == nil {
+		for _, old := range olds {
 			for _, rel := range fresh {
 				if _, ok := claimed[rel]; ok {
 					continue
@@ -372,25 +392,31 @@ func (p *pass) known(id, rel string, present bool) error {
 			delete(p.claimed, rel) // newFiles makes it
 			return nil
 		}
-		undone, err := y.Store.Undelete(p.ctx, id)
+		if !p.writable(rel, "its document was deleted in the space") {
+			return nil
+		}
+		undone, err := y.space().Undelete(p.ctx, id)
 		if err != nil {
 			y.say("sync: %s was edited, but its document %q, deleted in the space, can't come back: %v", rel, d.Title, err)
 			p.rep.Skipped++
 			return nil
 		}
 		y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
+		p.retitled(d, undone)
 		d = undone
-		p.byID[id] = d
 	}
 
 	// Gone from the folder.
 	if f == nil {
 		if d.Version == e.Version {
-			gone, err := y.Store.Delete(p.ctx, id, y.By)
+			if !p.writable(e.Path, "it was deleted: its document is kept") {
+				return nil
+			}
+			gone, err := y.space().Delete(p.ctx, id)
 			if err != nil {
 				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
 			}
-			p.byID[id] = gone
+			p.retitled(d, gone)
 			delete(p.st.Docs, id)
 			p.rep.Deleted++
 			return nil
@@ -402,13 +428,17 @@ func (p *pass) known(id, rel string, present bool) error {
 	// Renamed or moved in the folder: the document takes the file's title.
 	if rel != e.Path {
 		if want := TitleFor(rel); want != d.Title {
-			saved, err := y.Store.Rename(p.ctx, id, want, y.By)
+			if !p.writable(rel, fmt.Sprintf("it was moved from %s: its document keeps its title", e.Path)) {
+				return nil
+			}
+			saved, err := y.space().Rename(p.ctx, id, want)
 			if err != nil {
 				y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, want, err)
 			} else {
 				if d.Version == e.Version && !saved.Unchanged {
 					e.Version = saved.Document.Version // the rename is ours: not a change to merge
 				}
+				p.retitled(d, saved.Document)
 				d = saved.Document
 				p.rep.Renamed++
 			}
@@ -440,7 +470,33 @@ func (p *pass) known(id, rel string, present bool) error {
 	case !fileChanged:
 		return p.writeOut(id, d, rel, f.hash)
 	}
+	if !p.writable(rel, "its edit is not sent, and the space's changes to it wait") {
+		return nil
+	}
 	return p.saveFile(id, e, rel, text)
+}
+
+// retitled notes in the pass's maps that document was became now (renamed, deleted or
+// back): a new file of its old title, later in the pass, must not be joined to it.
+func (p *pass) retitled(was, now docstore.Document) {
+	p.byID[now.ID] = now
+	if t, ok := p.taken[docstore.FoldTitle(was.Title)]; ok && t.ID == was.ID {
+		delete(p.taken, docstore.FoldTitle(was.Title))
+	}
+	if now.Deleted == nil {
+		p.taken[docstore.FoldTitle(now.Title)] = now
+	}
+}
+
+// writable reports whether the sync may change the space; if not, it says that the file
+// at rel is left as it is, and why.
+func (p *pass) writable(rel, why string) bool {
+	if p.y.space().Writable() {
+		return true
+	}
+	p.y.say("sync: %s left as it is (this token may only read the space, or its changes are reviewed): %s", rel, why)
+	p.rep.Skipped++
+	return false
 }
 
 // saveFile saves a changed file's text as the person's version, from the version the file
@@ -454,7 +510,7 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 		p.rep.Skipped++
 		return nil
 	}
-	saved, err := y.Store.Save(p.ctx, id, e.Version, string(text), y.By, linediff.Clash)
+	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.Clash)
 	var clash *docstore.ClashError
 	if errors.As(err, &clash) {
 		return p.clash(id, e, rel, text)
@@ -482,7 +538,7 @@ func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
 	if err := p.st.save(y.Dir); err != nil {
 		return err
 	}
-	saved, err := y.Store.Save(p.ctx, id, e.Version, string(text), y.By, linediff.PreferMine)
+	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.PreferMine)
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
@@ -494,57 +550,41 @@ func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
 	return p.writeOut(id, saved.Document, rel, hashOf(text))
 }
 
-// propose keeps the space's side of a clash as a proposal: the text made from version base
-// (the file's), saved as version merged preferring the file's lines, merged again preferring
-// the space's (the version merged followed), by whoever made that version.
+// propose keeps the space's side of a clash as a proposal (Space.Propose: made once,
+// however often it is asked), and says so.
 func (p *pass) propose(id string, base, merged int, text string) error {
-	y := p.y
-	type sides struct{ base, latest docstore.Version }
-	s, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (sides, error) {
-		_, b, err := r.Read(id, base)
-		if err != nil {
-			return sides{}, err
-		}
-		_, l, err := r.Read(id, merged-1)
-		return sides{b, l}, err
-	})
+	got, err := p.y.space().Propose(p.ctx, Clash{ID: id, Base: base, Merged: merged, Text: text})
 	if err != nil {
-		return fmt.Errorf("reading the two sides of a clash in %s: %w", id, err)
-	}
-	theirs := linediff.MergePrefer(s.base.Text, s.latest.Text, text, linediff.PreferTheirs)
-	by := s.latest.Author
-	proposed, err := y.Store.Proposing().Write(p.ctx, id, "", theirs, 0, docstore.Author{By: by.By, For: by.For})
-	if err != nil {
-		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", s.latest.Title, err)
+		return err
 	}
 	delete(p.st.Pending, id)
-	if proposed.Proposal != nil {
-		y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
-			s.latest.Title, by.By, merged, by.By, proposed.Proposal.Number, s.latest.Title)
+	if got.Number > 0 {
+		p.y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
+			got.Title, got.By, merged, got.By, got.Number, got.Title)
 	}
 	return nil
 }
 
 // finishPending makes the proposals of clashes whose save was made by a sync that stopped
-// before it made them: the save is the latest version by the sync after the pending base.
-// A save never made leaves nothing to finish: this pass meets the clash again.
+// before it noted their proposal: Propose finds the save (the latest merge by the sync
+// after the pending base) and a proposal already made. A save never made leaves nothing to
+// finish: this pass meets the clash again.
 func (p *pass) finishPending() error {
+	if !p.y.space().Writable() {
+		return nil // kept for a sync that may write
+	}
 	for id, pend := range p.st.Pending {
-		merged := 0
-		err := p.y.Store.View(p.ctx, func(r *docstore.Reader) error {
-			merged = 0
-			_, vs, err := r.Log(id)
-			for _, v := range vs {
-				if v.Number > pend.Base && v.Author == p.y.By && v.Number > merged {
-					merged = v.Number
-				}
-			}
+		got, err := p.y.space().Propose(p.ctx, Clash{ID: id, Base: pend.Base, Text: pend.Text})
+		if errors.Is(err, docstore.ErrNotFound) {
+			delete(p.st.Pending, id)
+			continue
+		}
+		if err != nil {
 			return err
-		})
-		if err == nil && merged > 0 {
-			if err := p.propose(id, pend.Base, merged, pend.Text); err != nil {
-				return err
-			}
+		}
+		if got.Made {
+			p.y.say("sync: the file of %q and %s both changed the same lines: the file's lines were saved, and %s's are proposal %d, waiting for your review (docs proposals %q)",
+				got.Title, got.By, got.By, got.Number, got.Title)
 		}
 		delete(p.st.Pending, id)
 	}
@@ -555,10 +595,7 @@ func (p *pass) finishPending() error {
 // expect says (its hash; "" absent), and records it.
 func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) error {
 	y, e := p.y, p.st.Docs[id]
-	v, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (docstore.Version, error) {
-		_, v, err := r.Read(id, 0)
-		return v, err
-	})
+	v, err := y.space().Read(p.ctx, id, 0)
 	if err != nil {
 		return err
 	}
@@ -702,7 +739,9 @@ func (p *pass) newFiles(rels []string) error {
 		}
 		d, ok := p.taken[docstore.FoldTitle(title)]
 		if !ok {
-			creates = append(creates, create{rel, title, b})
+			if p.writable(rel, "a new file is not sent") {
+				creates = append(creates, create{rel, title, b})
+			}
 			continue
 		}
 		if other, has := p.st.Docs[d.ID]; has {
@@ -732,7 +771,7 @@ func (p *pass) newFiles(rels []string) error {
 		go func() {
 			defer wg.Done()
 			for c := range next {
-				saved, err := y.Store.Create(p.ctx, c.title, string(c.text), docstore.KindSave, y.By)
+				saved, err := y.space().Create(p.ctx, c.title, string(c.text))
 				mu.Lock()
 				switch {
 				case err == nil:
@@ -769,10 +808,7 @@ func (p *pass) newFiles(rels []string) error {
 // join makes the file at rel and document d, of the same title, one (a first run).
 func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 	y := p.y
-	v, err := docstore.ReadIn(p.ctx, y.Store, func(r *docstore.Reader) (docstore.Version, error) {
-		_, v, err := r.Read(d.ID, 0)
-		return v, err
-	})
+	v, err := y.space().Read(p.ctx, d.ID, 0)
 	if err != nil {
 		return err
 	}
@@ -783,19 +819,25 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 		p.record(e, p.files[rel], hashOf(b), v.Number)
 		return nil
 	}
-	saved, err := y.Store.Save(p.ctx, d.ID, v.Number, string(b), y.By, linediff.PreferMine)
+	if !y.space().Writable() {
+		delete(p.st.Docs, d.ID)
+		p.rep.Joined--
+		p.writable(rel, fmt.Sprintf("the document %q has another text", d.Title))
+		return nil
+	}
+	saved, err := y.space().Save(p.ctx, d.ID, v.Number, string(b), linediff.PreferMine)
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, d.Title, err)
 	}
 	p.rep.Saved++
-	proposed, err := y.Store.Proposing().Write(p.ctx, d.ID, "", v.Text, 0, docstore.Author{By: v.Author.By, For: v.Author.For})
+	proposed, err := y.space().Propose(p.ctx, Clash{ID: d.ID, Base: v.Number, Join: true})
 	if err != nil {
-		return fmt.Errorf("keeping the space's side of %q as a proposal: %w", d.Title, err)
+		return err
 	}
-	if proposed.Proposal != nil {
+	if proposed.Number > 0 {
 		p.rep.Clashes++
 		y.say("sync: %s and the document %q had different texts: the file's is saved (version %d), and the space's is proposal %d, waiting for your review (docs proposals %q)",
-			rel, d.Title, saved.Document.Version, proposed.Proposal.Number, d.Title)
+			rel, d.Title, saved.Document.Version, proposed.Number, d.Title)
 	}
 	return p.writeOut(d.ID, saved.Document, rel, hashOf(b))
 }
@@ -812,6 +854,9 @@ func (p *pass) newDocs() error {
 	for _, id := range ids {
 		d := p.byID[id]
 		rel := FileFor(d.Title)
+		if p.files[rel] != nil && !p.y.space().Writable() {
+			continue // its file has another text, which this sync may not send: said by join
+		}
 		if _, err := os.Lstat(filepath.Join(p.y.Dir, filepath.FromSlash(rel))); err == nil || p.files[rel] != nil {
 			rel = withID(rel, id)
 		}

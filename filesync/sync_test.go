@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
@@ -512,5 +516,142 @@ func TestSyncRun(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // passes woken by the sync's own write would make versions now
 	if d2, _ := f.doc(id); d2.Version != d.Version {
 		t.Errorf("the sync's own write made versions: %d then %d", d.Version, d2.Version)
+	}
+}
+
+// TestSyncClashProposalOnce: a sync stopped right after a clash's proposal is made, before
+// its state notes it (its state still has the clash pending), makes no second proposal
+// when it starts again: it finds the one it made by its text.
+func TestSyncClashProposalOnce(t *testing.T) {
+	f := newFolder(t)
+	f.put("Plan.md", "one\ntwo\nthree\n")
+	f.once()
+	id := f.titles()["Plan"]
+	check[docstore.Saved](t)(f.s.Edit(f.ctx, id, "two", "agent's two", north))
+	f.put("Plan.md", "one\nana's two\nthree\n")
+
+	killed := errors.New("killed")
+	undo := filesync.KillAfterProposal(killed)
+	if _, err := f.y.Once(f.ctx); !errors.Is(err, killed) {
+		t.Fatalf("the pass stopped after the proposal: %v", err)
+	}
+	undo()
+	raw, err := os.ReadFile(filepath.Join(f.dir, ".compass", "sync-personal.json"))
+	if err != nil || !strings.Contains(string(raw), `"pending"`) {
+		t.Fatalf("the state holds no pending clash (it must, for this test to be about anything): %s %v", raw, err)
+	}
+	f.once()
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a pass after did %+v", rep)
+	}
+	ps := check[[]docstore.Proposal](t)(docstore.ReadIn(f.ctx, f.s, func(r *docstore.Reader) ([]docstore.Proposal, error) {
+		_, ps, err := r.Proposals(id, 0, 10)
+		return ps, err
+	}))
+	if len(ps) != 1 {
+		t.Fatalf("%d open proposals after a restart, want 1: %+v", len(ps), ps)
+	}
+	if got := f.get("Plan.md"); got != "one\nana's two\nthree\n" {
+		t.Errorf("the file: %q", got)
+	}
+}
+
+// TestSyncLock: a second `compass-mcp sync` of a folder a first one keeps is refused,
+// naming the first's process; once the first is killed (SIGKILL: no clean-up of its own),
+// the next sync takes the folder.
+func TestSyncLock(t *testing.T) {
+	root := t.TempDir()
+	data := kvtest.Data(t, root, "compass.db")
+	kvtest.OpenData(t, data).Close() // made: sync opens only data that is there
+	dir := filepath.Join(root, "vault")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "a.md"), []byte("a\n"), 0o644)
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(testbin.Path, append([]string{"sync", dir, "--data", data, "--space", "personal", "--for", "ana"}, args...)...)
+		cmd.Env = append(os.Environ(), "COMPASS_LOG=warn")
+		return cmd
+	}
+	first := run()
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { first.Process.Kill(); first.Wait() }()
+	pid := strconv.Itoa(first.Process.Pid)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(dir, ".compass", "lock")); strings.TrimSpace(string(b)) == pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first sync wrote no lock with its pid within 20 s")
+		}
+	}
+	out, err := run("--once").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "process "+pid+" is syncing") {
+		t.Fatalf("a second sync of the folder: %v\n%s", err, out)
+	}
+	first.Process.Signal(syscall.SIGKILL)
+	first.Wait()
+	if out, err := run("--once").CombinedOutput(); err != nil {
+		t.Fatalf("a sync after the first was killed: %v\n%s", err, out)
+	}
+}
+
+// TestSyncNewFileOfADeletedTitle: a document whose file kept another name (renamed in the
+// space while its new name was taken on disk) is deleted by its file's removal in the
+// same pass that finds a new file of its title: the new file becomes a document of its
+// own, not a join with the one just deleted (which failed the pass: "no such document").
+func TestSyncNewFileOfADeletedTitle(t *testing.T) {
+	f := newFolder(t)
+	f.put("x.md", "x\n")
+	f.put("y.md", "bad \x00 text\n") // skipped: a NUL
+	f.once()
+	id := f.titles()["x"]
+	check[docstore.Saved](t)(f.s.Rename(f.ctx, id, "y", north))
+	f.once() // y.md is there: the file stays x.md
+	if f.get("x.md") != "x\n" {
+		t.Fatalf("x.md moved: %q\nsaid: %s", f.get("x.md"), f.say)
+	}
+	os.Remove(filepath.Join(f.dir, "x.md"))
+	f.put("y.md", "a new y\n")
+	f.y.AllowDeletes = true
+	rep := f.once()
+	if rep.Deleted != 1 || rep.Created != 1 {
+		t.Errorf("%+v\nsaid: %s", rep, f.say)
+	}
+	if _, v := f.doc("y"); v.Text != "a new y\n" {
+		t.Errorf("y is %q", v.Text)
+	}
+}
+
+// TestSyncMoveAfterAStaleState: a sync stopped after it wrote the agents' lines to a file
+// and before its state noted it (its state still has the file as it was before them), then
+// the file moved: the move is found by the latest text, the document keeps its identity,
+// and no second document comes of it, nor the old file back.
+func TestSyncMoveAfterAStaleState(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\ntwo\n")
+	f.once()
+	id := f.titles()["a"]
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	stale, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		check[docstore.Saved](t)(f.s.Append(f.ctx, id, fmt.Sprintf("agent line %d", i), north))
+	}
+	if rep := f.once(); rep.Written != 1 {
+		t.Fatalf("the agents' lines written: %+v", rep)
+	}
+	os.WriteFile(statePath, stale, 0o644) // as a sync killed before it saved its state
+	if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 1 || got["b"] != id {
+		t.Errorf("after the move: %v, want only b, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("a.md") != "<none>" {
+		t.Errorf("a.md came back: %q\nsaid: %s", f.get("a.md"), f.say)
 	}
 }

@@ -46,10 +46,24 @@ func tortureFor(t *testing.T) time.Duration {
 // COMPASS_TORTURE=5m.
 //
 //	COMPASS_TORTURE=5m go test -run TestSyncTorture -timeout 20m ./filesync
-func TestSyncTorture(t *testing.T) {
+func TestSyncTorture(t *testing.T) { torture(t, false) }
+
+// TestSyncTortureOverHTTP is TestSyncTorture with the sync against a real
+// `compass-mcp serve --http` on 127.0.0.1, with a person's token (in COMPASS_TOKEN), as a
+// team's member runs it: the sync is killed and started again, the server stays.
+func TestSyncTortureOverHTTP(t *testing.T) { torture(t, true) }
+
+func torture(t *testing.T, viaHTTP bool) {
 	ctx := context.Background()
 	root := t.TempDir()
 	data := kvtest.Data(t, root, "compass.db")
+	var tm *team
+	var token string
+	if viaHTTP {
+		tm = &team{t: t, data: data}
+		tm.start()
+		token = tm.token("--for", "ana")
+	}
 	db := kvtest.OpenData(t, data)
 	s := docstore.New(db, "personal")
 	dir := filepath.Join(root, "vault")
@@ -70,6 +84,10 @@ func TestSyncTorture(t *testing.T) {
 	)
 	start := func() {
 		cmd := exec.Command(testbin.Path, "sync", dir, "--data", data, "--space", "personal", "--for", "ana", "--every", "2s")
+		if viaHTTP {
+			cmd = exec.Command(testbin.Path, "sync", dir, "--server", tm.url, "--space", "personal", "--every", "2s", "--poll", "1s")
+			cmd.Env = append(os.Environ(), "COMPASS_TOKEN="+token)
+		}
 		cmd.Stdout, cmd.Stderr = &lockedWriter{mu: &mu, w: &sayings}, &lockedWriter{mu: &mu, w: &sayings}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -169,9 +187,18 @@ func TestSyncTorture(t *testing.T) {
 	wg.Wait()
 	kill()
 
-	// Quiesce: passes until one has nothing to do.
+	// The killed syncs did the work (not only the passes below): the folder's first files
+	// are documents.
+	if made := check[[]docstore.Document](t)(docstore.ReadIn(ctx, s, (*docstore.Reader).Documents)); len(made) < files+3 {
+		t.Fatalf("the syncs made %d documents of the %d files: did they run?\nthey said: %s", len(made)-3, files, sayings.String())
+	}
+
+	// Quiesce: passes until one has nothing to do (over HTTP too, when the syncs were).
 	say := &bytes.Buffer{}
 	y := &filesync.Sync{Store: s, Dir: dir, By: docstore.Author{By: "agent:sync", For: "person:ana"}, Say: say}
+	if viaHTTP {
+		y.Space = &filesync.Remote{URL: tm.url, Token: token, Space: "personal"}
+	}
 	quiet := false
 	for range 10 {
 		rep, err := y.Once(ctx)
@@ -271,7 +298,13 @@ func TestSyncTorture(t *testing.T) {
 				}
 			}
 			if n != 1 {
-				t.Errorf("%q is in %d documents, want 1", seed, n)
+				var in []string
+				for id, text := range texts {
+					if strings.Contains(text, seed) {
+						in = append(in, st.Docs[id].Path+" ("+id+")")
+					}
+				}
+				t.Errorf("%q is in %d documents, want 1: %v\nthe syncs said: %s\nthe quiescing passes said: %s", seed, n, in, sayings.String(), say)
 			}
 		}
 	}

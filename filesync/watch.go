@@ -26,6 +26,9 @@ type Watch struct {
 	// Data, else, is the bbolt file, whose size and time are looked at every second (a
 	// stat: every commit changes them).
 	Data string
+	// Poll, if set, is how often a pass asks the space what changed when nothing tells
+	// (a team server: a pass that finds nothing changed costs one listing).
+	Poll time.Duration
 	// Passed, if set, gets each pass's report.
 	Passed func(Report)
 }
@@ -42,8 +45,9 @@ type changes interface {
 // ignore; the sync's own writes come back as events, and the pass they wake finds the
 // files as it left them (by size, time and inode, else by hash) and does nothing. New
 // folders are watched as passes find them. A pass that stops on a guard
-// (ErrFolderMissing, ErrFolderEmpty, ErrTooManyDeletes) ends Run with its error; other
-// failures are said and tried again at the next pass.
+// (ErrFolderMissing, ErrFolderEmpty, ErrTooManyDeletes), or on a token a server refuses
+// (ErrUnauthorized, ErrForbidden), ends Run with its error; other failures (a server that
+// doesn't answer) are said and tried again at the next pass.
 func (y *Sync) Run(ctx context.Context, w Watch) error {
 	if w.Every <= 0 {
 		w.Every = 2 * time.Minute
@@ -64,7 +68,8 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 
 	pass := func() error {
 		rep, err := y.Once(ctx)
-		if errors.Is(err, ErrFolderMissing) || errors.Is(err, ErrFolderEmpty) || errors.Is(err, ErrTooManyDeletes) {
+		if errors.Is(err, ErrFolderMissing) || errors.Is(err, ErrFolderEmpty) || errors.Is(err, ErrTooManyDeletes) ||
+			errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
 			return err
 		}
 		if err != nil && ctx.Err() == nil {
@@ -103,6 +108,12 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		poll = t.C
+	}
+	var asked <-chan time.Time
+	if w.Poll > 0 {
+		t := time.NewTicker(w.Poll)
+		defer t.Stop()
+		asked = t.C
 	}
 	lastData := statKey(w.Data)
 	every := time.NewTicker(w.Every)
@@ -152,6 +163,10 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 			if k := statKey(w.Data); k != lastData {
 				lastData = k
 				settle.Reset(w.Settle)
+			}
+		case <-asked:
+			if err := pass(); err != nil {
+				return err
 			}
 		case <-every.C:
 			if err := pass(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/access/oauth"
+	"github.com/compass-mcp/compass-mcp/filesync"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/web"
 	"github.com/mark3labs/mcp-go/server"
@@ -18,8 +19,8 @@ import (
 // Server is everything compass-mcp serve --http serves on one address: MCP at /mcp (the
 // configured space) and /spaces/{space}/mcp (any the request's token allows and its
 // person is a member of), behind access's gate; OAuth 2.1's authorization server; the chat
-// messages endpoint (web.MountMessages); and the person's page on the other paths, when
-// it is served on this address.
+// messages endpoint (web.MountMessages); the sync's endpoint (filesync.Mount); and the
+// person's page on the other paths, when it is served on this address.
 type Server struct {
 	MCP               *server.MCPServer
 	DB                kv.DB
@@ -52,6 +53,7 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	}
 	web.MountMessages(mux, s.DB, gate, Guard)
+	filesync.Mount(mux, s.DB, gate, Guard)
 	defer s.mountPage(ctx, mux, h.Server, ln)()
 	h.Server.Handler = ToPage(s.PageAt, mux)
 	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", s.Space, "for", "person:"+s.For, "data", s.Data)

@@ -2,8 +2,10 @@ package command
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,7 +16,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
-var syncHelp = subcommand{name: "sync", args: "DIR [--once]",
+var syncHelp = subcommand{name: "sync", args: "DIR [--once] [--server URL --token TOKEN]",
 	does: "keeps the folder DIR and the space the same, both ways, until stopped (--once: one pass)",
 	more: `One document is one .md file (folders are "/" in titles: Projects/Plan.md is the document
 "Projects/Plan"); its bytes are the document's text, never rewritten. A file saved becomes a
@@ -25,7 +27,10 @@ document; a deleted file deletes its document softly (docs undelete brings it ba
 document deleted in the space removes its file. A pass that would delete more than a fifth of
 the documents, or finds the folder missing or empty, stops and changes nothing. Dotfiles, dot
 folders, editors' temp files and non-Markdown files are left alone; .compassignore lists more.
-The sync's state is in DIR/.compass/. docs/SYNC.md has it all.`}
+The sync's state is in DIR/.compass/, with its lock: one sync a folder.
+With --server, the space is a team server's (compass-mcp serve --http), reached with your
+token (--token, or better COMPASS_TOKEN: a flag shows in ps); without, the --data here.
+docs/SYNC.md has it all.`}
 
 // syncCmd runs "compass-mcp sync DIR".
 func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -34,6 +39,10 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	once := fs.Bool("once", false, "if set, one pass, then exit")
 	allow := fs.Bool("allow-deletes", false, "if set, a pass may delete more than a fifth of the documents (or all, for an emptied folder)")
 	every := fs.Duration("every", 2*time.Minute, "how often the whole folder is compared with the space, beside what the watcher reports")
+	serverURL := fs.String("server", env("COMPASS_SERVER", ""), "if set, the team server whose space is synced (http://HOST:PORT of a compass-mcp serve --http) instead of --data [COMPASS_SERVER]")
+	// COMPASS_TOKEN is read after parsing, not as the flag's default, which -h would print.
+	token := fs.String("token", "", "with --server, your token (compass-mcp tokens add --for YOU); COMPASS_TOKEN keeps it out of ps [COMPASS_TOKEN]")
+	poll := fs.Duration("poll", 10*time.Second, "with --server, how often the server is asked what changed (a pass that finds nothing costs one listing)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -44,21 +53,47 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *every < time.Second {
 		return usageError{"--every is at least 1s"}
 	}
-	if err := c.person(); err != nil {
-		return err
+	if *poll < time.Second {
+		return usageError{"--poll is at least 1s"}
 	}
-	file, err := c.open(ctx)
+	y := &filesync.Sync{Dir: pos[0], AllowDeletes: *allow, Say: stderr}
+	w := filesync.Watch{Every: *every}
+	if *serverURL != "" {
+		if err := c.check(); err != nil {
+			return err
+		}
+		u, err := url.Parse(*serverURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageError{fmt.Sprintf("--server: the URL of a compass-mcp serve --http, like http://127.0.0.1:7410; got %q", *serverURL)}
+		}
+		dataGiven := false // COMPASS_DATA set for the other commands is no conflict
+		fs.Visit(func(f *flag.Flag) { dataGiven = dataGiven || f.Name == "data" })
+		if dataGiven {
+			return usageError{"--server and --data: the space is the server's, or the data's here, not both"}
+		}
+		if *token == "" {
+			*token = env("COMPASS_TOKEN", "")
+		}
+		y.Space = &filesync.Remote{URL: *serverURL, Token: *token, Space: c.space}
+		w.Poll = *poll
+	} else {
+		if err := c.person(); err != nil {
+			return err
+		}
+		file, err := c.open(ctx)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		y.Store = docstore.New(file, c.space)
+		y.By = docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String()}
+		w.Data, w.Store = c.data, file
+	}
+	release, err := filesync.Lock(y.Dir)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	y := &filesync.Sync{
-		Store:        docstore.New(file, c.space),
-		Dir:          pos[0],
-		By:           docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String()},
-		AllowDeletes: *allow,
-		Say:          stderr,
-	}
+	defer release()
 	if *once {
 		rep, err := y.Once(ctx)
 		printReport(stdout, rep)
@@ -66,11 +101,12 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return y.Run(ctx, filesync.Watch{Every: *every, Data: c.data, Store: file, Passed: func(r filesync.Report) {
+	w.Passed = func(r filesync.Report) {
 		if r.Changed() {
 			printReport(stdout, r)
 		}
-	}})
+	}
+	return y.Run(ctx, w)
 }
 
 func printReport(w io.Writer, r filesync.Report) {

@@ -49,6 +49,10 @@ func TestSyncAndExportCommands(t *testing.T) {
 		"export " + repo:          "export writes a git repository: export --git " + repo,
 		"sync":                    "sync takes DIR",
 		"sync " + vault + "/nope": "the folder is missing",
+		"sync " + vault + " --server ftp://127.0.0.1:1":                     "--server: the URL of a compass-mcp serve --http",
+		"sync " + vault + " --server http://127.0.0.1:1 --data " + data:     "--server and --data",
+		"sync " + vault + " --server http://127.0.0.1:1 --once":             "the server at http://127.0.0.1:1 did not answer",
+		"sync " + vault + " --server http://127.0.0.1:1 --once --poll 10ms": "--poll is at least 1s",
 	} {
 		out, err := run(strings.Fields(args)...)
 		if err == nil || !strings.Contains(out, want) {

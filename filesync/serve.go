@@ -1,0 +1,196 @@
+package filesync
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/linediff"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// Mount serves the sync's side of a team server on mux, for Remote: under
+// /spaces/{space}/sync/, behind the gate (who asks: 401 without a good token) and guard
+// (the body budget), then the gate's check that the token reaches the space (403). The
+// request's principal decides the person and the agent (the token's, else "sync"); a
+// read-only or reviewed token may list and read, and its writes are refused (403): a
+// sync saves as the person, which a token whose changes the person reviews must not do,
+// and it never accepts or declines a proposal.
+func Mount(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
+	jsonGate := *gate
+	jsonGate.JSON = true
+	h := &served{db: db}
+	in := func(next http.HandlerFunc) http.Handler {
+		return jsonGate.Require(guard(jsonGate.RequireSpace(access.PathSpace, next)))
+	}
+	mux.Handle("GET /spaces/{space}/sync/documents", in(h.documents))
+	mux.Handle("GET /spaces/{space}/sync/version", in(h.version))
+	mux.Handle("POST /spaces/{space}/sync/{op}", in(h.write))
+}
+
+type served struct{ db kv.DB }
+
+// listing is the answer of GET .../sync/documents.
+type listing struct {
+	Writable  bool            `json:"writable"`
+	By        docstore.Author `json:"by"`
+	Documents []listed        `json:"documents"`
+}
+
+// listed is a document as a listing gives it: what a pass compares, no more (a document's
+// record also has its first line, its author, its counts: four times the bytes).
+type listed struct {
+	ID      string             `json:"id"`
+	Title   string             `json:"title"`
+	Version int                `json:"v"`
+	Deleted *docstore.Deletion `json:"deleted,omitempty"`
+}
+
+// syncRequest is the body of a POST .../sync/{op}: the fields each op takes.
+type syncRequest struct {
+	ID     string          `json:"id"`
+	Title  string          `json:"title"`
+	Text   string          `json:"text"`
+	Base   int             `json:"base"`
+	Prefer linediff.Prefer `json:"prefer"`
+	Clash  *Clash          `json:"clash"`
+}
+
+// refusal is the JSON of an answer that is not 200: what is wrong, and for the errors the
+// sync acts on, which (Kind) and what it needs to.
+type refusal struct {
+	Error      string `json:"error"`
+	Kind       string `json:"kind,omitempty"` // clash, title_taken, bad_title, bad_text, not_found, read_only
+	Version    int    `json:"version,omitempty"`
+	OtherID    string `json:"other_id,omitempty"`
+	OtherTitle string `json:"other_title,omitempty"`
+}
+
+// as is who the request acts as, where, and whether it may write.
+func (h *served) as(r *http.Request) (Local, bool) {
+	p, _ := access.FromContext(r.Context())
+	space, _ := access.SpaceOf(r.Context())
+	agent := p.Agent
+	if agent == "" {
+		agent = "sync"
+	}
+	by := docstore.Author{By: spaces.Agent(agent).String(), For: spaces.Person(p.Person).String()}
+	return Local{Store: docstore.New(h.db, space), By: by}, p.MayWrite(space) && !p.Review
+}
+
+func (h *served) documents(w http.ResponseWriter, r *http.Request) {
+	l, writable := h.as(r)
+	docs, err := l.Documents(r.Context())
+	if err != nil {
+		answerErr(w, r, err)
+		return
+	}
+	out := make([]listed, len(docs))
+	for i, d := range docs {
+		out[i] = listed{ID: d.ID, Title: d.Title, Version: d.Version, Deleted: d.Deleted}
+	}
+	answer(w, http.StatusOK, listing{Writable: writable, By: l.By, Documents: out})
+}
+
+func (h *served) version(w http.ResponseWriter, r *http.Request) {
+	l, _ := h.as(r)
+	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	if err != nil || n < 0 {
+		answer(w, http.StatusBadRequest, refusal{Error: "n: a version's number (0: the latest)"})
+		return
+	}
+	v, err := l.Read(r.Context(), r.URL.Query().Get("id"), n)
+	if err != nil {
+		answerErr(w, r, err)
+		return
+	}
+	answer(w, http.StatusOK, v)
+}
+
+func (h *served) write(w http.ResponseWriter, r *http.Request) {
+	l, writable := h.as(r)
+	if !writable {
+		answer(w, http.StatusForbidden, refusal{Kind: "read_only", Error: "this token may only read the space, or its changes are for the person to review: a sync with it may not save, rename, delete or propose"})
+		return
+	}
+	var q syncRequest
+	if err := json.NewDecoder(r.Body).Decode(&q); err != nil {
+		answer(w, http.StatusBadRequest, refusal{Error: fmt.Sprintf("the body is not the JSON of a sync request: %v", err)})
+		return
+	}
+	ctx := r.Context()
+	var (
+		out any
+		err error
+	)
+	switch op := r.PathValue("op"); op {
+	case "create":
+		out, err = l.Create(ctx, q.Title, q.Text)
+	case "save":
+		if q.Prefer < linediff.Clash || q.Prefer > linediff.PreferTheirs {
+			answer(w, http.StatusBadRequest, refusal{Error: "prefer: 0 (clash), 1 (the file's lines) or 2 (the space's)"})
+			return
+		}
+		out, err = l.Save(ctx, q.ID, q.Base, q.Text, q.Prefer)
+	case "rename":
+		out, err = l.Rename(ctx, q.ID, q.Title)
+	case "delete":
+		out, err = l.Delete(ctx, q.ID)
+	case "undelete":
+		out, err = l.Undelete(ctx, q.ID)
+	case "propose":
+		if q.Clash == nil {
+			answer(w, http.StatusBadRequest, refusal{Error: "clash: the clash to keep as a proposal"})
+			return
+		}
+		out, err = l.Propose(ctx, *q.Clash)
+	default:
+		answer(w, http.StatusNotFound, refusal{Error: fmt.Sprintf("no sync operation %q: create, save, rename, delete, undelete or propose", op)})
+		return
+	}
+	if err != nil {
+		answerErr(w, r, err)
+		return
+	}
+	answer(w, http.StatusOK, out)
+}
+
+// answerErr answers a domain error as its refusal, and logs a fault.
+func answerErr(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		clash *docstore.ClashError
+		taken *docstore.TitleTakenError
+	)
+	switch {
+	case errors.As(err, &clash):
+		answer(w, http.StatusConflict, refusal{Kind: "clash", Error: err.Error(), Version: clash.Document.Version})
+	case errors.As(err, &taken):
+		answer(w, http.StatusConflict, refusal{Kind: "title_taken", Error: err.Error(), OtherID: taken.Other.ID, OtherTitle: taken.Other.Title})
+	case errors.Is(err, docstore.ErrBadTitle):
+		answer(w, http.StatusUnprocessableEntity, refusal{Kind: "bad_title", Error: err.Error()})
+	case errors.Is(err, docstore.ErrBadText):
+		answer(w, http.StatusUnprocessableEntity, refusal{Kind: "bad_text", Error: err.Error()})
+	case errors.Is(err, docstore.ErrNotFound):
+		answer(w, http.StatusNotFound, refusal{Kind: "not_found", Error: err.Error()})
+	case errors.Is(err, kv.ErrBusy), errors.Is(err, kv.ErrUnavailable):
+		w.Header().Set("Retry-After", "5")
+		answer(w, http.StatusServiceUnavailable, refusal{Error: "the data is busy or unavailable: the next pass tries again"})
+	case r.Context().Err() != nil:
+	default:
+		slog.Error("sync: a request failed", "path", r.URL.Path, "err", err)
+		answer(w, http.StatusInternalServerError, refusal{Error: "internal error (logged on the server)"})
+	}
+}
+
+func answer(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
