@@ -72,6 +72,31 @@ func env(name, def string) string {
 	return def
 }
 
+// secretFlag defines a string flag that defaults to the environment variable's value, as
+// the other flags do, but whose default -h shows through show: a token not at all (show
+// nil), a database URL without its password (pg.Redact). A default in the help is printed
+// wherever the help goes: a terminal's scrollback, a pasted bug report.
+func secretFlag(fs *flag.FlagSet, p *string, name, envName string, show func(string) string, usage string) {
+	*p = env(envName, "")
+	fs.Var(&secretValue{p: p, show: show}, name, usage)
+}
+
+// secretValue is a secretFlag's value: String, which the flag package prints as the
+// default, is what show makes of it ("" with no show, which prints no default).
+type secretValue struct {
+	p    *string
+	show func(string) string
+}
+
+func (v *secretValue) Set(s string) error { *v.p = s; return nil }
+
+func (v *secretValue) String() string {
+	if v == nil || v.p == nil || v.show == nil {
+		return ""
+	}
+	return v.show(*v.p)
+}
+
 // serverFlags adds the flags that only serving and calling tools use.
 func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")

@@ -245,6 +245,31 @@ func (l *processLog) String() string {
 	return strings.Join(l.lines, "\n") + "\n" + string(l.part)
 }
 
+// -h prints no secret the environment holds: not COMPASS_TOKEN (serve, web and open took
+// it as their --token flag's default, which the flag package prints), not a database URL's
+// password in COMPASS_DATA (shown as the URL without it), for any command.
+func TestHelpHidesSecrets(t *testing.T) {
+	env := []string{"COMPASS_TOKEN=tok-s3cret-7", "COMPASS_DATA=postgres://ana:pw-s3cret-9@127.0.0.1:1/compass", "COMPASS_ME=ana"}
+	var names [][]string
+	for _, c := range commands {
+		if c.name != "help" {
+			names = append(names, []string{c.name, "-h"})
+		}
+	}
+	names = append(names, []string{"tokens", "add", "-h"}, []string{"docs", "show", "-h"})
+	shown := false
+	for _, args := range names {
+		_, out, errs := runEnv(t, env, args...)
+		if strings.Contains(out+errs, "s3cret") {
+			t.Errorf("compass-mcp %s printed a secret of the environment:\n%s", strings.Join(args, " "), errs)
+		}
+		shown = shown || strings.Contains(errs, "postgres://ana@127.0.0.1:1/compass")
+	}
+	if !shown {
+		t.Error("no command's help shows which database COMPASS_DATA names (without its password)")
+	}
+}
+
 // -h after any command prints its usage, its arguments and flags, exit 0; call TOOL -h the
 // tool's arguments as tools/list gives them; a mistyped flag or command is refused once,
 // naming the close one, without the flag list. Before, version -h printed everything and

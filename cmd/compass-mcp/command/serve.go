@@ -27,7 +27,8 @@ func serve(ctx context.Context, args []string) error {
 	fs.StringVar(&c.http, "http", env("COMPASS_HTTP", ""), "if set, serve streamable HTTP on this address (endpoint /mcp) instead of stdio; a bare :PORT binds loopback [COMPASS_HTTP]")
 	idle := fs.Duration("session-idle", sessionIdle, "HTTP: how long a session may go unused, on every server of the store, before it ends (0: never)")
 	followCC := fs.Bool("follow-claude-code", envBool("COMPASS_FOLLOW_CLAUDE_CODE"), "if set, import Claude Code's sessions (~/.claude/projects) as they happen, while serving [COMPASS_FOLLOW_CLAUDE_CODE]")
-	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, every HTTP request needs the header Authorization: Bearer <token>; required to serve beyond loopback [COMPASS_TOKEN]")
+	token := new(string)
+	secretFlag(fs, token, "token", "COMPASS_TOKEN", nil, "if set, the `token` every HTTP request needs (the header Authorization: Bearer <token>); required to serve beyond loopback [COMPASS_TOKEN]")
 	oauthFlags(fs, &c)
 	webFlag(fs, &c)
 	if rest, err := parse(fs, args); err != nil {

@@ -77,7 +77,8 @@ func webCmd(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(webHelp, &c)
 	webFlag(fs, &c)
-	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
+	token := new(string)
+	secretFlag(fs, token, "token", "COMPASS_TOKEN", nil, "if set, the `token` every request needs; required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on a sign-in link")
 	if rest, err := parse(fs, args); err != nil {
 		return err
@@ -94,7 +95,8 @@ func openCmd(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(openHelp, &c)
 	webFlag(fs, &c)
-	token := fs.String("token", env("COMPASS_TOKEN", ""), "if set, required to serve beyond loopback [COMPASS_TOKEN]")
+	token := new(string)
+	secretFlag(fs, token, "token", "COMPASS_TOKEN", nil, "if set, the `token` every request needs; required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on the link")
 	here := fs.Bool("serve", false, "if set, and no page is served for the data, serve one here, in the foreground, until interrupted")
 	pos, err := parse(fs, args)
