@@ -26,6 +26,9 @@ var (
 	// ErrTooManyDeletes is returned when a pass would delete more than a fifth of the
 	// documents the folder held (and more than one).
 	ErrTooManyDeletes = errors.New("too many deletes")
+	// ErrOtherStore is returned when none of the documents the folder's state names is in
+	// the space, not even deleted: the folder was synced with another store or server.
+	ErrOtherStore = errors.New("the folder was synced with another store")
 )
 
 // Sync keeps one folder and one space the same, a pass at a time (Once).
@@ -167,6 +170,29 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 	if deletes > 1 && deletes*5 > len(st.Docs) && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had (their files are gone from %s); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, len(st.Docs), y.Dir)
+	}
+	// And the other way: files the pass would remove, their documents deleted in the space
+	// or not in it at all. Every document the folder was synced with missing from the space
+	// (not even deleted) is no delete anyone made: the folder was synced with another store,
+	// or another server, whose space has the same name.
+	removes, unknown := 0, 0
+	for id, e := range st.Docs {
+		if files[e.Path] == nil && moved[id] == "" {
+			continue // no file to remove
+		}
+		d, in := p.byID[id]
+		if !in {
+			unknown++
+		}
+		if !in || d.Deleted != nil {
+			removes++
+		}
+	}
+	if unknown > 0 && unknown == len(st.Docs) && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: none of the %d documents %s was synced with is in this space %q, not even deleted: was it synced with another data file or server? Nothing was changed. To sync the folder with this space afresh (its files and the space's documents of the same titles joined, nothing removed), move %s away", ErrOtherStore, len(st.Docs), y.Dir, sp.Name(), statePath(y.Dir, sp.Name()))
+	}
+	if removes > 1 && removes*5 > len(st.Docs) && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: this pass would remove %d of the %d files of %s (their documents were deleted in the space); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, len(st.Docs), y.Dir)
 	}
 
 	for _, id := range ids {

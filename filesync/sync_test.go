@@ -366,6 +366,56 @@ func TestSyncGuards(t *testing.T) {
 	}
 }
 
+// TestSyncGuardsTheFiles: a pass that would remove more than a fifth of the folder's files
+// (their documents deleted in the space) stops and asks, as one that would delete more than
+// a fifth of the documents does; and a folder synced with one store, then synced with
+// another whose space has the same name, loses no file: none of its documents is there, and
+// the pass stops and says why. Before, the second store's pass removed every file.
+func TestSyncGuardsTheFiles(t *testing.T) {
+	f := newFolder(t)
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		f.put(n+".md", n+"\n")
+	}
+	f.once()
+	ids := f.titles()
+	for _, n := range []string{"a", "b"} {
+		if _, err := f.s.Delete(f.ctx, ids[n], docstore.Author{By: "person:ana"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.y.Once(f.ctx); !errors.Is(err, filesync.ErrTooManyDeletes) || !strings.Contains(err.Error(), "remove 2 of the 6 files") {
+		t.Fatalf("2 of 6 documents deleted in the space: %v", err)
+	}
+	if f.get("a.md") != "a\n" || f.get("b.md") != "b\n" {
+		t.Fatal("the guard removed files")
+	}
+
+	// The same folder, now synced with another data file whose space has the same name.
+	other := docstore.New(kvtest.Open(t), "personal")
+	if _, err := other.Create(f.ctx, "Elsewhere", "x\n", docstore.KindWrite, docstore.Author{By: "person:ana"}); err != nil {
+		t.Fatal(err)
+	}
+	f.y.Store, f.y.Space, f.s = other, nil, other
+	if _, err := f.y.Once(f.ctx); !errors.Is(err, filesync.ErrOtherStore) || !strings.Contains(err.Error(), "sync-personal.json away") {
+		t.Fatalf("another store: %v", err)
+	}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		if f.get(n+".md") != n+"\n" {
+			t.Fatalf("%s.md was changed by a pass against another store: %q", n, f.get(n+".md"))
+		}
+	}
+	if got := f.titles(); len(got) != 1 {
+		t.Fatalf("the other store was changed: %v", got)
+	}
+	// Moved away, the state is made afresh: the files and the other space's documents join.
+	if err := os.Rename(filepath.Join(f.dir, ".compass", "sync-personal.json"), filepath.Join(t.TempDir(), "old.json")); err != nil {
+		t.Fatal(err)
+	}
+	if rep := f.once(); rep.Created != 6 || rep.Written != 1 || rep.Removed != 0 {
+		t.Fatalf("afresh: %+v", rep)
+	}
+}
+
 // TestSyncSkipsWhatTheSpaceRefuses: a file whose name is no title, or whose bytes are no
 // document's text, is said and left alone; the pass goes on.
 func TestSyncSkipsWhatTheSpaceRefuses(t *testing.T) {
