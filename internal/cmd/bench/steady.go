@@ -245,24 +245,28 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	type minute struct {
 		rate     float64
 		s        summary
+		cpu      cpuTotals // a call's, and the share of the cores other work used
 		load     string
 		stats    string
 		finished time.Duration
 	}
 	var minutes []minute
+	probe := rig.probe(data)
 	start := time.Now()
 	for time.Since(start) < o.soak {
 		lat := newSeries(1)
+		before := probe.read(ctx)
 		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, lat, 0, mixed)
 		if err != nil {
 			return fmt.Errorf("soak, minute %d: %w\n%s", len(minutes)+1, err, rig.stderr())
 		}
 		mn := minute{rate: float64(got.calls) / got.elapsed.Seconds(), s: lat.summary(), load: loadSample("").avg, finished: time.Since(start)}
+		mn.cpu = before.perCall(probe.read(ctx), got.calls)
 		if st, err := readTableStats(ctx, data); err == nil {
 			mn.stats = st.String()
 		}
 		minutes = append(minutes, mn)
-		log.Printf("soak, minute %d: %.0f calls/s, p50 %s, p99 %s; load %s; %s", len(minutes), mn.rate, ms(mn.s.p50), ms(mn.s.p99), mn.load, mn.stats)
+		log.Printf("soak, minute %d: %.0f calls/s, p50 %s, p99 %s; CPU a call %s; load %s; %s", len(minutes), mn.rate, ms(mn.s.p50), ms(mn.s.p99), cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
 	}
 	rig.written = 0
 	for _, n := range rig.lineOf {
@@ -281,11 +285,13 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 		b.WriteString("before the load), as a store that has kept months of versions: autovacuum's default waits for 20% of the table's rows in dead ones.")
 	}
 	b.WriteString("\n\n")
-	b.WriteString("| minute | calls/s | p50 | p99 | p99 ÷ first minute's | load | kv_entries |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("Each minute also says what a call cost (the servers' CPU + their backends', and the buffers the database read)\n")
+	b.WriteString("and, as a gauge of the machine's noise, the share of its cores that other work used that minute (a probe pauses the load about a second between minutes).")
+	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | a call; others' share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|\n")
 	var p99s []time.Duration
 	for i, mn := range minutes {
 		p99s = append(p99s, mn.s.p99)
-		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), mn.load, mn.stats)
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
 	}
 	if len(p99s) > 0 {
 		fmt.Fprintf(b, "\nHighest p99 %s, %.2f× the first minute's.\n", ms(slices.Max(p99s)), float64(slices.Max(p99s))/float64(p99s[0]))
