@@ -79,14 +79,26 @@ type catchUp struct {
 // feedQuery reads the commits after $1 (at most catchUpCommits, and catchUpKeys keys: one
 // row more tells it was cut), each key with its entry in the snapshot: child, the value's
 // length, the value while it is small and the catch-up's values stay under their bound.
+//
+// It is planned once a connection, not once a transaction. Every transaction runs it, with
+// $1 the newest count or near it: past the end of kv_changes' statistics, where the planner
+// of a plan for that value (PostgreSQL's choice for this query, whose estimate for it was
+// the lowest) looks up the index's actual lowest and highest keys, walking every entry the
+// feed's pruning left dead at its low end, and visiting their rows, until a vacuum: three
+// index scans a transaction instead of one, and planning the whole query each time (the
+// database's CPU a read rose with the dead rows, run after run of the replicas' benchmark;
+// docs/PERFORMANCE.md). Given as a sub-select, $1 is a value no plan knows beforehand, so
+// the generic plan costs the same and is kept; each key's entry is a lateral lookup of at
+// most one row, an index probe whatever the plan guesses of how many keys come (a hash
+// join over the whole table otherwise).
 var feedQuery = `SELECT f.n, f.whole, f.b, f.k, e.child, octet_length(e.value),
 		CASE WHEN octet_length(e.value) <= ` + strconv.Itoa(catchUpValue) + ` AND sum(CASE WHEN octet_length(e.value) <= ` + strconv.Itoa(catchUpValue) + ` THEN octet_length(e.value) END)
 			OVER (ORDER BY f.n, f.i) <= ` + strconv.Itoa(catchUpValues) + ` THEN e.value END
 	FROM (SELECT c.n, c.whole, u.b, u.k, u.i FROM kv_changes c
 			LEFT JOIN LATERAL unnest(c.buckets, c.keys) WITH ORDINALITY AS u(b, k, i) ON true
-			WHERE c.n > $1 AND c.n <= $1 + ` + strconv.Itoa(catchUpCommits) + `
+			WHERE c.n > (SELECT $1::bigint) AND c.n <= (SELECT $1::bigint) + ` + strconv.Itoa(catchUpCommits) + `
 			ORDER BY c.n, u.i LIMIT ` + strconv.Itoa(catchUpKeys+1) + `) f
-		LEFT JOIN kv_entries e ON e.bucket = f.b AND e.key = f.k
+		LEFT JOIN LATERAL (SELECT child, value FROM kv_entries WHERE bucket = f.b AND key = f.k LIMIT 1) e ON true
 	ORDER BY f.n, f.i`
 
 // readFeed reads feedQuery's rows.

@@ -129,8 +129,11 @@
 // cache, as before the feed: a commit whose row is whole (more than 1,024 keys or 64 KiB of
 // keys, a bucket deleted, writes sent ahead of the commit), rows pruned (a gap in the
 // counts), or more than one catch-up reads (256 commits, 4,096 keys). Each commit prunes up to
-// 8 of the oldest rows past the feed's length or age (WithFeed: 1,024 commits, an hour). Why
-// a table and not a NOTIFY payload, and what it costs: feed.go and docs/PERFORMANCE.md.
+// 8 of the oldest rows past the feed's length or age (WithFeed: 1,024 commits, an hour),
+// looking for them from its length back, never through the rows pruned before (dead until a
+// vacuum); the feed's query is planned once a connection, not for each count (feed.go says
+// why: both had a read's and a commit's cost grow with the dead rows). Why a table and not a
+// NOTIFY payload, and what it costs: feed.go and docs/PERFORMANCE.md.
 //
 // # Failures
 //

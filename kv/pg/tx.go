@@ -421,13 +421,21 @@ func (t *tx) commit() (err error) {
 	// The counter, the commit's row of the change feed and the feed's oldest rows pruned,
 	// in one statement (feed.go); like the writes, nothing of it is done when the store is
 	// not at the count the run assumed (guard), and send finds that out.
+	//
+	// The rows pruned are looked for from the feed's length back, not from its low end
+	// (p): the rows pruned before lie there, dead until a vacuum, and an index scan from the
+	// end walks every one of them, visiting its row, in every commit (up to a thousand
+	// between two vacuums; docs/PERFORMANCE.md). Every commit deletes the row its count puts
+	// past the length, so nothing is left below; what is (a feed kept longer before, a
+	// commit of another version) goes once every length commits (q).
 	whole, fb, fk := t.feedRow()
 	guard := t.guard()
 	b.Queue(`WITH c AS (UPDATE kv_counter SET n = n + 1 WHERE $6::bigint IS NULL OR n = $6 RETURNING n),
 			f AS (INSERT INTO kv_changes (n, whole, buckets, keys) SELECT n, $1, $2, $3 FROM c),
-			p AS (DELETE FROM kv_changes WHERE n IN (SELECT n FROM kv_changes ORDER BY n LIMIT `+strconv.Itoa(feedPrune)+`)
-				AND EXISTS (SELECT FROM c)
-				AND (n <= (SELECT n FROM c) - $4 OR at < now() - make_interval(secs => $5)))
+			p AS (DELETE FROM kv_changes WHERE n IN (SELECT n FROM kv_changes WHERE n > (SELECT n FROM c) - $4 - `+strconv.Itoa(feedPrune)+`
+					ORDER BY n LIMIT `+strconv.Itoa(feedPrune)+`)
+				AND (n <= (SELECT n FROM c) - $4 OR at < now() - make_interval(secs => $5))),
+			q AS (DELETE FROM kv_changes WHERE (SELECT n FROM c) % $4 = 0 AND n <= (SELECT n FROM c) - $4 - `+strconv.Itoa(feedPrune)+`)
 		SELECT n FROM c`, whole, fb, fk, t.db.feedLength, t.db.feedAge.Seconds(), guard)
 	b.Queue("SELECT pg_notify($1, '') WHERE $2::bigint IS NULL OR (SELECT n FROM kv_counter) = $2 + 1", t.db.channel, guard)
 	b.Queue("COMMIT")

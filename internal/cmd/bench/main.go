@@ -11,7 +11,7 @@
 //	go run ./internal/cmd/bench -quick        # small counts, a few seconds, no npm needed: prints the report
 //	go run ./internal/cmd/bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
 //	go run ./internal/cmd/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
-//	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups pg,replicas -runs 10  # ten runs in a row, one by one
+//	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10  # ten runs in a row, the setups taking turns
 //	go run ./internal/cmd/bench -pg postgres://… -only soak -soak 30m [-soak-history 500000]  # mixed load minute by minute
 //
 // With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section

@@ -39,6 +39,9 @@ func (p *pgSchemas) fresh(ctx context.Context, what string) (string, error) {
 	p.made = append(p.made, schema)
 	q := u.Query()
 	q.Set("search_path", schema)
+	// Named, so that its connections can be told from others' in a shared database: the
+	// probe counts the CPU of these backends only (cpuProbe).
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

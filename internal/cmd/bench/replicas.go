@@ -131,11 +131,26 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 	}
 	results := map[[2]int]*result{}
 	notes := make([][]runNote, len(setups))
+	// Every setup's servers are started first and stay up; the runs then take the setups in
+	// turn (run 1 of each, then run 2 of each, ...), so that what else the machine does at a
+	// moment falls on all of them alike and the ratio of two setups' figures in one run tells
+	// a trend from the machine's noise (writeRatios).
+	rigs := make([]*sharedRig, len(setups))
+	datas := make([]string, len(setups))
+	closeAll := func() {
+		for _, rig := range rigs {
+			if rig != nil {
+				rig.close()
+			}
+		}
+	}
 	for si, setup := range setups {
 		data, err := setup.data(ctx)
 		if err != nil {
+			closeAll()
 			return err
 		}
+		datas[si] = data
 		var cmds []*exec.Cmd
 		for range setup.replicas {
 			cmd := exec.Command(bins.compass, "serve", "--http", "127.0.0.1:0")
@@ -144,9 +159,11 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		}
 		base, err := startRig(ctx, cmds...)
 		if err != nil {
+			closeAll()
 			return fmt.Errorf("%s: %w", setup.name, err)
 		}
 		rig := &sharedRig{httpRig: base, lineOf: make([]int, clients)}
+		rigs[si] = rig
 		var text strings.Builder
 		text.WriteString("# Shared\n\n")
 		for c := range clients {
@@ -154,29 +171,34 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		}
 		answer, err := call(ctx, rig.sessions[0], "write_document", map[string]any{"title": "Shared plan", "text": text.String()})
 		if err != nil {
-			rig.close()
+			closeAll()
 			return err
 		}
 		m := idPattern.FindStringSubmatch(answer)
 		if m == nil {
-			rig.close()
+			closeAll()
 			return fmt.Errorf("write_document answered without a link: %q", answer)
 		}
 		rig.shared = m[1]
 		for pi := range phases {
 			results[[2]int{si, pi}] = &result{lat: newSeries(o.runs)}
 		}
-		for run := range o.runs {
+	}
+	for run := range o.runs {
+		for si, setup := range setups {
+			rig, data := rigs[si], datas[si]
 			var runRates []float64
 			var runCPU []cpuTotals
+			var runP99 []time.Duration
 			probe := rig.probe(data)
 			for pi, ph := range phases {
 				res := results[[2]int{si, pi}]
 				before := probe.read(ctx)
 				got, err := runPhase(ctx, rig.sessions, ph.n, load.deadline, res.lat, run, ph.do(rig))
 				if err != nil {
-					rig.close()
-					return fmt.Errorf("%s, %s: %w\n%s", setup.name, ph.name, err, rig.stderr())
+					err = fmt.Errorf("%s, %s: %w\n%s", setup.name, ph.name, err, rig.stderr())
+					closeAll()
+					return err
 				}
 				switch pi {
 				case 2:
@@ -189,17 +211,21 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 				}
 				res.rates = append(res.rates, float64(got.calls)/got.elapsed.Seconds())
 				runRates = append(runRates, float64(got.calls)/got.elapsed.Seconds())
-				after := probe.read(ctx)
-				n := time.Duration(max(got.calls, 1))
-				runCPU = append(runCPU, cpuTotals{server: (after.server - before.server) / n, db: (after.db - before.db) / n})
+				runP99 = append(runP99, percentile(res.lat.runs[run], 99))
+				runCPU = append(runCPU, before.perCall(probe.read(ctx), got.calls))
 			}
-			notes[si] = append(notes[si], noteRun(ctx, setup.name, run, data, runRates, runCPU))
+			notes[si] = append(notes[si], noteRun(ctx, setup.name, run, data, runRates, runP99, runCPU))
 		}
+	}
+	for si, setup := range setups {
+		rig := rigs[si]
 		if err := rig.check(ctx); err != nil {
-			rig.close()
+			closeAll()
 			return fmt.Errorf("%s: %w", setup.name, err)
 		}
+		rigs[si] = nil
 		if err := rig.close(); err != nil {
+			closeAll()
 			return fmt.Errorf("%s: stopping the servers: %w\n%s", setup.name, err, rig.stderr())
 		}
 	}
@@ -210,7 +236,8 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 	b.WriteString("replica c mod 2, as a round-robin balancer would place them). A run is four phases, one after the other: reads of each\n")
 	b.WriteString("client's own document of about 2 KB; one-line edits of it; one-line edits of one document shared by all, each client\n")
 	fmt.Fprintf(b, "its own line; and the two mixed. Each client makes at most %d reads and %d writes a phase (%d calls in the mixed one),\n", load.reads, load.writes, load.reads)
-	fmt.Fprintf(b, "which stops after %s whatever is left; calls/s is calls ÷ the phase's wall time, the median of %d runs.", load.deadline, o.runs)
+	fmt.Fprintf(b, "which stops after %s whatever is left; calls/s is calls ÷ the phase's wall time, the median of %d runs. The setups take turns,\n", load.deadline, o.runs)
+	b.WriteString("run 1 of each, then run 2 of each, and so on, all their servers up throughout.")
 	b.WriteString("\nLatencies are of every call of the phase, all runs together. After the runs the shared document is read back:\n")
 	b.WriteString("its version count is one more than the acknowledged edits and every client's line holds its last edit (checked).\n")
 	b.WriteString("The clients, the servers and PostgreSQL share the machine's cores: a second replica adds no CPU here, so the last\n")
@@ -245,5 +272,6 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 		phaseNames[i] = ph.name
 	}
 	writeRunByRun(b, names, phaseNames, notes)
+	writeRatios(b, names, phaseNames, notes)
 	return nil
 }

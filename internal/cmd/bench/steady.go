@@ -6,6 +6,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,15 +52,16 @@ func readTableStats(ctx context.Context, rawURL string) (tableStats, error) {
 // runNote is what was seen at the end of one run of the HTTP phases: the machine's load and,
 // on PostgreSQL, the table's state.
 type runNote struct {
-	rates []float64   // each phase's calls/s
-	cpu   []cpuTotals // each phase's CPU a call
+	rates []float64       // each phase's calls/s
+	p99   []time.Duration // each phase's 99th percentile of latency
+	cpu   []cpuTotals     // each phase's CPU a call
 	load  string
 	stats string
 }
 
 // noteRun logs one run's rates with the load and the table's state, and returns them.
-func noteRun(ctx context.Context, setup string, run int, data string, rs []float64, cpu []cpuTotals) runNote {
-	n := runNote{rates: rs, cpu: cpu, load: loadSample("").avg}
+func noteRun(ctx context.Context, setup string, run int, data string, rs []float64, p99 []time.Duration, cpu []cpuTotals) runNote {
+	n := runNote{rates: rs, p99: p99, cpu: cpu, load: loadSample("").avg}
 	if strings.HasPrefix(data, "postgres") {
 		if s, err := readTableStats(ctx, data); err != nil {
 			n.stats = "(stats: " + err.Error() + ")"
@@ -67,20 +69,33 @@ func noteRun(ctx context.Context, setup string, run int, data string, rs []float
 			n.stats = s.String()
 		}
 	}
-	log.Printf("%s, run %d: %s calls/s; CPU a call %s; load %s; %s", setup, run+1, rates(rs), cpuPerCall(cpu), n.load, n.stats)
+	log.Printf("%s, run %d: %s calls/s; p99 %s; CPU a call %s; load %s; %s", setup, run+1, rates(rs), durations(p99), cpuPerCall(cpu), n.load, n.stats)
 	return n
 }
 
-// drift is how the last run's rate compares to the first's, as a signed percentage.
+// durations shows latencies in milliseconds.
+func durations(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = ms(d)
+	}
+	return strings.Join(s, ", ")
+}
+
 // cpuPerCall shows each phase's CPU a call, the servers' + the database's, in µs.
 func cpuPerCall(cpu []cpuTotals) string {
 	s := make([]string, len(cpu))
 	for i, c := range cpu {
 		s[i] = fmt.Sprintf("%d+%d µs", c.server.Microseconds(), c.db.Microseconds())
+		if c.blocks > 0 {
+			s[i] += fmt.Sprintf(", %d buffers", c.blocks)
+		}
+		s[i] += fmt.Sprintf(", others %.0f%%", 100*c.others)
 	}
 	return strings.Join(s, ", ")
 }
 
+// drift is how the last run's rate compares to the first's, as a signed percentage.
 func drift(rs []float64) string {
 	if len(rs) < 2 || rs[0] == 0 {
 		return "–"
@@ -96,12 +111,13 @@ func writeRunByRun(b *strings.Builder, names []string, phases []string, notes []
 			continue
 		}
 		fmt.Fprintf(b, "Run by run, %s: calls/s of each phase, and in brackets its CPU a call, the servers' + PostgreSQL's backends'\n", names[si])
-		b.WriteString("(from /proc, in 10 ms ticks: less moved by other work than calls/s); the load average and kv_entries after the run.\n\n")
+		b.WriteString("(from /proc, in 10 ms ticks: less moved by other work than calls/s) and, on PostgreSQL, the buffers its queries read\n")
+		b.WriteString("a call (hit or not: the work itself, which the machine's load doesn't move); p99; the load average and kv_entries after the run.\n\n")
 		b.WriteString("| run | reads | own writes | shared writes | mixed | load | kv_entries |\n|---|---|---|---|---|---|---|\n")
 		for run, n := range ns {
 			fmt.Fprintf(b, "| %d |", run+1)
 			for pi, r := range n.rates {
-				fmt.Fprintf(b, " %.0f (%s) |", r, cpuPerCall(n.cpu[pi:pi+1]))
+				fmt.Fprintf(b, " %.0f, p99 %s (%s) |", r, ms(n.p99[pi]), cpuPerCall(n.cpu[pi:pi+1]))
 			}
 			fmt.Fprintf(b, " %s | %s |\n", n.load, n.stats)
 		}
@@ -115,6 +131,65 @@ func writeRunByRun(b *strings.Builder, names []string, phases []string, notes []
 		}
 		b.WriteString(" | |\n\n")
 	}
+}
+
+// writeRatios tells a trend from the machine's noise, for each setup after the first (the
+// reference: bbolt when it was run): in each run, the setup's calls/s and p99 divided by the
+// reference's in the same run, whose phases ran just before on the same machine. What the
+// machine does to both cancels in the ratio; what grows in one setup only stays. The slope
+// is a least-squares line through the ratios, as the change it makes from the first run to
+// the last, in percent of the ratios' mean.
+func writeRatios(b *strings.Builder, names []string, phases []string, notes [][]runNote) {
+	if len(notes) < 2 || len(notes[0]) < 2 {
+		return
+	}
+	for si := 1; si < len(notes); si++ {
+		fmt.Fprintf(b, "Ratio to %s, run by run: %s's calls/s ÷ %s's in the same run (and p99 ÷ p99). Trend: a least-squares line\n", names[0], names[si], names[0])
+		b.WriteString("through the ratios, its change from the first run to the last in % of their mean; last ÷ first of the setup alone beside it.\n\n")
+		b.WriteString("| phase | calls/s ratio, each run | trend of the ratio | calls/s last ÷ first | p99 ratio, each run | trend of the ratio | p99 last ÷ first |\n|---|---|---|---|---|---|---|\n")
+		for pi := range phases {
+			var rate, p99, ownRate, ownP99 []float64
+			for run, n := range notes[si] {
+				ref := notes[0][run]
+				rate = append(rate, n.rates[pi]/ref.rates[pi])
+				p99 = append(p99, float64(n.p99[pi])/float64(ref.p99[pi]))
+				ownRate = append(ownRate, n.rates[pi])
+				ownP99 = append(ownP99, float64(n.p99[pi]))
+			}
+			fmt.Fprintf(b, "| %s | %s | %+.0f%% | %s | %s | %+.0f%% | %s |\n", phaseShort[pi], ratios(rate), 100*trend(rate), drift(ownRate), ratios(p99), 100*trend(p99), drift(ownP99))
+		}
+		b.WriteString("\n")
+	}
+}
+
+// phaseShort names the HTTP replicas' phases in a narrow column.
+var phaseShort = []string{"reads", "own writes", "shared writes", "mixed"}
+
+func ratios(rs []float64) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(s, ", ")
+}
+
+// trend is the change a least-squares line through ys (at x = 0, 1, ...) makes from the
+// first x to the last, as a fraction of the ys' mean.
+func trend(ys []float64) float64 {
+	n := float64(len(ys))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxy, sxx float64
+	for i, y := range ys {
+		x := float64(i)
+		sx, sy, sxy, sxx = sx+x, sy+y, sxy+x*y, sxx+x*x
+	}
+	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	if sy == 0 {
+		return 0
+	}
+	return slope * (n - 1) / (sy / n)
 }
 
 // measureSoak is mixed load (9 reads to 1 edit, as the HTTP replicas' mixed phase) on two
@@ -170,24 +245,28 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	type minute struct {
 		rate     float64
 		s        summary
+		cpu      cpuTotals // a call's, and the share of the cores other work used
 		load     string
 		stats    string
 		finished time.Duration
 	}
 	var minutes []minute
+	probe := rig.probe(data)
 	start := time.Now()
 	for time.Since(start) < o.soak {
 		lat := newSeries(1)
+		before := probe.read(ctx)
 		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, lat, 0, mixed)
 		if err != nil {
 			return fmt.Errorf("soak, minute %d: %w\n%s", len(minutes)+1, err, rig.stderr())
 		}
 		mn := minute{rate: float64(got.calls) / got.elapsed.Seconds(), s: lat.summary(), load: loadSample("").avg, finished: time.Since(start)}
+		mn.cpu = before.perCall(probe.read(ctx), got.calls)
 		if st, err := readTableStats(ctx, data); err == nil {
 			mn.stats = st.String()
 		}
 		minutes = append(minutes, mn)
-		log.Printf("soak, minute %d: %.0f calls/s, p50 %s, p99 %s; load %s; %s", len(minutes), mn.rate, ms(mn.s.p50), ms(mn.s.p99), mn.load, mn.stats)
+		log.Printf("soak, minute %d: %.0f calls/s, p50 %s, p99 %s; CPU a call %s; load %s; %s", len(minutes), mn.rate, ms(mn.s.p50), ms(mn.s.p99), cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
 	}
 	rig.written = 0
 	for _, n := range rig.lineOf {
@@ -206,11 +285,13 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 		b.WriteString("before the load), as a store that has kept months of versions: autovacuum's default waits for 20% of the table's rows in dead ones.")
 	}
 	b.WriteString("\n\n")
-	b.WriteString("| minute | calls/s | p50 | p99 | p99 ÷ first minute's | load | kv_entries |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("Each minute also says what a call cost (the servers' CPU + their backends', and the buffers the database read)\n")
+	b.WriteString("and, as a gauge of the machine's noise, the share of its cores that other work used that minute (a probe pauses the load about a second between minutes).")
+	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | a call; others' share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|\n")
 	var p99s []time.Duration
 	for i, mn := range minutes {
 		p99s = append(p99s, mn.s.p99)
-		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), mn.load, mn.stats)
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
 	}
 	if len(p99s) > 0 {
 		fmt.Fprintf(b, "\nHighest p99 %s, %.2f× the first minute's.\n", ms(slices.Max(p99s)), float64(slices.Max(p99s))/float64(p99s[0]))
@@ -218,11 +299,13 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	return nil
 }
 
-// cpuProbe reads the CPU time the servers and their database's backends have used so far:
-// on a machine shared with others, CPU per call moves far less with their load than calls/s.
+// cpuProbe reads the CPU time the servers and their database's backends have used so far,
+// and how many buffers the database has read in the store's tables: on a machine shared with
+// others, CPU per call moves far less with their load than calls/s, and buffers per call not
+// at all (they count the work the queries do, not how fast the machine does it).
 type cpuProbe struct {
 	servers []int  // the servers' pids
-	data    string // a postgres:// URL of the database whose client backends are counted, or ""
+	data    string // a postgres:// URL of the store's schema, whose backends are counted, or ""
 }
 
 func (rig *httpRig) probe(data string) cpuProbe {
@@ -236,24 +319,73 @@ func (rig *httpRig) probe(data string) cpuProbe {
 	return p
 }
 
-// cpuTotals are CPU times used so far, by the servers and by the database's backends.
-type cpuTotals struct{ server, db time.Duration }
+// cpuTotals are CPU times used so far, by the servers and by the database's backends, and
+// the buffers read (hit or not) in the schema's tables, indexes and TOAST.
+type cpuTotals struct {
+	server, db time.Duration
+	blocks     int64
+	// The machine's busy time (all cores, from /proc/stat), this process's (the clients'),
+	// and when they were read: what is neither theirs nor the servers' nor the database's
+	// backends' is other work on the machine (others).
+	busy, self time.Duration
+	at         time.Time
+	others     float64 // per call: the share of the machine's cores other work used meanwhile
+}
+
+// perCall is what the work between t and later cost a call, over n calls.
+func (t cpuTotals) perCall(later cpuTotals, n int) cpuTotals {
+	n = max(n, 1)
+	c := cpuTotals{server: (later.server - t.server) / time.Duration(n), db: (later.db - t.db) / time.Duration(n), blocks: (later.blocks - t.blocks) / int64(n)}
+	if wall := later.at.Sub(t.at); wall > 0 && t.busy > 0 {
+		other := (later.busy - t.busy) - (later.self - t.self) - (later.server - t.server) - (later.db - t.db)
+		c.others = max(0, float64(other)/float64(wall)/float64(runtime.NumCPU()))
+	}
+	return c
+}
+
+// machineBusy is the CPU time all cores have spent not idle since boot, from /proc/stat.
+func machineBusy() time.Duration {
+	raw, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	var busy int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is counted in user already
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return time.Duration(busy) * 10 * time.Millisecond
+}
+
+// statsLag is how long the probe waits before it reads the database's counters: backends
+// report their buffers to the statistics system at most once a second.
+const statsLag = 1100 * time.Millisecond
 
 func (p cpuProbe) read(ctx context.Context) cpuTotals {
-	var t cpuTotals
+	t := cpuTotals{busy: machineBusy(), self: procCPU(os.Getpid()), at: time.Now()}
 	for _, pid := range p.servers {
 		t.server += procCPU(pid)
 	}
 	if p.data == "" {
 		return t
 	}
+	// The backends' CPU is read after the wait, with the servers idle: it moves no more.
+	time.Sleep(statsLag)
 	conn, err := pgx.Connect(ctx, p.data)
 	if err != nil {
 		return t
 	}
 	defer conn.Close(ctx)
+	// Only the servers' backends: the database may be shared with others' (tests, other
+	// benchmarks), whose CPU is none of these calls'. Every URL of a bench schema names its
+	// connections after the schema (pgSchemas.fresh), this one too.
 	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity
-		WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+		WHERE application_name = current_setting('application_name') AND backend_type = 'client backend' AND pid <> pg_backend_pid()`)
 	if err != nil {
 		return t
 	}
@@ -261,6 +393,9 @@ func (p cpuProbe) read(ctx context.Context) cpuTotals {
 	for _, pid := range pids {
 		t.db += procCPU(int(pid))
 	}
+	_ = conn.QueryRow(ctx, `SELECT coalesce(sum(coalesce(heap_blks_read, 0) + coalesce(heap_blks_hit, 0) + coalesce(idx_blks_read, 0) + coalesce(idx_blks_hit, 0)
+			+ coalesce(toast_blks_read, 0) + coalesce(toast_blks_hit, 0) + coalesce(tidx_blks_read, 0) + coalesce(tidx_blks_hit, 0)), 0)::bigint
+		FROM pg_statio_user_tables WHERE schemaname = current_schema()`).Scan(&t.blocks)
 	return t
 }
 
