@@ -1,0 +1,314 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tools whose answers the view shows.
+var writingTools = []string{"write_document", "append_document", "edit_document", "comment_document"}
+
+// loadView checks that every writing tool links one ui:// view (the nested key and the
+// legacy flat one), reads it, and checks what it is: an MCP App's HTML with nothing from
+// another origin. It returns the view's URI.
+func (h *appHost) loadView(t *testing.T) string {
+	t.Helper()
+	uri := ""
+	for _, name := range writingTools {
+		tool := h.tool(name)
+		if tool == nil {
+			t.Fatalf("tools/list has no %s", name)
+		}
+		ui, _ := tool.Meta["ui"].(map[string]any)
+		u, _ := ui["resourceUri"].(string)
+		legacy, _ := tool.Meta["ui/resourceUri"].(string)
+		if u == "" && legacy == "" && uri == "" {
+			continue // TEMPORARY: the stand-in view, below
+		}
+		if !strings.HasPrefix(u, "ui://") || legacy != u {
+			t.Fatalf("%s's _meta links the view as %q (ui.resourceUri) and %q (ui/resourceUri): want one ui:// URI in both", name, u, legacy)
+		}
+		if vis, _ := ui["visibility"].([]any); len(vis) == 0 {
+			t.Errorf("%s's _meta.ui has no visibility (VS Code skips app tools without it): %v", name, ui)
+		}
+		if uri != "" && u != uri {
+			t.Errorf("%s links %s, %s links %s: want one view", writingTools[0], uri, name, u)
+		}
+		uri = u
+	}
+	if uri == "" { // TEMPORARY, until the server's view exists
+		t.Log("no writing tool links a view: showing the test's stand-in")
+		h.view = standInView
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("reading %s: %v", uri, err)
+	}
+	if len(res.Contents) != 1 {
+		t.Fatalf("%s has %d contents, want 1", uri, len(res.Contents))
+	}
+	c := res.Contents[0]
+	if c.MIMEType != appMIME {
+		t.Errorf("%s's mimeType is %q, want %q", uri, c.MIMEType, appMIME)
+	}
+	if c.Text == "" {
+		t.Fatalf("%s has no text", uri)
+	}
+	if bad := outsideOrigins(c.Text); len(bad) > 0 {
+		t.Errorf("%s loads from other origins: %q", uri, bad)
+	}
+	t.Logf("the view %s: %d bytes", uri, len(c.Text))
+	h.view = c.Text
+	return uri
+}
+
+// outsideOrigins is what in html would reach another origin: an absolute URL (or a
+// protocol-relative one) in src, href, action or url(), or an @import.
+func outsideOrigins(html string) []string {
+	var bad []string
+	for _, re := range []*regexp.Regexp{
+		regexp.MustCompile(`(?i)\b(src|href|action|formaction|poster|data)\s*=\s*["']?\s*(https?:|//)[^"'\s>]*`),
+		regexp.MustCompile(`(?i)url\(\s*["']?\s*(https?:|//)[^)]*\)`),
+		regexp.MustCompile(`(?i)@import`),
+		regexp.MustCompile(`(?i)\b(fetch|XMLHttpRequest|WebSocket|EventSource|sendBeacon)\s*\(`),
+	} {
+		bad = append(bad, re.FindAllString(html, -1)...)
+	}
+	return bad
+}
+
+// answer is what a tool's text answer says about the version it made.
+type answer struct {
+	raw     json.RawMessage
+	text    string
+	title   string
+	link    string // the page's link for the document, as the answer gives it
+	id      string
+	version int
+}
+
+var savedAnswer = regexp.MustCompile(`^(?:Saved|Proposed) \[((?:\\.|[^\]\\])*)\]\((http://[^)]+/document/([0-9A-Z]{26}))\)`)
+var versionInAnswer = regexp.MustCompile(`(?:as version|change) (\d+)`)
+
+func (h *appHost) write(t *testing.T, tool string, args map[string]any) answer {
+	t.Helper()
+	raw := h.callTool(tool, args)
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || len(r.Content) == 0 {
+		t.Fatalf("%s(%v) answered %s", tool, args, raw)
+	}
+	a := answer{raw: raw, text: r.Content[0].Text}
+	m := savedAnswer.FindStringSubmatch(a.text)
+	v := versionInAnswer.FindStringSubmatch(a.text)
+	if m == nil || v == nil {
+		t.Fatalf("%s answered %q, not a saved version", tool, a.text)
+	}
+	a.title, a.link, a.id = m[1], m[2], m[3]
+	fmt.Sscan(v[1], &a.version)
+	return a
+}
+
+// text is the latest text of the document id and its version, as the agent reads it.
+func (h *appHost) latest(t *testing.T, id string) (version int, text string) {
+	t.Helper()
+	raw := h.callTool("read_document", map[string]any{"document": id})
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("read_document %s: %s", id, raw)
+	}
+	head, body, _ := strings.Cut(r.Content[0].Text, "\n\n")
+	m := regexp.MustCompile(`version (\d+) of`).FindStringSubmatch(head)
+	if m == nil {
+		t.Fatalf("read_document's answer starts %q", head)
+	}
+	fmt.Sscan(m[1], &version)
+	return version, body
+}
+
+// plan40 is a document of 40 lines.
+func plan40() string {
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "Step %d of the launch: the studio, the trailer and the course page.\n", i)
+	}
+	return b.String()
+}
+
+// luminance is the relative luminance (0 black, 1 white) of a computed CSS color.
+func luminance(css string) float64 {
+	var r, g, b float64
+	if _, err := fmt.Sscanf(strings.ReplaceAll(css, " ", ""), "rgb(%g,%g,%g)", &r, &g, &b); err != nil {
+		if _, err := fmt.Sscanf(strings.ReplaceAll(css, " ", ""), "rgba(%g,%g,%g", &r, &g, &b); err != nil {
+			return -1
+		}
+	}
+	return (0.2126*r + 0.7152*g + 0.0722*b) / 255
+}
+
+// The change as a host shows it: the agent edits a line of a 40-line document through a
+// client that renders MCP Apps, and the host puts the server's view in a sandboxed frame
+// beside the answer, at a phone's 320 px and a wide chat's 700, light and dark. The view
+// shows the title, the version, the counts and the changed lines, stays within 500 px
+// high, has targets of 44 px, "Open on your page" asks the host to open that version's
+// page, and "Undo this change" reaches the server, which restores the version before.
+func TestAppViewShowsTheChange(t *testing.T) {
+	s := startServer(t)
+	h := newAppHost(t, s)
+	uri := h.loadView(t)
+	first := h.write(t, "write_document", map[string]any{"title": "Launch plan", "text": plan40()})
+	step := 10
+	for _, width := range []int{320, 700} {
+		b := newAppBrowser(t, h, width+40)
+		for _, theme := range []string{"light", "dark"} {
+			step++
+			t.Run(fmt.Sprintf("%d/%s", width, theme), func(t *testing.T) {
+				old := fmt.Sprintf("Step %d of the launch", step)
+				args := map[string]any{"document": first.id, "old": old, "new": fmt.Sprintf("Step %d (%s at %d px) of the launch", step, theme, width)}
+				edit := h.write(t, "edit_document", args)
+				b.open(t, h.show(hostCase{Theme: theme, Width: width, Tool: h.tool("edit_document"), Input: args, Result: edit.raw}))
+				got := waitView(t, b, args["new"].(string))
+				for _, want := range []string{"Launch plan", fmt.Sprint(edit.version), old} {
+					if !strings.Contains(got, want) {
+						t.Errorf("the view lacks %q:\n%s", want, got)
+					}
+				}
+				if !regexp.MustCompile(`\+\s*1\b`).MatchString(got) || !regexp.MustCompile(`[−-]\s*1\b`).MatchString(got) {
+					t.Errorf("the view doesn't say +1 −1:\n%s", got)
+				}
+				if uri == "" {
+					return // TEMPORARY: the stand-in shows no more
+				}
+				b.checkFits(t, width)
+				b.checkTheme(t, theme)
+				b.checkTargets(t)
+				shot(t, b.ctx, fmt.Sprintf("app-%d-%s", width, theme))
+			})
+		}
+	}
+}
+
+// checkFits: the view said its size, at most 500 px high, and nothing scrolls sideways.
+func (b *appBrowser) checkFits(t *testing.T, width int) {
+	t.Helper()
+	b.waitHost(t, "hostLog.sizes.length > 0", "the view never sent ui/notifications/size-changed")
+	var sizes []struct{ Width, Height float64 }
+	json.Unmarshal([]byte(b.hostJSON(t, "hostLog.sizes")), &sizes)
+	last := sizes[len(sizes)-1]
+	if last.Height <= 0 || last.Height > 500 {
+		t.Errorf("the view asked for %v px of height, want 1 to 500 (sizes: %v)", last.Height, sizes)
+	}
+	if w := inView[float64](t, b, `document.documentElement.scrollWidth`); w > float64(width) {
+		t.Errorf("at %d px the view is %v px wide: it scrolls sideways", width, w)
+	}
+}
+
+// checkTheme: the host's theme is the view's: a dark background with light text, or the
+// other way round.
+func (b *appBrowser) checkTheme(t *testing.T, theme string) {
+	t.Helper()
+	colors := inView[[]string](t, b, `(() => { const s = getComputedStyle(document.body); let bg = s.backgroundColor; if (/rgba\(.*,\s*0\)$/.test(bg) || bg === "transparent") bg = getComputedStyle(document.documentElement).backgroundColor; return [bg, s.color] })()`)
+	bg, fg := luminance(colors[0]), luminance(colors[1])
+	if dark := theme == "dark"; (dark && !(bg < 0.3 && fg > 0.6)) || (!dark && !(bg > 0.7 && fg < 0.4)) {
+		t.Errorf("with the %s theme the view has background %s and text %s", theme, colors[0], colors[1])
+	}
+}
+
+// checkTargets: every button and link is at least 44 × 44 px.
+func (b *appBrowser) checkTargets(t *testing.T) {
+	t.Helper()
+	small := inView[[]string](t, b, `[...document.querySelectorAll("button, a[href], [role=button], input, select, summary")].filter(e => e.getClientRects().length).map(e => [e.innerText.trim() || e.tagName, e.getBoundingClientRect()]).filter(([, r]) => r.width < 44 || r.height < 44).map(([n, r]) => n + " " + Math.round(r.width) + "×" + Math.round(r.height))`)
+	if len(small) > 0 {
+		t.Errorf("targets under 44 px: %q", small)
+	}
+}
+
+// Nothing an agent writes runs in the view or the host: the red team's XSS corpus, each
+// vector as a document's title and its lines, shown in the view; no vector calls alert (or
+// confirm, prompt, print: a hook in every frame counts them), the host page keeps only its
+// own elements, and the browser asks for nothing but the host's page and the view.
+func TestAppViewHostileText(t *testing.T) {
+	s := startServer(t)
+	h := newAppHost(t, s)
+	h.loadView(t)
+	b := newAppBrowser(t, h, 740)
+	if _, err := chromedp.Call(b.ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	requests := recordRequests(b.ctx)
+
+	// The counter counts: a view that runs alert in the sandboxed frame, with the same CSP.
+	b.open(t, h.show(hostCase{Theme: "light", Width: 700, View: `<!doctype html><script>alert(1);parent.postMessage({jsonrpc:"2.0",method:"ui/notifications/initialized"},"*")</script>`, Tool: h.tool("write_document"), Input: map[string]any{}, Result: json.RawMessage(`{"content":[]}`)}))
+	if got := b.hits(); len(got) != 1 {
+		t.Fatalf("a view that calls alert once was counted %d times: %q", len(got), got)
+	}
+
+	hostDOM := `[...document.body.querySelectorAll("*")].map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ")`
+	corpus := readCorpus(t)
+	for i, v := range corpus {
+		title := fmt.Sprintf("V%02d %s", i, strings.Join(strings.Fields(v), " "))
+		if len(title) > 200 {
+			title = title[:200]
+		}
+		args := map[string]any{"title": title, "text": v + "\n\nafter the vector\n"}
+		a := h.write(t, "write_document", args)
+		b.open(t, h.show(hostCase{Theme: "dark", Width: 700, Tool: h.tool("write_document"), Input: args, Result: a.raw}))
+		waitView(t, b, fmt.Sprintf("V%02d", i))
+		// Hover and click nothing of the person's, but let every handler and image have its go.
+		inView[bool](t, b, `(() => { for (const e of document.querySelectorAll("a, img, svg, details, div")) e.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); return true })()`)
+		time.Sleep(30 * time.Millisecond)
+		if got := b.hits(); len(got) > 0 {
+			t.Errorf("vector %d %q ran: %q", i, v, got)
+		}
+		bad := inView[string](t, b, `(() => {
+			const bad = [];
+			for (const e of document.querySelectorAll("body *")) {
+				for (const a of e.attributes) {
+					if (/^on/i.test(a.name)) bad.push("event attribute " + a.name + " on " + e.tagName);
+					if (/^(href|src|action|formaction|data|srcdoc|xlink:href)$/i.test(a.name) && /^\s*(javascript|vbscript|data):/i.test(a.value)) bad.push(a.name + "=" + a.value);
+				}
+				if (/^(IFRAME|OBJECT|EMBED|FORM|BASE|META|IMG)$/.test(e.tagName)) bad.push("element " + e.tagName);
+			}
+			return bad.join("\n");
+		})()`)
+		if bad != "" {
+			t.Errorf("vector %d %q reached the view's DOM as:\n%s", i, v, bad)
+		}
+		if got := eval[string](t, b.ctx, hostDOM); got != "SCRIPT#config DIV#chat P#said IFRAME#view SCRIPT" {
+			t.Errorf("vector %d: the host page's elements are now %s", i, got)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a late timer's alert would be counted
+	if got := b.hits(); len(got) > 0 {
+		t.Errorf("late: %q", got)
+	}
+	for _, u := range requests() {
+		if !strings.HasPrefix(u, h.page.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the browser asked for %s, outside the host and its view", u)
+		}
+	}
+}
