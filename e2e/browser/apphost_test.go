@@ -404,9 +404,12 @@ func clickInView(t *testing.T, b *appBrowser, label string) {
 	if len(at) != 2 {
 		t.Fatalf("the view has no %q; it says:\n%s", label, viewText(t, b))
 	}
-	frame, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.getElementById("view").getBoundingClientRect(); return [r.left, r.top] })()`))
+	frame, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.getElementById("view").getBoundingClientRect(); return [r.left, r.top, r.width, r.height] })()`))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if at[0] < 0 || at[1] < 0 || at[0] > frame[2] || at[1] > frame[3] {
+		t.Fatalf("the view's %q is at (%.0f, %.0f), outside its %.0f × %.0f px frame: a person can't reach it", label, at[0], at[1], frame[2], frame[3])
 	}
 	if err := chromedp.Do(b.ctx, chromedp.MouseClickXY(frame[0]+at[0], frame[1]+at[1])); err != nil {
 		t.Fatal(err)
