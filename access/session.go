@@ -44,8 +44,11 @@ type Sessions struct {
 
 // Session is what the store keeps of an MCP session.
 type Session struct {
-	Who     string    `json:"who"`              // see Principal.sessionOwner
-	Client  string    `json:"client,omitempty"` // the client's name from initialize
+	Who    string `json:"who"`              // see Principal.sessionOwner
+	Client string `json:"client,omitempty"` // the client's name from initialize
+	// Apps is whether the client declared the MCP Apps extension in initialize: every
+	// server on the store shows the change view to it, not only the one it began on.
+	Apps    bool      `json:"apps,omitempty"`
 	Created time.Time `json:"created"`
 	Seen    time.Time `json:"seen"` // last used, to within Sessions.refresh
 }
@@ -90,13 +93,24 @@ func sessionKey(id string) []byte {
 
 // Begin starts a session for p (whose client says it is client) and returns its id.
 func (s *Sessions) Begin(ctx context.Context, p Principal, client string) (string, error) {
+	return s.BeginClient(ctx, p, Client{Name: client})
+}
+
+// Client is what a session keeps of what its client said in initialize.
+type Client struct {
+	Name string // its name (clientInfo.name)
+	Apps bool   // it declared the MCP Apps extension (io.modelcontextprotocol/ui)
+}
+
+// BeginClient starts a session for p, keeping what its client said, and returns its id.
+func (s *Sessions) BeginClient(ctx context.Context, p Principal, client Client) (string, error) {
 	random, err := randomHex(16)
 	if err != nil {
 		return "", err
 	}
 	id := "mcp-session-" + random
 	now := s.now().UTC()
-	row, _ := json.Marshal(Session{Who: p.sessionOwner(), Client: client, Created: now, Seen: now})
+	row, _ := json.Marshal(Session{Who: p.sessionOwner(), Client: client.Name, Apps: client.Apps, Created: now, Seen: now})
 	sweep := s.sweepDue(now)
 	err = s.db.Batch(ctx, func(tx kv.Tx) error {
 		sessions, err := bucket(tx, bucketSessions)

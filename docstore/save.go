@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -76,6 +77,41 @@ func (s *Store) Restore(ctx context.Context, name string, n int, by Author) (Sav
 		return Next{Title: latest.Title, Text: old.Text}, nil
 	})
 }
+
+// Undo makes a new version (kind restore) whose text is that of the version before
+// version, as Restore(name, version-1) does, only if version is still the document's
+// latest: the change view's "Undo this change" undoes the change it shows, never one made
+// after it. It returns what Find returns, a *MovedOnError when the document has moved on
+// (checked again in the commit, so no write can come between), and ErrFirstVersion for
+// version 1, which has nothing before it.
+func (s *Store) Undo(ctx context.Context, name string, version int, by Author) (Saved, error) {
+	return s.Change(ctx, name, KindRestore, by, func(d Document, latest Version, at func(int) (Version, error)) (Next, error) {
+		if latest.Number != version {
+			return Next{}, &MovedOnError{Document: d, Version: version}
+		}
+		if version < 2 {
+			return Next{}, ErrFirstVersion
+		}
+		old, err := at(version - 1)
+		if err != nil {
+			return Next{}, err
+		}
+		return Next{Title: latest.Title, Text: old.Text}, nil
+	})
+}
+
+// MovedOnError is returned by Undo when the version to undo is no longer the latest.
+type MovedOnError struct {
+	Document Document // as it is now: Document.Version is the latest
+	Version  int      // the version Undo was asked to undo
+}
+
+func (e *MovedOnError) Error() string {
+	return fmt.Sprintf("%s is at version %d, not %d", e.Document.ID, e.Document.Version, e.Version)
+}
+
+// ErrFirstVersion is returned by Undo for version 1: nothing came before it.
+var ErrFirstVersion = errors.New("version 1 made the document: there is no version before it")
 
 // Rename makes a new version (kind rename) with the same text and a new title, which must
 // not be another document's in the space (*TitleTakenError).

@@ -47,6 +47,7 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		if err != nil {
 			return "", s.commentRefusal(err, a.Document, made.Document, 0)
 		}
+		s.commentView(ctx, made)
 		c := made.Comment
 		asks := "the person"
 		if by.For != "" {
@@ -61,12 +62,14 @@ func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (s
 		if err != nil {
 			return "", s.commentRefusal(err, a.Document, made.Document, *a.ReplyTo)
 		}
+		s.commentView(ctx, made)
 		return fmt.Sprintf("Replied to comment %d of %s (as comment %d).", made.Comment.ReplyTo, s.link(made.Document), made.Comment.Number), nil
 	}
 	made, err := s.docs.Resolve(ctx, a.Document, *a.Resolve, a.Text, by)
 	if err != nil {
 		return "", s.commentRefusal(err, a.Document, made.Document, *a.Resolve)
 	}
+	s.commentView(ctx, made)
 	if strings.TrimSpace(a.Text) != "" {
 		return fmt.Sprintf("Replied to comment %d of %s and resolved it.", made.Comment.Number, s.link(made.Document)), nil
 	}

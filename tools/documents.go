@@ -227,6 +227,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 		if err != nil {
 			return "", s.explain(err, a.Title)
 		}
+		s.noteSaved(ctx, saved)
 		return s.savedAnswer(saved), nil
 	}
 	base := 0
@@ -243,6 +244,7 @@ func (s *Server) writeDocument(ctx context.Context, a *writeDocumentArgs) (strin
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
+	s.noteSaved(ctx, saved)
 	return s.savedAnswer(saved), nil
 }
 
@@ -259,6 +261,7 @@ func (s *Server) appendDocument(ctx context.Context, a *appendDocumentArgs) (str
 	if err != nil {
 		return "", s.explain(err, a.Document)
 	}
+	s.noteSaved(ctx, saved)
 	return s.savedAnswer(saved), nil
 }
 
@@ -282,6 +285,7 @@ func (s *Server) editDocument(ctx context.Context, a *editDocumentArgs) (string,
 	case err != nil:
 		return "", s.explain(err, a.Document)
 	}
+	s.noteSaved(ctx, saved)
 	return s.savedAnswer(saved), nil
 }
 

@@ -109,6 +109,9 @@ func (s *Server) prepareResources(ctx context.Context, id any, message any) erro
 			return err
 		}
 		page, next = preparedPage{resources: []mcp.Resource{}}, n
+		if after == "" && rendersApps(ctx) {
+			page.resources = append(page.resources, viewResource())
+		}
 		names := r.Names()
 		for _, d := range docs {
 			page.resources = append(page.resources, s.resource(names, d))

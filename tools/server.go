@@ -96,10 +96,12 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithCompletions(),
 		server.WithToolFilter(readOnlyFilter),
 		server.WithToolFilter(s.withIcons),
+		server.WithToolFilter(s.forApps),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
 	)
 	s.addResources(srv)
+	s.addView(srv)
 	for _, t := range s.tools() {
 		srv.AddTool(t.def, t.handler)
 	}
@@ -163,6 +165,11 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 			return mcp.NewToolResultError(err.Error()), nil
 		}
 		documentByLink(&args)
+		var sink *changeSink // the view's data, for a client that renders apps (apps.go)
+		if slices.Contains(viewed, name) && rendersApps(ctx) {
+			sink = new(changeSink)
+			ctx = context.WithValue(ctx, sinkKey{}, sink)
+		}
 		in := s.in(ctx)
 		if refused := in.mayNot(ctx, h.readOnly); refused != "" {
 			return mcp.NewToolResultError(refused), nil
@@ -192,10 +199,10 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		}
 		if p := presenderOf(ctx); p != nil && len(answer) >= presendMin {
 			if token, err := p.hold(answer); err == nil {
-				return mcp.NewToolResultText(token), nil
+				return withView(mcp.NewToolResultText(token), sink), nil
 			}
 		}
-		return mcp.NewToolResultText(answer), nil
+		return withView(mcp.NewToolResultText(answer), sink), nil
 	}
 	return tool{def: mcp.NewTool(name, opts...), handler: handler}
 }
@@ -214,6 +221,9 @@ func (s *Server) tools() []tool {
 		define(s, "comment_document", charter.CommentDocument, hints{}, (*Server).commentDocument),
 		define(s, "list_conversations", charter.ListConversations, hints{readOnly: true, idempotent: true}, (*Server).listConversations),
 		define(s, "read_conversation", charter.ReadConversation, hints{readOnly: true, idempotent: true}, (*Server).readConversation),
+		// Only for the change view (visibility app): forApps lists it for a client that
+		// renders apps, outside review mode, and no other client can call it.
+		define(s, UndoTool, undoDescription, hints{destructive: true}, (*Server).undoChange),
 	}
 }
 
@@ -232,6 +242,7 @@ var titles = map[string]string{
 	"comment_document":   "Comment on document",
 	"list_conversations": "List conversations",
 	"read_conversation":  "Read conversation",
+	UndoTool:             "Undo this change",
 }
 
 // Names are the tools' names, in the order tools/list gives them.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -63,7 +64,7 @@ func (m *Sessions) Check(next http.Handler) http.Handler {
 		p, _ := access.FromContext(r.Context())
 		if r.Method == http.MethodPost {
 			if client, ok := initializeOf(r); ok {
-				id, err := m.store.Begin(r.Context(), p, client)
+				id, err := m.store.BeginClient(r.Context(), p, client)
 				if err != nil {
 					unavailable(w, "beginning a session", err)
 					return
@@ -96,12 +97,12 @@ func unavailable(w http.ResponseWriter, doing string, err error) {
 	http.Error(w, "The store is unavailable ("+doing+"); try again in a moment", http.StatusServiceUnavailable)
 }
 
-// initializeOf reports whether r (a POST that Guard read) is an initialize, and the name
-// its client gives.
-func initializeOf(r *http.Request) (client string, ok bool) {
+// initializeOf reports whether r (a POST that Guard read) is an initialize, and what its
+// client says: its name, and whether it declares MCP Apps.
+func initializeOf(r *http.Request) (client access.Client, ok bool) {
 	body, _ := r.Context().Value(bodyKey{}).([]byte)
 	if len(body) > largestInitialize {
-		return "", false
+		return client, false
 	}
 	var msg struct {
 		Method string `json:"method"`
@@ -109,24 +110,38 @@ func initializeOf(r *http.Request) (client string, ok bool) {
 			ClientInfo struct {
 				Name string `json:"name"`
 			} `json:"clientInfo"`
+			Capabilities struct {
+				Extensions map[string]any `json:"extensions"`
+			} `json:"capabilities"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil || msg.Method != string(mcp.MethodInitialize) {
-		return "", false
+		return client, false
 	}
-	return msg.Params.ClientInfo.Name, true
+	return access.Client{Name: msg.Params.ClientInfo.Name, Apps: tools.DeclaresApps(msg.Params.Capabilities.Extensions)}, true
 }
 
-// ClientName gives the session mcp-go serves a request in the client's name from
+// ClientName gives the session mcp-go serves a request in what the client said in
 // initialize, when mcp-go doesn't hold it: the session began on another server, or this
-// one forgot it (idle sweep, restart). An HTTPContextFunc.
+// one forgot it (idle sweep, restart). Its name, which versions are signed with, and the
+// MCP Apps extension, if it declared it (the tools then link the change view). An
+// HTTPContextFunc.
 func ClientName(ctx context.Context, _ *http.Request) context.Context {
 	c, ok := ctx.Value(checkedKey{}).(checked)
-	if !ok || c.Client == "" {
+	if !ok {
 		return ctx
 	}
-	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok && s.GetClientInfo().Name == "" {
+	s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo)
+	if !ok {
+		return ctx
+	}
+	if c.Client != "" && s.GetClientInfo().Name == "" {
 		s.SetClientInfo(mcp.Implementation{Name: c.Client})
+	}
+	if c.Apps && !tools.DeclaresApps(s.GetClientCapabilities().Extensions) {
+		caps := s.GetClientCapabilities()
+		caps.Extensions = map[string]any{tools.AppsExtension: map[string]any{"mimeTypes": []any{tools.AppMIMEType}}}
+		s.SetClientCapabilities(caps)
 	}
 	return ctx
 }
