@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -264,9 +265,13 @@ func (rr *rawResults) since(n int) (json.RawMessage, error) {
 // call the binding hostileRan, which the test counts.
 type appBrowser struct {
 	ctx  context.Context
-	mu   sync.Mutex
-	ran  []string
 	host *appHost
+
+	mu       sync.Mutex
+	ran      []string // what hostileRan was called with
+	requests []string // every URL the browser asked for
+	refused  []string // the browser's log lines of what a Content-Security-Policy refused
+	thrown   []string // uncaught exceptions, in the host page or the view
 }
 
 func newAppBrowser(t *testing.T, h *appHost, width int) *appBrowser {
@@ -278,6 +283,11 @@ func newAppBrowser(t *testing.T, h *appHost, width int) *appBrowser {
 		chromedp.Flag("disable-features", "IsolateSandboxedIframes,site-per-process"),
 		chromedp.Flag("disable-site-isolation-trials", true))
 	b := &appBrowser{ctx: ctx, host: h}
+	record := func(to *[]string, s string) {
+		b.mu.Lock()
+		*to = append(*to, s)
+		b.mu.Unlock()
+	}
 	calls := chromedp.Events(ctx, runtime.BindingCalled)
 	go func() {
 		for ev, err := range calls {
@@ -285,12 +295,46 @@ func newAppBrowser(t *testing.T, h *appHost, width int) *appBrowser {
 				return
 			}
 			if ev.Name == "hostileRan" {
-				b.mu.Lock()
-				b.ran = append(b.ran, ev.Payload)
-				b.mu.Unlock()
+				record(&b.ran, ev.Payload)
 			}
 		}
 	}()
+	requests := chromedp.Events(ctx, network.RequestWillBeSent)
+	go func() {
+		for ev, err := range requests {
+			if err != nil {
+				return
+			}
+			record(&b.requests, ev.Request.URL)
+		}
+	}()
+	entries := chromedp.Events(ctx, log.EntryAdded)
+	go func() {
+		for ev, err := range entries {
+			if err != nil {
+				return
+			}
+			if strings.Contains(ev.Entry.Text, "Content Security Policy") || strings.Contains(ev.Entry.Text, "Content-Security-Policy") {
+				record(&b.refused, ev.Entry.Text)
+			}
+		}
+	}()
+	thrown := chromedp.Events(ctx, runtime.ExceptionThrown)
+	go func() {
+		for ev, err := range thrown {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			record(&b.thrown, d.Text+" "+exceptionOf(d)+" at "+d.URL)
+		}
+	}()
+	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatal(err)
+	}
 	hook := `(() => {
 		const hit = k => () => { try { hostileRan(k + " in " + location.href) } catch (e) {} };
 		for (const k of ["alert", "confirm", "prompt", "print"]) window[k] = hit(k);
@@ -416,26 +460,25 @@ func clickInView(t *testing.T, b *appBrowser, label string) {
 	}
 }
 
-// recordRequests records every URL the browser asks for from now on, and returns what
-// gives them.
-func recordRequests(ctx context.Context) func() []string {
-	var mu sync.Mutex
-	var urls []string
-	events := chromedp.Events(ctx, network.RequestWillBeSent)
-	go func() {
-		for ev, err := range events {
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			urls = append(urls, ev.Request.URL)
-			mu.Unlock()
+// checkContained: since the last check, the browser asked for nothing but the host's own
+// page, the view and the host's /call (no other origin, not even the server's), no
+// Content-Security-Policy refused anything, and no script threw.
+func (b *appBrowser) checkContained(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	requests, refused, thrown := b.requests, b.refused, b.thrown
+	b.requests, b.refused, b.thrown = nil, nil, nil
+	b.mu.Unlock()
+	for _, u := range requests {
+		if !strings.HasPrefix(u, b.host.page.URL+"/") && !strings.HasPrefix(u, "data:") {
+			t.Errorf("the browser asked for %s, outside the host and its view", u)
 		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), urls...)
+	}
+	for _, r := range refused {
+		t.Errorf("the view's CSP refused: %s", r)
+	}
+	for _, e := range thrown {
+		t.Errorf("a script threw: %s", e)
 	}
 }
 

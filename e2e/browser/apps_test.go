@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -213,6 +211,7 @@ func TestAppViewShowsTheChange(t *testing.T) {
 				clickInView(t, b, "Undo this change")
 				b.waitHost(t, "hostLog.answers.length == 1", "Undo this change sent no tools/call the host answered")
 				b.checkUndo(t, h, edit, edited)
+				b.checkContained(t)
 			})
 		}
 	}
@@ -315,16 +314,13 @@ func TestAppViewHostileText(t *testing.T) {
 	h := newAppHost(t, s)
 	h.loadView(t)
 	b := newAppBrowser(t, h, 740)
-	if _, err := chromedp.Call(b.ctx, network.Enable, network.EnableParams{}); err != nil {
-		t.Fatal(err)
-	}
-	requests := recordRequests(b.ctx)
 
 	// The counter counts: a view that runs alert in the sandboxed frame, with the same CSP.
 	b.open(t, h.show(hostCase{Theme: "light", Width: 700, View: `<!doctype html><script>alert(1);parent.postMessage({jsonrpc:"2.0",method:"ui/notifications/initialized"},"*")</script>`, Tool: h.tool("write_document"), Input: map[string]any{}, Result: json.RawMessage(`{"content":[]}`)}))
 	if got := b.hits(); len(got) != 1 {
 		t.Fatalf("a view that calls alert once was counted %d times: %q", len(got), got)
 	}
+	b.checkContained(t)
 
 	hostDOM := `[...document.body.querySelectorAll("*")].map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ")`
 	corpus := readCorpus(t)
@@ -360,16 +356,13 @@ func TestAppViewHostileText(t *testing.T) {
 		if got := eval[string](t, b.ctx, hostDOM); got != "SCRIPT#config DIV#chat P#said IFRAME#view SCRIPT" {
 			t.Errorf("vector %d: the host page's elements are now %s", i, got)
 		}
+		b.checkContained(t)
 	}
 	time.Sleep(200 * time.Millisecond) // a late timer's alert would be counted
 	if got := b.hits(); len(got) > 0 {
 		t.Errorf("late: %q", got)
 	}
-	for _, u := range requests() {
-		if !strings.HasPrefix(u, h.page.URL+"/") && !strings.HasPrefix(u, "data:") {
-			t.Errorf("the browser asked for %s, outside the host and its view", u)
-		}
-	}
+	b.checkContained(t)
 }
 
 // A long change stays within 500 px high inline and scrolls inside, once: the agent
@@ -413,6 +406,7 @@ func TestAppViewLongChangeScrollsInside(t *testing.T) {
 			if frame > 500 {
 				t.Errorf("the host's frame is %v px high, from the view's size", frame)
 			}
+			b.checkContained(t)
 			if width == 700 {
 				shot(t, b.ctx, "app-long")
 			}
@@ -456,6 +450,7 @@ func TestAppViewReviewMode(t *testing.T) {
 			if calls := b.hostJSON(t, "hostLog.calls"); calls != "[]" {
 				t.Errorf("in review mode the view called tools: %s", calls)
 			}
+			b.checkContained(t)
 		})
 	}
 }
