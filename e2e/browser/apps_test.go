@@ -198,6 +198,15 @@ func TestAppViewShowsTheChange(t *testing.T) {
 				}
 				b.checkFits(t, width)
 				b.checkTheme(t, theme)
+				if theme == "light" {
+					// The person switches the host to dark while the view is shown.
+					eval[bool](t, b.ctx, `(setTheme("dark"), true)`)
+					time.Sleep(100 * time.Millisecond)
+					b.checkTheme(t, "dark")
+					eval[bool](t, b.ctx, `(setTheme("light"), true)`)
+					time.Sleep(100 * time.Millisecond)
+					b.checkTheme(t, "light")
+				}
 				b.checkTargets(t)
 				if width == 320 && theme == "light" || width == 700 && theme == "dark" {
 					shot(t, b.ctx, fmt.Sprintf("app-%d-%s", width, theme))
@@ -325,11 +334,11 @@ func TestAppViewHostileText(t *testing.T) {
 	hostDOM := `[...document.body.querySelectorAll("*")].map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ")`
 	corpus := readCorpus(t)
 	for i, v := range corpus {
-		title := fmt.Sprintf("V%02d %s", i, strings.Join(strings.Fields(v), " "))
+		title := []rune(fmt.Sprintf("V%02d %s", i, strings.Join(strings.Fields(v), " ")))
 		if len(title) > 200 {
 			title = title[:200]
 		}
-		args := map[string]any{"title": title, "text": v + "\n\nafter the vector\n"}
+		args := map[string]any{"title": string(title), "text": v + "\n\nafter the vector\n"}
 		a := h.write(t, "write_document", args)
 		b.open(t, h.show(hostCase{Theme: "dark", Width: 700, Tool: h.tool("write_document"), Input: args, Result: a.raw}))
 		waitView(t, b, fmt.Sprintf("V%02d", i))
@@ -453,4 +462,64 @@ func TestAppViewReviewMode(t *testing.T) {
 			b.checkContained(t)
 		})
 	}
+}
+
+// A refused write is shown too (a host shows the view for every call of a tool that links
+// it): the view says what the model read, and offers neither the page nor an undo.
+func TestAppViewRefusal(t *testing.T) {
+	s := startServer(t)
+	h := newAppHost(t, s)
+	h.loadView(t)
+	first := h.write(t, "write_document", map[string]any{"title": "Launch plan", "text": plan40()})
+	args := map[string]any{"document": first.id, "old": "Step 99 of the launch", "new": "Step 99, new"}
+	raw := h.callTool("edit_document", args)
+	var r struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || !r.IsError || len(r.Content) == 0 {
+		t.Fatalf("the edit of a line that isn't there answered %s", raw)
+	}
+	b := newAppBrowser(t, h, 360)
+	b.open(t, h.show(hostCase{Theme: "light", Width: 320, Tool: h.tool("edit_document"), Input: args, Result: raw}))
+	got := waitView(t, b, r.Content[0].Text)
+	for _, label := range []string{"Undo this change", "Open on your page", "Decide on your page"} {
+		if strings.Contains(got, label) {
+			t.Errorf("the refusal's view offers %q:\n%s", label, got)
+		}
+	}
+	b.checkFits(t, 320)
+	b.checkContained(t)
+	if v, _ := h.latest(t, first.id); v != 1 {
+		t.Errorf("after the refusal the document is at version %d", v)
+	}
+}
+
+// The largest change a write can make (1 MB of new lines, 20,000 of them) reaches the view
+// folded: shown within the usual wait, within 500 px, with a bounded number of rows.
+func TestAppViewHugeChange(t *testing.T) {
+	s := startServer(t)
+	h := newAppHost(t, s)
+	h.loadView(t)
+	var text strings.Builder
+	for i := 1; text.Len() < 1<<20; i++ {
+		fmt.Fprintf(&text, "line %05d of the archive, copied from the old wiki, word for word.\n", i)
+	}
+	args := map[string]any{"title": "Archive", "text": text.String()}
+	a := h.write(t, "write_document", args)
+	t.Logf("the answer is %d bytes for %d bytes of text", len(a.raw), text.Len())
+	b := newAppBrowser(t, h, 740)
+	start := time.Now()
+	b.open(t, h.show(hostCase{Theme: "dark", Width: 700, Tool: h.tool("write_document"), Input: map[string]any{"title": "Archive", "text": "(1 MB)"}, Result: a.raw}))
+	waitView(t, b, "line 00001 of the archive")
+	t.Logf("shown in %v", time.Since(start).Round(time.Millisecond))
+	b.checkFits(t, 700)
+	rows := inView[int](t, b, `document.querySelectorAll("#diff > *").length`)
+	if rows > 2000 {
+		t.Errorf("the view made %d rows for the change", rows)
+	}
+	t.Logf("%d rows in the view", rows)
+	b.checkContained(t)
 }
