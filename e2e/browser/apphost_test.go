@@ -112,12 +112,12 @@ func (h *appHost) serve(w http.ResponseWriter, r *http.Request) {
 		h.mu.Unlock()
 		config, err := json.Marshal(c) // escapes <, > and &: nothing in it closes the script
 		if err != nil {
-			http.Error(w, err.Error(), 500)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		tmpl, err := os.ReadFile(filepath.Join("testdata", "apphost.html"))
 		if err != nil {
-			http.Error(w, err.Error(), 500)
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -144,12 +144,12 @@ func (h *appHost) serve(w http.ResponseWriter, r *http.Request) {
 			Arguments map[string]any `json:"arguments"`
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&p); err != nil {
-			http.Error(w, err.Error(), 400)
+			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		result, err := h.call(r.Context(), p.Name, p.Arguments)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
