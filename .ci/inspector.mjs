@@ -197,7 +197,7 @@ let view = "";
 for (const tool of ["write_document", "append_document", "edit_document", "comment_document"]) {
   step(`MCP Apps: ${tool} links the change view (--advertise-apps --app-info)`, ["--advertise-apps", "--app-info", ...call(tool)], (r) => {
     if (r.code !== 0) return `exit ${r.code}, want 0 (2 is a tool without an app)`;
-    const a = r.out;
+    const a = r.out.appInfo ?? {};
     if (!a.hasApp || !a.resourceUri?.startsWith("ui://")) return `no ui:// app: ${JSON.stringify(a)}`;
     if (view && a.resourceUri !== view) return `links ${a.resourceUri}, another tool ${view}: want one view`;
     view = a.resourceUri;
@@ -209,7 +209,7 @@ for (const tool of ["write_document", "append_document", "edit_document", "comme
   });
 }
 step("MCP Apps: a client that doesn't declare them gets no app (--app-info)", ["--app-info", ...call("edit_document")], (r) =>
-  r.code === 2 && r.out.hasApp === false ? null : `exit ${r.code}, ${JSON.stringify(r.out)}; want exit 2 and hasApp false`);
+  r.code === 2 && r.out.appInfo?.hasApp === false ? null : `exit ${r.code}, ${JSON.stringify(r.out)}; want exit 2 and hasApp false`);
 
 console.log(`The Inspector CLI drove the server over stdio.`);
 console.log(`Inspector: ${passed} passed, ${failures.length} failed`);

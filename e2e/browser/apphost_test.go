@@ -43,8 +43,6 @@ const (
 // page (testdata/apphost.html) on a loopback server of the test's own, which puts the view
 // in a sandboxed frame and forwards the view's tools/call through that client.
 type appHost struct {
-	t     *testing.T
-	srv   *server
 	cs    *mcp.ClientSession
 	raw   *rawResults
 	tools []*mcp.Tool
@@ -70,7 +68,7 @@ type hostCase struct {
 
 func newAppHost(t *testing.T, s *server) *appHost {
 	t.Helper()
-	h := &appHost{t: t, srv: s, raw: &rawResults{}}
+	h := &appHost{raw: &rawResults{}}
 	caps := &mcp.ClientCapabilities{}
 	caps.AddExtension(appsExtension, map[string]any{"mimeTypes": []string{appMIME}})
 	c := mcp.NewClient(&mcp.Implementation{Name: "compass-test-host", Version: "1.0.0"}, &mcp.ClientOptions{Capabilities: caps})
@@ -171,12 +169,12 @@ func (h *appHost) call(ctx context.Context, name string, args map[string]any) (j
 	return h.raw.since(before)
 }
 
-// callTool is call for the test, failing it on a protocol error.
-func (h *appHost) callTool(name string, args map[string]any) json.RawMessage {
-	h.t.Helper()
+// callTool is call for the test t, failing it on a protocol error.
+func (h *appHost) callTool(t *testing.T, name string, args map[string]any) json.RawMessage {
+	t.Helper()
 	result, err := h.call(context.Background(), name, args)
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return result
 }

@@ -96,7 +96,7 @@ var versionInAnswer = regexp.MustCompile(`(?:as version|change) (\d+)`)
 
 func (h *appHost) write(t *testing.T, tool string, args map[string]any) answer {
 	t.Helper()
-	raw := h.callTool(tool, args)
+	raw := h.callTool(t, tool, args)
 	var r struct {
 		Content []struct {
 			Type string `json:"type"`
@@ -124,7 +124,7 @@ func (h *appHost) write(t *testing.T, tool string, args map[string]any) answer {
 // text is the latest text of the document id and its version, as the agent reads it.
 func (h *appHost) latest(t *testing.T, id string) (version int, text string) {
 	t.Helper()
-	raw := h.callTool("read_document", map[string]any{"document": id})
+	raw := h.callTool(t, "read_document", map[string]any{"document": id})
 	var r struct {
 		Content []struct {
 			Text string `json:"text"`
@@ -436,6 +436,14 @@ func TestAppViewReviewMode(t *testing.T) {
 	if !strings.HasPrefix(proposed.text, "Proposed ") {
 		t.Fatalf("in review mode the edit answered %q", proposed.text)
 	}
+	// The view's undo tool (undo_change), called by a scripted client in review mode, is
+	// refused or unknown, and changes nothing: deciding is the person's.
+	before, _ := h.latest(t, id)
+	raw, err := h.call(context.Background(), "undo_change", map[string]any{"document": id, "version": before})
+	if v, _ := h.latest(t, id); v != before || (err == nil && !strings.Contains(string(raw), `"isError":true`)) {
+		t.Errorf("in review mode undo_change answered %s (%v), and the document is at version %d (was %d)", raw, err, v, before)
+	}
+	t.Logf("in review mode undo_change: %s %v", raw, err)
 	for _, width := range []int{320, 700} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			b := newAppBrowser(t, h, width+40)
@@ -472,7 +480,7 @@ func TestAppViewRefusal(t *testing.T) {
 	h.loadView(t)
 	first := h.write(t, "write_document", map[string]any{"title": "Launch plan", "text": plan40()})
 	args := map[string]any{"document": first.id, "old": "Step 99 of the launch", "new": "Step 99, new"}
-	raw := h.callTool("edit_document", args)
+	raw := h.callTool(t, "edit_document", args)
 	var r struct {
 		Content []struct {
 			Text string `json:"text"`
