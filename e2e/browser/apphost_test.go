@@ -47,7 +47,10 @@ type appHost struct {
 	raw   *rawResults
 	tools []*mcp.Tool
 	page  *httptest.Server
-	view  string // the view's HTML, as resources/read gave it
+	// sandbox is the sandbox proxy's origin: another loopback port, as a web host's proxy
+	// has another origin than its page.
+	sandbox *httptest.Server
+	view    string // the view's HTML, as resources/read gave it
 
 	mu    sync.Mutex
 	cases []hostCase
@@ -56,8 +59,9 @@ type appHost struct {
 // hostCase is what one showing of the view gets: the host's theme and width, the tool the
 // agent called, its arguments, and the server's answer byte for byte.
 type hostCase struct {
-	Case   int             `json:"case"` // its number, which the frame's URL names
-	View   string          `json:"-"`    // the view's HTML, if not the server's
+	Case   int             `json:"case"`            // its number, which the frame's URL names
+	Proxy  string          `json:"proxy,omitempty"` // the sandbox proxy's URL, set by show when proxied
+	View   string          `json:"-"`               // the view's HTML, if not the server's
 	Theme  string          `json:"theme"`
 	Width  int             `json:"width"`
 	Tool   *mcp.Tool       `json:"tool"`
@@ -91,6 +95,21 @@ func newAppHost(t *testing.T, s *server) *appHost {
 
 	h.page = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.page.Close)
+	h.sandbox = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "GET" || r.URL.Path != "/proxy" {
+			http.NotFound(w, r)
+			return
+		}
+		proxy, err := os.ReadFile(filepath.Join("testdata", "appproxy.html"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", appCSP)
+		w.Write(proxy)
+	}))
+	t.Cleanup(h.sandbox.Close)
 	return h
 }
 
@@ -191,8 +210,16 @@ func (h *appHost) tool(name string) *mcp.Tool {
 
 // show registers a showing of the view and returns the host page's URL for it.
 func (h *appHost) show(c hostCase) string {
+	return h.showIn(c, false)
+}
+
+// showIn is show, through the sandbox proxy if proxied.
+func (h *appHost) showIn(c hostCase, proxied bool) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if proxied {
+		c.Proxy = h.sandbox.URL + "/proxy"
+	}
 	c.Tools = h.tools
 	c.Case = len(h.cases)
 	h.cases = append(h.cases, c)
@@ -391,10 +418,18 @@ func inView[T any](t *testing.T, b *appBrowser, js string) T {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(tree.FrameTree.ChildFrames); n != 1 {
-		t.Fatalf("the host page has %d frames, want the view's", n)
+	// The view's frame: the host page's one frame, or the one in a sandbox proxy's.
+	view := tree.FrameTree
+	for depth := 0; len(view.ChildFrames) > 0; depth++ {
+		if n := len(view.ChildFrames); n != 1 || depth == 2 {
+			t.Fatalf("the host page's frame %d has %d frames, want the view's", depth, n)
+		}
+		view = view.ChildFrames[0]
 	}
-	world, err := chromedp.Call(b.ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: tree.FrameTree.ChildFrames[0].Frame.ID, WorldName: "test"})
+	if view == tree.FrameTree {
+		t.Fatal("the host page has no frame")
+	}
+	world, err := chromedp.Call(b.ctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{FrameID: view.Frame.ID, WorldName: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +503,7 @@ func (b *appBrowser) checkContained(t *testing.T) {
 	b.requests, b.refused, b.thrown = nil, nil, nil
 	b.mu.Unlock()
 	for _, u := range requests {
-		if !strings.HasPrefix(u, b.host.page.URL+"/") && !strings.HasPrefix(u, "data:") {
+		if !strings.HasPrefix(u, b.host.page.URL+"/") && u != b.host.sandbox.URL+"/proxy" && !strings.HasPrefix(u, "data:") && u != "about:srcdoc" {
 			t.Errorf("the browser asked for %s, outside the host and its view", u)
 		}
 	}

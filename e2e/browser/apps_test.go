@@ -324,49 +324,9 @@ func TestAppViewHostileText(t *testing.T) {
 	h.loadView(t)
 	b := newAppBrowser(t, h, 740)
 
-	// The counter counts: a view that runs alert in the sandboxed frame, with the same CSP.
-	b.open(t, h.show(hostCase{Theme: "light", Width: 700, View: `<!doctype html><script>alert(1);parent.postMessage({jsonrpc:"2.0",method:"ui/notifications/initialized"},"*")</script>`, Tool: h.tool("write_document"), Input: map[string]any{}, Result: json.RawMessage(`{"content":[]}`)}))
-	if got := b.hits(); len(got) != 1 {
-		t.Fatalf("a view that calls alert once was counted %d times: %q", len(got), got)
-	}
-	b.checkContained(t)
+	checkCounterCounts(t, h, b, false)
 
-	hostDOM := `[...document.body.querySelectorAll("*")].map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ")`
-	corpus := readCorpus(t)
-	for i, v := range corpus {
-		title := []rune(fmt.Sprintf("V%02d %s", i, strings.Join(strings.Fields(v), " ")))
-		if len(title) > 200 {
-			title = title[:200]
-		}
-		args := map[string]any{"title": string(title), "text": v + "\n\nafter the vector\n"}
-		a := h.write(t, "write_document", args)
-		b.open(t, h.show(hostCase{Theme: "dark", Width: 700, Tool: h.tool("write_document"), Input: args, Result: a.raw}))
-		waitView(t, b, fmt.Sprintf("V%02d", i))
-		// Hover and click nothing of the person's, but let every handler and image have its go.
-		inView[bool](t, b, `(() => { for (const e of document.querySelectorAll("a, img, svg, details, div")) e.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); return true })()`)
-		time.Sleep(30 * time.Millisecond)
-		if got := b.hits(); len(got) > 0 {
-			t.Errorf("vector %d %q ran: %q", i, v, got)
-		}
-		bad := inView[string](t, b, `(() => {
-			const bad = [];
-			for (const e of document.querySelectorAll("body *")) {
-				for (const a of e.attributes) {
-					if (/^on/i.test(a.name)) bad.push("event attribute " + a.name + " on " + e.tagName);
-					if (/^(href|src|action|formaction|data|srcdoc|xlink:href)$/i.test(a.name) && /^\s*(javascript|vbscript|data):/i.test(a.value)) bad.push(a.name + "=" + a.value);
-				}
-				if (/^(IFRAME|OBJECT|EMBED|FORM|BASE|META|IMG)$/.test(e.tagName)) bad.push("element " + e.tagName);
-			}
-			return bad.join("\n");
-		})()`)
-		if bad != "" {
-			t.Errorf("vector %d %q reached the view's DOM as:\n%s", i, v, bad)
-		}
-		if got := eval[string](t, b.ctx, hostDOM); got != "SCRIPT#config DIV#chat P#said IFRAME#view SCRIPT" {
-			t.Errorf("vector %d: the host page's elements are now %s", i, got)
-		}
-		b.checkContained(t)
-	}
+	showCorpus(t, h, b, false)
 	time.Sleep(200 * time.Millisecond) // a late timer's alert would be counted
 	if got := b.hits(); len(got) > 0 {
 		t.Errorf("late: %q", got)
@@ -529,5 +489,102 @@ func TestAppViewHugeChange(t *testing.T) {
 		t.Errorf("the view made %d rows for the change", rows)
 	}
 	t.Logf("%d rows in the view", rows)
+	b.checkContained(t)
+}
+
+// showCorpus shows each vector of the XSS corpus, as a new document's title and lines, in
+// the view (through the sandbox proxy if proxied), and checks that none ran or reached the
+// view's document or the host page.
+func showCorpus(t *testing.T, h *appHost, b *appBrowser, proxied bool) {
+	t.Helper()
+	hostDOM := `[...document.body.querySelectorAll("*")].map(e => e.tagName + (e.id ? "#" + e.id : "")).join(" ")`
+	corpus := readCorpus(t)
+	for i, v := range corpus {
+		title := []rune(fmt.Sprintf("V%02d %s", i, strings.Join(strings.Fields(v), " ")))
+		if len(title) > 200 {
+			title = title[:200]
+		}
+		args := map[string]any{"title": string(title), "text": v + "\n\nafter the vector\n"}
+		a := h.write(t, "write_document", args)
+		b.open(t, h.showIn(hostCase{Theme: "dark", Width: 700, Tool: h.tool("write_document"), Input: args, Result: a.raw}, proxied))
+		waitView(t, b, fmt.Sprintf("V%02d", i))
+		// Hover and click nothing of the person's, but let every handler and image have its go.
+		inView[bool](t, b, `(() => { for (const e of document.querySelectorAll("a, img, svg, details, div")) e.dispatchEvent(new MouseEvent("mouseover", {bubbles: true})); return true })()`)
+		time.Sleep(30 * time.Millisecond)
+		if got := b.hits(); len(got) > 0 {
+			t.Errorf("vector %d %q ran: %q", i, v, got)
+		}
+		bad := inView[string](t, b, `(() => {
+			const bad = [];
+			for (const e of document.querySelectorAll("body *")) {
+				for (const a of e.attributes) {
+					if (/^on/i.test(a.name)) bad.push("event attribute " + a.name + " on " + e.tagName);
+					if (/^(href|src|action|formaction|data|srcdoc|xlink:href)$/i.test(a.name) && /^\s*(javascript|vbscript|data):/i.test(a.value)) bad.push(a.name + "=" + a.value);
+				}
+				if (/^(IFRAME|OBJECT|EMBED|FORM|BASE|META|IMG)$/.test(e.tagName)) bad.push("element " + e.tagName);
+			}
+			return bad.join("\n");
+		})()`)
+		if bad != "" {
+			t.Errorf("vector %d %q reached the view's DOM as:\n%s", i, v, bad)
+		}
+		if got := eval[string](t, b.ctx, hostDOM); got != "SCRIPT#config DIV#chat P#said IFRAME#view SCRIPT" {
+			t.Errorf("vector %d: the host page's elements are now %s", i, got)
+		}
+		b.checkContained(t)
+	}
+}
+
+// The same view through a sandbox proxy, as web hosts show it: the host page's frame is a
+// page of another origin that loads the view's HTML into a srcdoc frame of its own
+// (allow-scripts) and passes the messages. The steps of TestAppViewShowsTheChange at 320 px,
+// then the XSS corpus.
+func TestAppViewThroughASandboxProxy(t *testing.T) {
+	s := startServer(t)
+	h := newAppHost(t, s)
+	h.loadView(t)
+	first := h.write(t, "write_document", map[string]any{"title": "Launch plan", "text": plan40()})
+	args := map[string]any{"document": first.id, "old": "Step 7 of the launch", "new": "Step 7, proxied, of the launch"}
+	edit := h.write(t, "edit_document", args)
+	edit.oldLine, edit.newLine = "Step 7 of the launch", "Step 7, proxied, of the launch"
+	b := newAppBrowser(t, h, 360)
+	b.open(t, h.showIn(hostCase{Theme: "dark", Width: 320, Tool: h.tool("edit_document"), Input: args, Result: edit.raw}, true))
+	got := waitView(t, b, edit.newLine)
+	if !strings.Contains(got, "Launch plan") || !strings.Contains(got, edit.oldLine) {
+		t.Errorf("through the proxy the view says:\n%s", got)
+	}
+	if url := inView[string](t, b, `location.href`); url != "about:srcdoc" {
+		t.Errorf("the view is at %s, want the proxy's srcdoc frame", url)
+	}
+	b.checkFits(t, 320)
+	b.checkTheme(t, "dark")
+	b.checkTargets(t)
+	clickInView(t, b, "Open on your page")
+	b.waitHost(t, "hostLog.links.length == 1", "Open on your page sent no ui/open-link through the proxy")
+	checkVersionLink(t, s, b.hostJSON(t, "hostLog.links[0]"), edit)
+	_, edited := h.latest(t, first.id)
+	clickInView(t, b, "Undo this change")
+	b.waitHost(t, "hostLog.answers.length == 1", "Undo this change sent no tools/call through the proxy")
+	b.checkUndo(t, h, edit, edited)
+	b.checkContained(t)
+
+	checkCounterCounts(t, h, b, true)
+	showCorpus(t, h, b, true)
+	time.Sleep(200 * time.Millisecond)
+	if got := b.hits(); len(got) > 0 {
+		t.Errorf("late: %q", got)
+	}
+	b.checkContained(t)
+}
+
+// checkCounterCounts shows a view that calls alert once, in the view's frame under the same
+// CSP (through the proxy if proxied), and checks that the hook counted it once: the
+// counter of TestAppViewHostileText counts.
+func checkCounterCounts(t *testing.T, h *appHost, b *appBrowser, proxied bool) {
+	t.Helper()
+	b.open(t, h.showIn(hostCase{Theme: "light", Width: 700, View: `<!doctype html><script>alert(1);parent.postMessage({jsonrpc:"2.0",method:"ui/notifications/initialized"},"*")</script>`, Tool: h.tool("write_document"), Input: map[string]any{}, Result: json.RawMessage(`{"content":[]}`)}, proxied))
+	if got := b.hits(); len(got) != 1 {
+		t.Fatalf("a view that calls alert once was counted %d times: %q", len(got), got)
+	}
 	b.checkContained(t)
 }
