@@ -67,6 +67,9 @@ func diffTexts(old, new string) change {
 	return c
 }
 
+// diff is the change as Saved gives it.
+func (c change) diff() *Diff { return &Diff{Old: c.old, New: c.new, Ops: c.ops} }
+
 func (c change) counts() (added, removed int) {
 	for _, op := range c.ops {
 		switch op.Kind {

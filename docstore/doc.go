@@ -45,6 +45,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -133,6 +134,17 @@ type Saved struct {
 	// the write's transaction had it: its answer names who is to review it, with no read of
 	// its own.
 	Names spaces.Names
+	// Diff is the line diff the write worked out, from the latest version to the version
+	// made (or to the Proposal's text): what a front door shows of the change, with no read
+	// or diff of its own. Nil for a new document and when nothing changed.
+	Diff *Diff
+}
+
+// Diff is a change's line diff: Old and New are the texts' lines, each ending in "\n" (a
+// text without a final line break is given one), and Ops the runs that turn Old into New.
+type Diff struct {
+	Old, New []string
+	Ops      []linediff.Op
 }
 
 var (

@@ -573,6 +573,7 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 				return err
 			}
 			saved.Names = spaces.NamesOf(b.tx, by.For)
+			saved.Diff = p.change.diff()
 			return nil
 		}
 		latest := p.latest
@@ -580,7 +581,7 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 		if err := b.put(&d, v, &latest, p.change); err != nil {
 			return fmt.Errorf("saving version %d of %s: %w", v.Number, d.ID, err)
 		}
-		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind}
+		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind, Diff: p.change.diff()}
 		if then != nil {
 			return then(b, &d, &saved)
 		}

@@ -23,7 +23,7 @@ type appsSession struct {
 	c *client.Client
 }
 
-func newAppsSession(t *testing.T, db kv.DB, cfg tools.Config, apps bool) *appsSession {
+func newAppsSession(t testing.TB, db kv.DB, cfg tools.Config, apps bool) *appsSession {
 	t.Helper()
 	if cfg.Space == "" {
 		cfg.Space = "personal"
@@ -54,7 +54,7 @@ func newAppsSession(t *testing.T, db kv.DB, cfg tools.Config, apps bool) *appsSe
 	return &appsSession{c: c}
 }
 
-func (s *appsSession) call(t *testing.T, tool string, args map[string]any) *mcp.CallToolResult {
+func (s *appsSession) call(t testing.TB, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name, req.Params.Arguments = tool, args

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -86,10 +87,10 @@ func (s *Server) pageLink(path string) string {
 	return base + path
 }
 
-// noteSaved leaves the view's data of a write for define, when the client renders apps. It
-// reads the two texts again, after the write's commit (a read the other clients don't
-// pay): the version made and the one before, by number, so a later write changes nothing
-// of what it shows. If that read fails, the answer stands and the view shows its text.
+// noteSaved leaves the view's data of a write for define, when the client renders apps.
+// The diff is the write's own (docstore.Saved.Diff): nothing is diffed again. What it
+// reads after the commit is the people's names (and, for a new document, its text); if
+// that read fails, the answer stands and the view shows its text.
 func (s *Server) noteSaved(ctx context.Context, saved docstore.Saved) {
 	sink := sinkOf(ctx)
 	if sink == nil {
@@ -97,7 +98,7 @@ func (s *Server) noteSaved(ctx context.Context, saved docstore.Saved) {
 	}
 	v, err := s.savedView(ctx, saved)
 	if err != nil {
-		if !errors.Is(err, context.Canceled) {
+		if !errors.Is(err, kv.ErrCanceled) {
 			s.log.Warn("reading a change for its view", "document", saved.Document.ID, "err", err)
 		}
 		return
@@ -107,57 +108,52 @@ func (s *Server) noteSaved(ctx context.Context, saved docstore.Saved) {
 
 func (s *Server) savedView(ctx context.Context, saved docstore.Saved) (*changeView, error) {
 	d := saved.Document
-	v := &changeView{Document: d.ID, Title: d.Title, Version: d.Version, Hunks: []hunk{}}
-	err := s.docs.View(ctx, func(r *docstore.Reader) error {
-		names := r.Names()
-		var before, after string
-		switch {
-		case saved.Proposal != nil:
-			_, p, base, err := r.Proposal(d.ID, saved.Proposal.Number)
-			if err != nil {
-				return err
+	v := &changeView{Document: d.ID, Title: d.Title, Version: d.Version, Kind: string(saved.Kind), Hunks: []hunk{},
+		Added: saved.Added, Removed: saved.Removed}
+	author := s.author(ctx)
+	names := saved.Names
+	diff := saved.Diff
+	switch p := saved.Proposal; {
+	case p != nil:
+		v.Title, v.Version, v.Kind, v.Proposal = p.Title, p.Base, string(p.Kind), p.Number
+		author = p.Author
+		v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, p.Base))
+		v.ChangeLink = s.pageLink(fmt.Sprintf("/document/%s/proposal/%d", d.ID, p.Number))
+	case saved.Unchanged:
+		v.Unchanged, v.Kind = true, ""
+		v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, d.Version))
+	default:
+		v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, d.Version))
+		if d.Version > 1 {
+			v.ChangeLink = s.pageLink(fmt.Sprintf("/document/%s/diff?from=%d&to=%d", d.ID, d.Version-1, d.Version))
+		}
+	}
+	if saved.Proposal == nil {
+		// A version's answer carries no names: read them (and a new document's text, which
+		// its write's answer doesn't carry either), by number, so a later write changes
+		// nothing of what is shown.
+		err := s.docs.View(ctx, func(r *docstore.Reader) error {
+			names = r.Names()
+			if diff != nil || saved.Unchanged {
+				return nil
 			}
-			v.Title, v.Version, v.Kind, v.Proposal = p.Title, p.Base, string(p.Kind), p.Number
-			v.Added, v.Removed = p.Added, p.Removed
-			v.By, v.For = names.ShowString(p.Author.By), showFor(names, p.Author.For)
-			v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, p.Base))
-			v.ChangeLink = s.pageLink(fmt.Sprintf("/document/%s/proposal/%d", d.ID, p.Number))
-			before, after = base.Text, p.Text
-		case saved.Unchanged:
-			_, latest, err := r.Read(d.ID, d.Version)
-			if err != nil {
-				return err
-			}
-			v.Unchanged, v.Kind = true, string(latest.Kind)
-			v.By, v.For = names.ShowString(latest.Author.By), showFor(names, latest.Author.For)
-			v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, d.Version))
-			return nil
-		default:
 			_, made, err := r.Read(d.ID, d.Version)
 			if err != nil {
 				return err
 			}
-			if d.Version > 1 {
-				_, prev, err := r.Read(d.ID, d.Version-1)
-				if err != nil {
-					return err
-				}
-				before = prev.Text
-			}
-			after = made.Text
-			v.Title, v.Kind = made.Title, string(made.Kind)
-			v.Added, v.Removed = saved.Added, saved.Removed
-			v.By, v.For = names.ShowString(made.Author.By), showFor(names, made.Author.For)
-			v.Link = s.pageLink(fmt.Sprintf("/document/%s/v/%d", d.ID, d.Version))
-			if d.Version > 1 {
-				v.ChangeLink = s.pageLink(fmt.Sprintf("/document/%s/diff?from=%d&to=%d", d.ID, d.Version-1, d.Version))
-			}
+			lines := linediff.Lines(made.Text)
+			diff = &docstore.Diff{New: lines, Ops: linediff.Diff(nil, lines)}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		v.Hunks, v.Note = viewDiff(before, after)
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	if !saved.Unchanged { // nobody made anything: the view names no one
+		v.By, v.For = names.ShowString(author.By), showFor(names, author.For)
+	}
+	if diff != nil {
+		v.Hunks, v.Note = viewDiff(diff.Old, diff.New, diff.Ops)
 	}
 	v.Undo = saved.Proposal == nil && !saved.Unchanged && d.Version > 1 && !s.reviewed(ctx)
 	return v, nil
@@ -204,9 +200,7 @@ func showFor(names spaces.Names, who string) string {
 // viewDiff is the diff of before to after as the view shows it: hunks with viewContext
 // lines around each change, long runs folded, lines cut at maxLineBytes, at most maxRows
 // rows; and a note saying what was left out.
-func viewDiff(before, after string) ([]hunk, string) {
-	a, b := linediff.Lines(before), linediff.Lines(after)
-	ops := linediff.Diff(a, b)
+func viewDiff(a, b []string, ops []linediff.Op) ([]hunk, string) {
 	var (
 		hunks        []hunk
 		rows, folded int
