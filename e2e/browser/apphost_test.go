@@ -59,15 +59,17 @@ type appHost struct {
 // hostCase is what one showing of the view gets: the host's theme and width, the tool the
 // agent called, its arguments, and the server's answer byte for byte.
 type hostCase struct {
-	Case   int             `json:"case"`            // its number, which the frame's URL names
-	Proxy  string          `json:"proxy,omitempty"` // the sandbox proxy's URL, set by show when proxied
-	View   string          `json:"-"`               // the view's HTML, if not the server's
-	Theme  string          `json:"theme"`
-	Width  int             `json:"width"`
-	Tool   *mcp.Tool       `json:"tool"`
-	Tools  []*mcp.Tool     `json:"tools"`
-	Input  map[string]any  `json:"input"`
-	Result json.RawMessage `json:"result"`
+	Case  int    `json:"case"`            // its number, which the frame's URL names
+	Proxy string `json:"proxy,omitempty"` // the sandbox proxy's URL, set by show when proxied
+	View  string `json:"-"`               // the view's HTML, if not the server's
+	Theme string `json:"theme"`
+	Width int    `json:"width"`
+	// MaxHeight, if set, is the host's containerDimensions.maxHeight.
+	MaxHeight int             `json:"maxHeight,omitempty"`
+	Tool      *mcp.Tool       `json:"tool"`
+	Tools     []*mcp.Tool     `json:"tools"`
+	Input     map[string]any  `json:"input"`
+	Result    json.RawMessage `json:"result"`
 }
 
 func newAppHost(t *testing.T, s *server) *appHost {

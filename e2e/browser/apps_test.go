@@ -319,6 +319,7 @@ func (b *appBrowser) checkTargets(t *testing.T) {
 // confirm, prompt, print: a hook in every frame counts them), the host page keeps only its
 // own elements, and the browser asks for nothing but the host's page and the view.
 func TestAppViewHostileText(t *testing.T) {
+	t.Parallel() // the two corpus runs, the longest, beside each other
 	s := startServer(t)
 	h := newAppHost(t, s)
 	h.loadView(t)
@@ -379,6 +380,17 @@ func TestAppViewLongChangeScrollsInside(t *testing.T) {
 			if width == 700 {
 				shot(t, b.ctx, "app-long")
 			}
+
+			// A host that gives less room (containerDimensions.maxHeight) gets a view that fits it.
+			b.open(t, h.show(hostCase{Theme: "light", Width: width, MaxHeight: 300, Tool: h.tool("append_document"), Input: args, Result: appended.raw}))
+			waitView(t, b, "task 1:")
+			b.waitHost(t, "hostLog.sizes.length > 0", "the view never sent ui/notifications/size-changed")
+			var sizes []struct{ Height float64 }
+			json.Unmarshal([]byte(b.hostJSON(t, "hostLog.sizes")), &sizes)
+			if last := sizes[len(sizes)-1].Height; last > 300 {
+				t.Errorf("with a container of at most 300 px the view asked for %v px", last)
+			}
+			b.checkContained(t)
 		})
 	}
 }
@@ -540,6 +552,7 @@ func showCorpus(t *testing.T, h *appHost, b *appBrowser, proxied bool) {
 // (allow-scripts) and passes the messages. The steps of TestAppViewShowsTheChange at 320 px,
 // then the XSS corpus.
 func TestAppViewThroughASandboxProxy(t *testing.T) {
+	t.Parallel() // the two corpus runs, the longest, beside each other
 	s := startServer(t)
 	h := newAppHost(t, s)
 	h.loadView(t)
