@@ -1,6 +1,7 @@
 // The MCP Inspector's CLI (@modelcontextprotocol/inspector, pinned in .ci/npm) against
 // compass-mcp over stdio: tools/list, then each of the eight tools once, asserting on the
-// answers, then the resources, the prompt and a call in the stateless protocol era.
+// answers, then the resources, the prompt, a call in the stateless protocol era, and the
+// writing tools' MCP App as the Inspector's --app-info probes it.
 //
 // Run by .ci/inspector.sh, which installs the Inspector and Node 22, builds the binary and
 // seeds a data file: node .ci/inspector.mjs BINARY DATAFILE. Each step starts the server
@@ -186,6 +187,29 @@ step("prompts/get charter", ["--method", "prompts/get", "--prompt-name", "charte
 
 step("read_document in the stateless era (2026-07-28)", ["--protocol-era", "modern", ...call("read_document", { document: "Launch plan" })],
   answer("version 3 of 3 · saved by inspector-cli for ana"));
+
+// MCP Apps (issue 38): the Inspector's --app-info probes a tool's app (its _meta.ui and the
+// ui:// resource it links, read but not rendered; the tool itself is not called). Declaring
+// the apps extension (--advertise-apps), each writing tool links the one change view, an MCP
+// App's HTML that asks for no other origin (no csp domains); without it, no tool has an app.
+// What the view does in a host is e2e/browser's TestAppView*, in headless chromium.
+let view = "";
+for (const tool of ["write_document", "append_document", "edit_document", "comment_document"]) {
+  step(`MCP Apps: ${tool} links the change view (--advertise-apps --app-info)`, ["--advertise-apps", "--app-info", ...call(tool)], (r) => {
+    if (r.code !== 0) return `exit ${r.code}, want 0 (2 is a tool without an app)`;
+    const a = r.out.appInfo ?? {};
+    if (!a.hasApp || !a.resourceUri?.startsWith("ui://")) return `no ui:// app: ${JSON.stringify(a)}`;
+    if (view && a.resourceUri !== view) return `links ${a.resourceUri}, another tool ${view}: want one view`;
+    view = a.resourceUri;
+    if (a.resourceError) return `reading ${a.resourceUri}: ${a.resourceError}`;
+    if (a.resourceMimeType !== "text/html;profile=mcp-app") return `the view's mimeType is ${a.resourceMimeType}`;
+    if (!Array.isArray(a.visibility) || !a.visibility.includes("model")) return `visibility ${JSON.stringify(a.visibility)}, want one with model`;
+    const domains = Object.values(a.csp ?? {}).flat();
+    return domains.length ? `the view asks for other origins: ${JSON.stringify(a.csp)}` : null;
+  });
+}
+step("MCP Apps: a client that doesn't declare them gets no app (--app-info)", ["--app-info", ...call("edit_document")], (r) =>
+  r.code === 2 && r.out.appInfo?.hasApp === false ? null : `exit ${r.code}, ${JSON.stringify(r.out)}; want exit 2 and hasApp false`);
 
 console.log(`The Inspector CLI drove the server over stdio.`);
 console.log(`Inspector: ${passed} passed, ${failures.length} failed`);

@@ -101,13 +101,15 @@ func (s *Server) Run(t *testing.T, args ...string) string {
 var BrowserDeadline = 6 * time.Minute
 
 // NewBrowser starts a headless chromium (Debian's) for one test, with a tab of width ×
-// height; a JavaScript dialog fails the test (and is dismissed, so nothing hangs).
-func NewBrowser(t *testing.T, width, height int) context.Context {
+// height; a JavaScript dialog fails the test (and is dismissed, so nothing hangs). extra
+// options (flags) come after the ones every test's browser has.
+func NewBrowser(t *testing.T, width, height int, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := testtool.Find(t, "chromium", "Debian's: apt-get install -y chromium")
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), chromedp.ExecPath(path),
+	opts := append([]chromedp.ExecAllocatorOption{chromedp.ExecPath(path),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(width, height))
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(width, height)}, extra...)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	// A chromedp action has no deadline of its own: a test that waits for an element that
 	// never comes would hang until go test's timeout, naming no test. Past BrowserDeadline
