@@ -435,8 +435,11 @@ func (p *pass) known(id, rel string, present bool) error {
 			if err != nil {
 				y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, want, err)
 			} else {
-				if d.Version == e.Version && !saved.Unchanged {
-					e.Version = saved.Document.Version // the rename is ours: not a change to merge
+				// The rename made right on top of the version the file is: ours, not a
+				// change to merge. On top of a later one (an agent wrote after the
+				// listing), the file lacks that write: it stays behind, and is written.
+				if !saved.Unchanged && saved.Document.Version == e.Version+1 {
+					e.Version = saved.Document.Version
 				}
 				p.retitled(d, saved.Document)
 				d = saved.Document
