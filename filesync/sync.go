@@ -130,6 +130,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err := p.finishPending(); err != nil {
 		return Report{}, err
 	}
+	p.adoptCreated()
 	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
 	}
@@ -479,6 +480,32 @@ func (p *pass) known(id, rel string, present bool) error {
 	return p.saveFile(id, e, rel, text)
 }
 
+// adoptCreated finds the documents a pass killed while it made documents of new files
+// (State.Creating) did make: a document of that title the state doesn't know, whose first
+// version is the file's text as it was read, is that file's, in step with that version, as
+// a pass that finished would have noted it (an agent's document of the same title, made
+// meanwhile, is not). A file not made into a document is new to this pass too.
+func (p *pass) adoptCreated() {
+	known := map[string]bool{}
+	for id := range p.st.Docs {
+		known[id] = true
+	}
+	for _, c := range p.st.Creating {
+		d, ok := p.taken[docstore.FoldTitle(c.Title)]
+		if !ok || known[d.ID] {
+			continue
+		}
+		if v, err := p.y.space().Read(p.ctx, d.ID, 1); err != nil || hashOf([]byte(v.Text)) != c.Hash {
+			continue
+		}
+		e := *c
+		e.Title = d.Title
+		p.st.Docs[d.ID] = &e
+		known[d.ID] = true
+	}
+	p.st.Creating = nil
+}
+
 // retitled notes in the pass's maps that document was became now (renamed, deleted or
 // back): a new file of its old title, later in the pass, must not be joined to it.
 func (p *pass) retitled(was, now docstore.Document) {
@@ -759,6 +786,18 @@ func (p *pass) newFiles(rels []string) error {
 	if len(creates) == 0 {
 		return nil
 	}
+	// What is about to be made goes to disk first: a sync killed between a create and
+	// this pass's end would else not know the document is the file's (adoptCreated).
+	p.st.Creating = nil
+	for _, c := range creates {
+		e := &Entry{Path: c.rel, Title: c.title}
+		p.record(e, p.files[c.rel], hashOf(c.text), 1)
+		p.st.Creating = append(p.st.Creating, e)
+	}
+	if err := p.st.save(y.Dir); err != nil {
+		return err
+	}
+	defer func() { p.st.Creating = nil }()
 	workers := y.Workers
 	if workers <= 0 {
 		workers = 8

@@ -701,3 +701,57 @@ func TestSyncRenameAfterAnAgentsWrite(t *testing.T) {
 		t.Errorf("after the editor's save the document is %q: a line is lost\nsaid: %s", v.Text, f.say)
 	}
 }
+
+// TestSyncMoveAfterAKilledCreate: a sync killed after it made a document of a new file and
+// before its state noted that (the state as it was on disk then), then the file moved: the
+// moved file is that document, renamed, not a second document beside it with the first
+// written back under its old name (the torture test's "seed-0 is in 2 documents").
+func TestSyncMoveAfterAKilledCreate(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	f.put("new.md", "# new\nseed\n")
+	k := &killAfterCreate{Local: filesync.Local{Store: f.s, By: f.y.By}, statePath: filepath.Join(f.dir, ".compass", "sync-personal.json")}
+	f.y.Space = k
+	if _, err := f.y.Once(f.ctx); err == nil {
+		t.Fatal("the pass was not stopped")
+	}
+	f.y.Space = nil
+	if err := os.WriteFile(k.statePath, k.left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := f.titles()["new"]
+	if id == "" {
+		t.Fatalf("no document was made: %v", f.titles())
+	}
+	os.MkdirAll(filepath.Join(f.dir, "sub"), 0o755)
+	if err := os.Rename(filepath.Join(f.dir, "new.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 2 || got["sub/moved"] != id {
+		t.Errorf("after the move: %v, want a and sub/moved, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("new.md") != "<none>" {
+		t.Errorf("new.md came back: %q", f.get("new.md"))
+	}
+}
+
+// killAfterCreate is the store's space where the pass stops right after its first create;
+// left is the sync's state as it was on disk then: what a sync killed there leaves.
+type killAfterCreate struct {
+	filesync.Local
+	statePath string
+	left      []byte
+}
+
+func (k *killAfterCreate) Create(ctx context.Context, title, text string) (docstore.Saved, error) {
+	saved, err := k.Local.Create(ctx, title, text)
+	if err != nil {
+		return saved, err
+	}
+	if k.left, err = os.ReadFile(k.statePath); err != nil {
+		return saved, err
+	}
+	return docstore.Saved{}, errors.New("killed")
+}
