@@ -91,6 +91,9 @@ type pass struct {
 	texts map[string][]byte // rel → bytes read this pass
 	// claimed are the files a document the state knows has: the others are new.
 	claimed map[string]string // rel → id
+	// unsure are the documents whose entry is a file a killed pass was about to write
+	// (adoptWritten): it may never have been written.
+	unsure map[string]bool
 }
 
 // Once makes the folder and the space the same, once: each file changed since the last
@@ -120,7 +123,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}}
+	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}}
 	for _, d := range docs {
 		p.byID[d.ID] = d
 		if d.Deleted == nil {
@@ -131,6 +134,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	p.adoptCreated()
+	p.adoptWritten()
 	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
 	}
@@ -159,6 +163,15 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		gone = append(gone, id)
 	}
 	gone = p.findSimilar(gone, claimed, moved)
+	// A file noted as about to be written and found nowhere was never written (or was
+	// deleted before any pass saw it): not a delete, a file to write (newDocs).
+	gone = slices.DeleteFunc(gone, func(id string) bool {
+		if p.unsure[id] {
+			delete(st.Docs, id)
+			return true
+		}
+		return false
+	})
 	deletes := 0
 	for _, id := range gone {
 		e := st.Docs[id]
@@ -171,6 +184,9 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 
 	for _, id := range ids {
+		if st.Docs[id] == nil {
+			continue
+		}
 		rel := st.Docs[id].Path
 		if m := moved[id]; m != "" {
 			rel = m
@@ -506,6 +522,22 @@ func (p *pass) adoptCreated() {
 	p.st.Creating = nil
 }
 
+// adoptWritten takes the files a pass killed while it wrote new documents' files
+// (State.Writing) was about to write as those documents', in step with the version
+// written: where the file is, or where it moved to (by its bytes, or its lines), is found
+// as for any file; one found nowhere is written again, not taken for a delete (unsure).
+func (p *pass) adoptWritten() {
+	for id, w := range p.st.Writing {
+		if d, ok := p.byID[id]; !ok || d.Deleted != nil || p.st.Docs[id] != nil {
+			continue
+		}
+		e := *w
+		p.st.Docs[id] = &e
+		p.unsure[id] = true
+	}
+	p.st.Writing = nil
+}
+
 // retitled notes in the pass's maps that document was became now (renamed, deleted or
 // back): a new file of its old title, later in the pass, must not be joined to it.
 func (p *pass) retitled(was, now docstore.Document) {
@@ -624,11 +656,16 @@ func (p *pass) finishPending() error {
 // writeOut writes document d's latest text to the file at rel, if the file is still what
 // expect says (its hash; "" absent), and records it.
 func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) error {
-	y, e := p.y, p.st.Docs[id]
-	v, err := y.space().Read(p.ctx, id, 0)
+	v, err := p.y.space().Read(p.ctx, id, 0)
 	if err != nil {
 		return err
 	}
+	return p.writeText(id, rel, v, expect)
+}
+
+// writeText is writeOut of version v, read already.
+func (p *pass) writeText(id, rel string, v docstore.Version, expect string) error {
+	y, e := p.y, p.st.Docs[id]
 	hash := hashOf([]byte(v.Text))
 	if hash != expect {
 		f, err := p.write(rel, []byte(v.Text), expect)
@@ -638,6 +675,11 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 		}
 		p.files[rel] = f
 		p.rep.Written++
+		if afterWrite != nil {
+			if err := afterWrite(); err != nil {
+				return err
+			}
+		}
 	}
 	if e == nil {
 		e = &Entry{}
@@ -647,6 +689,10 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 	p.record(e, p.files[rel], hash, v.Number)
 	return nil
 }
+
+// afterWrite, if set (by a test), runs after writeOut wrote a file, where a sync killed
+// leaves it written and its state not noting it.
+var afterWrite func() error
 
 // record notes that e's file, f, has hash and is in step with version n.
 func (p *pass) record(e *Entry, f *file, hash string, n int) {
@@ -893,6 +939,27 @@ func (p *pass) newDocs() error {
 		}
 	}
 	slices.Sort(ids)
+	// A batch at a time: its texts are read and noted in the state (State.Writing) before
+	// its files are written, so that a sync killed meanwhile knows them for the documents'.
+	const batch = 1000
+	for len(ids) > 0 {
+		n := min(batch, len(ids))
+		if err := p.writeNew(ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (p *pass) writeNew(ids []string) error {
+	type out struct {
+		id, rel string
+		v       docstore.Version
+	}
+	var outs []out
+	p.st.Writing = map[string]*Entry{}
+	defer func() { p.st.Writing = nil }()
 	for _, id := range ids {
 		d := p.byID[id]
 		rel := FileFor(d.Title)
@@ -902,7 +969,21 @@ func (p *pass) newDocs() error {
 		if _, err := os.Lstat(filepath.Join(p.y.Dir, filepath.FromSlash(rel))); err == nil || p.files[rel] != nil {
 			rel = withID(rel, id)
 		}
-		if err := p.writeOut(id, d, rel, ""); err != nil {
+		v, err := p.y.space().Read(p.ctx, id, 0)
+		if err != nil {
+			return err
+		}
+		outs = append(outs, out{id, rel, v})
+		p.st.Writing[id] = &Entry{Path: rel, Title: v.Title, Version: v.Number, Hash: hashOf([]byte(v.Text)), Size: int64(len(v.Text))}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	if err := p.st.save(p.y.Dir); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if err := p.writeText(o.id, o.rel, o.v, ""); err != nil {
 			return err
 		}
 	}

@@ -755,3 +755,70 @@ func (k *killAfterCreate) Create(ctx context.Context, title, text string) (docst
 	}
 	return docstore.Saved{}, errors.New("killed")
 }
+
+// TestSyncMoveAfterAKilledWrite: a sync killed after it wrote a new document's file and
+// before its state noted it, then the file moved: the moved file is the document's,
+// renamed, not a second document beside it with the first written again under its old
+// name (the torture test's "seed-a0 is in 2 documents").
+func TestSyncMoveAfterAKilledWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "agent doc", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	if err := os.WriteFile(statePath, left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f.get("agent doc.md") != "# agent\nseed-a\n" {
+		t.Fatalf("agent doc.md is %q", f.get("agent doc.md"))
+	}
+	if err := os.Rename(filepath.Join(f.dir, "agent doc.md"), filepath.Join(f.dir, "moved.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 2 || got["moved"] != id {
+		t.Errorf("after the move: %v, want a and moved, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("agent doc.md") != "<none>" {
+		t.Errorf("agent doc.md came back: %q", f.get("agent doc.md"))
+	}
+}
+
+// TestSyncKilledBeforeAWrite: a sync killed after its state noted the new documents'
+// files it was about to write and before it wrote them: the next pass writes them, and
+// deletes no document for a file that never was.
+func TestSyncKilledBeforeAWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	ids := map[string]bool{}
+	for i := range 3 {
+		ids[check[docstore.Saved](t)(f.s.Create(f.ctx, fmt.Sprintf("agent doc %d", i), fmt.Sprintf("seed-a%d\n", i), docstore.KindWrite, north)).Document.ID] = true
+	}
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	os.Remove(filepath.Join(f.dir, "agent doc 0.md")) // as if the kill came before its write
+	rep := f.once()
+	if rep.Deleted != 0 || len(f.titles()) != 4 {
+		t.Errorf("%+v: %v\nsaid: %s", rep, f.titles(), f.say)
+	}
+	for i := range 3 {
+		if got := f.get(fmt.Sprintf("agent doc %d.md", i)); got != fmt.Sprintf("seed-a%d\n", i) {
+			t.Errorf("agent doc %d.md is %q", i, got)
+		}
+	}
+}
