@@ -433,6 +433,17 @@ func (p *pass) known(id, rel string, present bool) error {
 			if err != nil {
 				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
 			}
+			if gone.Version != e.Version {
+				// An agent wrote after the listing and before the delete: its edit wins,
+				// as it does when the listing shows it.
+				back, err := y.space().Undelete(p.ctx, id)
+				if err == nil {
+					y.say("sync: %s was deleted, but %q changed in the space meanwhile: the change wins, the file is back", e.Path, d.Title)
+					p.retitled(d, back)
+					return p.writeOut(id, back, e.Path, "")
+				}
+				y.say("sync: %s was deleted, and %q, changed in the space meanwhile, is deleted too (it can't come back: %v); docs undelete brings it back", e.Path, d.Title, err)
+			}
 			p.retitled(d, gone)
 			delete(p.st.Docs, id)
 			p.rep.Deleted++

@@ -822,3 +822,45 @@ func TestSyncKilledBeforeAWrite(t *testing.T) {
 		}
 	}
 }
+
+// racingDelete is the store's space with an agent's append made just before each delete
+// the sync asks for: after the pass's listing, as an agent writing meanwhile does.
+type racingDelete struct {
+	filesync.Local
+	line string
+}
+
+func (r racingDelete) Delete(ctx context.Context, id string) (docstore.Document, error) {
+	if _, err := r.Store.Append(ctx, id, r.line, north); err != nil {
+		return docstore.Document{}, err
+	}
+	return r.Local.Delete(ctx, id)
+}
+
+// TestSyncDeleteAfterAnAgentsWrite: a file deleted in the folder, and an agent's line
+// appended to its document after the pass listed the space and before it deleted the
+// document: the edit wins over the delete, as it does when the listing shows it (the
+// document is back, and its file with the agent's line).
+func TestSyncDeleteAfterAnAgentsWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.put("b.md", "# b\n")
+	f.once()
+	id := f.titles()["a"]
+	os.Remove(filepath.Join(f.dir, "a.md"))
+	local := filesync.Local{Store: f.s, By: f.y.By}
+	f.y.Space = racingDelete{Local: local, line: "agent line"}
+	f.y.AllowDeletes = true
+	f.once()
+	f.y.Space = local
+	d, v := f.doc(id)
+	if d.Deleted != nil || !strings.Contains(v.Text, "agent line\n") {
+		t.Fatalf("the document is deleted (%v), its text %q\nsaid: %s", d.Deleted != nil, v.Text, f.say)
+	}
+	if got := f.get("a.md"); got != v.Text {
+		t.Errorf("a.md is %q, its document %q\nsaid: %s", got, v.Text, f.say)
+	}
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a pass after: %+v\nsaid: %s", rep, f.say)
+	}
+}
