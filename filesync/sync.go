@@ -591,8 +591,12 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
-	p.rep.Saved++
-	if saved.Kind == docstore.KindMerge {
+	if !saved.Unchanged {
+		p.rep.Saved++
+	}
+	// A merge, or a save that changed nothing (the space has the file's edits, and more of
+	// its own): the space's text may not be the file's, which is written if it differs.
+	if saved.Kind == docstore.KindMerge || saved.Unchanged {
 		return p.writeOut(id, saved.Document, rel, hashOf(text))
 	}
 	p.record(e, p.files[rel], hashOf(text), saved.Document.Version)

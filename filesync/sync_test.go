@@ -19,6 +19,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 var north = docstore.Author{By: "agent:north", For: "person:ana"}
@@ -862,5 +863,29 @@ func TestSyncDeleteAfterAnAgentsWrite(t *testing.T) {
 	}
 	if rep := f.once(); rep.Changed() {
 		t.Errorf("a pass after: %+v\nsaid: %s", rep, f.say)
+	}
+}
+
+// TestSyncSaveTheSpaceHasAlready: the file's edit is one an agent also made, beside another
+// of its own, so that the save merges to the space's latest text and makes no version: the
+// file is then behind its document, and is written (before, it was noted as in step with
+// the latest version, and stayed behind it, and its next save took the agent's other edit
+// out).
+func TestSyncSaveTheSpaceHasAlready(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "a\nb\nc\nd\ne\n")
+	f.once()
+	id := f.titles()["a"]
+	d, _ := f.doc(id)
+	check[docstore.Saved](t)(f.s.Save(f.ctx, id, d.Version, "a\nB\nc\nD\ne\n", north, linediff.Clash))
+	f.put("a.md", "a\nB\nc\nd\ne\n")
+	f.once()
+	if _, v := f.doc(id); f.get("a.md") != v.Text {
+		t.Fatalf("a.md is %q, its document %q\nsaid: %s", f.get("a.md"), v.Text, f.say)
+	}
+	f.put("a.md", f.get("a.md")+"f\n")
+	f.once()
+	if _, v := f.doc(id); v.Text != "a\nB\nc\nD\ne\nf\n" {
+		t.Errorf("after the next save the document is %q\nsaid: %s", v.Text, f.say)
 	}
 }
