@@ -135,7 +135,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 	p.adoptCreated()
 	p.adoptWritten()
-	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
+	// Files a killed pass was about to write (unsure) may never have been there.
+	if len(files) == 0 && len(st.Docs) > len(p.unsure) && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
 	}
 

@@ -889,3 +889,26 @@ func TestSyncSaveTheSpaceHasAlready(t *testing.T) {
 		t.Errorf("after the next save the document is %q\nsaid: %s", v.Text, f.say)
 	}
 }
+
+// TestSyncKilledBeforeTheFirstWrite: a first sync into an empty folder, killed after its
+// state noted the files it was about to write and before any was: the next pass writes
+// them (the folder is empty, but no file was ever there to lose: no "is it unmounted?").
+func TestSyncKilledBeforeTheFirstWrite(t *testing.T) {
+	f := newFolder(t)
+	for i := range 2 {
+		check[docstore.Saved](t)(f.s.Create(f.ctx, fmt.Sprintf("agent doc %d", i), fmt.Sprintf("seed-a%d\n", i), docstore.KindWrite, north))
+	}
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	os.Remove(filepath.Join(f.dir, "agent doc 0.md"))
+	if rep := f.once(); rep.Written != 2 || rep.Deleted != 0 {
+		t.Errorf("%+v\nsaid: %s", rep, f.say)
+	}
+}
