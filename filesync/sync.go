@@ -495,6 +495,15 @@ func (p *pass) known(id, rel string, present bool) error {
 	e.Title = d.Title
 
 	spaceChanged := d.Version != e.Version
+	if fileChanged && spaceChanged {
+		// A sync killed after it wrote a later version to the file and before its state
+		// noted it left the file exactly that version: in step with it, not an edit to merge
+		// from the older one (where the agents' lines since would clash with their own).
+		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
+			e.Version, e.Hash = n, f.hash
+			fileChanged, spaceChanged = false, d.Version != n
+		}
+	}
 	switch {
 	case !fileChanged && !spaceChanged:
 		p.record(e, f, f.hash, e.Version)
@@ -548,6 +557,25 @@ func (p *pass) adoptWritten() {
 		p.unsure[id] = true
 	}
 	p.st.Writing = nil
+}
+
+// versionIsLimit is how many of a document's versions after the one its file was last in
+// step with versionIs reads, newest first.
+const versionIsLimit = 10
+
+// versionIs returns the version after from, up to to, whose text has hash (0: none of the
+// newest versionIsLimit of them).
+func (p *pass) versionIs(id string, from, to int, hash string) int {
+	for n := to; n > from && n > to-versionIsLimit; n-- {
+		v, err := p.y.space().Read(p.ctx, id, n)
+		if err != nil {
+			return 0
+		}
+		if hashOf([]byte(v.Text)) == hash {
+			return n
+		}
+	}
+	return 0
 }
 
 // retitled notes in the pass's maps that document was became now (renamed, deleted or

@@ -912,3 +912,34 @@ func TestSyncKilledBeforeTheFirstWrite(t *testing.T) {
 		t.Errorf("%+v\nsaid: %s", rep, f.say)
 	}
 }
+
+// TestSyncWrittenBeforeAKill: a sync wrote the agents' lines to a file and was killed
+// before its state noted it; agents wrote more before the next start. The file is exactly
+// a later version than the state says: it is taken as in step with that one, and the new
+// lines are written to it, with no clash (before, the file's lines and the agents' newer
+// ones were a clash: the newer lines left the document for a proposal).
+func TestSyncWrittenBeforeAKill(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\n")
+	f.once()
+	id := f.titles()["a"]
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	stale, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent A", north))
+	if rep := f.once(); rep.Written != 1 {
+		t.Fatalf("the agent's line written: %+v", rep)
+	}
+	os.WriteFile(statePath, stale, 0o644) // as a sync killed before it saved its state
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent B", north))
+	rep := f.once()
+	_, v := f.doc(id)
+	if !strings.Contains(v.Text, "agent A\n") || !strings.Contains(v.Text, "agent B\n") || f.get("a.md") != v.Text {
+		t.Errorf("the document is %q, a.md %q\nsaid: %s", v.Text, f.get("a.md"), f.say)
+	}
+	if rep.Clashes != 0 || openProposals(t, f, id) != 0 {
+		t.Errorf("%+v, %d proposals\nsaid: %s", rep, openProposals(t, f, id), f.say)
+	}
+}
