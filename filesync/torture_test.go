@@ -326,7 +326,19 @@ func torture(t *testing.T, viaHTTP bool) {
 			}
 		}
 	}
-	t.Logf("%s: %d agent writes, %d editor saves, %d kills, %d documents, %d files", tortureFor(t), len(acked), len(saved), restarts, live, onDisk)
+	proposals := 0 // the agents' sides of clashes: a kill at the wrong moment made more, once
+	for id := range texts {
+		s.View(ctx, func(r *docstore.Reader) error {
+			_, ps, err := r.Proposals(id, 0, 1000)
+			for _, p := range ps {
+				if p.Status == docstore.StatusOpen {
+					proposals++
+				}
+			}
+			return err
+		})
+	}
+	t.Logf("%s: %d agent writes, %d editor saves, %d kills, %d documents, %d files, %d open proposals", tortureFor(t), len(acked), len(saved), restarts, live, onDisk, proposals)
 }
 
 func latestText(ctx context.Context, s *docstore.Store, id string) string {
