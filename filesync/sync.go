@@ -718,6 +718,9 @@ func (p *pass) writeText(id, rel string, v docstore.Version, expect string) erro
 			return nil
 		}
 		p.files[rel] = f
+		if p.claimed != nil {
+			p.claimed[rel] = id // not a new file for newFiles
+		}
 		p.rep.Written++
 		if afterWrite != nil {
 			if err := afterWrite(); err != nil {

@@ -943,3 +943,20 @@ func TestSyncWrittenBeforeAKill(t *testing.T) {
 		t.Errorf("%+v, %d proposals\nsaid: %s", rep, openProposals(t, f, id), f.say)
 	}
 }
+
+// TestSyncDeletedFileBackOnce: a file deleted while its document changed comes back, and
+// the pass that writes it doesn't take it for a new file of a title that is taken (it
+// said "left as it is" and counted it skipped).
+func TestSyncDeletedFileBackOnce(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\n")
+	f.put("b.md", "two\n")
+	f.once()
+	id := f.titles()["a"]
+	os.Remove(filepath.Join(f.dir, "a.md"))
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
+	rep := f.once()
+	if _, v := f.doc(id); f.get("a.md") != v.Text || rep.Written != 1 || rep.Skipped != 0 || strings.Contains(f.say.String(), "left as it is") {
+		t.Errorf("%+v, a.md %q\nsaid: %s", rep, f.get("a.md"), f.say)
+	}
+}
