@@ -21,3 +21,11 @@ func KillAfterWrite(left func()) (undo func()) {
 	}
 	return func() { afterWrite = nil }
 }
+
+// WhileScanning runs f as the folder's scan enters each folder (rel, slash-separated; "."
+// the top), before it reads it: where an editor's move between two folders can pass the
+// scan by. It is undone when the returned func is called.
+func WhileScanning(f func(rel string)) (undo func()) {
+	scanning = f
+	return func() { scanning = nil }
+}

@@ -173,6 +173,19 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 		return false
 	})
+	// A scan is no snapshot: a file moved from a folder not read yet to one read already
+	// passes it by, and reads as gone. When a second look finds a file the first didn't,
+	// the folder is changing: the gone documents wait for the next pass (the move's event
+	// wakes one), rather than being deleted, or their files written back beside the moved.
+	postponed := map[string]bool{}
+	if len(gone) > 0 {
+		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil && appeared(files, again) {
+			for _, id := range gone {
+				postponed[id] = true
+			}
+			gone = nil
+		}
+	}
 	deletes := 0
 	for _, id := range gone {
 		e := st.Docs[id]
@@ -185,7 +198,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 
 	for _, id := range ids {
-		if st.Docs[id] == nil {
+		if st.Docs[id] == nil || postponed[id] {
 			continue
 		}
 		rel := st.Docs[id].Path
@@ -210,6 +223,16 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		return p.rep, p.saveState(fmt.Errorf("writing the space's new documents: %w", err))
 	}
 	return p.rep, p.saveState(nil)
+}
+
+// appeared reports whether a second scan found a file the first didn't.
+func appeared(first, again map[string]*file) bool {
+	for rel := range again {
+		if first[rel] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *pass) saveState(err error) error {

@@ -960,3 +960,41 @@ func TestSyncDeletedFileBackOnce(t *testing.T) {
 		t.Errorf("%+v, a.md %q\nsaid: %s", rep, f.get("a.md"), f.say)
 	}
 }
+
+// TestSyncMoveDuringTheScan: a file moved from a subfolder to the top while the pass walks
+// the folder, after the top was read and before the subfolder was: the scan sees it
+// nowhere. Its document is not taken for deleted (nor its file written back beside the
+// moved one when it changed): the next pass finds the move (the torture test's "seed-3 is
+// in 2 documents", with no kill).
+func TestSyncMoveDuringTheScan(t *testing.T) {
+	f := newFolder(t)
+	f.put("sub/x.md", "# x\nseed-x\n")
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	id := f.titles()["sub/x"]
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
+	moved := false
+	undo := filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "sub", "x.md"), filepath.Join(f.dir, "y.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	f.once()
+	undo()
+	if !moved {
+		t.Fatal("the scan never entered sub")
+	}
+	f.once()
+	d, v := f.doc(id)
+	if got := f.titles(); len(got) != 6 || got["y"] != id || d.Deleted != nil {
+		t.Errorf("after the move: %v, want y the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("sub/x.md") != "<none>" || f.get("y.md") != v.Text {
+		t.Errorf("sub/x.md %q, y.md %q, the document %q\nsaid: %s", f.get("sub/x.md"), f.get("y.md"), v.Text, f.say)
+	}
+}
