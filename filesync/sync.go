@@ -94,6 +94,9 @@ type pass struct {
 	// unsure are the documents whose entry is a file a killed pass was about to write
 	// (adoptWritten): it may never have been written.
 	unsure map[string]bool
+	// stillUnsure are those of them this pass leaves for the next (the folder changed
+	// while it was scanned): kept noted as files about to be written, not written again.
+	stillUnsure map[string]*Entry
 }
 
 // Once makes the folder and the space the same, once: each file changed since the last
@@ -123,7 +126,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}}
+	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
 	for _, d := range docs {
 		p.byID[d.ID] = d
 		if d.Deleted == nil {
@@ -164,6 +167,24 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		gone = append(gone, id)
 	}
 	gone = p.findSimilar(gone, claimed, moved)
+	// A scan is no snapshot: a file moved from a folder not read yet to one read already
+	// passes it by, and reads as gone. When a second look finds a file the first didn't,
+	// the folder is changing: the gone documents wait for the next pass (the move's event
+	// wakes one), rather than being deleted, or their files written back beside the moved;
+	// a file noted ahead stays noted so (persist).
+	postponed := map[string]bool{}
+	if len(gone) > 0 {
+		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil && appeared(files, again) {
+			for _, id := range gone {
+				postponed[id] = true
+				if p.unsure[id] {
+					p.stillUnsure[id] = st.Docs[id]
+					delete(st.Docs, id)
+				}
+			}
+			gone = nil
+		}
+	}
 	// A file noted as about to be written and found nowhere was never written (or was
 	// deleted before any pass saw it): not a delete, a file to write (newDocs).
 	gone = slices.DeleteFunc(gone, func(id string) bool {
@@ -173,19 +194,6 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 		return false
 	})
-	// A scan is no snapshot: a file moved from a folder not read yet to one read already
-	// passes it by, and reads as gone. When a second look finds a file the first didn't,
-	// the folder is changing: the gone documents wait for the next pass (the move's event
-	// wakes one), rather than being deleted, or their files written back beside the moved.
-	postponed := map[string]bool{}
-	if len(gone) > 0 {
-		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil && appeared(files, again) {
-			for _, id := range gone {
-				postponed[id] = true
-			}
-			gone = nil
-		}
-	}
 	deletes := 0
 	for _, id := range gone {
 		e := st.Docs[id]
@@ -225,6 +233,17 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	return p.rep, p.saveState(nil)
 }
 
+// persist writes the state, with the files noted ahead that this pass leaves noted.
+func (p *pass) persist() error {
+	for id, e := range p.stillUnsure {
+		if p.st.Writing == nil {
+			p.st.Writing = map[string]*Entry{}
+		}
+		p.st.Writing[id] = e
+	}
+	return p.st.save(p.y.Dir)
+}
+
 // appeared reports whether a second scan found a file the first didn't.
 func appeared(first, again map[string]*file) bool {
 	for rel := range again {
@@ -236,7 +255,7 @@ func appeared(first, again map[string]*file) bool {
 }
 
 func (p *pass) saveState(err error) error {
-	if serr := p.st.save(p.y.Dir); err == nil {
+	if serr := p.persist(); err == nil {
 		err = serr
 	}
 	return err
@@ -664,7 +683,7 @@ func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
 		p.st.Pending = map[string]*Pending{}
 	}
 	p.st.Pending[id] = &Pending{Base: e.Version, Text: string(text)}
-	if err := p.st.save(y.Dir); err != nil {
+	if err := p.persist(); err != nil {
 		return err
 	}
 	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.PreferMine)
@@ -910,7 +929,7 @@ func (p *pass) newFiles(rels []string) error {
 		p.record(e, p.files[c.rel], hashOf(c.text), 1)
 		p.st.Creating = append(p.st.Creating, e)
 	}
-	if err := p.st.save(y.Dir); err != nil {
+	if err := p.persist(); err != nil {
 		return err
 	}
 	defer func() { p.st.Creating = nil }()
@@ -1004,7 +1023,7 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 func (p *pass) newDocs() error {
 	ids := make([]string, 0, len(p.byID))
 	for id, d := range p.byID {
-		if _, has := p.st.Docs[id]; !has && d.Deleted == nil {
+		if _, has := p.st.Docs[id]; !has && d.Deleted == nil && p.stillUnsure[id] == nil {
 			ids = append(ids, id)
 		}
 	}
@@ -1049,7 +1068,7 @@ func (p *pass) writeNew(ids []string) error {
 	if len(outs) == 0 {
 		return nil
 	}
-	if err := p.st.save(p.y.Dir); err != nil {
+	if err := p.persist(); err != nil {
 		return err
 	}
 	for _, o := range outs {

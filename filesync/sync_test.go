@@ -998,3 +998,43 @@ func TestSyncMoveDuringTheScan(t *testing.T) {
 		t.Errorf("sub/x.md %q, y.md %q, the document %q\nsaid: %s", f.get("sub/x.md"), f.get("y.md"), v.Text, f.say)
 	}
 }
+
+// TestSyncKilledWriteMovedDuringTheScan: a new document's file, written by a sync killed
+// before its state noted it, moved while the next pass scanned (so that pass sees it
+// nowhere): it is neither written again beside the moved one, nor forgotten as a file
+// noted ahead: the pass after finds the move.
+func TestSyncKilledWriteMovedDuringTheScan(t *testing.T) {
+	f := newFolder(t)
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "sub/agent", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	moved := false
+	undo = filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "sub", "agent.md"), filepath.Join(f.dir, "y.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	f.once()
+	undo()
+	f.once()
+	if got := f.titles(); len(got) != 6 || got["y"] != id {
+		t.Errorf("after the move: %v, want y the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("sub/agent.md") != "<none>" {
+		t.Errorf("sub/agent.md is back: %q", f.get("sub/agent.md"))
+	}
+}
