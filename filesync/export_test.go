@@ -1,9 +1,31 @@
 package filesync
 
+import "errors"
+
 // KillAfterProposal makes the next proposal a clash makes stop the pass right after it is
 // made, before the sync's state notes it: where a sync killed would leave it. It is undone
 // when the returned func is called.
 func KillAfterProposal(err error) (undo func()) {
 	afterProposal = func() error { return err }
 	return func() { afterProposal = nil }
+}
+
+// KillAfterWrite makes the pass stop right after it writes a new document's file, once,
+// having called left (where a sync killed there leaves the folder and its state). It is
+// undone when the returned func is called.
+func KillAfterWrite(left func()) (undo func()) {
+	afterWrite = func() error {
+		afterWrite = nil
+		left()
+		return errors.New("killed after a write")
+	}
+	return func() { afterWrite = nil }
+}
+
+// WhileScanning runs f as the folder's scan enters each folder (rel, slash-separated; "."
+// the top), before it reads it: where an editor's move between two folders can pass the
+// scan by. It is undone when the returned func is called.
+func WhileScanning(f func(rel string)) (undo func()) {
+	scanning = f
+	return func() { scanning = nil }
 }

@@ -86,6 +86,9 @@ func (ig ignorer) ignored(rel string, dir bool) bool {
 	return false
 }
 
+// scanning, if set (by a test), runs as scan enters each folder, before it reads it.
+var scanning func(rel string)
+
 // scan lists the Markdown files under dir that are not ignored, with what stat says of
 // them (hashes are left for the caller to take when a file looks changed). Folders are
 // listed too, for a watcher. A symlink is not followed.
@@ -100,6 +103,9 @@ func scan(dir string, ig ignorer) (files map[string]*file, folders []string, err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
+		if scanning != nil && d.IsDir() {
+			scanning(rel)
+		}
 		if rel == "." {
 			folders = append(folders, p)
 			return nil

@@ -19,6 +19,16 @@ type State struct {
 	Docs  map[string]*Entry `json:"docs"` // by document id
 	// Pending are clashes whose proposal is not made yet, by document id.
 	Pending map[string]*Pending `json:"pending,omitempty"`
+	// Creating are the new files a pass is making documents of, written before it makes
+	// them: a sync killed before its pass's end finds the documents they made (by their
+	// titles) and keeps them as those files' (adoptCreated), instead of making a second
+	// document of a file moved meanwhile.
+	Creating []*Entry `json:"creating,omitempty"`
+	// Writing are the files a pass is writing for new documents, by document id, written
+	// before it writes them: a sync killed before its pass's end finds those files (moved,
+	// too) as the documents' (adoptWritten), instead of making a document of each; a file
+	// it never wrote is written by the next pass.
+	Writing map[string]*Entry `json:"writing,omitempty"`
 
 	read []byte // the bytes loaded, so that a pass that changed nothing writes nothing
 }

@@ -94,6 +94,12 @@ type pass struct {
 	texts map[string][]byte // rel → bytes read this pass
 	// claimed are the files a document the state knows has: the others are new.
 	claimed map[string]string // rel → id
+	// unsure are the documents whose entry is a file a killed pass was about to write
+	// (adoptWritten): it may never have been written.
+	unsure map[string]bool
+	// stillUnsure are those of them this pass leaves for the next (the folder changed
+	// while it was scanned): kept noted as files about to be written, not written again.
+	stillUnsure map[string]*Entry
 }
 
 // Once makes the folder and the space the same, once: each file changed since the last
@@ -123,7 +129,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}}
+	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
 	for _, d := range docs {
 		p.byID[d.ID] = d
 		if d.Deleted == nil {
@@ -133,7 +139,10 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err := p.finishPending(); err != nil {
 		return Report{}, err
 	}
-	if len(files) == 0 && len(st.Docs) > 0 && !y.AllowDeletes {
+	p.adoptCreated()
+	p.adoptWritten()
+	// Files a killed pass was about to write (unsure) may never have been there.
+	if len(files) == 0 && len(st.Docs) > len(p.unsure) && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
 	}
 
@@ -161,6 +170,33 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		gone = append(gone, id)
 	}
 	gone = p.findSimilar(gone, claimed, moved)
+	// A scan is no snapshot: a file moved from a folder not read yet to one read already
+	// passes it by, and reads as gone. When a second look finds a file the first didn't,
+	// the folder is changing: the gone documents wait for the next pass (the move's event
+	// wakes one), rather than being deleted, or their files written back beside the moved;
+	// a file noted ahead stays noted so (persist).
+	postponed := map[string]bool{}
+	if len(gone) > 0 {
+		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil && appeared(files, again) {
+			for _, id := range gone {
+				postponed[id] = true
+				if p.unsure[id] {
+					p.stillUnsure[id] = st.Docs[id]
+					delete(st.Docs, id)
+				}
+			}
+			gone = nil
+		}
+	}
+	// A file noted as about to be written and found nowhere was never written (or was
+	// deleted before any pass saw it): not a delete, a file to write (newDocs).
+	gone = slices.DeleteFunc(gone, func(id string) bool {
+		if p.unsure[id] {
+			delete(st.Docs, id)
+			return true
+		}
+		return false
+	})
 	deletes := 0
 	for _, id := range gone {
 		e := st.Docs[id]
@@ -196,6 +232,9 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 
 	for _, id := range ids {
+		if st.Docs[id] == nil || postponed[id] {
+			continue
+		}
 		rel := st.Docs[id].Path
 		if m := moved[id]; m != "" {
 			rel = m
@@ -220,8 +259,29 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	return p.rep, p.saveState(nil)
 }
 
+// persist writes the state, with the files noted ahead that this pass leaves noted.
+func (p *pass) persist() error {
+	for id, e := range p.stillUnsure {
+		if p.st.Writing == nil {
+			p.st.Writing = map[string]*Entry{}
+		}
+		p.st.Writing[id] = e
+	}
+	return p.st.save(p.y.Dir)
+}
+
+// appeared reports whether a second scan found a file the first didn't.
+func appeared(first, again map[string]*file) bool {
+	for rel := range again {
+		if first[rel] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *pass) saveState(err error) error {
-	if serr := p.st.save(p.y.Dir); err == nil {
+	if serr := p.persist(); err == nil {
 		err = serr
 	}
 	return err
@@ -442,6 +502,17 @@ func (p *pass) known(id, rel string, present bool) error {
 			if err != nil {
 				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
 			}
+			if gone.Version != e.Version {
+				// An agent wrote after the listing and before the delete: its edit wins,
+				// as it does when the listing shows it.
+				back, err := y.space().Undelete(p.ctx, id)
+				if err == nil {
+					y.say("sync: %s was deleted, but %q changed in the space meanwhile: the change wins, the file is back", e.Path, d.Title)
+					p.retitled(d, back)
+					return p.writeOut(id, back, e.Path, "")
+				}
+				y.say("sync: %s was deleted, and %q, changed in the space meanwhile, is deleted too (it can't come back: %v); docs undelete brings it back", e.Path, d.Title, err)
+			}
 			p.retitled(d, gone)
 			delete(p.st.Docs, id)
 			p.rep.Deleted++
@@ -461,8 +532,11 @@ func (p *pass) known(id, rel string, present bool) error {
 			if err != nil {
 				y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, want, err)
 			} else {
-				if d.Version == e.Version && !saved.Unchanged {
-					e.Version = saved.Document.Version // the rename is ours: not a change to merge
+				// The rename made right on top of the version the file is: ours, not a
+				// change to merge. On top of a later one (an agent wrote after the
+				// listing), the file lacks that write: it stays behind, and is written.
+				if !saved.Unchanged && saved.Document.Version == e.Version+1 {
+					e.Version = saved.Document.Version
 				}
 				p.retitled(d, saved.Document)
 				d = saved.Document
@@ -489,6 +563,15 @@ func (p *pass) known(id, rel string, present bool) error {
 	e.Title = d.Title
 
 	spaceChanged := d.Version != e.Version
+	if fileChanged && spaceChanged {
+		// A sync killed after it wrote a later version to the file and before its state
+		// noted it left the file exactly that version: in step with it, not an edit to merge
+		// from the older one (where the agents' lines since would clash with their own).
+		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
+			e.Version, e.Hash = n, f.hash
+			fileChanged, spaceChanged = false, d.Version != n
+		}
+	}
 	switch {
 	case !fileChanged && !spaceChanged:
 		p.record(e, f, f.hash, e.Version)
@@ -500,6 +583,67 @@ func (p *pass) known(id, rel string, present bool) error {
 		return nil
 	}
 	return p.saveFile(id, e, rel, text)
+}
+
+// adoptCreated finds the documents a pass killed while it made documents of new files
+// (State.Creating) did make: a document of that title the state doesn't know, whose first
+// version is the file's text as it was read, is that file's, in step with that version, as
+// a pass that finished would have noted it (an agent's document of the same title, made
+// meanwhile, is not). A file not made into a document is new to this pass too.
+func (p *pass) adoptCreated() {
+	known := map[string]bool{}
+	for id := range p.st.Docs {
+		known[id] = true
+	}
+	for _, c := range p.st.Creating {
+		d, ok := p.taken[docstore.FoldTitle(c.Title)]
+		if !ok || known[d.ID] {
+			continue
+		}
+		if v, err := p.y.space().Read(p.ctx, d.ID, 1); err != nil || hashOf([]byte(v.Text)) != c.Hash {
+			continue
+		}
+		e := *c
+		e.Title = d.Title
+		p.st.Docs[d.ID] = &e
+		known[d.ID] = true
+	}
+	p.st.Creating = nil
+}
+
+// adoptWritten takes the files a pass killed while it wrote new documents' files
+// (State.Writing) was about to write as those documents', in step with the version
+// written: where the file is, or where it moved to (by its bytes, or its lines), is found
+// as for any file; one found nowhere is written again, not taken for a delete (unsure).
+func (p *pass) adoptWritten() {
+	for id, w := range p.st.Writing {
+		if d, ok := p.byID[id]; !ok || d.Deleted != nil || p.st.Docs[id] != nil {
+			continue
+		}
+		e := *w
+		p.st.Docs[id] = &e
+		p.unsure[id] = true
+	}
+	p.st.Writing = nil
+}
+
+// versionIsLimit is how many of a document's versions after the one its file was last in
+// step with versionIs reads, newest first.
+const versionIsLimit = 10
+
+// versionIs returns the version after from, up to to, whose text has hash (0: none of the
+// newest versionIsLimit of them).
+func (p *pass) versionIs(id string, from, to int, hash string) int {
+	for n := to; n > from && n > to-versionIsLimit; n-- {
+		v, err := p.y.space().Read(p.ctx, id, n)
+		if err != nil {
+			return 0
+		}
+		if hashOf([]byte(v.Text)) == hash {
+			return n
+		}
+	}
+	return 0
 }
 
 // retitled notes in the pass's maps that document was became now (renamed, deleted or
@@ -544,8 +688,12 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
-	p.rep.Saved++
-	if saved.Kind == docstore.KindMerge {
+	if !saved.Unchanged {
+		p.rep.Saved++
+	}
+	// A merge, or a save that changed nothing (the space has the file's edits, and more of
+	// its own): the space's text may not be the file's, which is written if it differs.
+	if saved.Kind == docstore.KindMerge || saved.Unchanged {
 		return p.writeOut(id, saved.Document, rel, hashOf(text))
 	}
 	p.record(e, p.files[rel], hashOf(text), saved.Document.Version)
@@ -561,7 +709,7 @@ func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
 		p.st.Pending = map[string]*Pending{}
 	}
 	p.st.Pending[id] = &Pending{Base: e.Version, Text: string(text)}
-	if err := p.st.save(y.Dir); err != nil {
+	if err := p.persist(); err != nil {
 		return err
 	}
 	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.PreferMine)
@@ -620,11 +768,16 @@ func (p *pass) finishPending() error {
 // writeOut writes document d's latest text to the file at rel, if the file is still what
 // expect says (its hash; "" absent), and records it.
 func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) error {
-	y, e := p.y, p.st.Docs[id]
-	v, err := y.space().Read(p.ctx, id, 0)
+	v, err := p.y.space().Read(p.ctx, id, 0)
 	if err != nil {
 		return err
 	}
+	return p.writeText(id, rel, v, expect)
+}
+
+// writeText is writeOut of version v, read already.
+func (p *pass) writeText(id, rel string, v docstore.Version, expect string) error {
+	y, e := p.y, p.st.Docs[id]
 	hash := hashOf([]byte(v.Text))
 	if hash != expect {
 		f, err := p.write(rel, []byte(v.Text), expect)
@@ -633,7 +786,15 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 			return nil
 		}
 		p.files[rel] = f
+		if p.claimed != nil {
+			p.claimed[rel] = id // not a new file for newFiles
+		}
 		p.rep.Written++
+		if afterWrite != nil {
+			if err := afterWrite(); err != nil {
+				return err
+			}
+		}
 	}
 	if e == nil {
 		e = &Entry{}
@@ -643,6 +804,10 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 	p.record(e, p.files[rel], hash, v.Number)
 	return nil
 }
+
+// afterWrite, if set (by a test), runs after writeOut wrote a file, where a sync killed
+// leaves it written and its state not noting it.
+var afterWrite func() error
 
 // record notes that e's file, f, has hash and is in step with version n.
 func (p *pass) record(e *Entry, f *file, hash string, n int) {
@@ -782,6 +947,18 @@ func (p *pass) newFiles(rels []string) error {
 	if len(creates) == 0 {
 		return nil
 	}
+	// What is about to be made goes to disk first: a sync killed between a create and
+	// this pass's end would else not know the document is the file's (adoptCreated).
+	p.st.Creating = nil
+	for _, c := range creates {
+		e := &Entry{Path: c.rel, Title: c.title}
+		p.record(e, p.files[c.rel], hashOf(c.text), 1)
+		p.st.Creating = append(p.st.Creating, e)
+	}
+	if err := p.persist(); err != nil {
+		return err
+	}
+	defer func() { p.st.Creating = nil }()
 	workers := y.Workers
 	if workers <= 0 {
 		workers = 8
@@ -872,11 +1049,32 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 func (p *pass) newDocs() error {
 	ids := make([]string, 0, len(p.byID))
 	for id, d := range p.byID {
-		if _, has := p.st.Docs[id]; !has && d.Deleted == nil {
+		if _, has := p.st.Docs[id]; !has && d.Deleted == nil && p.stillUnsure[id] == nil {
 			ids = append(ids, id)
 		}
 	}
 	slices.Sort(ids)
+	// A batch at a time: its texts are read and noted in the state (State.Writing) before
+	// its files are written, so that a sync killed meanwhile knows them for the documents'.
+	const batch = 1000
+	for len(ids) > 0 {
+		n := min(batch, len(ids))
+		if err := p.writeNew(ids[:n]); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
+}
+
+func (p *pass) writeNew(ids []string) error {
+	type out struct {
+		id, rel string
+		v       docstore.Version
+	}
+	var outs []out
+	p.st.Writing = map[string]*Entry{}
+	defer func() { p.st.Writing = nil }()
 	for _, id := range ids {
 		d := p.byID[id]
 		rel := FileFor(d.Title)
@@ -886,7 +1084,21 @@ func (p *pass) newDocs() error {
 		if _, err := os.Lstat(filepath.Join(p.y.Dir, filepath.FromSlash(rel))); err == nil || p.files[rel] != nil {
 			rel = withID(rel, id)
 		}
-		if err := p.writeOut(id, d, rel, ""); err != nil {
+		v, err := p.y.space().Read(p.ctx, id, 0)
+		if err != nil {
+			return err
+		}
+		outs = append(outs, out{id, rel, v})
+		p.st.Writing[id] = &Entry{Path: rel, Title: v.Title, Version: v.Number, Hash: hashOf([]byte(v.Text)), Size: int64(len(v.Text))}
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	if err := p.persist(); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if err := p.writeText(o.id, o.rel, o.v, ""); err != nil {
 			return err
 		}
 	}

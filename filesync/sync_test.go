@@ -19,6 +19,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 var north = docstore.Author{By: "agent:north", For: "person:ana"}
@@ -703,5 +704,387 @@ func TestSyncMoveAfterAStaleState(t *testing.T) {
 	}
 	if f.get("a.md") != "<none>" {
 		t.Errorf("a.md came back: %q\nsaid: %s", f.get("a.md"), f.say)
+	}
+}
+
+// racingRename is the store's space with an agent's append made just before each rename
+// the sync asks for: after the pass's listing, as an agent writing meanwhile does.
+type racingRename struct {
+	filesync.Local
+	line string
+}
+
+func (r racingRename) Rename(ctx context.Context, id, title string) (docstore.Saved, error) {
+	if _, err := r.Store.Append(ctx, id, r.line, north); err != nil {
+		return docstore.Saved{}, err
+	}
+	return r.Local.Rename(ctx, id, title)
+}
+
+// TestSyncRenameAfterAnAgentsWrite: a file renamed in the folder, and an agent's line
+// appended to its document after the pass listed the space and before it renamed the
+// document. The rename's version holds the agent's line and the file doesn't, so the file
+// is not in step with it: the line is written to the file, and the editor's next save,
+// made from the file, keeps it (the torture test's lost acknowledged line, and its file
+// left behind its document after quiescing).
+func TestSyncRenameAfterAnAgentsWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	id := f.titles()["a"]
+	if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "b.md")); err != nil {
+		t.Fatal(err)
+	}
+	local := filesync.Local{Store: f.s, By: f.y.By}
+	f.y.Space = racingRename{Local: local, line: "agent line"}
+	f.once()
+	f.y.Space = local
+	d, v := f.doc(id)
+	if d.Title != "b" || !strings.Contains(v.Text, "agent line\n") {
+		t.Fatalf("the document is %q: %q", d.Title, v.Text)
+	}
+	if got := f.get("b.md"); got != v.Text {
+		t.Errorf("b.md is %q, its document %q\nsaid: %s", got, v.Text, f.say)
+	}
+	f.put("b.md", f.get("b.md")+"editor line\n")
+	f.once()
+	if _, v := f.doc(id); !strings.Contains(v.Text, "agent line\n") || !strings.Contains(v.Text, "editor line\n") {
+		t.Errorf("after the editor's save the document is %q: a line is lost\nsaid: %s", v.Text, f.say)
+	}
+}
+
+// TestSyncMoveAfterAKilledCreate: a sync killed after it made a document of a new file and
+// before its state noted that (the state as it was on disk then), then the file moved: the
+// moved file is that document, renamed, not a second document beside it with the first
+// written back under its old name (the torture test's "seed-0 is in 2 documents").
+func TestSyncMoveAfterAKilledCreate(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	f.put("new.md", "# new\nseed\n")
+	k := &killAfterCreate{Local: filesync.Local{Store: f.s, By: f.y.By}, statePath: filepath.Join(f.dir, ".compass", "sync-personal.json")}
+	f.y.Space = k
+	if _, err := f.y.Once(f.ctx); err == nil {
+		t.Fatal("the pass was not stopped")
+	}
+	f.y.Space = nil
+	if err := os.WriteFile(k.statePath, k.left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := f.titles()["new"]
+	if id == "" {
+		t.Fatalf("no document was made: %v", f.titles())
+	}
+	os.MkdirAll(filepath.Join(f.dir, "sub"), 0o755)
+	if err := os.Rename(filepath.Join(f.dir, "new.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 2 || got["sub/moved"] != id {
+		t.Errorf("after the move: %v, want a and sub/moved, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("new.md") != "<none>" {
+		t.Errorf("new.md came back: %q", f.get("new.md"))
+	}
+}
+
+// killAfterCreate is the store's space where the pass stops right after its first create;
+// left is the sync's state as it was on disk then: what a sync killed there leaves.
+type killAfterCreate struct {
+	filesync.Local
+	statePath string
+	left      []byte
+}
+
+func (k *killAfterCreate) Create(ctx context.Context, title, text string) (docstore.Saved, error) {
+	saved, err := k.Local.Create(ctx, title, text)
+	if err != nil {
+		return saved, err
+	}
+	if k.left, err = os.ReadFile(k.statePath); err != nil {
+		return saved, err
+	}
+	return docstore.Saved{}, errors.New("killed")
+}
+
+// TestSyncMoveAfterAKilledWrite: a sync killed after it wrote a new document's file and
+// before its state noted it, then the file moved: the moved file is the document's,
+// renamed, not a second document beside it with the first written again under its old
+// name (the torture test's "seed-a0 is in 2 documents").
+func TestSyncMoveAfterAKilledWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "agent doc", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	if err := os.WriteFile(statePath, left, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if f.get("agent doc.md") != "# agent\nseed-a\n" {
+		t.Fatalf("agent doc.md is %q", f.get("agent doc.md"))
+	}
+	if err := os.Rename(filepath.Join(f.dir, "agent doc.md"), filepath.Join(f.dir, "moved.md")); err != nil {
+		t.Fatal(err)
+	}
+	f.once()
+	if got := f.titles(); len(got) != 2 || got["moved"] != id {
+		t.Errorf("after the move: %v, want a and moved, the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("agent doc.md") != "<none>" {
+		t.Errorf("agent doc.md came back: %q", f.get("agent doc.md"))
+	}
+}
+
+// TestSyncKilledBeforeAWrite: a sync killed after its state noted the new documents'
+// files it was about to write and before it wrote them: the next pass writes them, and
+// deletes no document for a file that never was.
+func TestSyncKilledBeforeAWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.once()
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	ids := map[string]bool{}
+	for i := range 3 {
+		ids[check[docstore.Saved](t)(f.s.Create(f.ctx, fmt.Sprintf("agent doc %d", i), fmt.Sprintf("seed-a%d\n", i), docstore.KindWrite, north)).Document.ID] = true
+	}
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	os.Remove(filepath.Join(f.dir, "agent doc 0.md")) // as if the kill came before its write
+	rep := f.once()
+	if rep.Deleted != 0 || len(f.titles()) != 4 {
+		t.Errorf("%+v: %v\nsaid: %s", rep, f.titles(), f.say)
+	}
+	for i := range 3 {
+		if got := f.get(fmt.Sprintf("agent doc %d.md", i)); got != fmt.Sprintf("seed-a%d\n", i) {
+			t.Errorf("agent doc %d.md is %q", i, got)
+		}
+	}
+}
+
+// racingDelete is the store's space with an agent's append made just before each delete
+// the sync asks for: after the pass's listing, as an agent writing meanwhile does.
+type racingDelete struct {
+	filesync.Local
+	line string
+}
+
+func (r racingDelete) Delete(ctx context.Context, id string) (docstore.Document, error) {
+	if _, err := r.Store.Append(ctx, id, r.line, north); err != nil {
+		return docstore.Document{}, err
+	}
+	return r.Local.Delete(ctx, id)
+}
+
+// TestSyncDeleteAfterAnAgentsWrite: a file deleted in the folder, and an agent's line
+// appended to its document after the pass listed the space and before it deleted the
+// document: the edit wins over the delete, as it does when the listing shows it (the
+// document is back, and its file with the agent's line).
+func TestSyncDeleteAfterAnAgentsWrite(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\none\n")
+	f.put("b.md", "# b\n")
+	f.once()
+	id := f.titles()["a"]
+	os.Remove(filepath.Join(f.dir, "a.md"))
+	local := filesync.Local{Store: f.s, By: f.y.By}
+	f.y.Space = racingDelete{Local: local, line: "agent line"}
+	f.y.AllowDeletes = true
+	f.once()
+	f.y.Space = local
+	d, v := f.doc(id)
+	if d.Deleted != nil || !strings.Contains(v.Text, "agent line\n") {
+		t.Fatalf("the document is deleted (%v), its text %q\nsaid: %s", d.Deleted != nil, v.Text, f.say)
+	}
+	if got := f.get("a.md"); got != v.Text {
+		t.Errorf("a.md is %q, its document %q\nsaid: %s", got, v.Text, f.say)
+	}
+	if rep := f.once(); rep.Changed() {
+		t.Errorf("a pass after: %+v\nsaid: %s", rep, f.say)
+	}
+}
+
+// TestSyncSaveTheSpaceHasAlready: the file's edit is one an agent also made, beside another
+// of its own, so that the save merges to the space's latest text and makes no version: the
+// file is then behind its document, and is written (before, it was noted as in step with
+// the latest version, and stayed behind it, and its next save took the agent's other edit
+// out).
+func TestSyncSaveTheSpaceHasAlready(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "a\nb\nc\nd\ne\n")
+	f.once()
+	id := f.titles()["a"]
+	d, _ := f.doc(id)
+	check[docstore.Saved](t)(f.s.Save(f.ctx, id, d.Version, "a\nB\nc\nD\ne\n", north, linediff.Clash))
+	f.put("a.md", "a\nB\nc\nd\ne\n")
+	f.once()
+	if _, v := f.doc(id); f.get("a.md") != v.Text {
+		t.Fatalf("a.md is %q, its document %q\nsaid: %s", f.get("a.md"), v.Text, f.say)
+	}
+	f.put("a.md", f.get("a.md")+"f\n")
+	f.once()
+	if _, v := f.doc(id); v.Text != "a\nB\nc\nD\ne\nf\n" {
+		t.Errorf("after the next save the document is %q\nsaid: %s", v.Text, f.say)
+	}
+}
+
+// TestSyncKilledBeforeTheFirstWrite: a first sync into an empty folder, killed after its
+// state noted the files it was about to write and before any was: the next pass writes
+// them (the folder is empty, but no file was ever there to lose: no "is it unmounted?").
+func TestSyncKilledBeforeTheFirstWrite(t *testing.T) {
+	f := newFolder(t)
+	for i := range 2 {
+		check[docstore.Saved](t)(f.s.Create(f.ctx, fmt.Sprintf("agent doc %d", i), fmt.Sprintf("seed-a%d\n", i), docstore.KindWrite, north))
+	}
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	os.Remove(filepath.Join(f.dir, "agent doc 0.md"))
+	if rep := f.once(); rep.Written != 2 || rep.Deleted != 0 {
+		t.Errorf("%+v\nsaid: %s", rep, f.say)
+	}
+}
+
+// TestSyncWrittenBeforeAKill: a sync wrote the agents' lines to a file and was killed
+// before its state noted it; agents wrote more before the next start. The file is exactly
+// a later version than the state says: it is taken as in step with that one, and the new
+// lines are written to it, with no clash (before, the file's lines and the agents' newer
+// ones were a clash: the newer lines left the document for a proposal).
+func TestSyncWrittenBeforeAKill(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\n")
+	f.once()
+	id := f.titles()["a"]
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	stale, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent A", north))
+	if rep := f.once(); rep.Written != 1 {
+		t.Fatalf("the agent's line written: %+v", rep)
+	}
+	os.WriteFile(statePath, stale, 0o644) // as a sync killed before it saved its state
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent B", north))
+	rep := f.once()
+	_, v := f.doc(id)
+	if !strings.Contains(v.Text, "agent A\n") || !strings.Contains(v.Text, "agent B\n") || f.get("a.md") != v.Text {
+		t.Errorf("the document is %q, a.md %q\nsaid: %s", v.Text, f.get("a.md"), f.say)
+	}
+	if rep.Clashes != 0 || openProposals(t, f, id) != 0 {
+		t.Errorf("%+v, %d proposals\nsaid: %s", rep, openProposals(t, f, id), f.say)
+	}
+}
+
+// TestSyncDeletedFileBackOnce: a file deleted while its document changed comes back, and
+// the pass that writes it doesn't take it for a new file of a title that is taken (it
+// said "left as it is" and counted it skipped).
+func TestSyncDeletedFileBackOnce(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "one\n")
+	f.put("b.md", "two\n")
+	f.once()
+	id := f.titles()["a"]
+	os.Remove(filepath.Join(f.dir, "a.md"))
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
+	rep := f.once()
+	if _, v := f.doc(id); f.get("a.md") != v.Text || rep.Written != 1 || rep.Skipped != 0 || strings.Contains(f.say.String(), "left as it is") {
+		t.Errorf("%+v, a.md %q\nsaid: %s", rep, f.get("a.md"), f.say)
+	}
+}
+
+// TestSyncMoveDuringTheScan: a file moved from a subfolder to the top while the pass walks
+// the folder, after the top was read and before the subfolder was: the scan sees it
+// nowhere. Its document is not taken for deleted (nor its file written back beside the
+// moved one when it changed): the next pass finds the move (the torture test's "seed-3 is
+// in 2 documents", with no kill).
+func TestSyncMoveDuringTheScan(t *testing.T) {
+	f := newFolder(t)
+	f.put("sub/x.md", "# x\nseed-x\n")
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	id := f.titles()["sub/x"]
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
+	moved := false
+	undo := filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "sub", "x.md"), filepath.Join(f.dir, "y.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	f.once()
+	undo()
+	if !moved {
+		t.Fatal("the scan never entered sub")
+	}
+	f.once()
+	d, v := f.doc(id)
+	if got := f.titles(); len(got) != 6 || got["y"] != id || d.Deleted != nil {
+		t.Errorf("after the move: %v, want y the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("sub/x.md") != "<none>" || f.get("y.md") != v.Text {
+		t.Errorf("sub/x.md %q, y.md %q, the document %q\nsaid: %s", f.get("sub/x.md"), f.get("y.md"), v.Text, f.say)
+	}
+}
+
+// TestSyncKilledWriteMovedDuringTheScan: a new document's file, written by a sync killed
+// before its state noted it, moved while the next pass scanned (so that pass sees it
+// nowhere): it is neither written again beside the moved one, nor forgotten as a file
+// noted ahead: the pass after finds the move.
+func TestSyncKilledWriteMovedDuringTheScan(t *testing.T) {
+	f := newFolder(t)
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "sub/agent", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
+	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
+	var left []byte
+	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	_, err := f.y.Once(f.ctx)
+	undo()
+	if err == nil || left == nil {
+		t.Fatalf("the pass was not stopped after the write: %v", err)
+	}
+	os.WriteFile(statePath, left, 0o644)
+	moved := false
+	undo = filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "sub", "agent.md"), filepath.Join(f.dir, "y.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	f.once()
+	undo()
+	f.once()
+	if got := f.titles(); len(got) != 6 || got["y"] != id {
+		t.Errorf("after the move: %v, want y the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("sub/agent.md") != "<none>" {
+		t.Errorf("sub/agent.md is back: %q", f.get("sub/agent.md"))
 	}
 }
