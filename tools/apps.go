@@ -108,6 +108,22 @@ func (s *Server) forApps(ctx context.Context, ts []mcp.Tool) []mcp.Tool {
 	return out
 }
 
+// declareApps is the hook after initialize that declares the extension back to a client
+// that declared it (capabilities.extensions, as both sides of an extension do, SEP-2133), so
+// a host that looks for the server's declaration finds it. A client that didn't declare it
+// gets initialize's answer as it was. At 2026-07-28 there is no initialize; the tool links
+// are all such a client needs.
+func declareApps(_ context.Context, _ any, req *mcp.InitializeRequest, res *mcp.InitializeResult) {
+	if req == nil || res == nil || !DeclaresApps(req.Params.Capabilities.Extensions) {
+		return
+	}
+	ext := map[string]any{AppsExtension: map[string]any{"mimeTypes": []any{AppMIMEType}}}
+	for k, v := range res.Capabilities.Extensions { // a copy: the server's own map is shared
+		ext[k] = v
+	}
+	res.Capabilities.Extensions = ext
+}
+
 // uiMeta is a tool's _meta linking the view: ui.resourceUri and ui.visibility, and the
 // flat key "ui/resourceUri" that some hosts still read (deprecated by the spec).
 func uiMeta(visibility []string) *mcp.Meta {

@@ -20,7 +20,8 @@ const appsBase = "http://127.0.0.1:7777"
 // appsSession is a real in-process MCP session with the tools, its client declaring the
 // MCP Apps extension in initialize or not.
 type appsSession struct {
-	c *client.Client
+	c    *client.Client
+	init *mcp.InitializeResult
 }
 
 func newAppsSession(t testing.TB, db kv.DB, cfg tools.Config, apps bool) *appsSession {
@@ -48,10 +49,11 @@ func newAppsSession(t testing.TB, db kv.DB, cfg tools.Config, apps bool) *appsSe
 	if apps {
 		init.Params.Capabilities.Extensions = map[string]any{tools.AppsExtension: map[string]any{"mimeTypes": []any{tools.AppMIMEType}}}
 	}
-	if _, err := c.Initialize(ctx, init); err != nil {
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &appsSession{c: c}
+	return &appsSession{c: c, init: res}
 }
 
 func (s *appsSession) call(t testing.TB, tool string, args map[string]any) *mcp.CallToolResult {
@@ -148,6 +150,16 @@ func TestAppsOnlyForClientsThatDeclareThem(t *testing.T) {
 	db := kvtest.Open(t)
 	cfg := tools.Config{Agent: "north", For: "ana", LinkBase: appsBase}
 	plain, apps := newAppsSession(t, db, cfg, false), newAppsSession(t, db, cfg, true)
+
+	// The server declares the extension back (capabilities.extensions, as both sides do
+	// under SEP-2133) to the client that declared it, and to no other: the plain client's
+	// initialize answer is as it was.
+	if ext := plain.init.Capabilities.Extensions; ext != nil {
+		t.Errorf("the server declares extensions to a client without apps: %v", ext)
+	}
+	if got, _ := json.Marshal(apps.init.Capabilities.Extensions); string(got) != `{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}` {
+		t.Errorf("the server's extensions for an apps client: %s", got)
+	}
 
 	pt := toolsByName(t, plain)
 	if _, ok := pt[tools.UndoTool]; ok {

@@ -52,11 +52,13 @@ const (
 // DocumentURI is the resource URI of a document's latest version.
 func DocumentURI(id string) string { return DocumentURIPrefix + id }
 
-// resourceHooks lists the space's documents as resources (see prepareResources).
+// resourceHooks lists the space's documents as resources (see prepareResources), and declares
+// MCP Apps back to a client that declared it (declareApps).
 func (s *Server) resourceHooks() *server.Hooks {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(s.prepareResources)
 	hooks.AddAfterListResources(s.fillResources)
+	hooks.AddAfterInitialize(declareApps)
 	return hooks
 }
 
