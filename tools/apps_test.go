@@ -3,7 +3,6 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -26,33 +25,11 @@ type appsSession struct {
 
 func newAppsSession(t testing.TB, db kv.DB, cfg tools.Config, apps bool) *appsSession {
 	t.Helper()
-	if cfg.Space == "" {
-		cfg.Space = "personal"
-	}
-	cfg.Logger = slog.New(slog.DiscardHandler)
-	srv, err := tools.New(db, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	ctx := t.Context()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "apps-host", Version: "1"}
+	var ext map[string]any
 	if apps {
-		init.Params.Capabilities.Extensions = map[string]any{tools.AppsExtension: map[string]any{"mimeTypes": []any{tools.AppMIMEType}}}
+		ext = map[string]any{tools.AppsExtension: map[string]any{"mimeTypes": []any{tools.AppMIMEType}}}
 	}
-	res, err := c.Initialize(ctx, init)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, res := inProcess(t, db, cfg, "apps-host", ext)
 	return &appsSession{c: c, init: res}
 }
 
