@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -65,6 +66,40 @@ func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
 	_ = json.NewEncoder(w).Encode(struct {
 		Error string `json:"error"`
 	}{msg})
+}
+
+// NotRebound refuses (403) a request without a token that came to a loopback address
+// naming another host: a web page that rebinds its own name to 127.0.0.1 (DNS rebinding)
+// sends its name as both Host and Origin, so the Origin check lets it by, and on a server
+// without a token it would read and write as the person. Every endpoint beside /mcp that
+// the gate admits without a token goes through it (the messages endpoint, the sync's).
+// (mcp-go refuses such requests at /mcp even with a token; a page can't send the person's
+// token, so a reverse proxy on the same machine that keeps the public Host may still use
+// one here.)
+func (g *Gate) NotRebound(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		if ok && r.Header.Get("Authorization") == "" && loopbackHost(hostOf(local.String())) && !loopbackHost(strings.Trim(hostOf(r.Host), "[]")) {
+			g.refuse(w, fmt.Sprintf("a server on loopback takes requests for loopback names only, not %q", r.Host), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Authenticate returns who r acts as. It returns ErrNoBearer without a bearer token where

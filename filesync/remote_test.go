@@ -386,3 +386,45 @@ func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	return http.DefaultTransport.RoundTrip(r)
 }
+
+// A server on loopback with no token (the default for one person) takes the sync's requests
+// for loopback names only: a web page that rebinds its own name to 127.0.0.1 sends that name
+// as Host (and as Origin), which would otherwise let it list, read and write the space as
+// the person. Before, its listing answered 200 and its create made a document.
+func TestSyncServerRefusesARebindingPage(t *testing.T) {
+	tm := newTeam(t) // no token made: the server admits the person on loopback
+	send := func(method, path, host, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, tm.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+			req.Header.Set("Origin", "http://"+host)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
+	_, port, _ := strings.Cut(strings.TrimPrefix(tm.url, "http://"), ":")
+	evil := "rebound.example:" + port
+	if status, body := send("GET", "/spaces/personal/sync/documents", evil, ""); status != http.StatusForbidden || !strings.Contains(body, "loopback names only") {
+		t.Errorf("a rebinding page's listing: %d %s, want 403", status, clip(body))
+	}
+	if status, body := send("POST", "/spaces/personal/sync/create", evil, `{"title":"Planted","text":"x\n"}`); status != http.StatusForbidden {
+		t.Errorf("a rebinding page's create: %d %s, want 403", status, clip(body))
+	}
+	// The same requests by the loopback name the sync uses are answered.
+	if status, body := send("GET", "/spaces/personal/sync/documents", "", ""); status != http.StatusOK {
+		t.Errorf("the person's listing: %d %s, want 200", status, clip(body))
+	}
+	if got := tm.cli("docs", "list"); strings.Contains(got, "Planted") {
+		t.Errorf("a rebinding page made a document:\n%s", got)
+	}
+}

@@ -16,7 +16,8 @@ import (
 )
 
 // Mount serves the sync's side of a team server on mux, for Remote: under
-// /spaces/{space}/sync/, behind the gate (who asks: 401 without a good token) and guard
+// /spaces/{space}/sync/, refused to a loopback server's request for another host (DNS
+// rebinding, access.Gate.NotRebound), behind the gate (who asks: 401 without a good token) and guard
 // (the body budget), then the gate's check that the token reaches the space (403). The
 // request's principal decides the person and the agent (the token's, else "sync"); a
 // read-only or reviewed token may list and read, and its writes are refused (403): a
@@ -27,7 +28,7 @@ func Mount(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(http.Hand
 	jsonGate.JSON = true
 	h := &served{db: db}
 	in := func(next http.HandlerFunc) http.Handler {
-		return jsonGate.Require(guard(jsonGate.RequireSpace(access.PathSpace, next)))
+		return jsonGate.NotRebound(jsonGate.Require(guard(jsonGate.RequireSpace(access.PathSpace, next))))
 	}
 	mux.Handle("GET /spaces/{space}/sync/documents", in(h.documents))
 	mux.Handle("GET /spaces/{space}/sync/version", in(h.version))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"slices"
 	"sort"
@@ -41,24 +40,7 @@ func MountMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(h
 	jsonGate.JSON = true
 	gate = &jsonGate
 	h := &messages{db: db, gate: gate}
-	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", notRebound(gate.Require(guard(gate.RequireSpace(access.PathSpace, h)))))
-}
-
-// notRebound refuses (403) a request without a token that came to a loopback address
-// naming another host: a web page that rebinds its own name to 127.0.0.1 (DNS rebinding)
-// sends its name as both Host and Origin, so the Origin check lets it by, and on a server
-// without a token it would post as the person. (mcp-go refuses such requests at /mcp even
-// with a token; a page can't send the person's token, so a reverse proxy on the same
-// machine that keeps the public Host may still post with one here.)
-func notRebound(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && r.Header.Get("Authorization") == "" && loopback(hostOf(local.String())) && !loopback(strings.Trim(hostOf(r.Host), "[]")) {
-			writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("a server on loopback takes requests for loopback names only, not %q", r.Host)})
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", gate.NotRebound(gate.Require(guard(gate.RequireSpace(access.PathSpace, h)))))
 }
 
 type messages struct {
