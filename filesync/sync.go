@@ -170,22 +170,38 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		gone = append(gone, id)
 	}
 	gone = p.findSimilar(gone, claimed, moved)
-	// A scan is no snapshot: a file moved from a folder not read yet to one read already
-	// passes it by, and reads as gone. When a second look finds a file the first didn't,
-	// the folder is changing: the gone documents wait for the next pass (the move's event
-	// wakes one), rather than being deleted, or their files written back beside the moved;
-	// a file noted ahead stays noted so (persist).
+	// A scan is no snapshot. A file moved from a folder not read yet to one read already
+	// passes it by, and reads as gone; one moved from a folder read already to one not read
+	// yet is seen twice, and reads as a new file beside its document's. When a second look
+	// finds a file the first didn't, the gone documents wait for the next pass (the move's
+	// event wakes one), rather than being deleted or their files written back beside the
+	// moved; a file noted ahead stays noted so (persist). When it misses one the first
+	// found, the new files wait, rather than being made second documents, and so do the
+	// documents whose file that was (not written back beside the moved one). A folder that
+	// changes under every pass's scan keeps its new files waiting: passes run once its
+	// events have settled (Watch.Settle).
 	postponed := map[string]bool{}
-	if len(gone) > 0 {
-		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil && appeared(files, again) {
-			for _, id := range gone {
-				postponed[id] = true
-				if p.unsure[id] {
-					p.stillUnsure[id] = st.Docs[id]
-					delete(st.Docs, id)
+	freshWait := false
+	if fresh := unclaimed(files, claimed); len(gone) > 0 || fresh > 0 {
+		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil {
+			if len(gone) > 0 && appeared(files, again) {
+				for _, id := range gone {
+					postponed[id] = true
+					if p.unsure[id] {
+						p.stillUnsure[id] = st.Docs[id]
+						delete(st.Docs, id)
+					}
+				}
+				gone = nil
+			}
+			if fresh > 0 && appeared(again, files) {
+				freshWait = true
+				for rel, id := range claimed {
+					if again[rel] == nil {
+						postponed[id] = true
+					}
 				}
 			}
-			gone = nil
 		}
 	}
 	// A file noted as about to be written and found nowhere was never written (or was
@@ -245,9 +261,12 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 	var fresh []string
 	for rel := range p.files {
-		if _, ok := claimed[rel]; !ok {
+		if _, ok := claimed[rel]; !ok && !freshWait {
 			fresh = append(fresh, rel)
 		}
+	}
+	if freshWait {
+		y.say("sync: the folder changed while it was read: its new files wait for the next pass")
 	}
 	slices.Sort(fresh)
 	if err := p.newFiles(fresh); err != nil {
@@ -268,6 +287,17 @@ func (p *pass) persist() error {
 		p.st.Writing[id] = e
 	}
 	return p.st.save(p.y.Dir)
+}
+
+// unclaimed counts the files no document has.
+func unclaimed(files map[string]*file, claimed map[string]string) int {
+	n := 0
+	for rel := range files {
+		if _, ok := claimed[rel]; !ok {
+			n++
+		}
+	}
+	return n
 }
 
 // appeared reports whether a second scan found a file the first didn't.

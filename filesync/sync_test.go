@@ -1049,6 +1049,48 @@ func TestSyncMoveDuringTheScan(t *testing.T) {
 	}
 }
 
+// TestSyncMoveIntoAFolderDuringTheScan: the mirror of TestSyncMoveDuringTheScan, a file
+// moved from the top into a subfolder after the top was read and before the subfolder
+// was: the scan sees it at both paths. The new path is not made a second document (nor
+// the old one's file written back, though its document changed): the next pass finds the
+// move (the torture test's "seed-4 is in 2 documents", CI at 0c42fe9).
+func TestSyncMoveIntoAFolderDuringTheScan(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\nseed-a\n") // listed and looked at before sub is entered
+	f.put("sub/n.md", "n\n")
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	id := f.titles()["a"]
+	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
+	moved := false
+	undo := filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	rep := f.once()
+	undo()
+	if !moved {
+		t.Fatal("the scan never entered sub")
+	}
+	if rep.Created != 0 {
+		t.Errorf("the pass that saw the file at both paths made %d documents\nsaid: %s", rep.Created, f.say)
+	}
+	f.once()
+	d, v := f.doc(id)
+	if got := f.titles(); len(got) != 7 || got["sub/moved"] != id || d.Deleted != nil {
+		t.Errorf("after the move: %v, want sub/moved the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("a.md") != "<none>" || f.get("sub/moved.md") != v.Text {
+		t.Errorf("a.md %q, sub/moved.md %q, the document %q\nsaid: %s", f.get("a.md"), f.get("sub/moved.md"), v.Text, f.say)
+	}
+}
+
 // TestSyncKilledWriteMovedDuringTheScan: a new document's file, written by a sync killed
 // before its state noted it, moved while the next pass scanned (so that pass sees it
 // nowhere): it is neither written again beside the moved one, nor forgotten as a file
