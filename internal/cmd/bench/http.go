@@ -23,7 +23,13 @@ type httpLoad struct {
 	deadline      time.Duration
 }
 
+// phaseCalls bounds a client's calls in a phase that -phase times.
+const phaseCalls = 100_000
+
 func (o *options) httpLoad() httpLoad {
+	if o.phase > 0 {
+		return httpLoad{reads: phaseCalls, writes: phaseCalls, deadline: o.phase}
+	}
 	if o.quick {
 		return httpLoad{reads: 5, writes: 5, deadline: 5 * time.Second}
 	}

@@ -12,6 +12,7 @@
 //	go run ./internal/cmd/bench -profile DIR  # CPU and allocation profiles of the hot paths, into DIR
 //	go run ./internal/cmd/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
 //	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10  # ten runs in a row, the setups taking turns
+//	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10 -phase 10s  # the same, each phase 10 s long
 //	go run ./internal/cmd/bench -pg postgres://… -only soak -soak 30m [-soak-history 500000]  # mixed load minute by minute
 //
 // With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
@@ -51,9 +52,10 @@ type options struct {
 	only    string // if set, the steps to run (their keys, comma-separated)
 	setups  string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
 	soak    time.Duration
-	history int    // rows of history the soak's table starts with
-	root    string // the module's root folder
-	work    string // a temporary folder for binaries and data files
+	phase   time.Duration // if set, how long each phase of the HTTP load runs (httpLoad)
+	history int           // rows of history the soak's table starts with
+	root    string        // the module's root folder
+	work    string        // a temporary folder for binaries and data files
 }
 
 func main() {
@@ -81,6 +83,7 @@ func main() {
 	flag.StringVar(&o.pg, "pg", os.Getenv(pgEnv), "if set, a postgres:// URL: measure PostgreSQL beside bbolt in a section of its own, in schemas of the benchmark's own that it drops at the end [$"+pgEnv+"]")
 	flag.StringVar(&o.only, "only", "", "if set, run only these steps (comma-separated keys: "+strings.Join(stepKeys(), ",")+")")
 	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
+	flag.DurationVar(&o.phase, "phase", 0, "if set, each phase of the HTTP load runs this long (at most "+fmt.Sprint(phaseCalls)+" calls a client), instead of 250 reads or 60 writes a client within 10s: longer phases, less noise between runs (bbolt's short phases last a second or two)")
 	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
 	flag.IntVar(&o.history, "soak-history", 0, "if set, the soak's table starts with this many rows of history no call reads (as a store that has kept months of versions), vacuumed and analyzed")
 	flag.Parse()
@@ -116,6 +119,9 @@ func run(o *options) error {
 		return err
 	}
 	timeout := 30 * time.Minute
+	if o.phase > 0 { // four phases a run for each setup
+		timeout += time.Duration(max(o.runs, 5)*4*3) * o.phase
+	}
 	if slices.Contains(strings.Split(o.only, ","), soakStep.key) {
 		timeout += o.soak
 	}

@@ -184,6 +184,8 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 			results[[2]int{si, pi}] = &result{lat: newSeries(o.runs)}
 		}
 	}
+	yard := startYardstick()
+	defer yard.close()
 	for run := range o.runs {
 		for si, setup := range setups {
 			rig, data := rigs[si], datas[si]
@@ -194,6 +196,7 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 			for pi, ph := range phases {
 				res := results[[2]int{si, pi}]
 				before := probe.read(ctx)
+				yard.take()
 				got, err := runPhase(ctx, rig.sessions, ph.n, load.deadline, res.lat, run, ph.do(rig))
 				if err != nil {
 					err = fmt.Errorf("%s, %s: %w\n%s", setup.name, ph.name, err, rig.stderr())
@@ -212,7 +215,9 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 				res.rates = append(res.rates, float64(got.calls)/got.elapsed.Seconds())
 				runRates = append(runRates, float64(got.calls)/got.elapsed.Seconds())
 				runP99 = append(runP99, percentile(res.lat.runs[run], 99))
-				runCPU = append(runCPU, before.perCall(probe.read(ctx), got.calls))
+				c := before.perCall(probe.read(ctx), got.calls)
+				c.yard = yard.take()
+				runCPU = append(runCPU, c)
 			}
 			notes[si] = append(notes[si], noteRun(ctx, setup.name, run, data, runRates, runP99, runCPU))
 		}

@@ -91,6 +91,9 @@ func cpuPerCall(cpu []cpuTotals) string {
 			s[i] += fmt.Sprintf(", %d buffers", c.blocks)
 		}
 		s[i] += fmt.Sprintf(", others %.0f%%", 100*c.others)
+		if c.yard > 0 {
+			s[i] += fmt.Sprintf(", yardstick %d µs", c.yard.Microseconds())
+		}
 	}
 	return strings.Join(s, ", ")
 }
@@ -252,16 +255,20 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	}
 	var minutes []minute
 	probe := rig.probe(data)
+	yard := startYardstick()
+	defer yard.close()
 	start := time.Now()
 	for time.Since(start) < o.soak {
 		lat := newSeries(1)
 		before := probe.read(ctx)
+		yard.take()
 		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, lat, 0, mixed)
 		if err != nil {
 			return fmt.Errorf("soak, minute %d: %w\n%s", len(minutes)+1, err, rig.stderr())
 		}
 		mn := minute{rate: float64(got.calls) / got.elapsed.Seconds(), s: lat.summary(), load: loadSample("").avg, finished: time.Since(start)}
 		mn.cpu = before.perCall(probe.read(ctx), got.calls)
+		mn.cpu.yard = yard.take()
 		if st, err := readTableStats(ctx, data); err == nil {
 			mn.stats = st.String()
 		}
@@ -286,12 +293,17 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	}
 	b.WriteString("\n\n")
 	b.WriteString("Each minute also says what a call cost (the servers' CPU + their backends', and the buffers the database read)\n")
-	b.WriteString("and, as a gauge of the machine's noise, the share of its cores that other work used that minute (a probe pauses the load about a second between minutes).")
-	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | a call; others' share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("and, as gauges of the machine's noise, the share of its cores that other work used that minute (a probe pauses the load about a second between minutes)\n")
+	b.WriteString("and the yardstick: the CPU time a fixed piece of work (hashing 1 MiB, every 250 ms) took that minute, ÷ minute 1's.")
+	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | yardstick ÷ first minute's | a call; others' share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|---|\n")
 	var p99s []time.Duration
 	for i, mn := range minutes {
 		p99s = append(p99s, mn.s.p99)
-		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
+		yr := "–"
+		if y0 := minutes[0].cpu.yard; y0 > 0 && mn.cpu.yard > 0 {
+			yr = fmt.Sprintf("%.2f", float64(mn.cpu.yard)/float64(y0))
+		}
+		fmt.Fprintf(b, "| %d | %.0f | %s | %s | %.2f | %s | %s | %s | %s |\n", i+1, mn.rate, ms(mn.s.p50), ms(mn.s.p99), float64(mn.s.p99)/float64(minutes[0].s.p99), yr, cpuPerCall([]cpuTotals{mn.cpu}), mn.load, mn.stats)
 	}
 	if len(p99s) > 0 {
 		fmt.Fprintf(b, "\nHighest p99 %s, %.2f× the first minute's.\n", ms(slices.Max(p99s)), float64(slices.Max(p99s))/float64(p99s[0]))
@@ -330,6 +342,9 @@ type cpuTotals struct {
 	busy, self time.Duration
 	at         time.Time
 	others     float64 // per call: the share of the machine's cores other work used meanwhile
+	// yard is the yardstick's piece meanwhile, in CPU time (0: not measured): how fast the
+	// machine ran (see yardstick).
+	yard time.Duration
 }
 
 // perCall is what the work between t and later cost a call, over n calls.
