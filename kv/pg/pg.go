@@ -282,6 +282,17 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	cfg.ConnConfig.DialFunc = sniffingDialer()
+	// Each statement is planned once a connection, not once an execution: PostgreSQL's
+	// default (auto) plans a prepared statement anew every time while the plans for the
+	// values it was given look cheaper than the generic one, which for the commits' array
+	// statements (unnest of the keys) is always, and planning them cost more than running
+	// them. Every query here is an index lookup or a short range by (bucket, key), whose plan
+	// no value changes. Measured on the soak of two replicas (docs/PERFORMANCE.md): the
+	// database's CPU a call 1,512–2,041 µs → 1,016–1,078 µs, calls/s +40%. A URL that sets
+	// plan_cache_mode keeps its own. It needs PostgreSQL 12 or later.
+	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	// A context that ends stops the statement on the server with a cancel request, and the
 	// connection stays good for the pool; pgx's default closes it (sending the cancel as it
 	// goes), so that the next transaction pays for a new connection. CancelWait bounds a
