@@ -177,7 +177,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	// event wakes one), rather than being deleted or their files written back beside the
 	// moved; a file noted ahead stays noted so (persist). When it misses one the first
 	// found, the new files wait, rather than being made second documents, and so do the
-	// documents whose file that was (not written back beside the moved one). A folder that
+	// documents whose file that was (not written back beside the moved one), and the space's
+	// new documents (not written beside a waiting file of their title). A folder that
 	// changes under every pass's scan keeps its new files waiting: passes run once its
 	// events have settled (Watch.Settle).
 	postponed := map[string]bool{}
@@ -266,11 +267,16 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 	}
 	if freshWait {
-		y.say("sync: the folder changed while it was read: its new files wait for the next pass")
+		y.say("sync: the folder changed while it was read: its new files, and the space's new documents, wait for the next pass")
 	}
 	slices.Sort(fresh)
 	if err := p.newFiles(fresh); err != nil {
 		return p.rep, p.saveState(fmt.Errorf("reading the folder's new files: %w", err))
+	}
+	// The space's new documents wait with the new files: one of them may be a waiting file's
+	// title, which newFiles joins, and written now it would go beside that file.
+	if freshWait {
+		return p.rep, p.saveState(nil)
 	}
 	if err := p.newDocs(); err != nil {
 		return p.rep, p.saveState(fmt.Errorf("writing the space's new documents: %w", err))

@@ -1091,6 +1091,46 @@ func TestSyncMoveIntoAFolderDuringTheScan(t *testing.T) {
 	}
 }
 
+// TestSyncNewOnBothSidesWhileTheFolderChanges: a pass whose new files wait (a file moved into
+// a folder during its scan: TestSyncMoveIntoAFolderDuringTheScan) leaves the space's new
+// documents for the next pass too. A new file and an agent's new document of one title are
+// then joined, as they are on any pass, rather than the document written beside the waiting
+// file under a name with its id, which left the file refused ever after ("its title is the
+// document of b (ID).md").
+func TestSyncNewOnBothSidesWhileTheFolderChanges(t *testing.T) {
+	f := newFolder(t)
+	f.put("a.md", "# a\nseed-a\n")
+	f.put("sub/n.md", "n\n")
+	for i := range 5 {
+		f.put(fmt.Sprintf("n%d.md", i), fmt.Sprintf("n%d\n", i))
+	}
+	f.once()
+	f.put("b.md", "b, the person's\n")
+	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "b", "b, the agent's\n", docstore.KindWrite, north)).Document.ID
+	moved := false
+	undo := filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	f.once()
+	undo()
+	if !moved {
+		t.Fatal("the scan never entered sub")
+	}
+	f.once()
+	d, v := f.doc(id)
+	if got := f.titles(); len(got) != 8 || got["b"] != id || d.Deleted != nil {
+		t.Errorf("titles %v, want 8 with b the document %s\nsaid: %s", got, id, f.say)
+	}
+	if f.get("b.md") != v.Text || f.get("b ("+id+").md") != "<none>" || !strings.Contains(v.Text, "the person's") {
+		t.Errorf("b.md %q, b (%s).md %q, the document %q\nsaid: %s", f.get("b.md"), id, f.get("b ("+id+").md"), v.Text, f.say)
+	}
+}
+
 // TestSyncKilledWriteMovedDuringTheScan: a new document's file, written by a sync killed
 // before its state noted it, moved while the next pass scanned (so that pass sees it
 // nowhere): it is neither written again beside the moved one, nor forgotten as a file
