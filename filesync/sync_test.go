@@ -57,6 +57,27 @@ func (f *folder) put(rel, text string) {
 	}
 }
 
+// onceMovingDuringTheScan runs a pass during whose scan the file at from moves to to (both
+// slash-separated), as the scan enters sub: after the top folder was read, before sub was.
+func (f *folder) onceMovingDuringTheScan(from, to string) filesync.Report {
+	f.t.Helper()
+	moved := false
+	undo := filesync.WhileScanning(func(rel string) {
+		if rel == "sub" && !moved {
+			moved = true
+			if err := os.Rename(filepath.Join(f.dir, filepath.FromSlash(from)), filepath.Join(f.dir, filepath.FromSlash(to))); err != nil {
+				f.t.Error(err)
+			}
+		}
+	})
+	defer undo()
+	rep := f.once()
+	if !moved {
+		f.t.Fatal("the scan never entered sub")
+	}
+	return rep
+}
+
 // get is a file's text, or "<none>".
 func (f *folder) get(rel string) string {
 	f.t.Helper()
@@ -1025,20 +1046,7 @@ func TestSyncMoveDuringTheScan(t *testing.T) {
 	f.once()
 	id := f.titles()["sub/x"]
 	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
-	moved := false
-	undo := filesync.WhileScanning(func(rel string) {
-		if rel == "sub" && !moved {
-			moved = true
-			if err := os.Rename(filepath.Join(f.dir, "sub", "x.md"), filepath.Join(f.dir, "y.md")); err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	f.once()
-	undo()
-	if !moved {
-		t.Fatal("the scan never entered sub")
-	}
+	f.onceMovingDuringTheScan("sub/x.md", "y.md")
 	f.once()
 	d, v := f.doc(id)
 	if got := f.titles(); len(got) != 6 || got["y"] != id || d.Deleted != nil {
@@ -1064,20 +1072,7 @@ func TestSyncMoveIntoAFolderDuringTheScan(t *testing.T) {
 	f.once()
 	id := f.titles()["a"]
 	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "agent line", north))
-	moved := false
-	undo := filesync.WhileScanning(func(rel string) {
-		if rel == "sub" && !moved {
-			moved = true
-			if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	rep := f.once()
-	undo()
-	if !moved {
-		t.Fatal("the scan never entered sub")
-	}
+	rep := f.onceMovingDuringTheScan("a.md", "sub/moved.md")
 	if rep.Created != 0 {
 		t.Errorf("the pass that saw the file at both paths made %d documents\nsaid: %s", rep.Created, f.say)
 	}
@@ -1107,20 +1102,7 @@ func TestSyncNewOnBothSidesWhileTheFolderChanges(t *testing.T) {
 	f.once()
 	f.put("b.md", "b, the person's\n")
 	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "b", "b, the agent's\n", docstore.KindWrite, north)).Document.ID
-	moved := false
-	undo := filesync.WhileScanning(func(rel string) {
-		if rel == "sub" && !moved {
-			moved = true
-			if err := os.Rename(filepath.Join(f.dir, "a.md"), filepath.Join(f.dir, "sub", "moved.md")); err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	f.once()
-	undo()
-	if !moved {
-		t.Fatal("the scan never entered sub")
-	}
+	f.onceMovingDuringTheScan("a.md", "sub/moved.md")
 	f.once()
 	d, v := f.doc(id)
 	if got := f.titles(); len(got) != 8 || got["b"] != id || d.Deleted != nil {
@@ -1151,17 +1133,7 @@ func TestSyncKilledWriteMovedDuringTheScan(t *testing.T) {
 		t.Fatalf("the pass was not stopped after the write: %v", err)
 	}
 	os.WriteFile(statePath, left, 0o644)
-	moved := false
-	undo = filesync.WhileScanning(func(rel string) {
-		if rel == "sub" && !moved {
-			moved = true
-			if err := os.Rename(filepath.Join(f.dir, "sub", "agent.md"), filepath.Join(f.dir, "y.md")); err != nil {
-				t.Error(err)
-			}
-		}
-	})
-	f.once()
-	undo()
+	f.onceMovingDuringTheScan("sub/agent.md", "y.md")
 	f.once()
 	if got := f.titles(); len(got) != 6 || got["y"] != id {
 		t.Errorf("after the move: %v, want y the document %s\nsaid: %s", got, id, f.say)
