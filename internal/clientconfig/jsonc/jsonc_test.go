@@ -144,11 +144,13 @@ func valid(t testing.TB, src []byte, d Dialect) any {
 	return v
 }
 
-// stripJSONC turns JSONC into JSON: comments become spaces, a comma before a closing
-// bracket goes.
+// stripJSONC turns JSONC into JSON: comments become spaces, a comma after a value and
+// before a closing bracket goes. A comma with no value before it ("{,}", "[1,,]") stays,
+// for encoding/json to refuse: a trailing comma follows a member.
 func stripJSONC(src []byte) []byte {
 	out := make([]byte, 0, len(src))
 	lastComma := -1
+	var prev byte // the last byte written that is not a space or a comment
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch {
@@ -166,6 +168,7 @@ func stripJSONC(src []byte) []byte {
 			out = append(out, src[i:j+1]...)
 			i = j
 			lastComma = -1
+			prev = '"'
 		case c == '/' && i+1 < len(src) && src[i+1] == '/':
 			for i < len(src) && src[i] != '\n' {
 				i++
@@ -179,19 +182,25 @@ func stripJSONC(src []byte) []byte {
 			out = append(out, ' ')
 			i += 2 + end + 1
 		case c == ',':
-			lastComma = len(out)
+			lastComma = -1
+			if prev != 0 && prev != '{' && prev != '[' && prev != ',' && prev != ':' {
+				lastComma = len(out)
+			}
 			out = append(out, c)
+			prev = c
 		case c == '}' || c == ']':
 			if lastComma >= 0 {
 				out[lastComma] = ' '
 			}
 			lastComma = -1
 			out = append(out, c)
+			prev = c
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
 			out = append(out, c)
 		default:
 			lastComma = -1
 			out = append(out, c)
+			prev = c
 		}
 	}
 	return out
