@@ -13,6 +13,7 @@
 //	go run ./internal/cmd/bench -pg postgres://… -only sidebyside,replicas  # bbolt and PostgreSQL side by side, to stdout
 //	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10  # ten runs in a row, the setups taking turns
 //	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10 -phase 10s  # the same, each phase 10 s long
+//	go run ./internal/cmd/bench -pg postgres://… -only replicas -setups bbolt,replicas -runs 10 -phase 10s -warmup 1  # after one run not counted
 //	go run ./internal/cmd/bench -pg postgres://… -only soak -soak 30m [-soak-history 500000]  # mixed load minute by minute
 //
 // With -pg (or COMPASS_TEST_DATA) set to a PostgreSQL database, the report gains a section
@@ -45,6 +46,7 @@ type options struct {
 	quick   bool
 	out     string
 	runs    int
+	warmup  int    // runs of the HTTP replicas step made first and not counted
 	node    string // the node binary
 	fsMain  string // the filesystem server's entry point (dist/index.js)
 	profile string // if set, profile the hot paths into this folder instead of benchmarking
@@ -77,6 +79,7 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "if set, run small counts (a few seconds, for CI); times are not asserted")
 	flag.StringVar(&o.out, "o", "-", "the file to write the report to (- for stdout). docs/PERFORMANCE.md is a reference written by hand from reports: the report is not it")
 	flag.IntVar(&o.runs, "runs", 0, "if set, how many runs each measurement is repeated (default 5, 2 with -quick)")
+	flag.IntVar(&o.warmup, "warmup", 0, "if set, the HTTP replicas step first makes this many runs it doesn't count, and the soak this many minutes (their calls/s go to stderr): a new PostgreSQL schema's first minute runs plans made for empty tables until its first autoanalyze, and its caches are cold")
 	flag.StringVar(&o.node, "node", "node", "the node binary that runs the filesystem server")
 	flag.StringVar(&o.fsMain, "fs-server", "", "if set, the filesystem server's dist/index.js; default internal/cmd/bench/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 	flag.StringVar(&o.profile, "profile", "", "if set, write CPU and allocation profiles of edit_document over stdio and read_document over HTTP into this folder, and skip the benchmark")

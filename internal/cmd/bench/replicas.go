@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -184,6 +185,34 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 			results[[2]int{si, pi}] = &result{lat: newSeries(o.runs)}
 		}
 	}
+	// afterPhase keeps the rig's count of the shared document's acknowledged edits.
+	afterPhase := func(rig *sharedRig, pi int, got phaseResult) {
+		switch pi {
+		case 2:
+			rig.written += got.calls
+		case 3:
+			rig.written = 0
+			for _, n := range rig.lineOf {
+				rig.written += n
+			}
+		}
+	}
+	for w := range o.warmup {
+		for si, setup := range setups {
+			rig := rigs[si]
+			var rs []string
+			for pi, ph := range phases {
+				got, err := runPhase(ctx, rig.sessions, ph.n, load.deadline, newSeries(1), 0, ph.do(rig))
+				if err != nil {
+					closeAll()
+					return fmt.Errorf("%s, warm-up, %s: %w\n%s", setup.name, ph.name, err, rig.stderr())
+				}
+				afterPhase(rig, pi, got)
+				rs = append(rs, fmt.Sprintf("%.0f", float64(got.calls)/got.elapsed.Seconds()))
+			}
+			log.Printf("warm-up run %d of %d, %s (not counted): calls/s %s", w+1, o.warmup, setup.name, strings.Join(rs, " / "))
+		}
+	}
 	yard := startYardstick()
 	defer yard.close()
 	for run := range o.runs {
@@ -203,15 +232,7 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 					closeAll()
 					return err
 				}
-				switch pi {
-				case 2:
-					rig.written += got.calls
-				case 3:
-					rig.written = 0
-					for _, n := range rig.lineOf {
-						rig.written += n
-					}
-				}
+				afterPhase(rig, pi, got)
 				res.rates = append(res.rates, float64(got.calls)/got.elapsed.Seconds())
 				runRates = append(runRates, float64(got.calls)/got.elapsed.Seconds())
 				runP99 = append(runP99, percentile(res.lat.runs[run], 99))
@@ -243,6 +264,9 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 	fmt.Fprintf(b, "its own line; and the two mixed. Each client makes at most %d reads and %d writes a phase (%d calls in the mixed one),\n", load.reads, load.writes, load.reads)
 	fmt.Fprintf(b, "which stops after %s whatever is left; calls/s is calls ÷ the phase's wall time, the median of %d runs. The setups take turns,\n", load.deadline, o.runs)
 	b.WriteString("run 1 of each, then run 2 of each, and so on, all their servers up throughout.")
+	if o.warmup > 0 {
+		fmt.Fprintf(b, " Run 1 follows %d run(s) of each setup not counted (`-warmup`), on the same servers and stores.", o.warmup)
+	}
 	b.WriteString("\nLatencies are of every call of the phase, all runs together. After the runs the shared document is read back:\n")
 	b.WriteString("its version count is one more than the acknowledged edits and every client's line holds its last edit (checked).\n")
 	b.WriteString("The clients, the servers and PostgreSQL share the machine's cores: a second replica adds no CPU here, so the last\n")

@@ -254,6 +254,13 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 		finished time.Duration
 	}
 	var minutes []minute
+	for w := range o.warmup {
+		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, newSeries(1), 0, mixed)
+		if err != nil {
+			return fmt.Errorf("soak, warm-up minute %d: %w\n%s", w+1, err, rig.stderr())
+		}
+		log.Printf("soak, warm-up minute %d of %d (not counted): %.0f calls/s", w+1, o.warmup, float64(got.calls)/got.elapsed.Seconds())
+	}
 	probe := rig.probe(data)
 	yard := startYardstick()
 	defer yard.close()
@@ -287,6 +294,9 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, without pause, for %s (`go run ./internal/cmd/bench\n", o.soak)
 	fmt.Fprintf(b, "-pg URL -only soak -soak %s`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak)
 	b.WriteString("shared document is read back and every acknowledged edit is in it (checked).")
+	if o.warmup > 0 {
+		fmt.Fprintf(b, " Minute 1 follows %d minute(s) of the same load not counted (`-warmup %d`).", o.warmup, o.warmup)
+	}
 	if o.history > 0 {
 		fmt.Fprintf(b, " The table starts with %d rows of history that no call reads (`-soak-history %d`: 200-byte values in a bucket of their own, vacuumed and analyzed\n", o.history, o.history)
 		b.WriteString("before the load), as a store that has kept months of versions: autovacuum's default waits for 20% of the table's rows in dead ones.")
