@@ -344,6 +344,9 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	}
 	pg := p.in(store.Space(), d.Title, "docs")
 	pg.Data = &view
+	if html != "" {
+		view.HTML, pg.body = bodyMark, html // render writes it (pages.go)
+	}
 	view.By = byWhom(names, v.Author)
 	pg.Who = names.Show(spaces.Person(p.Person))
 	if view.Latest {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,8 +53,8 @@ import (
 
 const (
 	// renderCPU is the CPU time one render may use; a page costs more (reading the text,
-	// the template, the collector): at most 0.65 s of CPU for any text tried (see
-	// TestHostileMarkdownIsBounded).
+	// the template, the collector, the kernel's page faults): at most 1 s of CPU for any
+	// text tried, 0.6 to 0.95 s for the worst (see TestHostileMarkdownIsBounded).
 	renderCPU = 400 * time.Millisecond
 	// pieceTarget is the size a piece is cut at, at the first place a cut changes nothing.
 	pieceTarget = 32 << 10
@@ -151,11 +152,11 @@ type rendering struct {
 	src        []byte
 	b          *budget
 	refs       map[string]parser.Reference
-	lv         *linkView    // the [[links]]' targets, or nil
-	ids        *headingIDs  // the headings' anchors, unique across the pieces
-	heads      tocEntries   // the headings, for the table of contents
-	out        bytes.Buffer // the page's HTML
-	raw, clean bytes.Buffer // one piece's, before and after sanitizing
+	lv         *linkView       // the [[links]]' targets, or nil
+	ids        *headingIDs     // the headings' anchors, unique across the pieces
+	heads      tocEntries      // the headings, for the table of contents
+	out        strings.Builder // the page's HTML: its String() is no copy of what may be 32 MiB
+	raw, clean bytes.Buffer    // one piece's, before and after sanitizing
 }
 
 // errPanicked is what a render stops with when goldmark panicked.
@@ -273,8 +274,25 @@ func (r *rendering) tooLong(p piece) {
 
 func (r *rendering) plain(note string, src []byte) {
 	fmt.Fprintf(&r.out, `<div class="plain"><p class="note">%s</p><pre>`, template.HTMLEscapeString(note))
+	// Room for the escaped text at once: grown as it is written, 8 MiB of "<" (32 MiB
+	// escaped) went through allocations of every power of two up to 64 MiB, and on a
+	// machine where a page fault is dear the fresh pages cost more than the escaping.
+	r.out.Grow(len(src) + 4*escapes(src) + len("</pre></div>\n"))
 	template.HTMLEscape(&r.out, src)
 	r.out.WriteString("</pre></div>\n")
+}
+
+// escapes counts the bytes of src that template.HTMLEscape writes as more than one: each
+// at most 5 bytes for 1 (`&amp;`, `&#34;`, `&#39;`).
+func escapes(src []byte) int {
+	n := 0
+	for _, c := range src {
+		switch c {
+		case '<', '>', '&', '\'', '"', 0:
+			n++
+		}
+	}
+	return n
 }
 
 // documentLinks points links to documents (a page's URL on any host, a compass:// URI, a

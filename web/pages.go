@@ -2,9 +2,12 @@ package web
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
@@ -84,7 +87,10 @@ type page struct {
 	// something carries it ({{template "formtoken" $}}), and a POST without it is refused.
 	FormToken string
 	Data      any
-	waiting   *inboxWaiting // what waits for the person (Waiting), for the header
+	// body, if set, is the page's one large piece of HTML (a document's rendering, up to
+	// 32 MiB): the template writes bodyMark where it goes and render puts it there.
+	body    template.HTML
+	waiting *inboxWaiting // what waits for the person (Waiting), for the header
 }
 
 // live tells the page's script which document and version it shows.
@@ -104,10 +110,37 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name s
 		http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
 		return
 	}
+	page := buf.Bytes()
+	at := -1
+	if p.body != "" {
+		if at = bytes.Index(page, []byte(bodyMark)); at < 0 || bytes.LastIndex(page, []byte(bodyMark)) != at {
+			s.log.Error("rendering a page: its body's place is not in it once", "page", name)
+			http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	if at < 0 {
+		w.Write(page)
+		return
+	}
+	w.Write(page[:at])
+	io.WriteString(w, string(p.body))
+	w.Write(page[at+len(bodyMark):])
 }
+
+// bodyMark is where a page's template puts page.body: a comment no text can make on a page
+// (html/template writes a text's "<!--" as "&lt;!--", and the sanitized HTML keeps no
+// comment), random for each process. Written through the template, a body of 32 MiB was
+// copied by fmt (text/template prints a value with fmt.Fprint) and again into the page's
+// buffer, growing: 8 MiB of "<" cost a page 1.2 to 2 s of CPU on this machine, most of it
+// the kernel's, filling the fresh pages.
+var bodyMark = func() template.HTML {
+	var b [12]byte
+	rand.Read(b[:])
+	return template.HTML("<!--body " + hex.EncodeToString(b[:]) + "-->")
+}()
 
 type problemView struct{ Text string }
 
