@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // entryCache keeps, for every transaction of one replica, what transactions read from the
@@ -24,15 +25,30 @@ import (
 //     of this replica) neither reads nor fills it.
 //
 // It holds at most max bytes (keys, values and a fixed overhead an item), dropping the
-// least recently used.
+// least recently used, and an entry unread for cacheIdle. What commits wrote (this
+// replica's, and other replicas' by the feed) goes in as well, so that a call reading what
+// the one before it wrote finds it, but on probation: in a list of its own of at most
+// max/freshShare bytes, the oldest dropped first, until transactions read it twice. Most
+// writes are of entries no call reads again, or only once (a version's record, superseded
+// by the next; the search index's postings of a changed line; a session's last-used time).
+// When they went in with the entries read, and stayed until the cache was full, two writing
+// replicas filled it to its budget in minutes, the heap with it (from 17 to 76 MiB live,
+// 90 to 390 MiB before a collection at GOGC=400), and every call cost more as it grew
+// (docs/PERFORMANCE.md, section 11).
 type entryCache struct {
 	mu    sync.Mutex
 	max   int
-	count int64 // the commit what the cache holds is of; -1: none yet
-	size  int
-	lru   list.List // of *cacheItem, most recently used first
-	items map[cacheKey]*list.Element
-	pages map[int64]map[string]bool // a bucket's page keys, to patch them when it is written
+	idle  time.Duration // cacheIdle
+	now   func() int64  // Unix nanoseconds
+	count int64         // the commit what the cache holds is of; -1: none yet
+	size  int           // of both lists
+	lru   list.List     // of *cacheItem read by a transaction, most recently used first
+	// fresh is of the *cacheItem written by a commit and not read since, newest first;
+	// freshSize their bytes, at most max/freshShare.
+	fresh     list.List
+	freshSize int
+	items     map[cacheKey]*list.Element
+	pages     map[int64]map[string]bool // a bucket's page keys, to patch them when it is written
 	// gaps are the ranges of each bucket known to hold no key (gaps.go), in a budget of
 	// their own.
 	gaps     map[int64]gaps
@@ -56,7 +72,16 @@ type cacheItem struct {
 	full  bool
 	query *pageOf // a page's: what its rows are (nil: none, or not known)
 	size  int
+	// fresh: in entryCache.fresh, written and read at most once since (readOnce); used:
+	// when a transaction last read it, in Unix nanoseconds. All three changed under the
+	// cache's lock only.
+	fresh, readOnce bool
+	used            int64
 }
+
+// freshShare is the part of the cache's budget that entries written and not yet read may
+// take: 1/16, 4 MiB of DefaultCache, some thousands of entries, many calls' writes.
+const freshShare = 16
 
 // itemOverhead is about what an item costs besides its key's and value's bytes: the map's
 // and the list's entries, the item itself, and the allocator's rounding of its copies.
@@ -66,14 +91,24 @@ type cacheItem struct {
 const itemOverhead = 340
 
 func newEntryCache(max int) *entryCache {
-	return &entryCache{max: max, count: -1, items: map[cacheKey]*list.Element{}, pages: map[int64]map[string]bool{}, gaps: map[int64]gaps{}}
+	return &entryCache{max: max, idle: cacheIdle, now: func() int64 { return time.Now().UnixNano() }, count: -1, items: map[cacheKey]*list.Element{}, pages: map[int64]map[string]bool{}, gaps: map[int64]gaps{}}
 }
+
+// cacheIdle is how long an entry the cache holds as read stays unread before it goes: the
+// entries a team's calls use are read again within seconds (a document being worked on,
+// its latest version, the search index's statistics), while a version superseded, a
+// document no one reads now, or the postings of a word once searched would otherwise stay
+// until the cache is full, the heap the cache's budget's worth larger, and every call
+// slower (docs/PERFORMANCE.md, section 11). A document unread for two minutes costs its
+// next read the round trips of a cold one (at most 8, TestRoundTripsCold).
+const cacheIdle = 2 * time.Minute
 
 func (c *entryCache) clear() {
 	c.items = map[cacheKey]*list.Element{}
 	c.pages = map[int64]map[string]bool{}
 	c.lru.Init()
-	c.size = 0
+	c.fresh.Init()
+	c.size, c.freshSize = 0, 0
 	c.gaps, c.gapBytes = map[int64]gaps{}, 0
 }
 
@@ -90,8 +125,22 @@ func (c *entryCache) get(n int64, k cacheKey) (*cacheItem, bool) {
 	if !ok {
 		return nil, false
 	}
+	it := el.Value.(*cacheItem)
+	if it.fresh && !it.readOnce { // read once: kept on probation, as the newest
+		it.readOnce = true
+		c.fresh.MoveToFront(el)
+		return it, true
+	}
+	it.used = c.now()
+	if it.fresh { // read again: off probation
+		c.fresh.Remove(el)
+		c.freshSize -= it.size
+		it.fresh = false
+		c.items[k] = c.lru.PushFront(it)
+		return it, true
+	}
 	c.lru.MoveToFront(el)
-	return el.Value.(*cacheItem), true
+	return it, true
 }
 
 // at is the count the cache is at (-1: none yet).
@@ -130,14 +179,40 @@ func (c *entryCache) put(n int64, it *cacheItem) {
 	if n != c.count {
 		return
 	}
-	c.store(it)
+	c.store(it, false)
 }
 
-func (c *entryCache) store(it *cacheItem) {
+// store keeps it, read by a transaction (written false) or written by a commit: a written
+// entry the cache doesn't hold goes on probation (entryCache.fresh); one it holds as read
+// takes the place of the one it replaces, with its time of last use, so that an entry
+// written often and no longer read still goes when idle.
+func (c *entryCache) store(it *cacheItem, written bool) {
+	now := c.now()
+	it.fresh, it.readOnce, it.used = written, false, now
+	l := &c.lru
+	var at *list.Element // where it goes: before at, or at the front (nil)
 	if el, ok := c.items[it.k]; ok {
-		c.remove(el)
+		if old := el.Value.(*cacheItem); written && !old.fresh {
+			it.fresh, it.used, at = false, old.used, el
+		}
+		if at == nil {
+			c.remove(el)
+		}
 	}
-	c.items[it.k] = c.lru.PushFront(it)
+	if it.fresh && it.size > c.max/freshShare/4 {
+		return // one write must not push out most of the others on probation
+	}
+	if it.fresh {
+		l = &c.fresh
+		c.freshSize += it.size
+	}
+	if at != nil {
+		el := l.InsertBefore(it, at)
+		c.remove(at)
+		c.items[it.k] = el
+	} else {
+		c.items[it.k] = l.PushFront(it)
+	}
 	c.size += it.size
 	if it.k.page != "" {
 		p := c.pages[it.k.bucket]
@@ -147,13 +222,35 @@ func (c *entryCache) store(it *cacheItem) {
 		}
 		p[it.k.page] = true
 	}
+	for c.freshSize > c.max/freshShare {
+		c.remove(c.fresh.Back())
+	}
 	for c.size > c.max {
-		c.remove(c.lru.Back())
+		if back := c.lru.Back(); back != nil {
+			c.remove(back)
+		} else {
+			c.remove(c.fresh.Back())
+		}
+	}
+	// The least recently read go once idle: at most a few for each item kept, so that no
+	// store holds the lock long after a quiet hour, and each item goes once.
+	for range 4 {
+		back := c.lru.Back()
+		if back == nil || now-back.Value.(*cacheItem).used <= c.idle.Nanoseconds() {
+			break
+		}
+		c.remove(back)
 	}
 }
 
 func (c *entryCache) remove(el *list.Element) {
-	it := c.lru.Remove(el).(*cacheItem)
+	it := el.Value.(*cacheItem)
+	if it.fresh {
+		c.fresh.Remove(el)
+		c.freshSize -= it.size
+	} else {
+		c.lru.Remove(el)
+	}
 	delete(c.items, it.k)
 	c.size -= it.size
 	if it.k.page != "" {

@@ -228,7 +228,7 @@ func (c *entryCache) apply(ch []change) {
 			}
 			continue
 		}
-		c.store(it)
+		c.store(it, true)
 	}
 }
 
@@ -287,7 +287,7 @@ func (c *entryCache) patchPages(bucket int64, k []byte, e entry, drop bool) {
 				c.remove(el)
 				continue
 			}
-			c.store(nu)
+			c.store(nu, true) // in its place, keeping when it was last read
 		}
 	}
 }
