@@ -87,7 +87,9 @@
 //
 // Each DB (each replica) keeps a cache of what its transactions read: entries by bucket and
 // key (a value, a bucket's number, or no such key) and the pages cursors fetched, at most
-// WithCache bytes (DefaultCache, 64 MiB), the least recently used dropped first. It is valid
+// WithCache bytes (DefaultCache, 64 MiB), the least recently used dropped first, and what
+// no transaction read for two minutes dropped too (entryCache: so that a replica's heap
+// stays the size of what its calls use, not of its budget). It is valid
 // for one count of kv_counter, to which every write transaction adds one in its commit's
 // round trip; every transaction reads the counter in its first round trip (with BEGIN, and
 // the read that needed it when the cache can't answer that; a View the cache may answer
@@ -97,7 +99,8 @@
 // committed) reads, in that same first round trip, the change feed from the cache's count
 // (below), and moves the cache on key by key; only what the feed can't tell empties it. A
 // commit of this replica moves its cache on with what it wrote, so the replica that writes
-// stays warm; a cursor's pages of a bucket written are patched in place, not dropped, so that
+// stays warm (an entry it didn't hold waits on probation, in a sixteenth of the budget,
+// until transactions read it twice: most writes are never read again); a cursor's pages of a bucket written are patched in place, not dropped, so that
 // a listing after a new note reads none again. A transaction whose snapshot is older than
 // the cache, or that sent its writes ahead of the commit, neither reads
 // nor fills it. Values from the cache are shared by transactions: they must not be changed

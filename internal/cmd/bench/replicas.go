@@ -302,5 +302,6 @@ func measureReplicas(ctx context.Context, o *options, bins binaries, r *report) 
 	}
 	writeRunByRun(b, names, phaseNames, notes)
 	writeRatios(b, names, phaseNames, notes)
+	writeGauge(b, names, notes)
 	return nil
 }

@@ -87,6 +87,9 @@ func cpuPerCall(cpu []cpuTotals) string {
 	s := make([]string, len(cpu))
 	for i, c := range cpu {
 		s[i] = fmt.Sprintf("%d+%d µs", c.server.Microseconds(), c.db.Microseconds())
+		if c.client > 0 {
+			s[i] += fmt.Sprintf(" (clients %d µs)", c.client.Microseconds())
+		}
 		if c.blocks > 0 {
 			s[i] += fmt.Sprintf(", %d buffers", c.blocks)
 		}
@@ -161,6 +164,41 @@ func writeRatios(b *strings.Builder, names []string, phases []string, notes [][]
 			}
 			fmt.Fprintf(b, "| %s | %s | %+.0f%% | %s | %s | %+.0f%% | %s |\n", phaseShort[pi], ratios(rate), 100*trend(rate), drift(ownRate), ratios(p99), 100*trend(p99), drift(ownP99))
 		}
+		b.WriteString("\n")
+	}
+}
+
+// writeGauge tells a trend in what a call costs from the machine's speed, for each setup
+// that ran twice or more: in each run, the servers' and the database's CPU a call divided by
+// the clients' (cpuTotals.client), which the same process measured over the same calls. On a
+// shared machine a core's speed moves by ±15% from one minute to the next (docs/
+// PERFORMANCE.md, section 11), and calls/s and every process's CPU a call with it; the
+// clients' work a call stays the same, so the ratio moves only with what a call costs the
+// servers and the database.
+func writeGauge(b *strings.Builder, names []string, notes [][]runNote) {
+	wrote := false
+	for si, ns := range notes {
+		if len(ns) < 2 || len(ns[0].cpu) == 0 || ns[0].cpu[0].client == 0 {
+			continue
+		}
+		if !wrote {
+			b.WriteString("CPU a call against the clients', run by run: (the servers' + the database's CPU a call) ÷ the clients' CPU a call in the\n")
+			b.WriteString("same phase, whose work a call is the same every run (a gauge of the machine the calls met). Trend: a least-squares line through\n")
+			b.WriteString("the ratios, its change from the first run to the last in % of their mean.\n\n")
+			b.WriteString("| setup | phase | ratio, each run | trend |\n|---|---|---|---|\n")
+			wrote = true
+		}
+		for pi := range ns[0].cpu {
+			var rs []float64
+			for _, n := range ns {
+				if c := n.cpu[pi]; c.client > 0 {
+					rs = append(rs, float64(c.server+c.db)/float64(c.client))
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %+.0f%% |\n", names[si], phaseShort[pi], ratios(rs), 100*trend(rs))
+		}
+	}
+	if wrote {
 		b.WriteString("\n")
 	}
 }
@@ -355,12 +393,17 @@ type cpuTotals struct {
 	// yard is the yardstick's piece meanwhile, in CPU time (0: not measured): how fast the
 	// machine ran (see yardstick).
 	yard time.Duration
+	// client is this process's CPU a call meanwhile: the clients' (and the yardstick's, about
+	// 1% of a core). Their work a call is the same in every run, so it gauges the machine as
+	// the calls met it, the same moment and the same mix of work (writeGauge).
+	client time.Duration
 }
 
 // perCall is what the work between t and later cost a call, over n calls.
 func (t cpuTotals) perCall(later cpuTotals, n int) cpuTotals {
 	n = max(n, 1)
-	c := cpuTotals{server: (later.server - t.server) / time.Duration(n), db: (later.db - t.db) / time.Duration(n), blocks: (later.blocks - t.blocks) / int64(n)}
+	c := cpuTotals{server: (later.server - t.server) / time.Duration(n), db: (later.db - t.db) / time.Duration(n), blocks: (later.blocks - t.blocks) / int64(n),
+		client: (later.self - t.self) / time.Duration(n)}
 	if wall := later.at.Sub(t.at); wall > 0 && t.busy > 0 {
 		other := (later.busy - t.busy) - (later.self - t.self) - (later.server - t.server) - (later.db - t.db)
 		c.others = max(0, float64(other)/float64(wall)/float64(runtime.NumCPU()))
