@@ -47,6 +47,16 @@ type phaseResult struct {
 // those in flight finish: a write cut off there may still commit, and the rigs count on
 // knowing each of their writes' fate (a shared line's next edit names its last).
 func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadline time.Duration, lat *series, run int, do func(ctx context.Context, client, i int, cs *mcp.ClientSession) error) (phaseResult, error) {
+	return runPaced(ctx, sessions, n, deadline, 0, lat, run, do)
+}
+
+// runPaced is runPhase with the calls paced: with every > 0 the sessions together start a
+// call every that long (client c's i-th call is due at start + (i×clients + c)×every),
+// each call's latency counted from when it was due, not from when it started. A server
+// that falls behind the pace is charged its queue (no coordinated omission): a call due
+// while the one before it was still running waits, and its wait counts. With every == 0,
+// each session starts its next call as soon as the last one answers (runPhase).
+func runPaced(ctx context.Context, sessions []*mcp.ClientSession, n int, deadline, every time.Duration, lat *series, run int, do func(ctx context.Context, client, i int, cs *mcp.ClientSession) error) (phaseResult, error) {
 	stopped, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	ctx, fail := context.WithCancel(ctx)
@@ -65,6 +75,17 @@ func runPhase(ctx context.Context, sessions []*mcp.ClientSession, n int, deadlin
 					return
 				}
 				t := time.Now()
+				if every > 0 {
+					due := start.Add(time.Duration(i*len(sessions)+c) * every)
+					if wait := time.Until(due); wait > 0 {
+						select {
+						case <-time.After(wait):
+						case <-stopped.Done():
+							return
+						}
+					}
+					t = due
+				}
 				err := do(ctx, c, i, cs)
 				d := time.Since(t)
 				mu.Lock()

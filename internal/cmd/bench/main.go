@@ -43,21 +43,22 @@ import (
 
 // options are the command's flags.
 type options struct {
-	quick   bool
-	out     string
-	runs    int
-	warmup  int    // runs of the HTTP replicas step made first and not counted
-	node    string // the node binary
-	fsMain  string // the filesystem server's entry point (dist/index.js)
-	profile string // if set, profile the hot paths into this folder instead of benchmarking
-	pg      string // if set, a PostgreSQL database to measure beside bbolt
-	only    string // if set, the steps to run (their keys, comma-separated)
-	setups  string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
-	soak    time.Duration
-	phase   time.Duration // if set, how long each phase of the HTTP load runs (httpLoad)
-	history int           // rows of history the soak's table starts with
-	root    string        // the module's root folder
-	work    string        // a temporary folder for binaries and data files
+	quick    bool
+	out      string
+	runs     int
+	warmup   int    // runs of the HTTP replicas step made first and not counted
+	node     string // the node binary
+	fsMain   string // the filesystem server's entry point (dist/index.js)
+	profile  string // if set, profile the hot paths into this folder instead of benchmarking
+	pg       string // if set, a PostgreSQL database to measure beside bbolt
+	only     string // if set, the steps to run (their keys, comma-separated)
+	setups   string // if set, the HTTP replicas' setups to run (bbolt, pg, replicas)
+	soak     time.Duration
+	phase    time.Duration // if set, how long each phase of the HTTP load runs (httpLoad)
+	history  int           // rows of history the soak's table starts with
+	soakRate float64       // calls/s the soak's clients make together; 0: each without pause
+	root     string        // the module's root folder
+	work     string        // a temporary folder for binaries and data files
 }
 
 func main() {
@@ -88,6 +89,7 @@ func main() {
 	flag.StringVar(&o.setups, "setups", "", "if set, run only these setups of the HTTP replicas step (comma-separated: bbolt,pg,replicas)")
 	flag.DurationVar(&o.phase, "phase", 0, "if set, each phase of the HTTP load runs this long (at most "+fmt.Sprint(phaseCalls)+" calls a client), instead of 250 reads or 60 writes a client within 10s: longer phases, less noise between runs (bbolt's short phases last a second or two)")
 	flag.DurationVar(&o.soak, "soak", 30*time.Minute, "how long the soak step (-only soak) runs its mixed load on two PostgreSQL replicas")
+	flag.Float64Var(&o.soakRate, "soak-rate", 0, "if set, the soak's clients together make this many calls a second, each call's latency counted from when it was due (a server behind the pace is charged its queue), instead of each making its next call as soon as the last answers (flat out, p99 is the queue's length over the rate the machine gives; at a pace below capacity it is the calls' own tail, stalls included)")
 	flag.IntVar(&o.history, "soak-history", 0, "if set, the soak's table starts with this many rows of history no call reads (as a store that has kept months of versions), vacuumed and analyzed")
 	flag.Parse()
 	if err := run(&o); err != nil {

@@ -93,7 +93,7 @@ func cpuPerCall(cpu []cpuTotals) string {
 		if c.blocks > 0 {
 			s[i] += fmt.Sprintf(", %d buffers", c.blocks)
 		}
-		s[i] += fmt.Sprintf(", others %.0f%%", 100*c.others)
+		s[i] += fmt.Sprintf(", others %.0f%%, stolen %.0f%%", 100*c.others, 100*c.stolen)
 		if c.yard > 0 {
 			s[i] += fmt.Sprintf(", yardstick %d µs", c.yard.Microseconds())
 		}
@@ -292,8 +292,12 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 		finished time.Duration
 	}
 	var minutes []minute
+	var every time.Duration // 0: without pause
+	if o.soakRate > 0 {
+		every = time.Duration(float64(time.Second) / o.soakRate)
+	}
 	for w := range o.warmup {
-		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, newSeries(1), 0, mixed)
+		got, err := runPaced(ctx, rig.sessions, 1<<30, time.Minute, every, newSeries(1), 0, mixed)
 		if err != nil {
 			return fmt.Errorf("soak, warm-up minute %d: %w\n%s", w+1, err, rig.stderr())
 		}
@@ -307,7 +311,7 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 		lat := newSeries(1)
 		before := probe.read(ctx)
 		yard.take()
-		got, err := runPhase(ctx, rig.sessions, 1<<30, time.Minute, lat, 0, mixed)
+		got, err := runPaced(ctx, rig.sessions, 1<<30, time.Minute, every, lat, 0, mixed)
 		if err != nil {
 			return fmt.Errorf("soak, minute %d: %w\n%s", len(minutes)+1, err, rig.stderr())
 		}
@@ -329,8 +333,13 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	}
 	b := r.section("PostgreSQL soak: mixed load on two replicas")
 	fmt.Fprintf(b, "Two `compass-mcp serve --http` replicas on one PostgreSQL schema, %d clients spread over them, each making 9 `read_document`\n", clients)
-	fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, without pause, for %s (`go run ./internal/cmd/bench\n", o.soak)
-	fmt.Fprintf(b, "-pg URL -only soak -soak %s`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak)
+	if every > 0 {
+		fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, %.0f calls a second together, each call's latency counted from when it was due,\n", o.soakRate)
+		fmt.Fprintf(b, "for %s (`go run ./internal/cmd/bench -pg URL -only soak -soak %s -soak-rate %g`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak, o.soak, o.soakRate)
+	} else {
+		fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, without pause, for %s (`go run ./internal/cmd/bench\n", o.soak)
+		fmt.Fprintf(b, "-pg URL -only soak -soak %s`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak)
+	}
 	b.WriteString("shared document is read back and every acknowledged edit is in it (checked).")
 	if o.warmup > 0 {
 		fmt.Fprintf(b, " Minute 1 follows %d minute(s) of the same load not counted (`-warmup %d`).", o.warmup, o.warmup)
@@ -341,9 +350,10 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	}
 	b.WriteString("\n\n")
 	b.WriteString("Each minute also says what a call cost (the servers' CPU + their backends', and the buffers the database read)\n")
-	b.WriteString("and, as gauges of the machine's noise, the share of its cores that other work used that minute (a probe pauses the load about a second between minutes)\n")
+	b.WriteString("and, as gauges of the machine's noise, the clients' CPU a call (the same work every minute), the share of its cores that other work used that minute,\n")
+	b.WriteString("and the share the host stole from them (/proc/stat's steal; a probe pauses the load about a second between minutes)\n")
 	b.WriteString("and the yardstick: the CPU time a fixed piece of work (hashing 1 MiB, every 250 ms) took that minute, ÷ minute 1's.")
-	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | yardstick ÷ first minute's | a call; others' share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n\n| minute | calls/s | p50 | p99 | p99 ÷ first minute's | yardstick ÷ first minute's | a call; others' and stolen share of the cores | load | kv_entries |\n|---|---|---|---|---|---|---|---|---|\n")
 	var p99s []time.Duration
 	for i, mn := range minutes {
 		p99s = append(p99s, mn.s.p99)
@@ -390,6 +400,11 @@ type cpuTotals struct {
 	busy, self time.Duration
 	at         time.Time
 	others     float64 // per call: the share of the machine's cores other work used meanwhile
+	// steal is the time the host ran something else while the machine's cores had work
+	// (/proc/stat's steal: this machine is a guest); stolen, per call, its share of the
+	// cores meanwhile: a slower machine that no process's CPU time shows.
+	steal  time.Duration
+	stolen float64
 	// yard is the yardstick's piece meanwhile, in CPU time (0: not measured): how fast the
 	// machine ran (see yardstick).
 	yard time.Duration
@@ -407,27 +422,29 @@ func (t cpuTotals) perCall(later cpuTotals, n int) cpuTotals {
 	if wall := later.at.Sub(t.at); wall > 0 && t.busy > 0 {
 		other := (later.busy - t.busy) - (later.self - t.self) - (later.server - t.server) - (later.db - t.db)
 		c.others = max(0, float64(other)/float64(wall)/float64(runtime.NumCPU()))
+		c.stolen = max(0, float64(later.steal-t.steal)/float64(wall)/float64(runtime.NumCPU()))
 	}
 	return c
 }
 
-// machineBusy is the CPU time all cores have spent not idle since boot, from /proc/stat.
-func machineBusy() time.Duration {
+// machineBusy is the CPU time all cores have spent not idle since boot, and the time the
+// host stole from them (steal, not counted in busy), from /proc/stat.
+func machineBusy() (busy, steal time.Duration) {
 	raw, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	line, _, _ := strings.Cut(string(raw), "\n")
 	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	var busy int64
+	var ticks [2]int64
 	for i, v := range f[1:] {
 		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is counted in user already
 			continue
 		}
 		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
+		ticks[min(1, i/7)] += n // steal is the eighth
 	}
-	return time.Duration(busy) * 10 * time.Millisecond
+	return time.Duration(ticks[0]) * 10 * time.Millisecond, time.Duration(ticks[1]) * 10 * time.Millisecond
 }
 
 // statsLag is how long the probe waits before it reads the database's counters: backends
@@ -435,7 +452,8 @@ func machineBusy() time.Duration {
 const statsLag = 1100 * time.Millisecond
 
 func (p cpuProbe) read(ctx context.Context) cpuTotals {
-	t := cpuTotals{busy: machineBusy(), self: procCPU(os.Getpid()), at: time.Now()}
+	t := cpuTotals{self: procCPU(os.Getpid()), at: time.Now()}
+	t.busy, t.steal = machineBusy()
 	for _, pid := range p.servers {
 		t.server += procCPU(pid)
 	}
