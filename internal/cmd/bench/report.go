@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,19 +91,7 @@ func readCPUCounters() cpuCounters {
 	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
 		c.children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	raw, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return c
-	}
-	first, _, _ := strings.Cut(string(raw), "\n")
-	f := strings.Fields(first) // cpu user nice system idle iowait irq softirq steal ...
-	for i, v := range f {
-		if i == 0 || i == 4 || i == 5 || i > 8 {
-			continue
-		}
-		ticks, _ := strconv.ParseInt(v, 10, 64)
-		c.busy += time.Duration(ticks) * 10 * time.Millisecond
-	}
+	c.busy, _ = machineBusy()
 	return c
 }
 

@@ -333,13 +333,12 @@ func measureSoak(ctx context.Context, o *options, bins binaries, r *report) erro
 	}
 	b := r.section("PostgreSQL soak: mixed load on two replicas")
 	fmt.Fprintf(b, "Two `compass-mcp serve --http` replicas on one PostgreSQL schema, %d clients spread over them, each making 9 `read_document`\n", clients)
+	pace, flag := "without pause", ""
 	if every > 0 {
-		fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, %.0f calls a second together, each call's latency counted from when it was due,\n", o.soakRate)
-		fmt.Fprintf(b, "for %s (`go run ./internal/cmd/bench -pg URL -only soak -soak %s -soak-rate %g`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak, o.soak, o.soakRate)
-	} else {
-		fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, without pause, for %s (`go run ./internal/cmd/bench\n", o.soak)
-		fmt.Fprintf(b, "-pg URL -only soak -soak %s`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak)
+		pace, flag = fmt.Sprintf("%g calls a second together, each call's latency counted from when it was due,", o.soakRate), fmt.Sprintf(" -soak-rate %g", o.soakRate)
 	}
+	fmt.Fprintf(b, "of its own document to 1 `edit_document` of its line of one shared document, %s for %s (`go run ./internal/cmd/bench\n", pace, o.soak)
+	fmt.Fprintf(b, "-pg URL -only soak -soak %s%s`); minute by minute, with the load average and kv_entries at each minute's end. After it the\n", o.soak, flag)
 	b.WriteString("shared document is read back and every acknowledged edit is in it (checked).")
 	if o.warmup > 0 {
 		fmt.Fprintf(b, " Minute 1 follows %d minute(s) of the same load not counted (`-warmup %d`).", o.warmup, o.warmup)
@@ -436,15 +435,16 @@ func machineBusy() (busy, steal time.Duration) {
 	}
 	line, _, _ := strings.Cut(string(raw), "\n")
 	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	var ticks [2]int64
 	for i, v := range f[1:] {
-		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest time is counted in user already
-			continue
-		}
 		n, _ := strconv.ParseInt(v, 10, 64)
-		ticks[min(1, i/7)] += n // steal is the eighth
+		switch {
+		case i == 7:
+			steal += time.Duration(n) * 10 * time.Millisecond
+		case i != 3 && i != 4 && i < 8: // not idle, iowait; guest time is counted in user already
+			busy += time.Duration(n) * 10 * time.Millisecond
+		}
 	}
-	return time.Duration(ticks[0]) * 10 * time.Millisecond, time.Duration(ticks[1]) * 10 * time.Millisecond
+	return busy, steal
 }
 
 // statsLag is how long the probe waits before it reads the database's counters: backends
