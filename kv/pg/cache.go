@@ -34,7 +34,7 @@ import (
 // When they went in with the entries read, and stayed until the cache was full, two writing
 // replicas filled it to its budget in minutes, the heap with it (from 17 to 76 MiB live,
 // 90 to 390 MiB before a collection at GOGC=400), and every call cost more as it grew
-// (docs/PERFORMANCE.md, section 11).
+// (docs/POSTGRES.md, "Steady through the day").
 type entryCache struct {
 	mu    sync.Mutex
 	max   int
@@ -99,7 +99,7 @@ func newEntryCache(max int) *entryCache {
 // its latest version, the search index's statistics), while a version superseded, a
 // document no one reads now, or the postings of a word once searched would otherwise stay
 // until the cache is full, the heap the cache's budget's worth larger, and every call
-// slower (docs/PERFORMANCE.md, section 11). A document unread for two minutes costs its
+// slower (docs/POSTGRES.md, "Steady through the day"). A document unread for two minutes costs its
 // next read the round trips of a cold one (at most 8, TestRoundTripsCold).
 const cacheIdle = 2 * time.Minute
 

@@ -87,7 +87,7 @@ type catchUp struct {
 // feed's pruning left dead at its low end, and visiting their rows, until a vacuum: three
 // index scans a transaction instead of one, and planning the whole query each time (the
 // database's CPU a read rose with the dead rows, run after run of the replicas' benchmark;
-// docs/PERFORMANCE.md). Given as a sub-select, $1 is a value no plan knows beforehand, so
+// docs/POSTGRES.md, "Steady through the day"). Given as a sub-select, $1 is a value no plan knows beforehand, so
 // the generic plan costs the same and is kept; each key's entry is a lateral lookup of at
 // most one row, an index probe whatever the plan guesses of how many keys come (a hash
 // join over the whole table otherwise).

@@ -50,23 +50,13 @@
 // that failed, and prepares them again, after a round trip to deallocate them, the next time:
 // two round trips more for every such write.
 //
-// Why the lock rather than SERIALIZABLE with fn run again on a serialization failure:
-// measured with W writers of one process, each Update reading a value and writing it back
-// longer (µs per committed Update, mean of two runs, on a 2-core machine shared with other
-// work, PostgreSQL 15 on localhost), when both modes were kept:
-//
-//	                       W=2    4    8   16
-//	lock, one key          375  377  354  384   fn runs once
-//	lock, own keys         363  394  367  367   fn runs once
-//	serializable, one key  475  583  824 1157   fn runs 1.05, 1.22, 1.52, 2.19 times
-//	serializable, own keys 510  621  664 1045   fn runs 1.05, 1.14, 1.27, 1.89 times
-//
-// The lock's cost stays flat as writers are added; SERIALIZABLE's grows with its retries,
-// even on distinct keys (its predicate locks cover index pages, not keys). With the lock an
-// Update's fn runs exactly once, as on bbolt, whereas a retried fn must be idempotent
-// (Update's callers are not required to be); and serial writers make the transaction's read
-// cache and the deferred bucket checks exact. Reads never wait for it. (The SERIALIZABLE
-// mode is gone: nothing turned it on. BenchmarkWriters measures the lock.)
+// Why the lock rather than SERIALIZABLE with fn run again on a serialization failure: with
+// the lock an Update's fn runs exactly once, as on bbolt, whereas a retried fn must be
+// idempotent (Update's callers are not required to be); serial writers make the
+// transaction's read cache and the deferred bucket checks exact; and the lock's cost stays
+// flat as writers are added, where SERIALIZABLE's grows with its retries, even on distinct
+// keys (its predicate locks cover index pages, not keys): docs/POSTGRES.md has the figures.
+// Reads never wait for it. BenchmarkWriters measures the lock.
 //
 // An Update's Puts and Deletes are kept in memory (its own reads see them) and written at
 // commit in a few bulk statements sent in one round trip with the COMMIT; reads are cached
@@ -136,7 +126,7 @@
 // looking for them from its length back, never through the rows pruned before (dead until a
 // vacuum); the feed's query is planned once a connection, not for each count (feed.go says
 // why: both had a read's and a commit's cost grow with the dead rows). Why a table and not a
-// NOTIFY payload, and what it costs: feed.go and docs/PERFORMANCE.md.
+// NOTIFY payload, and what it costs: feed.go and docs/POSTGRES.md.
 //
 // # Failures
 //
@@ -290,7 +280,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*DB, error) {
 	// values it was given look cheaper than the generic one, which for the commits' array
 	// statements (unnest of the keys) is always, and planning them cost more than running
 	// them. Every query here is an index lookup or a short range by (bucket, key), whose plan
-	// no value changes. Measured on the soak of two replicas (docs/PERFORMANCE.md): the
+	// no value changes. Measured on the soak of two replicas (docs/POSTGRES.md): the
 	// database's CPU a call 1,512–2,041 µs → 1,016–1,078 µs, calls/s +40%. A URL that sets
 	// plan_cache_mode keeps its own. It needs PostgreSQL 12 or later.
 	if _, ok := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !ok {

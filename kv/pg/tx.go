@@ -425,7 +425,7 @@ func (t *tx) commit() (err error) {
 	// The rows pruned are looked for from the feed's length back, not from its low end
 	// (p): the rows pruned before lie there, dead until a vacuum, and an index scan from the
 	// end walks every one of them, visiting its row, in every commit (up to a thousand
-	// between two vacuums; docs/PERFORMANCE.md). Every commit deletes the row its count puts
+	// between two vacuums; docs/POSTGRES.md). Every commit deletes the row its count puts
 	// past the length, so nothing is left below; what is (a feed kept longer before, a
 	// commit of another version) goes once every length commits (q).
 	whole, fb, fk := t.feedRow()
