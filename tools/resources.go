@@ -70,7 +70,7 @@ type preparedPage struct {
 	next      mcp.Cursor
 }
 
-// prepareResources makes the page a resources/list asks for. mcp-go v1.2.1 lists only
+// prepareResources makes the page a resources/list asks for. mcp-go (v1.6.0) lists only
 // resources registered ahead of time, and the documents change with every save, so the page
 // is made here, in the hook that runs before any handler and whose error fails the request
 // (JSON-RPC -32600, mcp-go's code for these): a cursor this server didn't give is refused,

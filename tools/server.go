@@ -86,8 +86,8 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithPromptCapabilities(false),
 		server.WithRecovery(),
 		server.WithLogger(Quieter(cfg.Logger)),
-		// logging/setLevel is accepted; the server sends no log notifications, since mcp-go
-		// v1.2.1 can lose those sent during a call.
+		// logging/setLevel is accepted; no tool has anything to log to the client during a
+		// call (mcp-go v1.6.0 would deliver it; v1.2.1 could lose it).
 		server.WithLogging(),
 		server.WithResourceCapabilities(false, false),
 		server.WithResourceRecovery(),
@@ -248,7 +248,7 @@ var titles = map[string]string{
 // Names are the tools' names, in the order tools/list gives them.
 func Names() []string { return slices.Clone(toolOrder) }
 
-// inOrder puts tools in toolOrder. mcp-go v1.2.1 sorts tools by name and then applies the
+// inOrder puts tools in toolOrder. mcp-go (v1.6.0) sorts tools by name and then applies the
 // tool filters (server.go, filteredTools), so a filter is where the order can be chosen. Its
 // tools/list pagination would assume the name order, but this server sets no pagination
 // limit, so every tool comes in one page. Tools not in toolOrder keep their place after.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -28,8 +29,10 @@ type HTTP struct {
 }
 
 // NewHTTP serves srv over streamable HTTP, its sessions kept in sessions; a session unused
-// for idle is also forgotten by this process (0: never).
-func NewHTTP(srv *server.MCPServer, sessions *access.Sessions, idle time.Duration) *HTTP {
+// for idle is also forgotten by this process (0: never). allowedHosts are the Host names
+// clients use beside loopback (the --public-url's, AllowedHosts): given any, a request
+// naming another Host is refused on every listener, not only on loopback (DNS rebinding).
+func NewHTTP(srv *server.MCPServer, sessions *access.Sessions, idle time.Duration, allowedHosts ...string) *HTTP {
 	hs := &http.Server{}
 	Harden(hs)
 	s := NewSessions(sessions)
@@ -39,11 +42,12 @@ func NewHTTP(srv *server.MCPServer, sessions *access.Sessions, idle time.Duratio
 		server.WithHTTPContextFunc(ClientName),
 		server.WithStreamableHTTPLogger(tools.Quieter(slog.Default())),
 		server.WithSessionIdleTTL(idle),
+		server.WithAllowedHosts(allowedHosts...),
 		// Its Shutdown closes the sessions first, which ends the GET streams clients hold
 		// open; http.Server's alone would wait for them until its deadline.
 		server.WithStreamableHTTPServer(hs),
 	)
-	return &HTTP{Server: hs, MCP: s.Check(Direct(mcpHTTP)), mcp: mcpHTTP}
+	return &HTTP{Server: hs, MCP: s.Check(Direct(mcpHTTP, allowedHosts...)), mcp: mcpHTTP}
 }
 
 // Serve serves on ln until ctx ends, then shuts down: the calls in flight get 10 s to
@@ -152,6 +156,17 @@ func fromAnotherOrigin(r *http.Request) bool {
 		r = asked
 	}
 	return crossOrigin.Check(r) != nil
+}
+
+// AllowedHosts is the Host a client sends to reach publicURL (--public-url), for NewHTTP:
+// behind a proxy that passes the client's Host on, a server answers to its public name.
+// None for no publicURL or one that doesn't parse (oauth.New refuses those at start).
+func AllowedHosts(publicURL string) []string {
+	u, err := url.Parse(publicURL)
+	if publicURL == "" || err != nil || u.Host == "" {
+		return nil
+	}
+	return []string{u.Host}
 }
 
 // ErrUnguarded is returned by BindAddress for an address beyond loopback on a server that

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -244,22 +245,47 @@ func withBody(r *http.Request, body []byte) *http.Request {
 
 // Direct gives mcp-go a POST body Guard has already read through its Handle, so that it
 // is not copied once more (mcp-go's ServeHTTP reads the body again with io.ReadAll, which
-// grows a second buffer to its size). It first refuses what ServeHTTP would have: a
-// loopback server asked for by a Host that isn't loopback (DNS rebinding). Other requests
-// go to ServeHTTP as they are.
-func Direct(mcpHTTP *server.StreamableHTTPServer) http.Handler {
+// grows a second buffer to its size). It first refuses what ServeHTTP would have (DNS
+// rebinding, see rebound). Other requests go to ServeHTTP as they are.
+func Direct(mcpHTTP *server.StreamableHTTPServer, allowedHosts ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := r.Context().Value(bodyKey{}).([]byte)
 		if !ok || r.Method != http.MethodPost {
 			mcpHTTP.ServeHTTP(w, r)
 			return
 		}
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && IsLoopback(hostOf(local.String())) && !IsLoopback(hostOf(r.Host)) {
+		if rebound(r, allowedHosts) {
 			refuse(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
 			return
 		}
 		mcpHTTP.Handle(streamWriter{w}, &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header, Body: body, Context: r.Context()})
 	})
+}
+
+// rebound reports whether r names a Host this server doesn't answer to, by mcp-go's rule
+// (v1.6.0, WithAllowedHosts): a loopback Host or one of allowedHosts is answered; with
+// allowedHosts given, nothing else is; without, anything else is refused only on a
+// loopback listener.
+func rebound(r *http.Request, allowedHosts []string) bool {
+	host := hostOf(r.Host)
+	if IsLoopback(strings.Trim(host, "[]")) {
+		return false
+	}
+	for _, a := range allowedHosts {
+		ah, ap, err := net.SplitHostPort(a)
+		if err != nil {
+			ah, ap = a, ""
+		}
+		_, rp, _ := net.SplitHostPort(r.Host)
+		if strings.EqualFold(strings.Trim(ah, "[]"), strings.Trim(host, "[]")) && (ap == "" || ap == rp || rp == "" && (ap == "80" || ap == "443")) {
+			return false
+		}
+	}
+	if len(allowedHosts) > 0 {
+		return true
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && IsLoopback(hostOf(local.String()))
 }
 
 func hostOf(hostport string) string {

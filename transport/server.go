@@ -43,7 +43,7 @@ func (e *PublicURLError) Unwrap() error { return e.Err }
 
 // Serve serves on ln until ctx ends (HTTP.Serve), closing ln if it cannot start.
 func (s Server) Serve(ctx context.Context, ln net.Listener) error {
-	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle)
+	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle, AllowedHosts(s.PublicURL)...)
 	mux := http.NewServeMux()
 	// The gate is for the other routes that must know who asks, too.
 	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent}

@@ -17,13 +17,13 @@ import (
 
 // serveTools serves the tools on db over streamable HTTP on loopback, as compass-mcp serve
 // --http does (NewHTTP, Route, an open gate), until the test ends; it returns /mcp's URL.
-func serveTools(t *testing.T, db kv.DB) string {
+func serveTools(t *testing.T, db kv.DB, allowedHosts ...string) string {
 	t.Helper()
 	srv, err := tools.New(db, tools.Config{Space: "personal", For: "ana"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := NewHTTP(srv, access.NewSessions(db, time.Hour), time.Hour)
+	h := NewHTTP(srv, access.NewSessions(db, time.Hour), time.Hour, allowedHosts...)
 	mux := http.NewServeMux()
 	Route(mux, &access.Gate{Store: access.New(db).WithOwner("personal", "ana")}, "personal", h.MCP)
 	h.Server.Handler = mux
@@ -130,6 +130,65 @@ func TestLoopbackRefusesOtherHostsAndOrigins(t *testing.T) {
 	} {
 		if code, _, body := send(t, http.MethodPost, url, "", initBody, tc.header...); code != tc.want {
 			t.Errorf("%v: %d %s, want %d", tc.header, code, body, tc.want)
+		}
+	}
+}
+
+// Behind a proxy that passes the client's Host on, a server with --public-url answers to
+// that URL's host as well as loopback, and to nothing else, both for the POSTs Guard reads
+// (Direct) and for the requests mcp-go reads itself (DELETE here).
+func TestPublicURLHost(t *testing.T) {
+	url := serveTools(t, kvtest.Open(t), AllowedHosts("https://compass.example.com")...)
+	host := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	port := host[strings.LastIndex(host, ":")+1:]
+	for _, tc := range []struct {
+		host string
+		want bool
+	}{
+		{"compass.example.com", true},
+		{"COMPASS.example.com:443", true},
+		{host, true},
+		{"evil.example:" + port, false},
+		{"compass.example.com.evil.example", false},
+	} {
+		code, _, body := send(t, http.MethodPost, url, "", initBody, "Host", tc.host)
+		if (code == http.StatusOK) != tc.want || !tc.want && code != http.StatusForbidden {
+			t.Errorf("POST with Host %q: %d %s, want answered %v", tc.host, code, body, tc.want)
+		}
+		code, _, body = send(t, http.MethodDelete, url, "", "", "Host", tc.host)
+		if (code == http.StatusForbidden) == tc.want {
+			t.Errorf("DELETE with Host %q: %d %s, want answered %v", tc.host, code, body, tc.want)
+		}
+	}
+}
+
+// rebound is mcp-go's rule: without allowed hosts a Host beyond loopback is refused only
+// on a loopback listener; with them, on every listener.
+func TestRebound(t *testing.T) {
+	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7410}
+	lan := &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 7410}
+	for _, tc := range []struct {
+		local   net.Addr
+		host    string
+		allowed []string
+		want    bool
+	}{
+		{loopback, "127.0.0.1:7410", nil, false},
+		{loopback, "[::1]:7410", nil, false},
+		{loopback, "localhost:7410", nil, false},
+		{loopback, "evil.example:7410", nil, true},
+		{lan, "evil.example:7410", nil, false},
+		{lan, "evil.example:7410", []string{"compass.example.com"}, true},
+		{lan, "compass.example.com", []string{"compass.example.com"}, false},
+		{lan, "compass.example.com:8443", []string{"compass.example.com:443"}, true},
+		{lan, "compass.example.com", []string{"compass.example.com:443"}, false},
+		{lan, "127.0.0.1:7410", []string{"compass.example.com"}, false},
+	} {
+		r, _ := http.NewRequest(http.MethodPost, "http://x/mcp", nil)
+		r.Host = tc.host
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
+		if got := rebound(r, tc.allowed); got != tc.want {
+			t.Errorf("rebound(Host %q on %v, allowed %q) = %v, want %v", tc.host, tc.local, tc.allowed, got, tc.want)
 		}
 	}
 }

@@ -266,3 +266,63 @@ func TestStdioStopsWhenTold(t *testing.T) {
 		t.Errorf("%d calls reached the tools, want the 2 read before the stop", srv.calls.Load())
 	}
 }
+
+// mcp-go v1.6.0's JSON-RPC rules hold over stdio: a request reusing the id of one still
+// running is refused (id null: its answer could be taken for the first's), and the first
+// is answered once; a member name that only folds onto "method" is refused, not read as
+// one. Both are answered, and the loop goes on.
+func TestStdioStrictJSONRPC(t *testing.T) {
+	srv := newTestServer(t)
+	inR, inW := io.Pipe()
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(context.Background(), srv.MCPServer, inR, &out, time.Second) }()
+	fmt.Fprintln(inW, initializeLine)
+	fmt.Fprintln(inW, callLine(7, "wait", ""))
+	select {
+	case <-srv.waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not reach the tool within 10 s")
+	}
+	fmt.Fprintln(inW, callLine(7, "echo", "the same id"))
+	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":8,"Method":"tools/call","params":{"name":"echo","arguments":{"text":"folded"}}}`)
+	fmt.Fprintln(inW, callLine(9, "echo", "after"))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(out.answers(t)["9"]) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(srv.release)
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return 10 s after its input ended")
+	}
+	got := out.answers(t)
+	if a := got["7"]; len(a) != 1 {
+		t.Errorf("id 7: %d answers, want the first call's only: %v", len(a), a)
+	} else if s, _ := text(a[0]); s != "released" {
+		t.Errorf("id 7 answered %v, want the first call's answer", a[0])
+	}
+	if a := got["null"]; len(a) != 1 {
+		t.Errorf("id null: %v, want the reused id refused", a)
+	} else if code, msg := errorOf(a[0]); code != mcp.INVALID_REQUEST {
+		t.Errorf("the reused id: %v %q, want invalid request", code, msg)
+	}
+	if a := got["8"]; len(a) != 1 {
+		t.Errorf("id 8: %v, want one refusal", a)
+	} else if code, _ := errorOf(a[0]); code == 0 {
+		t.Errorf("a folded member name was read as method: %v", a[0])
+	}
+	if a := got["9"]; len(a) != 1 {
+		t.Errorf("id 9: %v, want one answer", a)
+	} else if s, _ := text(a[0]); s != "after" {
+		t.Errorf("the call after: %v", got["9"])
+	}
+	if srv.calls.Load() != 2 {
+		t.Errorf("%d calls reached the tools, want the first 7 and 9", srv.calls.Load())
+	}
+}
