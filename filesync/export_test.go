@@ -29,3 +29,9 @@ func WhileScanning(f func(rel string)) (undo func()) {
 	scanning = f
 	return func() { scanning = nil }
 }
+
+// ReadBeneath is readBeneath, and ErrNotBeneath errNotBeneath, for the tests.
+var (
+	ReadBeneath   = readBeneath
+	ErrNotBeneath = errNotBeneath
+)

@@ -49,6 +49,13 @@ func (s *Remote) Documents(ctx context.Context) ([]docstore.Document, error) {
 	if err := s.do(ctx, http.MethodGet, "documents", nil, nil, maxListing, &l); err != nil {
 		return nil, err
 	}
+	// An id names files (a document's file whose title's is taken has it in its name):
+	// one not of the store's shape is no compass server's, and the listing is refused.
+	for _, d := range l.Documents {
+		if !docstore.ValidID(d.ID) {
+			return nil, fmt.Errorf("the server's listing of %q has a document id %q that no compass-mcp server makes: refused, nothing changed", s.Space, clipID(d.ID))
+		}
+	}
 	s.writable.Store(l.Writable)
 	docs := make([]docstore.Document, len(l.Documents))
 	for i, d := range l.Documents {
@@ -190,3 +197,11 @@ type answered struct {
 
 func (e *answered) Error() string { return e.msg }
 func (e *answered) Unwrap() error { return e.err }
+
+// clipID is an id as an error shows it: at most 60 bytes.
+func clipID(id string) string {
+	if len(id) > 60 {
+		return id[:60] + "..."
+	}
+	return id
+}

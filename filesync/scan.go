@@ -2,10 +2,10 @@ package filesync
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -29,15 +29,15 @@ type ignorer struct {
 }
 
 // readIgnore reads dir/.compassignore, if there is one: a pattern a line, # for comments.
-// A file of more than 1,000 patterns is read up to there (each is tried on every path).
+// A file of more than 1,000 patterns is read up to there (each is tried on every path), and
+// only a regular file's first MiB (a FIFO would hang every pass).
 func readIgnore(dir string) ignorer {
 	var ig ignorer
-	f, err := os.Open(filepath.Join(dir, ".compassignore"))
+	b, err := readRegularUpTo(filepath.Join(dir, ".compassignore"), 1<<20)
 	if err != nil {
 		return ig
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() && len(ig.patterns) < 1000 {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

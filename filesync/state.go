@@ -2,6 +2,8 @@ package filesync
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +60,7 @@ func statePath(dir, space string) string {
 // loadState reads the folder's state for space; a folder never synced has none (empty).
 func loadState(dir, space string) (*State, error) {
 	st := &State{Space: space, Docs: map[string]*Entry{}}
-	raw, err := os.ReadFile(statePath(dir, space))
+	raw, err := readRegularUpTo(statePath(dir, space), 1<<30)
 	if errors.Is(err, os.ErrNotExist) {
 		return st, nil
 	}
@@ -117,7 +119,7 @@ func writeAtomic(p string, b []byte) error {
 // synced, and returns its name and what stat said of it (a rename keeps its inode, size
 // and time, so a stat after the rename, which could see another's save, is not needed).
 func writeTemp(p string, b []byte) (string, fs.FileInfo, error) {
-	f, err := os.CreateTemp(filepath.Dir(p), ".compass-*.tmp")
+	f, err := createTemp(filepath.Dir(p))
 	if err != nil {
 		return "", nil, err
 	}
@@ -145,4 +147,22 @@ func syncDir(p string) {
 		d.Sync()
 		d.Close()
 	}
+}
+
+// createTemp makes a new temporary file in dir (".compass-RANDOM.tmp": a dotfile, which
+// the sync ignores) with the mode an editor's new file gets, 0666 less the umask (0644
+// typically): os.CreateTemp's 0600 would make the sync's files unlike their neighbours.
+func createTemp(dir string) (*os.File, error) {
+	for range 100 {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, ".compass-"+hex.EncodeToString(r[:])+".tmp"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no temporary file could be made in %s", dir)
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,6 +53,9 @@ type Sync struct {
 	Workers int
 
 	folders []string // the last pass's folders, for Run to watch
+
+	mu   sync.Mutex
+	said map[string]bool // sayOnce's keys
 }
 
 // Report counts what a pass did.
@@ -74,6 +79,21 @@ func (y *Sync) space() Space {
 		y.Space = Local{Store: y.Store, By: y.By}
 	}
 	return y.Space
+}
+
+// sayOnce says what say says, once for key while this Sync runs (a continuous sync
+// would else repeat a skip every pass).
+func (y *Sync) sayOnce(key, format string, args ...any) {
+	y.mu.Lock()
+	if y.said == nil {
+		y.said = map[string]bool{}
+	}
+	seen := y.said[key]
+	y.said[key] = true
+	y.mu.Unlock()
+	if !seen {
+		y.say(format, args...)
+	}
 }
 
 func (y *Sync) say(format string, args ...any) {
@@ -448,7 +468,7 @@ func (p *pass) read(rel string) ([]byte, error) {
 	if f != nil && f.size > docstore.MaxText {
 		return nil, fmt.Errorf("%w: %s is %d MiB, more than a document holds (%d MiB)", docstore.ErrBadText, rel, f.size>>20, docstore.MaxText>>20)
 	}
-	b, err := os.ReadFile(filepath.Join(p.y.Dir, filepath.FromSlash(rel)))
+	b, err := readBeneath(p.y.Dir, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -530,6 +550,13 @@ func (p *pass) known(id, rel string, present bool) error {
 
 	// Gone from the folder.
 	if f == nil {
+		if err := p.reachable(e.Path); err != nil {
+			// A folder on its way became a link (the scan doesn't follow links): the file
+			// is not seen, not gone. Its document is kept.
+			y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", d.Title, e.Path, err)
+			p.rep.Skipped++
+			return nil
+		}
 		if d.Version == e.Version {
 			if !p.writable(e.Path, "it was deleted: its document is kept") {
 				return nil
@@ -583,7 +610,9 @@ func (p *pass) known(id, rel string, present bool) error {
 	} else if d.Title != e.Title && FileFor(d.Title) != rel {
 		// Renamed in the space: the file follows, unless its new name is taken.
 		to := FileFor(d.Title)
-		if _, err := os.Lstat(filepath.Join(y.Dir, filepath.FromSlash(to))); err == nil {
+		if err := p.reachable(to); err != nil {
+			y.say("sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
+		} else if p.occupied(to) {
 			y.say("sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
 		} else if err := p.move(rel, to); err != nil {
 			y.say("sync: %q was renamed %q in the space, but its file %s can't move to %s: %v", e.Title, d.Title, rel, to, err)
@@ -865,10 +894,12 @@ var errChangedUnder = errors.New("it changed meanwhile")
 // else looked at and renamed over at once: an editor's save that comes meanwhile is never
 // written over, and the next pass merges it.
 func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
-	abs := filepath.Join(p.y.Dir, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	dir, name, closeDir, err := folderOf(p.y.Dir, rel, true)
+	if err != nil {
 		return nil, err
 	}
+	defer closeDir()
+	abs := filepath.Join(dir, name)
 	tmp, info, err := writeTemp(abs, b)
 	if err != nil {
 		return nil, err
@@ -897,7 +928,7 @@ func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
 		syncDir(abs)
 		return done, nil
 	}
-	now, err := os.ReadFile(abs)
+	now, err := readRegular(abs)
 	if err != nil || hashOf(now) != expect {
 		return nil, errChangedUnder
 	}
@@ -910,8 +941,13 @@ func (p *pass) write(rel string, b []byte, expect string) (*file, error) {
 
 // remove removes the file at rel if it still has hash, and the folders it leaves empty.
 func (p *pass) remove(rel, hash string) error {
-	abs := filepath.Join(p.y.Dir, filepath.FromSlash(rel))
-	now, err := os.ReadFile(abs)
+	dir, name, done, err := folderOf(p.y.Dir, rel, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	abs := filepath.Join(dir, name)
+	now, err := readRegular(abs)
 	if err != nil {
 		return err
 	}
@@ -922,20 +958,49 @@ func (p *pass) remove(rel, hash string) error {
 		return err
 	}
 	delete(p.files, rel)
-	for dir := filepath.Dir(abs); dir != filepath.Clean(p.y.Dir) && strings.HasPrefix(dir, filepath.Clean(p.y.Dir)); dir = filepath.Dir(dir) {
-		if os.Remove(dir) != nil { // not empty: an attachment, another note
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if removeBeneath(p.y.Dir, d) != nil { // not empty: an attachment, another note
 			break
 		}
 	}
 	return nil
 }
 
-func (p *pass) move(from, to string) error {
-	dst := filepath.Join(p.y.Dir, filepath.FromSlash(to))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+// removeBeneath removes the empty folder rel beneath root.
+func removeBeneath(root, rel string) error {
+	dir, name, done, err := folderOf(root, rel, false)
+	if err != nil {
 		return err
 	}
-	return os.Rename(filepath.Join(p.y.Dir, filepath.FromSlash(from)), dst)
+	defer done()
+	return os.Remove(filepath.Join(dir, name))
+}
+
+// move moves the file from to to (both beneath the folder, to's folders made as needed).
+func (p *pass) move(from, to string) error {
+	src, sname, sdone, err := folderOf(p.y.Dir, from, false)
+	if err != nil {
+		return err
+	}
+	defer sdone()
+	dst, dname, ddone, err := folderOf(p.y.Dir, to, true)
+	if err != nil {
+		return err
+	}
+	defer ddone()
+	return os.Rename(filepath.Join(src, sname), filepath.Join(dst, dname))
+}
+
+// taken reports whether something is at rel beneath the folder, or rel can't be reached
+// there (a link on the way): either way no file of the sync's goes there.
+func (p *pass) occupied(rel string) bool {
+	dir, name, done, err := folderOf(p.y.Dir, rel, false)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	defer done()
+	_, err = os.Lstat(filepath.Join(dir, name))
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // newFiles makes a document of each new file, or joins it to the document of its title
@@ -1117,8 +1182,13 @@ func (p *pass) writeNew(ids []string) error {
 		if p.files[rel] != nil && !p.y.space().Writable() {
 			continue // its file has another text, which this sync may not send: said by join
 		}
-		if _, err := os.Lstat(filepath.Join(p.y.Dir, filepath.FromSlash(rel))); err == nil || p.files[rel] != nil {
+		if p.occupied(rel) || p.files[rel] != nil {
 			rel = withID(rel, id)
+		}
+		if err := p.reachable(rel); err != nil {
+			p.y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", d.Title, rel, err)
+			p.rep.Skipped++
+			continue
 		}
 		v, err := p.y.space().Read(p.ctx, id, 0)
 		if err != nil {
@@ -1137,6 +1207,19 @@ func (p *pass) writeNew(ids []string) error {
 		if err := p.writeText(o.id, o.rel, o.v, ""); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// reachable says why the file rel could not be written beneath the folder: a link or a
+// file on the way (nil: it can, or its folders are missing and would be made).
+func (p *pass) reachable(rel string) error {
+	_, _, done, err := folderOf(p.y.Dir, rel, false)
+	if errors.Is(err, errNotBeneath) {
+		return err
+	}
+	if err == nil {
+		done()
 	}
 	return nil
 }
