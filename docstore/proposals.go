@@ -59,6 +59,10 @@ type Proposal struct {
 	Status  Status    `json:"status"`
 	Decided *Decision `json:"decided,omitempty"`
 	NoEOL   bool      `json:"noeol,omitempty"` // its text lacks a final line break
+	// Note says where a proposal no agent asked for came from: the space's side of a
+	// person's save that changed the same lines (SaveKeeping), as "kept from the space when
+	// the folder joined". Empty for an agent's own.
+	Note string `json:"note,omitempty"`
 	// Text is the text it proposes, filled in only by the reads that say so.
 	Text string `json:"-"`
 }
@@ -196,7 +200,7 @@ func (b *buckets) putProposal(d *Document, p prepared, by Author, now time.Time)
 	pr := Proposal{
 		Number: rv.Proposals + 1, Base: d.Version, Title: p.next.Title, Kind: p.kind, Author: by, At: now,
 		Added: p.added, Removed: p.removed, Status: StatusOpen,
-		NoEOL: p.next.Text != "" && !strings.HasSuffix(p.next.Text, "\n"),
+		NoEOL: p.next.Text != "" && !strings.HasSuffix(p.next.Text, "\n"), Note: p.note,
 	}
 	raw, err := encodeProposal(pr, p.change.forward())
 	if err != nil {

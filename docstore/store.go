@@ -606,6 +606,7 @@ type prepared struct {
 	change         change
 	added, removed int
 	unchanged      bool
+	note           string // a proposal's Note
 }
 
 // prepare runs how on the named document's latest version and diffs its text against it.
