@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"strings"
@@ -40,6 +41,10 @@ const (
 	markdownType    = "text/markdown"
 	latestTemplate  = DocumentURIPrefix + "{id}"
 	versionTemplate = DocumentURIPrefix + "{id}/v/{n}"
+	// anyURI is an unlisted template that matches every URI no other resource does, so
+	// that a URI naming nothing here is answered by readResource (resource not found, with
+	// its URI: SEP-2164) rather than by mcp-go, whose answer has no data.uri.
+	anyURI = "{+uri}"
 	// cursorPrefix marks the cursors this server gives, so that another's is refused.
 	cursorPrefix = "compass-documents:"
 	// mostCompletions is the spec's limit on the values of one completion.
@@ -58,6 +63,7 @@ func (s *Server) resourceHooks() *server.Hooks {
 	hooks := &server.Hooks{}
 	hooks.AddOnRequestInitialization(s.prepareResources)
 	hooks.AddAfterListResources(s.fillResources)
+	hooks.AddAfterListResourceTemplates(hideAnyURI)
 	hooks.AddAfterInitialize(declareApps)
 	return hooks
 }
@@ -157,8 +163,11 @@ func keyOf(ctx context.Context, id any) pageKey {
 	return k
 }
 
-// addResources registers the two document templates.
+// addResources registers the two document templates, and anyURI.
 func (s *Server) addResources(srv *server.MCPServer) {
+	// Registered first or last makes no difference: mcp-go keeps templates in a map and
+	// tries them in any order, and anyURI's handler is the documents' too.
+	srv.AddResourceTemplate(mcp.NewResourceTemplate(anyURI, "any"), s.readResource)
 	srv.AddResourceTemplate(mcp.NewResourceTemplate(latestTemplate, "document",
 		mcp.WithTemplateTitle("Document"),
 		mcp.WithTemplateDescription("A document of this space, as Markdown: its latest version. id is the document's id (list_documents gives it)."),
@@ -205,11 +214,50 @@ func parseCursor(cursor string) (string, bool) {
 	return after, true
 }
 
+// hideAnyURI takes anyURI out of resources/templates/list: it names no resource.
+func hideAnyURI(_ context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+	if res == nil {
+		return
+	}
+	res.ResourceTemplates = slices.DeleteFunc(res.ResourceTemplates, func(t mcp.ResourceTemplate) bool {
+		return t.URITemplate != nil && t.URITemplate.Raw() == anyURI
+	})
+}
+
+// resourceNotFound is a resources/read of a URI that names nothing here, as SEP-2164 asks
+// in both protocol eras: the requested URI in data.uri, and the era's code (-32002 before
+// 2026-07-28, -32602 from it on, as mcp-go answers a URI no template matches). The
+// message says what to do instead.
+type resourceNotFound struct {
+	uri, message string
+	modern       bool
+}
+
+func (e resourceNotFound) Error() string { return e.message }
+
+func (e resourceNotFound) JSONRPCError() mcp.JSONRPCError {
+	code := mcp.RESOURCE_NOT_FOUND
+	if e.modern {
+		code = mcp.INVALID_PARAMS
+	}
+	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(code, e.message, map[string]any{"uri": e.uri})}
+}
+
 // readResource reads compass://document/{id} or compass://document/{id}/v/{n}. A document
-// is named by its id only (a URI is an identifier, not a search), in this space only.
+// is named by its id only (a URI is an identifier, not a search), in this space only. Any
+// other URI, or one naming no document or version here, is a resource not found
+// (resourceNotFound).
 func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+	contents, err := s.readDocumentResource(ctx, req.Params.URI)
+	if errors.Is(err, server.ErrResourceNotFound) {
+		msg := strings.TrimSuffix(err.Error(), ": "+server.ErrResourceNotFound.Error())
+		return nil, server.NewHandlerError(resourceNotFound{uri: req.Params.URI, message: msg, modern: mcp.IsModernProtocol(server.RequestProtocolVersion(ctx))})
+	}
+	return contents, err
+}
+
+func (s *Server) readDocumentResource(ctx context.Context, uri string) ([]mcp.ResourceContents, error) {
 	s = s.in(ctx)
-	uri := req.Params.URI
 	id, version, err := parseDocumentURI(uri)
 	if err != nil {
 		return nil, err
@@ -252,7 +300,7 @@ func isAmbiguous(err error) bool {
 func parseDocumentURI(uri string) (id string, version int, err error) {
 	rest, ok := strings.CutPrefix(uri, DocumentURIPrefix)
 	if !ok {
-		return "", 0, fmt.Errorf("%q is not a document URI (%s<id>): %w", short(uri), DocumentURIPrefix, server.ErrResourceNotFound)
+		return "", 0, fmt.Errorf("no resource %q here: documents are %s<id> (resources/list shows them): %w", short(uri), DocumentURIPrefix, server.ErrResourceNotFound)
 	}
 	rawID, n, versioned := strings.Cut(rest, "/v/")
 	if id, err = url.PathUnescape(rawID); err != nil || id == "" {

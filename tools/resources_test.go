@@ -409,3 +409,54 @@ func TestCanceledResourceIsNoFailure(t *testing.T) {
 		t.Errorf("resources/read: %v", err)
 	}
 }
+
+// A URI that names nothing here is a resource not found in both protocol eras (SEP-2164):
+// the era's code (-32002 before 2026-07-28, -32602 from it), the URI asked for in
+// data.uri, and a message saying what to do; never an internal error. That holds for a
+// document URI naming no document or version and for a URI no template matches.
+func TestResourceNotFoundBothEras(t *testing.T) {
+	f := newResourceFixture(t, 0)
+	srv, err := New(f.db, Config{Space: "personal", For: "ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	for _, uri := range []string{
+		DocumentURI("01JDXAAAAAAAAAAAAAAAAAAAAA"),
+		DocumentURI(f.foreign.ID),
+		DocumentURI(f.plan.ID) + "/v/7",
+		DocumentURI(""),
+		"test://nonexistent-resource-for-conformance-testing",
+		"ui://compass/nothing",
+		"",
+	} {
+		for _, era := range []struct {
+			name, meta string
+			code       int
+		}{
+			{"2025-11-25", "", mcp.RESOURCE_NOT_FOUND},
+			{"2026-07-28", modernMeta + ",", mcp.INVALID_PARAMS},
+		} {
+			uriJSON, _ := json.Marshal(uri)
+			msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{%s"uri":%s}}`, era.meta, uriJSON)
+			raw, _ := json.Marshal(srv.HandleMessage(t.Context(), json.RawMessage(msg)))
+			var got struct {
+				Error *struct {
+					Code    int
+					Message string
+					Data    struct{ URI *string }
+				}
+			}
+			if err := json.Unmarshal(raw, &got); err != nil || got.Error == nil {
+				t.Errorf("%s: reading %q: %s, want an error", era.name, uri, raw)
+				continue
+			}
+			if got.Error.Code != era.code || got.Error.Data.URI == nil || *got.Error.Data.URI != uri {
+				t.Errorf("%s: reading %q: %s, want code %d with data.uri", era.name, uri, raw, era.code)
+			}
+			if !strings.Contains(got.Error.Message, "resources/list") && !strings.Contains(got.Error.Message, "there's no version") {
+				t.Errorf("%s: reading %q: %q says nothing of what to do", era.name, uri, got.Error.Message)
+			}
+		}
+	}
+}

@@ -191,7 +191,7 @@ func TestRawProtocolOnStdio(t *testing.T) {
 	r.send([]byte(`{"jsonrpc":"2.0","id":"early","method":"tools/call","params":{"name":"list_documents","arguments":{}}}`))
 	early := r.answer("early")
 	if text, isError := toolText(early); isError || text != "No documents in this space yet." {
-		t.Errorf("tools/call before initialize on stdio: %v; want it answered as after initialize (mcp-go v1.2.1 does)", early)
+		t.Errorf("tools/call before initialize on stdio: %v; want it answered as after initialize (mcp-go does)", early)
 	}
 	r.send([]byte(initializeLine))
 	if m := r.answer("init"); m["result"] == nil {
@@ -222,13 +222,14 @@ func TestRawProtocolOnStdio(t *testing.T) {
 		{"invalid UTF-8 in the method", "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\xff\"}", 12.0, -32601, ""},
 		{"a NUL escaped in a text", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Nul","text":"a\u0000b"}}}`, 13.0, 0, "NUL"},
 		{"a lone surrogate escaped", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"write_document","arguments":{"title":"Half","text":"a\ud800b"}}}`, 14.0, 0, "an escape of half a character"},
-		// mcp-go v1.2.1's known limits, pinned so that an upgrade that changes them is noticed
-		// (docs/RELIABILITY.md, findings 2, 7, 8): an object id is answered; a number beyond
-		// float64 fails at its parse; a missing document resource is an internal error.
+		// mcp-go's known limits (v1.6.0), pinned so that an upgrade that changes them is
+		// noticed (docs/RELIABILITY.md, findings 7, 8): an object id is answered; a number
+		// beyond float64 fails at its parse. A missing document resource is a resource not
+		// found (finding 2, fixed).
 		{"an id that is an object", `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, map[string]any{"x": 1.0}, answered, ""},
 		{"a resource URI of no template", `{"jsonrpc":"2.0","id":15,"method":"resources/read","params":{"uri":"compass://nothing"}}`, 15.0, -32002, ""},
 		{"a number beyond float64 in the arguments", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read_document","arguments":{"document":"x","version":1e400}}}`, 17.0, -32600, ""},
-		{"a document resource that isn't", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"compass://document/01JDX0000000000000000000000"}}`, 16.0, -32603, ""},
+		{"a document resource that isn't", `{"jsonrpc":"2.0","id":16,"method":"resources/read","params":{"uri":"compass://document/01JDX0000000000000000000000"}}`, 16.0, -32002, ""},
 	} {
 		r.send([]byte(tc.line))
 		m := r.answer(tc.id)
