@@ -182,7 +182,7 @@ func (s *Store) signedIn(ctx context.Context, cookie string, withSpaces bool) (S
 		raw := browsers.Get(key[:])
 		found = raw != nil && json.Unmarshal(raw, &g) == nil
 		if found && withSpaces {
-			mine = s.spacesOf(tx, g.Person)
+			mine = s.seenBy(tx, g.Person)
 		}
 		return nil
 	})

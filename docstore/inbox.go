@@ -281,17 +281,41 @@ func waitingFor(person string) []string { return []string{spaces.Person(person).
 // In r's snapshot): three keys a space, read at once (kv.GetAll), whatever the count. It
 // reads only the counts, not the index (Inbox does).
 func (r *Reader) InboxCount(person string, in []string) (int, error) {
+	each, err := r.SpaceCounts(person, in, false)
+	total := 0
+	for _, c := range each {
+		total += c.Waiting
+	}
+	return total, err
+}
+
+// SpaceCount is what a space holds for a person at a glance: its documents, and what
+// waits for them there.
+type SpaceCount struct {
+	Space     string
+	Documents int // not deleted; 0 unless asked for
+	Waiting   int
+}
+
+// SpaceCounts is InboxCount space by space, in the order named, with each space's number
+// of documents too when docs is set (one key more a space): what the page's space switcher
+// shows.
+func (r *Reader) SpaceCounts(person string, in []string, docs bool) ([]SpaceCount, error) {
 	keys := [][]byte{inboxBuilt}
 	for _, who := range waitingFor(person) {
 		keys = append(keys, countKey(who))
 	}
-	total := 0
+	out := make([]SpaceCount, len(in))
 	var missing error
-	for _, sp := range in {
+	for i, sp := range in {
+		out[i].Space = sp
 		rd := r.In(sp)
+		if docs {
+			out[i].Documents = rd.b.count()
+		}
 		counts, err := rd.b.reviewSub(bucketInboxN)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		got := kv.GetAll(counts, keys)
 		if got[0] == nil {
@@ -300,10 +324,10 @@ func (r *Reader) InboxCount(person string, in []string) (int, error) {
 			continue
 		}
 		for _, raw := range got[1:] {
-			total += inboxCountOf(raw)
+			out[i].Waiting += inboxCountOf(raw)
 		}
 	}
-	return total, missing
+	return out, missing
 }
 
 // inboxAt is a key found by an inbox read: in which space, for whom, and its position

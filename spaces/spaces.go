@@ -239,15 +239,22 @@ func People(ctx context.Context, db kv.DB) ([]Named, error) {
 func List(ctx context.Context, db kv.DB) ([]string, error) {
 	var out []string
 	err := db.View(ctx, func(tx kv.Tx) error {
-		out = nil // the View may run again
-		root := tx.Bucket(spacesBucket)
-		if root == nil {
-			return nil
-		}
-		return root.ForEachBucket(func(name []byte) error {
-			out = append(out, string(name))
-			return nil
-		})
+		out = ListIn(tx) // the View may run again
+		return nil
 	})
 	return out, err
+}
+
+// ListIn is List in a transaction of the caller's.
+func ListIn(tx kv.Tx) []string {
+	var out []string
+	root := tx.Bucket(spacesBucket)
+	if root == nil {
+		return nil
+	}
+	root.ForEachBucket(func(name []byte) error {
+		out = append(out, string(name))
+		return nil
+	})
+	return out
 }

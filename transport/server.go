@@ -32,6 +32,7 @@ type Server struct {
 	Page              *web.Site     // the page, when it is served on this address beside /mcp; else nil
 	PageAt            string        // where a browser opening /mcp is sent: "" when no page is served
 	Links             *web.Links    // the tools' link base, told where the page is when it is served here
+	Review            bool          // --review: the start line says the agents' changes are proposals
 }
 
 // PublicURLError is returned by Server.Serve when the authorization server refuses
@@ -56,7 +57,11 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	filesync.Mount(mux, s.DB, gate, Guard)
 	defer s.mountPage(ctx, mux, h.Server, ln)()
 	h.Server.Handler = ToPage(s.PageAt, mux)
-	slog.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "space", s.Space, "for", "person:"+s.For, "data", s.Data)
+	attrs := []any{"url", "http://" + ln.Addr().String() + "/mcp", "space", s.Space, "for", "person:" + s.For, "data", s.Data}
+	if s.Review {
+		attrs = append(attrs, "review", "on: every change an agent makes is a proposal for the person")
+	}
+	slog.Info("serving MCP over streamable HTTP", attrs...)
 	return h.Serve(ctx, ln)
 }
 

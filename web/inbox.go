@@ -67,6 +67,21 @@ type inboxWaiting struct {
 	person string
 	n      int
 	read   bool
+	// each is, when the person has more than one space, every space's documents and what
+	// waits there, for the space switcher.
+	each []docstore.SpaceCount
+}
+
+// set keeps what a read of the counts found.
+func (w *inboxWaiting) set(each []docstore.SpaceCount) {
+	w.n = 0
+	for _, c := range each {
+		w.n += c.Waiting
+	}
+	w.each, w.read = nil, true
+	if len(each) > 1 {
+		w.each = each
+	}
 }
 
 // countWaiting reads, in rd's snapshot, how much waits for p in all their spaces.
@@ -74,11 +89,11 @@ func (p who) countWaiting(rd *docstore.Reader) error {
 	if p.waiting == nil {
 		return nil
 	}
-	n, err := rd.InboxCount(p.Person, p.Spaces)
+	each, err := rd.SpaceCounts(p.Person, p.Spaces, len(p.Spaces) > 1)
 	if err != nil {
 		return err
 	}
-	p.waiting.n, p.waiting.read = n, true
+	p.waiting.set(each)
 	return nil
 }
 
@@ -90,6 +105,15 @@ func (p page) Waiting() int {
 	return p.waiting.n
 }
 
+// SpaceCounts is every space's documents and what waits there, for the space switcher:
+// none when the person has one space.
+func (p page) SpaceCounts() []docstore.SpaceCount {
+	if p.waiting == nil {
+		return nil
+	}
+	return p.waiting.each
+}
+
 // readWaiting reads the header's count for a page whose own read didn't (a read of its
 // own: a round trip on PostgreSQL); a failure leaves it out, logged.
 func (s *Site) readWaiting(ctx context.Context, p page) {
@@ -98,8 +122,8 @@ func (s *Site) readWaiting(ctx context.Context, p page) {
 	}
 	w := p.waiting
 	err := docstore.New(s.db, p.Spaces[0]).View(ctx, func(rd *docstore.Reader) error {
-		n, err := rd.InboxCount(w.person, p.Spaces)
-		w.n = n
+		each, err := rd.SpaceCounts(w.person, p.Spaces, len(p.Spaces) > 1)
+		w.set(each)
 		return err
 	})
 	if err != nil && ctx.Err() == nil {
@@ -121,6 +145,11 @@ func (s *Site) inbox(w http.ResponseWriter, r *http.Request, p who) {
 		}
 		v.Count, v.Next, v.Mark = box.Count, box.Next, inboxMark(box)
 		p.waiting.n, p.waiting.read = box.Count, true
+		if v.Many { // the switcher's counts, space by space
+			if err := p.countWaiting(rd); err != nil {
+				return err
+			}
+		}
 		n := rd.Names()
 		for _, it := range box.Items {
 			row := inboxRow{Space: it.Space, DocID: it.Document.ID, DocTitle: it.Document.Title, At: it.At, Gist: it.Gist, Mine: it.Mine}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
 )
@@ -179,5 +180,57 @@ func TestTeamInboxes(t *testing.T) {
 	}
 	if strings.Contains(ben, "for-ana") || strings.Contains(ben, "ask-ana") {
 		t.Errorf("Ben's inbox shows Ana's:\n%s", ben)
+	}
+}
+
+// On a store without members (one person's), the person sees every space of it: the
+// inbox lists what waits in space launch though the page's space is personal, naming the
+// space; the header counts it; the switcher lists each space with its documents and what
+// waits there; launch's documents list opens.
+func TestInboxEverySpaceOfAOnePersonStore(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t) // --space personal, --for ana, no members
+	if _, err := f.docs.Create(ctx, "Diary", "today\n", docstore.KindSave, docstore.Author{By: "person:ana"}); err != nil {
+		t.Fatal(err)
+	}
+	launch := docstore.New(f.db, "launch")
+	made, err := launch.Create(ctx, "Launch plan", reviewedPlan, docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := launch.Proposing().Edit(ctx, made.Document.ID, "Book the studio.", "Book the big studio.", agent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := launch.Create(ctx, "Guest list", "- Ben\n", docstore.KindWrite, agent); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/")
+	box := body(t, f.get(c, "/inbox"))
+	for _, want := range []string{
+		`Inbox <span class="waiting" aria-label="1 waiting">1</span>`,
+		`<a href="/document/` + made.Document.ID + `/proposal/1">change 1</a>`,
+		"launch",
+		`launch <span class="space-counts">2 docs · <span class="waiting" aria-label="1 waiting">1 waiting</span></span>`,
+		`personal <span class="space-counts">1 doc</span>`,
+	} {
+		if !strings.Contains(box, want) {
+			t.Errorf("the inbox of a one-person store lacks %q:\n%s", want, box)
+		}
+	}
+	if got := body(t, f.get(c, "/?space=launch")); !strings.Contains(got, "Guest list") {
+		t.Errorf("space launch's documents list:\n%s", got)
+	}
+
+	// A team's store: Ana is a member of personal only; launch is not hers to see.
+	if _, err := access.New(f.db).AddMember(ctx, "personal", "ana"); err != nil {
+		t.Fatal(err)
+	}
+	box = body(t, f.get(c, "/inbox"))
+	if strings.Contains(box, "change 1") || strings.Contains(box, "launch") {
+		t.Errorf("the inbox on a team's store shows another space:\n%s", box)
+	}
+	if resp := f.get(c, "/?space=launch"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("space launch on a team's store: %d", resp.StatusCode)
 	}
 }

@@ -22,7 +22,7 @@ import (
 // spacesOf returns the spaces person may see, sorted. A store that can't be read gives
 // none (the person is asked to sign in again), and is logged.
 func (s *Site) spacesOf(ctx context.Context, person string) []string {
-	mine, err := s.cfg.Access.SpacesOf(ctx, person)
+	mine, err := s.cfg.Access.SeenBy(ctx, person)
 	if err != nil {
 		s.log.Error("reading a person's spaces", "person", person, "err", err)
 		return nil

@@ -1,9 +1,14 @@
 package command
 
 import (
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
 // docs inbox prints what waits for the person: a reviewed agent's open changes and the
@@ -47,6 +52,68 @@ Launch plan (ID)  change 1  edit by north for Ana  TIME  +1 −1
 	for _, bad := range [][]string{{"--after", "zz"}, {"--limit", "0"}, {"--limit", "1000"}, {"Launch plan"}} {
 		if out, err := cliResult(data, "", append([]string{"docs", "inbox"}, bad...)...); err == nil {
 			t.Errorf("docs inbox %v: no refusal\n%s", bad, out)
+		}
+	}
+}
+
+// On a store without members the person sees every space of it: docs inbox lists what
+// waits in space launch though --space is personal, each item naming its space. Once the
+// store has a member (a team's), the person sees the spaces they are a member of only.
+func TestDocsInboxEverySpaceOfAOnePersonStore(t *testing.T) {
+	data := newData(t)
+	cli(t, data, "people", "set", "ana", "Ana")
+	c := stdioClient(t, data, "--agent", "north", "--review", "--space", "launch")
+	callTool(t, c, "write_document", map[string]any{"title": "Launch plan", "text": "# Launch plan\n\nRecord the trailer.\n"})
+	callTool(t, c, "edit_document", map[string]any{"document": "Launch plan", "old": "Record the trailer.", "new": "Record the trailer on Monday."})
+	callTool(t, c, "append_document", map[string]any{"document": "Launch plan", "text": "- Send the invitations."})
+	cli(t, data, "docs", "save", "--new", "Diary", "--empty") // something of space personal too
+
+	out := cli(t, data, "docs", "inbox")
+	out = regexp.MustCompile(`\(([0-9A-Z]{26})\)`).ReplaceAllString(out, "(ID)")
+	out = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d`).ReplaceAllString(out, "TIME")
+	want := `2 items wait for Ana, newest first:
+launch: Launch plan (ID)  change 2  append by north for Ana  TIME  +2 −0
+    | - Send the invitations.
+launch: Launch plan (ID)  change 1  edit by north for Ana  TIME  +1 −1
+    | Record the trailer on Monday.
+`
+	if out != want {
+		t.Errorf("docs inbox of a one-person store, --space personal:\n%s\nwant:\n%s", out, want)
+	}
+
+	// A team's store: ana is a member of personal only, and launch's items are not hers.
+	cli(t, data, "members", "add", "personal", "ana")
+	if out, err := cliResult(data, "", "docs", "inbox"); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("docs inbox on a team's store listed another space's items: %v\n%s", err, out)
+	}
+}
+
+// The server's start line says when review mode is on (and says nothing of it when off).
+func TestStartLineSaysReview(t *testing.T) {
+	if got := terminalLine("personal", "ana", "d.db", "", true); !strings.Contains(got, "review mode: every change an agent makes is a proposal for you") {
+		t.Errorf("the terminal's start line with --review: %s", got)
+	}
+	if got := terminalLine("personal", "ana", "d.db", "", false); strings.Contains(got, "review") {
+		t.Errorf("the terminal's start line without --review: %s", got)
+	}
+	data := newData(t)
+	for _, review := range []bool{true, false} {
+		args := []string{"serve", "--http", "127.0.0.1:0"}
+		if review {
+			args = append(args, "--review")
+		}
+		cmd := exec.Command(testbin.Path, args...)
+		cmd.Env = append(os.Environ(), testEnv(data, "COMPASS_LOG=info", "HOME="+t.TempDir())...)
+		errb := newProcessLog()
+		cmd.Stderr = errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line := errb.await(t, 20*time.Second, "serving MCP over streamable HTTP")
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		if said := strings.Contains(line, "review="); said != review {
+			t.Errorf("serve --http (review %v) start line: %s", review, line)
 		}
 	}
 }

@@ -680,7 +680,7 @@ func inboxCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdou
 		return err
 	}
 	defer file.Close()
-	mine, err := access.New(file).WithOwner(c.space, c.me).SpacesOf(ctx, c.me)
+	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func serve(ctx context.Context, args []string) error {
 		return serveHTTP(ctx, srv, db, c, addr, *token, *idle)
 	}
 	if c.terminal {
-		fmt.Fprintln(os.Stderr, terminalLine(c.space, c.me, db.Path(), c.pageAt))
+		fmt.Fprintln(os.Stderr, terminalLine(c.space, c.me, db.Path(), c.pageAt, c.review))
 	}
 	return transport.ServeStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
 }
@@ -79,10 +79,13 @@ func serve(ctx context.Context, args []string) error {
 // terminalLine is what serve says, on one line, to a person who started it on a terminal
 // (README, "The two commands"): what it serves, for whom and where, and the next step.
 // The page's own log line is left out there (siteConfig): this line names the page.
-func terminalLine(space, me, data, page string) string {
+func terminalLine(space, me, data, page string, review bool) string {
 	at := ""
 	if page != "" {
 		at = ", your page " + strings.TrimSuffix(page, "/")
+	}
+	if review {
+		at += ", review mode: every change an agent makes is a proposal for you"
 	}
 	return fmt.Sprintf("compass-mcp: serving MCP over stdio (space %s, for person:%s, data %s%s). An MCP client starts this command itself: to set one up, run compass-mcp install CLIENT (compass-mcp install lists them). Ctrl-C stops.", space, me, data, at)
 }
@@ -99,7 +102,7 @@ func serveHTTP(ctx context.Context, srv *server.MCPServer, db store, c config, a
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	s := transport.Server{MCP: srv, DB: db, Data: db.Path(), Space: c.space, For: c.me, Agent: c.agent, Token: token,
-		PublicURL: c.publicURL, Idle: idle, Page: c.samePage, PageAt: c.pageAt, Links: c.links}
+		PublicURL: c.publicURL, Idle: idle, Page: c.samePage, PageAt: c.pageAt, Links: c.links, Review: c.review}
 	return s.Serve(ctx, ln)
 }
 
