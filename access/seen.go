@@ -39,7 +39,8 @@ func (s *Store) OnePerson(ctx context.Context) (bool, error) {
 
 func (s *Store) seenBy(tx kv.Tx, person string) []string {
 	mine := s.spacesOf(tx, person)
-	if s.owner.Person == "" || person != s.owner.Person || hasMembers(tx) {
+	// A person with a member row is on a team's store: no more to read.
+	if s.owner.Person == "" || person != s.owner.Person || len(mine) > 1 || len(mine) == 1 && mine[0] != s.owner.Space || hasMembers(tx) {
 		return mine
 	}
 	for _, sp := range spaces.ListIn(tx) {
