@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,7 +63,7 @@ var ErrNoGit = errors.New("export --git needs the git program, and none is on th
 // branch refs/heads/<space>. A commit's author is who saved the version (the agent, or the
 // person), its committer the person it was saved for (or who accepted it), its time the
 // version's; its message names the document, the version's kind and number. A document
-// is the file FileFor(title) at the repository's top, so a rename is a commit that moves
+// is the file gitFileFor(title) at the repository's top, so a rename is a commit that moves
 // the file (git log --follow finds it). A document deleted in the space is a commit that
 // removes its file, at the time it was deleted; one brought back, a commit that puts it
 // back, at the time of the export that saw it.
@@ -73,7 +74,12 @@ var ErrNoGit = errors.New("export --git needs the git program, and none is on th
 // dir's work tree has the branch checked out, it is brought forward to the new commit
 // (git read-tree -m -u: files edited there and changed by the export stop it, with git's
 // words).
-func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, error) {
+//
+// A repository it didn't make (one without refs/compass/<space>, and with any ref) is
+// refused with ErrNotExported unless opt.IntoExisting. Exports into one repository take
+// turns: each holds a lock in its git directory (compass-export.lock) from before it reads
+// what was exported until the work tree is brought forward.
+func ExportGit(ctx context.Context, s *docstore.Store, dir string, opt GitOptions) (Exported, error) {
 	var ex Exported
 	git, err := exec.LookPath("git")
 	if err != nil {
@@ -84,10 +90,11 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, er
 	if out, err := exec.CommandContext(ctx, git, "check-ref-format", branch).CombinedOutput(); err != nil {
 		return ex, fmt.Errorf("the space %q can't be a git branch's name: %v %s", s.Space(), err, out)
 	}
-	_, err = gitInit(ctx, git, dir, s.Space())
+	made, release, err := gitOpen(ctx, git, dir, s.Space(), opt.lockWait())
 	if err != nil {
 		return ex, err
 	}
+	defer release()
 	run := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, git, args...)
 		cmd.Dir = dir
@@ -101,6 +108,11 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, er
 	}
 	tip, _ := run("rev-parse", "--verify", "-q", branch+"^{commit}")
 	stateTip, _ := run("rev-parse", "--verify", "-q", stateRef+"^{commit}")
+	if !made && stateTip == "" && !opt.IntoExisting {
+		if refs, err := run("for-each-ref", "--count=1", "--format=%(refname)"); err != nil || refs != "" {
+			return ex, fmt.Errorf("%w: %s has no %s, so the export would mix the space's history (the branch %s) with what the repository holds; export into a new folder, or give --into-existing to write into it anyway", ErrNotExported, dir, stateRef, branch)
+		}
+	}
 	st := gitState{Space: s.Space(), Docs: map[string]gitDocAt{}}
 	if stateTip != "" {
 		raw, err := run("show", stateRef+":state.json")
@@ -197,12 +209,15 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, er
 			holder[strings.ToLower(at.Path)] = id
 		}
 	}
-	fileOf := func(id, title string) string {
-		p := FileFor(title)
+	fileOf := func(id, title string) (string, error) {
+		p := gitFileFor(title)
 		if h, ok := holder[strings.ToLower(p)]; ok && h != id {
 			p = withID(p, id)
 		}
-		return p
+		if err := checkGitPath(p); err != nil {
+			return "", fmt.Errorf("the file of document %s (%q): %w", id, title, err)
+		}
+		return p, nil
 	}
 
 	first := true
@@ -211,7 +226,10 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, er
 		var ops []string
 		switch {
 		case e.n > 0:
-			p := fileOf(e.id, e.title)
+			p, err := fileOf(e.id, e.title)
+			if err != nil {
+				return failed(err)
+			}
 			if at.Path != "" && !at.Deleted && at.Path != p {
 				ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
 				delete(holder, strings.ToLower(at.Path))
@@ -228,7 +246,10 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string) (Exported, er
 			at.Deleted = true
 			ex.Deletes++
 		default: // brought back
-			p := fileOf(e.id, e.title)
+			p, err := fileOf(e.id, e.title)
+			if err != nil {
+				return failed(err)
+			}
 			ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
 			holder[strings.ToLower(p)] = e.id
 			at.Path, at.Deleted = p, false
@@ -340,29 +361,116 @@ func quotePath(p string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p) + `"`
 }
 
-// gitInit makes dir a git repository whose HEAD is the space's branch, when it isn't a
-// repository yet, and says whether it made it. A folder with files but no .git is refused:
-// the export would mix the space's history with files it doesn't know.
-func gitInit(ctx context.Context, git, dir, space string) (bool, error) {
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
-		return false, nil
+// GitOptions are ExportGit's choices.
+type GitOptions struct {
+	// IntoExisting lets the export write into a repository it didn't make (no
+	// refs/compass/<space>): its branch is added beside the repository's own.
+	IntoExisting bool
+	// LockWait is how long an export waits for another one into the same repository to
+	// finish (0: ten minutes).
+	LockWait time.Duration
+}
+
+func (o GitOptions) lockWait() time.Duration {
+	if o.LockWait > 0 {
+		return o.LockWait
 	}
-	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil && !fi.IsDir() {
-		return false, nil // a bare repository
-	}
-	if f, err := os.Open(dir); err == nil {
-		_, err := f.Readdirnames(1)
-		f.Close()
-		if err != io.EOF {
-			return false, fmt.Errorf("%s has files and is not a git repository: export --git writes into a new folder or a repository it wrote before", dir)
+	return 10 * time.Minute
+}
+
+// ErrNotExported is returned (wrapped) by ExportGit for a repository it didn't make.
+var ErrNotExported = errors.New("this git repository has no export of the space")
+
+// ErrExportBusy is returned (wrapped, naming the other process) by ExportGit when another
+// export into the same repository kept its lock past GitOptions.LockWait.
+var ErrExportBusy = errors.New("another export is writing into this repository")
+
+// gitOpen takes the export's lock in dir's git directory, making dir a git repository whose
+// HEAD is the space's branch (git init) when it is missing or empty, and says whether it
+// made it. A folder with files but no .git is refused: the export would mix the space's
+// history with files it doesn't know. The lock is taken before git init, in the .git
+// folder the init is to fill, so that two exports into a new folder don't both make it.
+func gitOpen(ctx context.Context, git, dir, space string, wait time.Duration) (made bool, release func(), err error) {
+	gitDir := filepath.Join(dir, ".git")
+	switch fi, err := os.Stat(gitDir); {
+	case err == nil && fi.IsDir():
+	case err == nil: // a .git file: a linked work tree or a submodule; git says where
+		out, err := exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--path-format=absolute", "--git-common-dir").Output()
+		if err != nil {
+			return false, nil, fmt.Errorf("finding the git directory of %s: %w", dir, err)
+		}
+		gitDir = strings.TrimSpace(string(out))
+	default:
+		if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err == nil && !fi.IsDir() {
+			gitDir = dir // a bare repository
+			break
+		}
+		if f, err := os.Open(dir); err == nil {
+			_, err := f.Readdirnames(1)
+			f.Close()
+			if err != io.EOF {
+				return false, nil, fmt.Errorf("%s has files and is not a git repository: export --git writes into a new folder or a repository it wrote before", dir)
+			}
+		}
+		if err := os.MkdirAll(gitDir, 0o755); err != nil {
+			return false, nil, err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
+	release, err = lockExport(ctx, filepath.Join(gitDir, "compass-export.lock"), wait)
+	if err != nil {
+		return false, nil, err
 	}
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err == nil {
+		return false, release, nil
+	}
+	// Made here (or by an export stopped before its git init): nobody else's yet.
 	out, err := exec.CommandContext(ctx, git, "init", "-q", "--initial-branch="+space, dir).CombinedOutput()
 	if err != nil {
-		return false, fmt.Errorf("git init %s: %w: %s", dir, err, out)
+		release()
+		return false, nil, fmt.Errorf("git init %s: %w: %s", dir, err, out)
 	}
-	return true, nil
+	return true, release, nil
+}
+
+// lockExport takes the lock at p, waiting (a look every 50 ms) while another process holds
+// it, at most wait. The file holds the holder's pid, so that the one waiting can name it.
+func lockExport(ctx context.Context, p string, wait time.Duration) (func(), error) {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the export's lock %s: %w", p, err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		held, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", p, err)
+		}
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			b := make([]byte, 64)
+			n, _ := f.ReadAt(b, 0)
+			f.Close()
+			who := "another process"
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil && pid > 0 {
+				who = fmt.Sprintf("process %d", pid)
+			}
+			return nil, fmt.Errorf("%w: %s has held %s for over %s; try again once it is done", ErrExportBusy, who, p, wait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() {
+		f.Truncate(0)
+		unlockFile(f)
+		f.Close()
+	}, nil
 }

@@ -2,10 +2,13 @@ package filesync_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,7 +68,7 @@ func TestExportGit(t *testing.T) {
 	check[docstore.Document](t)(s.Delete(ctx, gone.Document.ID, ana))
 
 	dir := filepath.Join(t.TempDir(), "history")
-	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir))
+	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir, filesync.GitOptions{}))
 	if ex.Versions != 8 || ex.Deletes != 1 {
 		t.Fatalf("exported %+v, want 8 versions and 1 delete", ex)
 	}
@@ -104,14 +107,14 @@ func TestExportGit(t *testing.T) {
 	}
 
 	// Again: nothing new.
-	if ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir)); ex.Versions+ex.Deletes+ex.Restores != 0 {
+	if ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir, filesync.GitOptions{})); ex.Versions+ex.Deletes+ex.Restores != 0 {
 		t.Fatalf("a run again exported %+v", ex)
 	}
 	// Two new versions, a document brought back: only those are added.
 	check[docstore.Saved](t)(s.Append(ctx, notes.Document.ID, "more", north))
 	check[docstore.Document](t)(s.Undelete(ctx, gone.Document.ID))
 	check[docstore.Saved](t)(s.Append(ctx, plan.Document.ID, "- food", north))
-	ex = check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir))
+	ex = check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir, filesync.GitOptions{}))
 	if ex.Versions != 2 || ex.Restores != 1 || ex.Deletes != 0 {
 		t.Fatalf("second export %+v, want 2 versions, 1 restore", ex)
 	}
@@ -134,7 +137,143 @@ func TestExportGitRefusesAFolderOfOtherFiles(t *testing.T) {
 	s := docstore.New(kvtest.Open(t), "personal")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "mine.txt"), []byte("mine"), 0o644)
-	if _, err := filesync.ExportGit(context.Background(), s, dir); err == nil || !strings.Contains(err.Error(), "not a git repository") {
+	if _, err := filesync.ExportGit(context.Background(), s, dir, filesync.GitOptions{}); err == nil || !strings.Contains(err.Error(), "not a git repository") {
 		t.Fatalf("export into a folder of other files: %v", err)
+	}
+}
+
+// TestExportGitPathsCheckOut: titles that name .git in the ways a file system may read
+// them (NTFS's short name GIT~1, trailing dots and spaces, HFS+'s ignored code points,
+// case) are exported as files git checks out (the store refuses titles with HFS+'s ignored
+// code points: gitPathTests has those): a clone with git's own protections on
+// (core.protectNTFS, core.protectHFS) checks every document out, and nothing lands in
+// the clone's .git. Before, GIT~1/config was committed as a path every checkout refuses.
+func TestExportGitPathsCheckOut(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	ctx := context.Background()
+	s := docstore.New(kvtest.Open(t), "personal").WithClock(clock())
+	north := docstore.Author{By: "agent:north", For: "person:ana"}
+	titles := []string{
+		"GIT~1/config", "git~1/hooks/post-checkout", "Git~1./HEAD", "git~1 ./x", ".git/config", ".GIT./y",
+		"GIT~1::$INDEX_ALLOCATION/u", `a\.git/t`, `a\GIT~1/s`, "..", "../../up", "a/./b", "a//b", "CON/x", "aux",
+		"nul.txt", "LPT1/y", "com9", "ends with a space ./q", "Ok/notes",
+	}
+	for i, title := range titles {
+		check[docstore.Saved](t)(s.Create(ctx, title, fmt.Sprintf("text %d\n", i), docstore.KindWrite, north))
+	}
+	dir := filepath.Join(t.TempDir(), "history")
+	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, dir, filesync.GitOptions{}))
+	if ex.Versions != len(titles) {
+		t.Fatalf("exported %+v, want %d versions", ex, len(titles))
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitOut(t, dir, "-c", "core.protectNTFS=true", "-c", "core.protectHFS=true", "clone", "-q", "--branch", "personal", dir, clone)
+	files := strings.Split(gitOut(t, clone, "-c", "core.quotePath=false", "ls-files"), "\n")
+	if len(files) != len(titles) {
+		t.Fatalf("the clone tracks %d files, want %d:\n%s", len(files), len(titles), strings.Join(files, "\n"))
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(clone, filepath.FromSlash(f))); err != nil {
+			t.Errorf("%s is tracked but not checked out: %v", f, err)
+		}
+	}
+	if st := gitOut(t, clone, "status", "--porcelain"); st != "" {
+		t.Errorf("the clone's work tree isn't its branch:\n%s", st)
+	}
+	// Nothing of the export went into the clone's own .git.
+	filepath.WalkDir(filepath.Join(clone, ".git"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".md") {
+			t.Errorf("the export wrote %s into the clone's .git", p)
+		}
+		return nil
+	})
+}
+
+// TestExportGitIntoARepositoryItDidntMake: a repository with commits of its own and no
+// refs/compass/SPACE is refused, the error naming the flag, and nothing is written; with
+// IntoExisting the space's branch goes beside the repository's own, which is untouched.
+// An empty repository (git init, nothing in it) is written into.
+func TestExportGitIntoARepositoryItDidntMake(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	ctx := context.Background()
+	s := docstore.New(kvtest.Open(t), "main").WithClock(clock())
+	check[docstore.Saved](t)(s.Create(ctx, "Plan", "plan\n", docstore.KindWrite, docstore.Author{By: "person:ana"}))
+
+	dir := t.TempDir()
+	gitOut(t, dir, "init", "-q", "--initial-branch=main")
+	os.WriteFile(filepath.Join(dir, "code.go"), []byte("package main\n"), 0o644)
+	gitOut(t, dir, "add", "code.go")
+	gitOut(t, dir, "-c", "user.name=ana", "-c", "user.email=ana@example.com", "commit", "-q", "-m", "mine")
+	mine := gitOut(t, dir, "rev-parse", "main")
+
+	_, err := filesync.ExportGit(ctx, s, dir, filesync.GitOptions{})
+	if !errors.Is(err, filesync.ErrNotExported) || !strings.Contains(err.Error(), "--into-existing") {
+		t.Fatalf("export into a repository it didn't make: %v", err)
+	}
+	if refs := gitOut(t, dir, "for-each-ref", "--format=%(refname)"); refs != "refs/heads/main" {
+		t.Errorf("a refused export left refs:\n%s", refs)
+	}
+	if got := gitOut(t, dir, "rev-parse", "main"); got != mine {
+		t.Errorf("main moved from %s to %s", mine, got)
+	}
+
+	// Into another branch's name: a space "notes" in the same repository, with the flag.
+	notes := docstore.New(kvtest.Open(t), "notes").WithClock(clock())
+	check[docstore.Saved](t)(notes.Create(ctx, "Idea", "idea\n", docstore.KindWrite, docstore.Author{By: "person:ana"}))
+	ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, notes, dir, filesync.GitOptions{IntoExisting: true}))
+	if ex.Versions != 1 || gitOut(t, dir, "rev-parse", "main") != mine {
+		t.Errorf("export with IntoExisting: %+v; main %s", ex, gitOut(t, dir, "rev-parse", "main"))
+	}
+	// Made by it now: a run again needs no flag.
+	check[docstore.Saved](t)(notes.Append(ctx, "Idea", "more", docstore.Author{By: "person:ana"}))
+	if ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, notes, dir, filesync.GitOptions{})); ex.Versions != 1 {
+		t.Errorf("a run again exported %+v", ex)
+	}
+
+	empty := t.TempDir()
+	gitOut(t, empty, "init", "-q")
+	if ex := check[filesync.Exported](t)(filesync.ExportGit(ctx, s, empty, filesync.GitOptions{})); ex.Versions != 1 {
+		t.Errorf("export into an empty repository: %+v", ex)
+	}
+}
+
+// TestExportGitTakesTurns: four exports into one new folder at once make one repository
+// with each version committed once (before, they raced to git init, fast-import and the
+// index, and some failed or committed the history twice).
+func TestExportGitTakesTurns(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	ctx := context.Background()
+	s := docstore.New(kvtest.Open(t), "personal").WithClock(clock())
+	north := docstore.Author{By: "agent:north", For: "person:ana"}
+	for i := range 20 {
+		check[docstore.Saved](t)(s.Create(ctx, fmt.Sprintf("Doc %d", i), "text\n", docstore.KindWrite, north))
+	}
+	dir := filepath.Join(t.TempDir(), "history")
+	var wg sync.WaitGroup
+	results := make([]filesync.Exported, 4)
+	errs := make([]error, 4)
+	for i := range results {
+		wg.Go(func() {
+			results[i], errs[i] = filesync.ExportGit(ctx, s, dir, filesync.GitOptions{LockWait: time.Minute})
+		})
+	}
+	wg.Wait()
+	total := 0
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("export %d: %v", i, err)
+		}
+		total += results[i].Versions
+	}
+	if total != 20 {
+		t.Errorf("the four exports committed %d versions between them, want 20: %+v", total, results)
+	}
+	if n := gitOut(t, dir, "rev-list", "--count", "personal"); n != "20" {
+		t.Errorf("%s commits, want 20", n)
+	}
+	gitOut(t, dir, "fsck", "--strict", "--no-progress")
+	if st := gitOut(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("the work tree isn't the export:\n%s", st)
 	}
 }

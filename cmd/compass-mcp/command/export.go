@@ -15,8 +15,10 @@ var exportHelp = subcommand{name: "export", args: "--git DIR",
 the space: the author is who saved the version (the agent, or the person), the committer the
 person it was saved for, the time the version's, the message its kind and number. A document is
 the file its title names (folders for "/"), so a rename moves the file (git log --follow finds
-it); a delete removes it. DIR is made with git init if it is missing or empty. What was
-exported is kept in the repository (refs/compass/SPACE), so a run again adds only what is new.
+it); a delete removes it. DIR is made with git init if it is missing or empty; a repository
+the export didn't make (no refs/compass/SPACE) is refused unless --into-existing. What was
+exported is kept in the repository (refs/compass/SPACE), so a run again adds only what is new;
+exports into one repository take turns (a lock in its git directory).
 Needs the git program. (docs export DIR writes the documents and their histories as files.)`}
 
 // exportCmd runs "compass-mcp export --git DIR".
@@ -24,6 +26,7 @@ func exportCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	var c config
 	fs := flags(exportHelp, &c)
 	dir := fs.String("git", "", "the git repository to write the space's history into (made if missing or empty)")
+	existing := fs.Bool("into-existing", false, "if set, write into a git repository the export didn't make (one without refs/compass/SPACE): the space's branch is added beside its own")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -39,7 +42,7 @@ func exportCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer file.Close()
-	ex, err := filesync.ExportGit(ctx, docstore.New(file, c.space), *dir)
+	ex, err := filesync.ExportGit(ctx, docstore.New(file, c.space), *dir, filesync.GitOptions{IntoExisting: *existing})
 	if err != nil {
 		return err
 	}
