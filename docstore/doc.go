@@ -37,6 +37,12 @@
 //	doc_anchors/<id>              where the open comments are in the latest version
 //	doc_links/...                 the links index: each document's links, the links to each,
 //	                              the broken ones by the title they name (see links.go)
+//	doc_inbox/<who>0<at><id><k><n>
+//	                              nothing: what waits for whom (see inbox.go)
+//	doc_inbox_n/n<who>            how many wait for them; and the key that says the inbox is built
+//
+// A new version changes the record and the indexes in the order of indexes.go's list, which
+// also says which indexes a store written before them is given by View when a read needs one.
 package docstore
 
 import (

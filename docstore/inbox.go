@@ -254,7 +254,7 @@ func (s *Store) EnsureInbox(ctx context.Context) error {
 func (r *Reader) inbox() (inboxIndex, error) {
 	x, _ := r.b.inboxIndex()
 	if !x.built() {
-		r.unbuilt.inbox = append(r.unbuilt.inbox, r.b.space)
+		r.unbuilt.add(indexInbox, r.b.space)
 		return x, errUnbuilt
 	}
 	return x, nil
@@ -319,7 +319,7 @@ func (r *Reader) SpaceCounts(person string, in []string, docs bool) ([]SpaceCoun
 		}
 		got := kv.GetAll(counts, keys)
 		if got[0] == nil {
-			rd.unbuilt.inbox = append(rd.unbuilt.inbox, sp)
+			rd.unbuilt.add(indexInbox, sp)
 			missing = errUnbuilt
 			continue
 		}

@@ -216,7 +216,7 @@ func (r *Reader) search(query string, limit, budget int) (Results, error) {
 	b := r.b
 	x, _ := b.index()
 	if !x.Built() { // once a space: its index is then kept by every save
-		r.unbuilt.search = append(r.unbuilt.search, r.b.space)
+		r.unbuilt.add(indexSearch, r.b.space)
 		return Results{}, errUnbuilt
 	}
 	plan, err := x.Plan(q, search.Ranking)

@@ -2,7 +2,12 @@ package docstore
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +15,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
+	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
 // Purging a document leaves none of its version keys behind, and touches no other's.
@@ -110,4 +116,146 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 		b.ReportMetric(float64(used)/(1<<20), "used-MB")
 		db.Close()
 	}
+}
+
+// doc.go's Layout names every bucket the package has a constant for, and nothing else; every
+// bucket of the indexes list is one of them; and a store that has used every kind of
+// bucket holds no document bucket the Layout doesn't name.
+func TestLayoutNamesEveryBucket(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{} // bucket name -> constant
+	var layout map[string]bool
+	for _, f := range pkgs["docstore"].Files {
+		if f.Doc != nil && strings.Contains(f.Doc.Text(), "# Layout") {
+			layout = layoutBuckets(t, f.Doc.Text())
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if !strings.HasPrefix(name.Name, "bucket") || i >= len(vs.Values) {
+						continue
+					}
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						consts[v] = name.Name
+					}
+				}
+			}
+		}
+	}
+	if layout == nil {
+		t.Fatal("no package doc with a # Layout section")
+	}
+	if len(consts) < 10 {
+		t.Fatalf("found only %d bucket constants: %v", len(consts), consts)
+	}
+	for name, c := range consts {
+		if !layout[name] {
+			t.Errorf("doc.go's Layout doesn't name %s (%s)", name, c)
+		}
+	}
+	for name := range layout {
+		if consts[name] == "" {
+			t.Errorf("doc.go's Layout names %s, which no bucket constant is", name)
+		}
+	}
+	for _, x := range indexes {
+		if len(x.buckets) == 0 {
+			t.Errorf("an index names no bucket: %+v", x)
+		}
+		for _, name := range x.buckets {
+			if !layout[name] {
+				t.Errorf("index bucket %s is not in doc.go's Layout", name)
+			}
+		}
+	}
+
+	// A store that has used every kind of bucket.
+	ctx := t.Context()
+	db := kvtest.Open(t)
+	s := New(db, "personal")
+	ana, north := Author{By: "person:ana"}, Author{By: "agent:north", For: "person:ana"}
+	if _, err := s.Create(ctx, "a", "one [[b]]\n", KindSave, ana); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "b", "two\n", KindSave, ana); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Proposing().Append(ctx, "a", "three", north); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Comment(ctx, "a", NewComment{Lines: LineRange{From: 1, To: 1}, Text: "why?", Author: north, Asks: "person:ana"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, "b", "B", "two\nmore\n", 0, ana); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range indexes {
+		if x.build != nil {
+			if err := x.build(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var made []string
+	if err := db.View(ctx, func(tx kv.Tx) error {
+		made = made[:0]
+		return spaces.Bucket(tx, "personal").ForEachBucket(func(name []byte) error {
+			made = append(made, string(name))
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	docBuckets := 0
+	for _, name := range made {
+		if !strings.HasPrefix(name, "doc") {
+			continue // conversations', members'
+		}
+		docBuckets++
+		if !layout[name] {
+			t.Errorf("the store has a bucket %s that doc.go's Layout doesn't name", name)
+		}
+	}
+	if docBuckets < len(consts)-2 {
+		t.Errorf("the store made only %d of the %d buckets (%v): the test no longer uses them all", docBuckets, len(consts), made)
+	}
+}
+
+// layoutBuckets are the bucket names of the package doc's Layout section: each line's first
+// word up to a slash.
+func layoutBuckets(t *testing.T, doc string) map[string]bool {
+	_, rest, ok := strings.Cut(doc, "# Layout")
+	if !ok {
+		t.Fatal("no # Layout")
+	}
+	names := map[string]bool{}
+	for line := range strings.Lines(rest) {
+		if !strings.HasPrefix(line, "\t") {
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "Inside") {
+				continue
+			}
+			if len(names) > 0 {
+				break // the prose after the layout
+			}
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if name, _, ok := strings.Cut(f[0], "/"); ok && name != "" {
+			names[name] = true
+		}
+	}
+	return names
 }

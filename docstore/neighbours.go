@@ -44,7 +44,7 @@ func (r *Reader) Links(d Document, limit int) (Links, error) {
 func (r *Reader) links() (linkIndex, error) {
 	x, _ := r.b.linkIndex() // none yet: EnsureLinks makes it
 	if !x.built() {
-		r.unbuilt.links = append(r.unbuilt.links, r.b.space)
+		r.unbuilt.add(indexLinks, r.b.space)
 		return x, errUnbuilt
 	}
 	return x, nil

@@ -82,21 +82,14 @@ type Reader struct {
 	unbuilt *unbuilt // indexes the snapshot's reads found missing, in every space read (In)
 }
 
-// unbuilt are the spaces whose links index, or search index, a snapshot's reads found not
-// built.
-type unbuilt struct{ links, search, inbox []string }
-
-func (u *unbuilt) none() bool { return len(u.links) == 0 && len(u.search) == 0 && len(u.inbox) == 0 }
-
 // errUnbuilt is a Reader's read that needs an index not built yet: View builds it and
 // runs its function again.
 var errUnbuilt = errors.New("the space's index is not built yet")
 
 // View runs fn with a Reader of one snapshot of the space's documents (kv.DB.View: fn may
 // run more than once, each time with a new Reader, and must set its results afresh). When
-// a read of fn found an index not built (a store written before it had one: see
-// EnsureLinks, EnsureIndex), View builds it, in a write transaction of its own, and runs fn
-// again.
+// a read of fn found an index not built (a store written before it had one: see indexes),
+// View builds it, in a write transaction of its own, and runs fn again.
 func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 	var missing *unbuilt
 	err := s.db.View(ctx, func(tx kv.Tx) error {
@@ -106,20 +99,8 @@ func (s *Store) View(ctx context.Context, fn func(r *Reader) error) error {
 	if missing == nil || missing.none() {
 		return err
 	}
-	for _, space := range missing.links {
-		if err := New(s.db, space).EnsureLinks(ctx, nil); err != nil {
-			return err
-		}
-	}
-	for _, space := range missing.search {
-		if err := New(s.db, space).EnsureIndex(ctx, nil); err != nil {
-			return err
-		}
-	}
-	for _, space := range missing.inbox {
-		if err := New(s.db, space).EnsureInbox(ctx); err != nil {
-			return err
-		}
+	if err := missing.build(ctx, s); err != nil {
+		return err
 	}
 	return s.db.View(ctx, func(tx kv.Tx) error {
 		return fn(&Reader{b: readBuckets(tx, s.space), unbuilt: &unbuilt{}})
@@ -654,70 +635,6 @@ func (b *buckets) prepare(name string, kind Kind, how howFunc) (prepared, error)
 		p.change.links = b.prepareLinks(d.ID, latest.Text, next.Text, p.change)
 	}
 	return p, nil
-}
-
-// put writes version v of d and brings d's record and indexes up to date with it. prev is
-// the version before v (nil for a new document), and c the change from it to v.
-func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
-	oldTitle := ""
-	if prev != nil {
-		oldTitle = prev.Title
-	}
-	if d.Version > 0 {
-		if err := b.recent.Delete(recentKey(*d)); err != nil {
-			return err
-		}
-	}
-	retitled := prev == nil || !bytes.Equal(titleKey(oldTitle), titleKey(v.Title))
-	if oldTitle != "" && retitled {
-		if err := b.titles.Delete(titleKey(oldTitle)); err != nil {
-			return err
-		}
-		if err := b.dropAlike(oldTitle, d.ID); err != nil {
-			return err
-		}
-	}
-	// Keep save times strictly increasing per document so the listing key is never reused.
-	if !v.At.After(d.Saved) && d.Version > 0 {
-		v.At = d.Saved.Add(time.Nanosecond)
-	}
-	d.Title, d.Version, d.Saved, d.Author = v.Title, v.Number, v.At, v.Author
-	d.Bytes, d.Opens = len(v.Text), opens(v.Text)
-	vb := versionKeys{b: b.versions, prefix: []byte(d.ID)} // a new document's (Create)
-	if prev != nil {
-		var err error
-		if vb, err = b.versionBucket(d.ID); err != nil {
-			return err
-		}
-	}
-	if err := b.putVersion(vb, v, prev, c); err != nil {
-		return err
-	}
-	if err := b.moveComments(d, v, c); err != nil {
-		return fmt.Errorf("carrying the comments of %s to version %d: %w", d.ID, v.Number, err)
-	}
-	rawD, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	if err := b.docs.Put([]byte(d.ID), rawD); err != nil {
-		return err
-	}
-	if err := b.titles.Put(titleKey(d.Title), []byte(d.ID)); err != nil {
-		return err
-	}
-	if retitled {
-		if err := b.putAlike(d.Title, d.ID); err != nil {
-			return err
-		}
-	}
-	if err := b.recent.Put(recentKey(*d), nil); err != nil {
-		return err
-	}
-	if err := b.indexPut(d.ID, v, prev, c); err != nil {
-		return err
-	}
-	return b.linksPut(d.ID, v, prev, c.links)
 }
 
 // opens is the first non-empty line of text, kept short enough to list without the text.
