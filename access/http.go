@@ -16,18 +16,22 @@ import (
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
-// Gate turns an HTTP request into a Principal: the middleware every front door of a
-// served store sits behind (the shape of go-sdk's auth.RequireBearerToken, with the token
-// rows of a Store behind it).
+// Gate is the one decision of who an HTTP request acts as and what it may do (Decide),
+// and the middleware every door of a served store sits behind (Door: the shape of go-sdk's
+// auth.RequireBearerToken, with the token rows of a Store behind it).
 //
 // A request's bearer token is, in turn: the server's own --token (Static), which acts as
 // the owner (see Store.WithOwner); or a token row's secret. A server with neither a static
 // token nor any token row is open (it serves loopback only, see the cmd package): every
-// request acts as the owner, as a one-person server always did.
+// request without an Authorization header acts as the owner, as a one-person server always
+// did. A header that doesn't verify is refused, open server or not.
 type Gate struct {
 	Store  *Store // members and token rows, with the owner set
 	Static string // the server's own token (--token); "" for none
 	Agent  string // who the owner's requests say the agent is (--agent); "" for the client's name
+	// Review is the server's review mode (--review, COMPASS_REVIEW): every principal the
+	// gate makes, the owner's included, has its changes kept as proposals.
+	Review bool
 	// ResourceMetadata, if set, is the URL of the server's OAuth protected resource
 	// metadata, given in every WWW-Authenticate (RFC 9728).
 	ResourceMetadata string
@@ -68,23 +72,33 @@ func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
 	}{msg})
 }
 
-// NotRebound refuses (403) a request without a token that came to a loopback address
-// naming another host: a web page that rebinds its own name to 127.0.0.1 (DNS rebinding)
-// sends its name as both Host and Origin, so the Origin check lets it by, and on a server
-// without a token it would read and write as the person. Every endpoint beside /mcp that
-// the gate admits without a token goes through it (the messages endpoint, the sync's).
-// (mcp-go refuses such requests at /mcp even with a token; a page can't send the person's
-// token, so a reverse proxy on the same machine that keeps the public Host may still use
-// one here.)
-func (g *Gate) NotRebound(next http.Handler) http.Handler {
+// ForeignHost reports whether r came to a loopback listener naming a host that is not
+// loopback: what a web page that rebinds its own name to 127.0.0.1 (DNS rebinding) sends,
+// as both Host and Origin, so that the browser takes it for the page's own origin and its
+// fetch() may add any header without a preflight. Such a request is refused whatever it
+// carries (Decide, LoopbackHosts). A reverse proxy on the same machine forwards a loopback
+// Host (Caddy: header_up Host {upstream_hostport}); clients are told the public address by
+// --public-url.
+func ForeignHost(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && loopbackHost(hostOf(local.String())) && !loopbackHost(strings.Trim(hostOf(r.Host), "[]"))
+}
+
+// LoopbackHosts refuses (403) every request ForeignHost reports, before anything else
+// sees it: the whole of a server on a loopback listener sits behind it.
+func LoopbackHosts(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		if ok && r.Header.Get("Authorization") == "" && loopbackHost(hostOf(local.String())) && !loopbackHost(strings.Trim(hostOf(r.Host), "[]")) {
-			g.refuse(w, fmt.Sprintf("a server on loopback takes requests for loopback names only, not %q", r.Host), http.StatusForbidden)
+		if ForeignHost(r) {
+			w.Header().Set("Connection", "close")
+			http.Error(w, foreignHost(r).Error(), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+func foreignHost(r *http.Request) error {
+	return fmt.Errorf("%w: a server on loopback takes requests for loopback names only (127.0.0.1, localhost), not %q", ErrForeignHost, r.Host)
 }
 
 func hostOf(hostport string) string {
@@ -95,42 +109,80 @@ func hostOf(hostport string) string {
 }
 
 func loopbackHost(host string) bool {
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
 
-// Authenticate returns who r acts as. It returns ErrNoBearer without a bearer token where
-// one is needed, or Store.Verify's errors for a token that is not (or no longer) good.
-func (g *Gate) Authenticate(r *http.Request) (Principal, error) {
-	ctx := r.Context()
-	token, hasToken := bearer(r)
-	if g.Static != "" && hasToken && subtle.ConstantTimeCompare([]byte(token), []byte(g.Static)) == 1 {
-		return g.owner(ctx)
+// The errors of Decide, beside Store.Verify's (ErrUnknownToken, ErrMistypedToken,
+// ErrExpiredToken, ErrRevokedToken) and the store's own.
+var (
+	// ErrForeignHost is returned for a request to a loopback listener naming another host
+	// (ForeignHost): 403 whatever it carries.
+	ErrForeignHost = errors.New("forbidden host")
+	// ErrNoBearer is returned for a request without "Authorization: Bearer <token>" on a
+	// server that needs one, or with an Authorization header of another scheme.
+	ErrNoBearer = errors.New("no bearer token")
+	// ErrOtherResource is returned for an OAuth token bound to a resource (RFC 8707) that
+	// does not reach the request's path.
+	ErrOtherResource = errors.New("the token is for another resource")
+)
+
+// Decide is the one decision every door asks: who r acts as (person, agent, spaces,
+// read-only, review) or why it may not be served. In turn:
+//
+//   - a request to a loopback listener naming another Host is refused (ErrForeignHost),
+//     whatever headers it carries;
+//   - an Authorization header must verify: the server's --token, or a token row's secret
+//     (Store.Verify's errors otherwise), and a header of another scheme is ErrNoBearer.
+//     A header that doesn't verify is never taken as "no token needed";
+//   - without one, an open server (no --token, no token row, not Closed) acts as its
+//     owner; any other answers ErrNoBearer;
+//   - an OAuth token bound to a resource is refused where it doesn't reach
+//     (ErrOtherResource);
+//   - the server's review mode (Review) is part of every principal it makes.
+func (g *Gate) Decide(r *http.Request) (Principal, error) {
+	if ForeignHost(r) {
+		return Principal{}, foreignHost(r)
 	}
-	if hasToken && strings.HasPrefix(token, secretPrefix) {
-		return g.Store.Verify(ctx, token)
+	p, err := g.authenticate(r)
+	if err != nil {
+		return Principal{}, err
 	}
-	if g.Static == "" && !g.Closed {
-		open, err := g.Store.HasTokens(ctx)
-		if err != nil {
-			return Principal{}, err
-		}
-		if !open {
-			return g.owner(ctx) // no token is asked for: what the request carries doesn't matter
-		}
+	if p.Resource != "" && (g.OAuth == nil || !g.OAuth.Allows(p.Resource, r.URL.Path)) {
+		return Principal{}, fmt.Errorf("%w (%s)", ErrOtherResource, p.Resource)
 	}
-	if hasToken {
-		return Principal{}, ErrUnknownToken
-	}
-	return Principal{}, ErrNoBearer
+	p.Review = p.Review || g.Review
+	return p, nil
 }
 
-// ErrNoBearer is returned by Authenticate for a request without "Authorization: Bearer
-// <token>" on a server that needs one.
-var ErrNoBearer = errors.New("no bearer token")
+func (g *Gate) authenticate(r *http.Request) (Principal, error) {
+	ctx := r.Context()
+	if r.Header.Get("Authorization") == "" {
+		if g.Static == "" && !g.Closed {
+			guarded, err := g.Store.HasTokens(ctx)
+			if err != nil {
+				return Principal{}, err
+			}
+			if !guarded {
+				return g.owner(ctx)
+			}
+		}
+		return Principal{}, ErrNoBearer
+	}
+	token, ok := bearer(r)
+	switch {
+	case !ok:
+		return Principal{}, ErrNoBearer
+	case g.Static != "" && subtle.ConstantTimeCompare([]byte(token), []byte(g.Static)) == 1:
+		return g.owner(ctx)
+	case strings.HasPrefix(token, secretPrefix):
+		return g.Store.Verify(ctx, token)
+	}
+	return Principal{}, ErrUnknownToken
+}
 
 func (g *Gate) owner(ctx context.Context) (Principal, error) {
 	o := g.Store.owner
@@ -149,17 +201,26 @@ func bearer(r *http.Request) (string, bool) {
 	return token, true
 }
 
-// Require is middleware that puts the request's Principal in its context, or answers 401
-// with a WWW-Authenticate challenge (RFC 6750) when there is none.
+// Require is middleware that puts the request's Principal (Decide) in its context, or
+// answers 401 with a WWW-Authenticate challenge (RFC 6750) when there is none, 403 for a
+// foreign Host.
 func (g *Gate) Require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, err := g.Authenticate(r)
+		p, err := g.Decide(r)
 		if err != nil {
 			var why string
 			switch {
+			case errors.Is(err, ErrForeignHost):
+				g.refuse(w, "Forbidden: "+strings.TrimPrefix(err.Error(), ErrForeignHost.Error()+": "), http.StatusForbidden)
+				return
 			case errors.Is(err, ErrNoBearer):
 				g.challenge(w, r, "", "")
 				g.refuse(w, "Unauthorized: send Authorization: Bearer <token> (compass-mcp tokens add makes one)", http.StatusUnauthorized)
+				return
+			case errors.Is(err, ErrOtherResource):
+				why = err.Error()
+				g.challenge(w, r, "invalid_token", why)
+				g.refuse(w, "Unauthorized: "+why+"; sign in again for this address", http.StatusUnauthorized)
 				return
 			case errors.Is(err, ErrExpiredToken):
 				why = "the token has expired"
@@ -188,14 +249,16 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 			g.refuse(w, "Unauthorized: "+why+"; ask for a new one (compass-mcp tokens add)", http.StatusUnauthorized)
 			return
 		}
-		if p.Resource != "" && (g.OAuth == nil || !g.OAuth.Allows(p.Resource, r.URL.Path)) {
-			why := "the token is for another resource (" + p.Resource + ")"
-			g.challenge(w, r, "invalid_token", why)
-			g.refuse(w, "Unauthorized: "+why+"; sign in again for this address", http.StatusUnauthorized)
-			return
-		}
 		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
 	})
+}
+
+// Door is the chain every door that takes bearer tokens sits behind: Require (who asks,
+// refused before the body is read), then guard (the transport's limits: the body budget,
+// other origins), then RequireSpace (the asker may see the space space(r) names). The MCP
+// endpoints, the messages endpoint and the sync's are each one Door.
+func (g *Gate) Door(space func(*http.Request) string, guard func(http.Handler) http.Handler, h http.Handler) http.Handler {
+	return g.Require(guard(g.RequireSpace(space, h)))
 }
 
 // challenge sets WWW-Authenticate: Bearer with the realm, the error if any, and the

@@ -2,10 +2,11 @@
 // space, the tokens people give their agents, the MCP sessions they begin, the browsers
 // signed in to the person's page, and the principal a request acts as.
 //
-// A request is turned into a Principal once, at the edge (RequireBearer, then RequireSpace
-// or InSpace), and carried in its context; every front door (the MCP tools, the person's
-// page, the messages endpoint) asks FromContext and the Principal's MaySee and MayWrite,
-// and never works it out again from headers or flags.
+// A request is turned into a Principal once, at the edge, by one decision (Gate.Decide:
+// the loopback Host rule, the bearer token, the server's review mode), and carried in its
+// context; every door (the MCP tools, the messages endpoint, the sync's) asks FromContext
+// and the Principal's MaySee, MayWrite and MaySave, and never works it out again from
+// headers or flags.
 //
 // # Layout
 //
@@ -28,6 +29,7 @@ package access
 
 import (
 	"context"
+	"net/http"
 	"slices"
 )
 
@@ -37,7 +39,7 @@ type Principal struct {
 	Agent    string   // the agent's name the token fixes; "" means the client's own name
 	Spaces   []string // the spaces this request may see, sorted: the token's, among its person's
 	ReadOnly bool     // the token may read but not write
-	Review   bool     // the token's changes are proposals, for its person to accept or decline
+	Review   bool     // its changes are proposals, for its person to accept or decline: the token's, or the server's --review
 	TokenID  string   // the token row's id; "" for the server's own --token or an open loopback server
 	Client   string   // the label of what minted the token (e.g. an OAuth client); "" for the CLI
 	Resource string   // the OAuth resource (RFC 8707) the token is bound to; "" for anywhere
@@ -49,8 +51,14 @@ func (p Principal) MaySee(space string) bool {
 	return found
 }
 
-// MayWrite reports whether the request may change space.
+// MayWrite reports whether the request may change space: as versions, or, under review,
+// as proposals (the MCP tools' writes).
 func (p Principal) MayWrite(space string) bool { return !p.ReadOnly && p.MaySee(space) }
+
+// MaySave reports whether the request may save versions of space as its person, with no
+// review between: a person's own door, such as the folder sync, needs it. A reviewed or
+// read-only principal may not.
+func (p Principal) MaySave(space string) bool { return p.MayWrite(space) && !p.Review }
 
 type principalKey struct{}
 type spaceKey struct{}
@@ -77,4 +85,28 @@ func WithSpace(ctx context.Context, space string) context.Context {
 func SpaceOf(ctx context.Context) (string, bool) {
 	s, ok := ctx.Value(spaceKey{}).(string)
 	return s, ok
+}
+
+// Mux is where a server's doors put their routes: an *http.ServeMux, or Routes, which also
+// lists them (so that a test can try every route the server has).
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+	HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request))
+}
+
+// Routes is a Mux that keeps the patterns given to it, in order.
+type Routes struct {
+	Mux      *http.ServeMux
+	Patterns []string
+}
+
+// Handle registers h at pattern on the ServeMux, and keeps pattern.
+func (r *Routes) Handle(pattern string, h http.Handler) {
+	r.Patterns = append(r.Patterns, pattern)
+	r.Mux.Handle(pattern, h)
+}
+
+// HandleFunc registers h at pattern on the ServeMux, and keeps pattern.
+func (r *Routes) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	r.Handle(pattern, http.HandlerFunc(h))
 }

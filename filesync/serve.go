@@ -1,6 +1,7 @@
 package filesync
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,19 +17,20 @@ import (
 )
 
 // Mount serves the sync's side of a team server on mux, for Remote: under
-// /spaces/{space}/sync/, refused to a loopback server's request for another host (DNS
-// rebinding, access.Gate.NotRebound), behind the gate (who asks: 401 without a good token) and guard
-// (the body budget), then the gate's check that the token reaches the space (403). The
-// request's principal decides the person and the agent (the token's, else "sync"); a
-// read-only or reviewed token may list and read, and its writes are refused (403): a
-// sync saves as the person, which a token whose changes the person reviews must not do,
-// and it never accepts or declines a proposal.
-func Mount(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
+// /spaces/{space}/sync/, each route a door of the gate (access.Gate.Door: a foreign Host
+// on loopback refused, 401 without a good token, guard's body budget, 403 for a space the
+// token doesn't reach). The request's principal decides the person and the agent (the
+// token's, else "sync"); a principal that may not save as its person (read-only, or
+// reviewed: a reviewed token, or a server under --review, static token and tokenless
+// included; access.Principal.MaySave) may list and read, its listing says writable:false,
+// and its writes are refused (403): a sync saves as the person, which a principal whose
+// changes the person reviews must not do, and it never accepts or declines a proposal.
+func Mount(mux access.Mux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
 	jsonGate := *gate
 	jsonGate.JSON = true
 	h := &served{db: db}
 	in := func(next http.HandlerFunc) http.Handler {
-		return jsonGate.NotRebound(jsonGate.Require(guard(jsonGate.RequireSpace(access.PathSpace, next))))
+		return jsonGate.Door(access.PathSpace, guard, next)
 	}
 	mux.Handle("GET /spaces/{space}/sync/documents", in(h.documents))
 	mux.Handle("GET /spaces/{space}/sync/version", in(h.version))
@@ -82,7 +84,7 @@ func (h *served) as(r *http.Request) (Local, bool) {
 		agent = "sync"
 	}
 	by := docstore.Author{By: spaces.Agent(agent).String(), For: spaces.Person(p.Person).String()}
-	return Local{Store: docstore.New(h.db, space), By: by}, p.MayWrite(space) && !p.Review
+	return Local{Store: docstore.New(h.db, space), By: by}, p.MaySave(space)
 }
 
 func (h *served) documents(w http.ResponseWriter, r *http.Request) {
@@ -117,7 +119,7 @@ func (h *served) version(w http.ResponseWriter, r *http.Request) {
 func (h *served) write(w http.ResponseWriter, r *http.Request) {
 	l, writable := h.as(r)
 	if !writable {
-		answer(w, http.StatusForbidden, refusal{Kind: "read_only", Error: "this token may only read the space, or its changes are for the person to review: a sync with it may not save, rename, delete or propose"})
+		answer(w, http.StatusForbidden, refusal{Kind: "read_only", Error: readOnly(r)})
 		return
 	}
 	var q syncRequest
@@ -150,7 +152,13 @@ func (h *served) write(w http.ResponseWriter, r *http.Request) {
 			answer(w, http.StatusBadRequest, refusal{Error: "clash: the clash to keep as a proposal"})
 			return
 		}
-		out, err = l.Propose(ctx, *q.Clash)
+		var why string
+		if why, err = theOtherSide(ctx, l, *q.Clash); err == nil && why != "" {
+			answer(w, http.StatusForbidden, refusal{Kind: "not_your_save", Error: why})
+			return
+		} else if err == nil {
+			out, err = l.Propose(ctx, *q.Clash)
+		}
 	default:
 		answer(w, http.StatusNotFound, refusal{Error: fmt.Sprintf("no sync operation %q: create, save, rename, delete, undelete or propose", op)})
 		return
@@ -160,6 +168,64 @@ func (h *served) write(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer(w, http.StatusOK, out)
+}
+
+// theOtherSide says why c may not be proposed by l's principal ("" when it may): a
+// proposal is only ever the other side of the principal's own save, and that save must be
+// the document's latest version (a proposal is made against the latest text: were it
+// older, the proposal would undo what others saved since). For a join the save must be
+// the one made on c.Base (version c.Base+1), for a clash c.Merged if given; and the other
+// side of one save is proposed once: one already decided is not made again. So a request
+// can't name another member's agent, an arbitrary base, or the same side twice. A save
+// that is no longer the latest (another wrote since) gets no proposal and no refusal
+// (Propose answers number 0), as a save never made does.
+func theOtherSide(ctx context.Context, l Local, c Clash) (string, error) {
+	if err := docstore.CheckText(c.Text); err != nil { // before a read of it costs anything
+		return "", err
+	}
+	return docstore.ReadIn(ctx, l.Store, func(r *docstore.Reader) (string, error) {
+		d, latest, err := r.Read(c.ID, 0)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case latest.Author != l.By:
+			return "", nil // Propose finds no save of l's after c.Base that is the latest: nothing
+		case c.Base < 1 || c.Base >= latest.Number:
+			return fmt.Sprintf("base %d is not a version before your latest save (version %d) of %q", c.Base, latest.Number, latest.Title), nil
+		case c.Join && latest.Number != c.Base+1:
+			return fmt.Sprintf("your latest save of %q (version %d) was not made on version %d: a join proposes only the text that save replaced", latest.Title, latest.Number, c.Base), nil
+		case c.Merged != 0 && c.Merged != latest.Number:
+			return fmt.Sprintf("version %d is not your latest save of %q (version %d)", c.Merged, latest.Title, latest.Number), nil
+		}
+		_, before, err := r.Read(c.ID, latest.Number-1)
+		if err != nil {
+			return "", err
+		}
+		if d.Review == nil {
+			return "", nil
+		}
+		for n := d.Review.Proposals; n > max(0, d.Review.Proposals-openLimit); n-- {
+			_, p, _, err := r.Proposal(c.ID, n)
+			if err != nil {
+				return "", err
+			}
+			if p.Base == latest.Number && p.Author == before.Author && p.Status != docstore.StatusOpen {
+				return fmt.Sprintf("the other side of your save of %q (version %d) was proposed already (proposal %d), and decided", latest.Title, latest.Number, p.Number), nil
+			}
+		}
+		return "", nil
+	})
+}
+
+// readOnly is why r's principal may not write through the sync.
+func readOnly(r *http.Request) string {
+	p, _ := access.FromContext(r.Context())
+	space, _ := access.SpaceOf(r.Context())
+	if p.Review {
+		return fmt.Sprintf("the space %s is under review here: what an agent changes waits for the person's review, so this sync works one way, from the space to the folder, and may not save, create, rename, delete or propose (the person's own sync uses the person's own token, or the data file)", space)
+	}
+	return fmt.Sprintf("this token may only read the space %s: a sync with it works one way, from the space to the folder, and may not save, create, rename, delete or propose", space)
 }
 
 // answerErr answers a domain error as its refusal, and logs a fault.

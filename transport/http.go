@@ -71,13 +71,13 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // Route serves mcp on mux at /mcp, in space, and at /spaces/{space}/mcp, in the space the
-// path names. Each request goes through the gate first (who is asking, so that a request
-// without a good token is refused before its body is read), then Guard, then the gate's
-// check that the asker may see the space.
-func Route(mux *http.ServeMux, gate *access.Gate, space string, mcp http.Handler) {
+// path names, each a door of the gate (access.Gate.Door): who is asking first, so that a
+// request without a good token is refused before its body is read, then Guard, then the
+// gate's check that the asker may see the space.
+func Route(mux access.Mux, gate *access.Gate, space string, mcp http.Handler) {
 	configured := func(*http.Request) string { return space }
-	mux.Handle("/mcp", gate.Require(Guard(gate.RequireSpace(configured, mcp))))
-	mux.Handle("/spaces/{space}/mcp", gate.Require(Guard(gate.RequireSpace(access.PathSpace, mcp))))
+	mux.Handle("/mcp", gate.Door(configured, Guard, mcp))
+	mux.Handle("/spaces/{space}/mcp", gate.Door(access.PathSpace, Guard, mcp))
 }
 
 // ToPage sends a browser that opens an MCP endpoint (/mcp, /spaces/{space}/mcp) to the page

@@ -32,7 +32,7 @@ type Server struct {
 	Page              *web.Site     // the page, when it is served on this address beside /mcp; else nil
 	PageAt            string        // where a browser opening /mcp is sent: "" when no page is served
 	Links             *web.Links    // the tools' link base, told where the page is when it is served here
-	Review            bool          // --review: the start line says the agents' changes are proposals
+	Review            bool          // --review: every principal's changes are proposals, and the start line says so
 }
 
 // PublicURLError is returned by Server.Serve when the authorization server refuses
@@ -47,7 +47,7 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle, AllowedHosts(s.PublicURL)...)
 	mux := http.NewServeMux()
 	// The gate is for the other routes that must know who asks, too.
-	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent}
+	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent, Review: s.Review}
 	Route(mux, gate, s.Space, h.MCP)
 	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
 		ln.Close()
@@ -56,7 +56,9 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	web.MountMessages(mux, s.DB, gate, Guard)
 	filesync.Mount(mux, s.DB, gate, Guard)
 	defer s.mountPage(ctx, mux, h.Server, ln)()
-	h.Server.Handler = ToPage(s.PageAt, mux)
+	// On a loopback listener every request names a loopback Host, whatever it carries
+	// (DNS rebinding): the page, OAuth and the icons as much as the doors that ask Decide.
+	h.Server.Handler = access.LoopbackHosts(ToPage(s.PageAt, mux))
 	attrs := []any{"url", "http://" + ln.Addr().String() + "/mcp", "space", s.Space, "for", "person:" + s.For, "data", s.Data}
 	if s.Review {
 		attrs = append(attrs, "review", "on: every change an agent makes is a proposal for the person")

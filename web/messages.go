@@ -32,15 +32,17 @@ import (
 // with the message's id, or 200 when a message with that id was already added (so a
 // bridge may send again what it isn't sure arrived); errors are JSON naming the field.
 //
-// The gate turns the request into its principal (401 without a good token, 403 for a
-// space it does not allow) before the body is read; guard then bounds the body
-// (transport.Guard: the body budget, other origins refused).
-func MountMessages(mux *http.ServeMux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
+// It is a door of the gate (access.Gate.Door): the gate's one decision turns the request
+// into its principal (403 for a foreign Host on loopback, 401 without a good token, 403
+// for a space it does not allow) before the body is read; guard then bounds the body
+// (transport.Guard: the body budget, other origins refused). Review mode doesn't change
+// it: a message is not a change of a document, and has nothing to propose.
+func MountMessages(mux access.Mux, db kv.DB, gate *access.Gate, guard func(http.Handler) http.Handler) {
 	jsonGate := *gate
 	jsonGate.JSON = true
 	gate = &jsonGate
 	h := &messages{db: db, gate: gate}
-	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", gate.NotRebound(gate.Require(guard(gate.RequireSpace(access.PathSpace, h)))))
+	mux.Handle("POST /spaces/{space}/conversations/{id}/messages", gate.Door(access.PathSpace, guard, h))
 }
 
 type messages struct {

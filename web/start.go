@@ -78,7 +78,7 @@ func cmpLogger(log *slog.Logger) *slog.Logger {
 // Mount serves the site on mux's paths that are not another's (beside /mcp), closes it when
 // hs shuts down, and announces url, where it is reached, in db (AnnounceLogged); the func
 // it returns withdraws that record, once the server has stopped.
-func (s *Site) Mount(ctx context.Context, mux *http.ServeMux, hs *http.Server, db kv.DB, url string) (withdraw func()) {
+func (s *Site) Mount(ctx context.Context, mux access.Mux, hs *http.Server, db kv.DB, url string) (withdraw func()) {
 	mux.Handle("/", s)
 	hs.RegisterOnShutdown(s.Close)
 	return AnnounceLogged(ctx, db, url, s.log)

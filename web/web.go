@@ -172,7 +172,7 @@ func (s *Site) guard(next http.Handler) http.Handler {
 				http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
 			}
 		}()
-		if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && loopback(hostOf(local.String())) && !loopback(hostOf(r.Host)) {
+		if access.ForeignHost(r) { // the rule of every door (access.Gate.Decide), for a page on a listener of its own
 			http.Error(w, fmt.Sprintf("Forbidden: this page answers to a loopback address (127.0.0.1, localhost), not %q", r.Host), http.StatusForbidden)
 			return
 		}

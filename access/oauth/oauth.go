@@ -181,7 +181,7 @@ func (s *Server) Issuer() string { return s.issuer }
 // Register adds the authorization server's routes to mux: the two metadata documents (the
 // protected resource's also path-qualified), /authorize, /consent, /token and /register
 // (these two limited per client address: limit.go).
-func (s *Server) Register(mux *http.ServeMux) {
+func (s *Server) Register(mux access.Mux) {
 	mux.HandleFunc("/.well-known/oauth-protected-resource", s.resourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/", s.resourceMetadata)
 	mux.HandleFunc("/.well-known/oauth-authorization-server", s.serverMetadata)
