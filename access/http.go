@@ -29,6 +29,9 @@ type Gate struct {
 	Store  *Store // members and token rows, with the owner set
 	Static string // the server's own token (--token); "" for none
 	Agent  string // who the owner's requests say the agent is (--agent); "" for the client's name
+	// Hosts are the Host names the server answers to beside loopback ones: the host of
+	// --public-url (see ForeignHost).
+	Hosts []string
 	// Review is the server's review mode (--review, COMPASS_REVIEW): every principal the
 	// gate makes, the owner's included, has its changes kept as proposals.
 	Review bool
@@ -72,25 +75,46 @@ func (g *Gate) refuse(w http.ResponseWriter, msg string, status int) {
 	}{msg})
 }
 
-// ForeignHost reports whether r came to a loopback listener naming a host that is not
-// loopback: what a web page that rebinds its own name to 127.0.0.1 (DNS rebinding) sends,
-// as both Host and Origin, so that the browser takes it for the page's own origin and its
-// fetch() may add any header without a preflight. Such a request is refused whatever it
-// carries (Decide, LoopbackHosts). A reverse proxy on the same machine forwards a loopback
-// Host (Caddy: header_up Host {upstream_hostport}); clients are told the public address by
-// --public-url.
-func ForeignHost(r *http.Request) bool {
+// ForeignHost reports whether r names a Host this server doesn't answer to, the one rule
+// of every door: a loopback Host (127.0.0.0/8, ::1, localhost) is answered, and so is one of
+// allowed (the host of --public-url, behind a reverse proxy that passes the client's Host
+// on); with allowed given, no other Host is answered on any listener; without, no other
+// is answered on a loopback listener. What it stops is DNS rebinding: a web page that
+// rebinds its own name to 127.0.0.1 sends that name as both Host and Origin, so that the
+// browser takes the server for the page's own origin and its fetch() may add any header
+// (Authorization included) without a preflight. Such a request is refused whatever it
+// carries (Decide, KnownHosts). A reverse proxy on the same machine either forwards a
+// loopback Host (Caddy: header_up Host {upstream_hostport}) or passes the public one
+// given as --public-url. mcp-go's own check at /mcp (WithAllowedHosts) is the same rule.
+func ForeignHost(r *http.Request, allowed []string) bool {
+	host := strings.Trim(hostOf(r.Host), "[]")
+	if loopbackHost(host) {
+		return false
+	}
+	_, port, _ := net.SplitHostPort(r.Host)
+	for _, a := range allowed {
+		ah, ap, err := net.SplitHostPort(a)
+		if err != nil {
+			ah, ap = a, ""
+		}
+		if strings.EqualFold(strings.Trim(ah, "[]"), host) && (ap == "" || ap == port || port == "" && (ap == "80" || ap == "443")) {
+			return false
+		}
+	}
+	if len(allowed) > 0 {
+		return true
+	}
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && loopbackHost(hostOf(local.String())) && !loopbackHost(strings.Trim(hostOf(r.Host), "[]"))
+	return ok && loopbackHost(hostOf(local.String()))
 }
 
-// LoopbackHosts refuses (403) every request ForeignHost reports, before anything else
-// sees it: the whole of a server on a loopback listener sits behind it.
-func LoopbackHosts(next http.Handler) http.Handler {
+// KnownHosts refuses (403) every request ForeignHost reports (with allowed), before
+// anything else sees it: the whole of a served address sits behind it.
+func KnownHosts(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ForeignHost(r) {
+		if ForeignHost(r, allowed) {
 			w.Header().Set("Connection", "close")
-			http.Error(w, foreignHost(r).Error(), http.StatusForbidden)
+			http.Error(w, "Forbidden: "+foreignHost(r).Error(), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -98,7 +122,7 @@ func LoopbackHosts(next http.Handler) http.Handler {
 }
 
 func foreignHost(r *http.Request) error {
-	return fmt.Errorf("%w: a server on loopback takes requests for loopback names only (127.0.0.1, localhost), not %q", ErrForeignHost, r.Host)
+	return fmt.Errorf("%w: this server takes requests for loopback names only (127.0.0.1, localhost), or its --public-url's host, not %q", ErrForeignHost, r.Host)
 }
 
 func hostOf(hostport string) string {
@@ -133,8 +157,8 @@ var (
 // Decide is the one decision every door asks: who r acts as (person, agent, spaces,
 // read-only, review) or why it may not be served. In turn:
 //
-//   - a request to a loopback listener naming another Host is refused (ErrForeignHost),
-//     whatever headers it carries;
+//   - a request naming a Host the server doesn't answer to (ForeignHost: on loopback, any
+//     but loopback names and Hosts) is refused (ErrForeignHost), whatever it carries;
 //   - an Authorization header must verify: the server's --token, or a token row's secret
 //     (Store.Verify's errors otherwise), and a header of another scheme is ErrNoBearer.
 //     A header that doesn't verify is never taken as "no token needed";
@@ -144,7 +168,7 @@ var (
 //     (ErrOtherResource);
 //   - the server's review mode (Review) is part of every principal it makes.
 func (g *Gate) Decide(r *http.Request) (Principal, error) {
-	if ForeignHost(r) {
+	if ForeignHost(r, g.Hosts) {
 		return Principal{}, foreignHost(r)
 	}
 	p, err := g.authenticate(r)
@@ -211,7 +235,7 @@ func (g *Gate) Require(next http.Handler) http.Handler {
 			var why string
 			switch {
 			case errors.Is(err, ErrForeignHost):
-				g.refuse(w, "Forbidden: "+strings.TrimPrefix(err.Error(), ErrForeignHost.Error()+": "), http.StatusForbidden)
+				g.refuse(w, "Forbidden: "+err.Error(), http.StatusForbidden)
 				return
 			case errors.Is(err, ErrNoBearer):
 				g.challenge(w, r, "", "")

@@ -8,9 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/sync/semaphore"
@@ -262,30 +262,10 @@ func Direct(mcpHTTP *server.StreamableHTTPServer, allowedHosts ...string) http.H
 	})
 }
 
-// rebound reports whether r names a Host this server doesn't answer to, by mcp-go's rule
-// (v1.6.0, WithAllowedHosts): a loopback Host or one of allowedHosts is answered; with
-// allowedHosts given, nothing else is; without, anything else is refused only on a
-// loopback listener.
+// rebound reports whether r names a Host this server doesn't answer to: access's one rule
+// (access.ForeignHost), which is mcp-go's (v1.6.0, WithAllowedHosts).
 func rebound(r *http.Request, allowedHosts []string) bool {
-	host := hostOf(r.Host)
-	if IsLoopback(strings.Trim(host, "[]")) {
-		return false
-	}
-	for _, a := range allowedHosts {
-		ah, ap, err := net.SplitHostPort(a)
-		if err != nil {
-			ah, ap = a, ""
-		}
-		_, rp, _ := net.SplitHostPort(r.Host)
-		if strings.EqualFold(strings.Trim(ah, "[]"), strings.Trim(host, "[]")) && (ap == "" || ap == rp || rp == "" && (ap == "80" || ap == "443")) {
-			return false
-		}
-	}
-	if len(allowedHosts) > 0 {
-		return true
-	}
-	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	return ok && IsLoopback(hostOf(local.String()))
+	return access.ForeignHost(r, allowedHosts)
 }
 
 func hostOf(hostport string) string {

@@ -47,7 +47,8 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle, AllowedHosts(s.PublicURL)...)
 	mux := http.NewServeMux()
 	// The gate is for the other routes that must know who asks, too.
-	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent, Review: s.Review}
+	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent, Review: s.Review,
+		Hosts: AllowedHosts(s.PublicURL)}
 	Route(mux, gate, s.Space, h.MCP)
 	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
 		ln.Close()
@@ -56,9 +57,9 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	web.MountMessages(mux, s.DB, gate, Guard)
 	filesync.Mount(mux, s.DB, gate, Guard)
 	defer s.mountPage(ctx, mux, h.Server, ln)()
-	// On a loopback listener every request names a loopback Host, whatever it carries
-	// (DNS rebinding): the page, OAuth and the icons as much as the doors that ask Decide.
-	h.Server.Handler = access.LoopbackHosts(ToPage(s.PageAt, mux))
+	// Every request names a Host the server answers to, whatever it carries (DNS
+	// rebinding, access.ForeignHost): the page, OAuth and the icons as much as the doors.
+	h.Server.Handler = access.KnownHosts(gate.Hosts, ToPage(s.PageAt, mux))
 	attrs := []any{"url", "http://" + ln.Addr().String() + "/mcp", "space", s.Space, "for", "person:" + s.For, "data", s.Data}
 	if s.Review {
 		attrs = append(attrs, "review", "on: every change an agent makes is a proposal for the person")

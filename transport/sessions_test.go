@@ -25,7 +25,7 @@ func serveTools(t *testing.T, db kv.DB, allowedHosts ...string) string {
 	}
 	h := NewHTTP(srv, access.NewSessions(db, time.Hour), time.Hour, allowedHosts...)
 	mux := http.NewServeMux()
-	Route(mux, &access.Gate{Store: access.New(db).WithOwner("personal", "ana")}, "personal", h.MCP)
+	Route(mux, &access.Gate{Store: access.New(db).WithOwner("personal", "ana"), Hosts: allowedHosts}, "personal", h.MCP)
 	h.Server.Handler = mux
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -62,6 +62,9 @@ type Config struct {
 	// page is reached over https through a reverse proxy (--public-url https://...). A
 	// request that came over TLS gets a Secure cookie anyway.
 	Secure bool
+	// Hosts are the Host names the page answers to beside loopback ones (the host of
+	// --public-url): see access.ForeignHost.
+	Hosts []string
 	// Review says the agents of this server are reviewed (serve --review): its tools hand
 	// no sign-in link, so the sign-in page doesn't tell the person to ask the agent for one.
 	Review bool
@@ -172,7 +175,7 @@ func (s *Site) guard(next http.Handler) http.Handler {
 				http.Error(w, "Internal error (logged on the server)", http.StatusInternalServerError)
 			}
 		}()
-		if access.ForeignHost(r) { // the rule of every door (access.Gate.Decide), for a page on a listener of its own
+		if access.ForeignHost(r, s.cfg.Hosts) { // the rule of every door (access.Gate.Decide)
 			http.Error(w, fmt.Sprintf("Forbidden: this page answers to a loopback address (127.0.0.1, localhost), not %q", r.Host), http.StatusForbidden)
 			return
 		}
