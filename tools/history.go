@@ -18,7 +18,9 @@ func (s *Server) changesSince(r *docstore.Reader, name string, since int) (strin
 		return "", s.explain(err, name)
 	}
 	if since == d.Version {
-		return fmt.Sprintf("%s is still at version %d: nothing changed since.", s.link(d), d.Version), nil
+		// The model has this version already: no link, no more than it needs (under 100
+		// bytes whatever the title).
+		return fmt.Sprintf("%s: unchanged since version %d.", cutBytes(strings.Join(strings.Fields(d.Title), " "), 60), d.Version), nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s · changes since version %d, now version %d:\n", s.link(d), since, d.Version)

@@ -34,14 +34,15 @@ func initialized(t *testing.T, srv *server.MCPServer, protocol, name string) (*c
 	return c, init
 }
 
-// listTools is tools/list and initialize's serverInfo of a server whose links start with base.
-func listTools(t *testing.T, base string) ([]mcp.Tool, mcp.Implementation) {
+// listTools is tools/list and initialize's serverInfo of a server whose links start with
+// base, to a client of protocol.
+func listTools(t *testing.T, base, protocol string) ([]mcp.Tool, mcp.Implementation) {
 	t.Helper()
 	srv, err := tools.New(kvtest.Open(t), tools.Config{Space: "personal", For: "ana", LinkBase: base, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, init := initialized(t, srv, mcp.LATEST_PROTOCOL_VERSION, "t")
+	c, init := initialized(t, srv, protocol, "t")
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +50,8 @@ func listTools(t *testing.T, base string) ([]mcp.Tool, mcp.Implementation) {
 	return res.Tools, init.ServerInfo
 }
 
-// Every tool has a title for people, in the tool and in its annotations; the server has
+// Every tool has a title for people, in the tool and, for clients before 2026-07-28, in its
+// annotations (that era's read only title: the repeat is left out); the server has
 // the icon as data URIs (SVG and PNG) in serverInfo, whatever the transport; each tool has
 // it as the page serves it when the page's address is https (clients take no http: icon),
 // and none (clients show the server's) otherwise; and tools/list stays within its 6 KB
@@ -65,10 +67,11 @@ func TestTitlesAndIcons(t *testing.T) {
 		{"http://127.0.0.1:7411", ""},
 		{"https://compass.example-company.com", "https://compass.example-company.com/icon.png"},
 	} {
-		ts, info := listTools(t, tc.base)
-		for _, tl := range ts {
-			if tl.Title == "" || tl.Annotations.Title != tl.Title || len(tl.Title) > 20 {
-				t.Errorf("%s: title %q, annotations.title %q: want one short title in both", tl.Name, tl.Title, tl.Annotations.Title)
+		ts, info := listTools(t, tc.base, mcp.LATEST_PROTOCOL_VERSION)
+		legacy, _ := listTools(t, tc.base, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		for i, tl := range ts {
+			if tl.Title == "" || tl.Annotations.Title != "" || legacy[i].Annotations.Title != tl.Title || len(tl.Title) > 20 {
+				t.Errorf("%s: title %q, annotations.title %q (%q before 2026-07-28): want one short title, in both before 2026-07-28", tl.Name, tl.Title, tl.Annotations.Title, legacy[i].Annotations.Title)
 			}
 			var got string
 			if len(tl.Icons) > 0 {

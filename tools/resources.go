@@ -57,10 +57,12 @@ const (
 // DocumentURI is the resource URI of a document's latest version.
 func DocumentURI(id string) string { return DocumentURIPrefix + id }
 
-// resourceHooks lists the space's documents as resources (see prepareResources), and declares
-// MCP Apps back to a client that declared it (declareApps).
-func (s *Server) resourceHooks() *server.Hooks {
+// hooks list the space's documents as resources (see prepareResources), declare MCP Apps
+// back to a client that declared it (declareApps), and keep icons out of results that
+// don't need them (plainServerInfo).
+func (s *Server) hooks() *server.Hooks {
 	hooks := &server.Hooks{}
+	hooks.AddOnSuccess(s.plainServerInfo)
 	hooks.AddOnRequestInitialization(s.prepareResources)
 	hooks.AddAfterListResources(s.fillResources)
 	hooks.AddAfterListResourceTemplates(hideAnyURI)

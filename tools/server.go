@@ -64,7 +64,8 @@ type Server struct {
 	docs    *docstore.Store
 	threads *threads.Store
 	log     *slog.Logger
-	pages   *sync.Map // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
+	pages   *sync.Map          // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
+	info    mcp.Implementation // serverInfo without icons (plainServerInfo)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
@@ -76,9 +77,10 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map)}
-	srv := server.NewMCPServer("compass-mcp", version.Number(),
-		server.WithTitle("Compass"),
+	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map),
+		info: mcp.Implementation{Name: "compass-mcp", Version: version.Number(), Title: "Compass"}}
+	srv := server.NewMCPServer(s.info.Name, s.info.Version,
+		server.WithTitle(s.info.Title),
 		server.WithIcons(serverIcons...),
 		server.WithWebsiteURL(Website),
 		server.WithInstructions(charter.Instructions),
@@ -91,11 +93,12 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		server.WithLogging(),
 		server.WithResourceCapabilities(false, false),
 		server.WithResourceRecovery(),
-		server.WithHooks(s.resourceHooks()),
+		server.WithHooks(s.hooks()),
 		server.WithToolFilter(inOrder),
 		server.WithCompletions(),
 		server.WithToolFilter(readOnlyFilter),
 		server.WithToolFilter(s.withIcons),
+		server.WithToolFilter(oneTitle),
 		server.WithToolFilter(s.forApps),
 		server.WithPromptCompletionProvider(completer{s}),
 		server.WithResourceCompletionProvider(completer{s}),
@@ -334,6 +337,21 @@ func (s *Server) mayNot(ctx context.Context, readOnly bool) string {
 
 // readOnlyFilter offers a read-only principal's session only the tools that change
 // nothing (their readOnlyHint); mcp-go refuses a call of another as an unknown tool.
+// oneTitle leaves annotations.title out for a 2026-07-28 client: it repeats the tool's
+// title, which that era's clients read (annotations.title is for clients of 2025-03-26),
+// and 25 bytes a tool keep tools/list under its 6 KB with the tools' icons.
+func oneTitle(ctx context.Context, ts []mcp.Tool) []mcp.Tool {
+	if !mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
+		return ts
+	}
+	out := make([]mcp.Tool, len(ts))
+	for i, t := range ts {
+		t.Annotations.Title = ""
+		out[i] = t
+	}
+	return out
+}
+
 func readOnlyFilter(ctx context.Context, all []mcp.Tool) []mcp.Tool {
 	if p, ok := access.FromContext(ctx); !ok || !p.ReadOnly {
 		return all

@@ -11,14 +11,23 @@ const Rule = "Read a document before you edit it; keep others' work (edit or app
 // WriteRule is the rule as the writing tools' descriptions end with it.
 const WriteRule = " Read it first; keep others' work; change only your part."
 
-// Instructions is what the server tells the model once, at the start of a session.
+// Instructions is what the server tells the model once, at the start of a session. A
+// client may defer the tools (Claude Code shows the model only their names until it loads
+// one), so these words alone must say which tool does what: every tool is named with its
+// use. At most 1.5 KB (tools' budget test).
 const Instructions = `This server holds the documents and conversations of one shared space.
 
 **What you make goes into a document of this space, not only into the chat**: a plan, a draft, a decision. A later turn, yours too, won't find the work as you left it unless it is in a document: the chat scrolls away, the document stays.
 
-**The document carries the work, not the chat.** Each document (list_documents, read_document, edit_document, append_document, write_document) is the deliverable of one thing being made and its working memory: the current draft, argument, decision and open questions. ` + Rule + ` Every save is a version people can compare. Update it as you work, not at the end; improve it instead of starting a rival copy in the chat, and link it when you mention it.
+**The document carries the work, not the chat.** Each document is the deliverable of one thing being made and its working memory: the current draft, argument, decision and open questions. ` + Rule + ` Every save is a version people can compare. Update it as you work, not at the end; improve it instead of starting a rival copy in the chat, and link it when you mention it.
 
-**Other conversations here** (list_conversations, read_conversation): read them instead of asking people to repeat themselves.`
+The tools:
+- list_documents: what is here; query searches it.
+- read_document: a document's text; since: only what changed after a version you read.
+- edit_document: replace one passage; append_document: add at the end.
+- write_document: a new document, or a whole text replaced.
+- comment_document: ask the person about some lines rather than guess.
+- list_conversations, read_conversation: what people said in other conversations here; read them instead of asking people to repeat themselves.`
 
 // PromptName is the name of the MCP prompt that carries the charter.
 const PromptName = "charter"

@@ -38,3 +38,13 @@ func TestWritingToolsSayTheRule(t *testing.T) {
 		}
 	}
 }
+
+// A client that defers the tools (Claude Code) shows the model the instructions and the
+// tools' names only: the instructions name each tool, with a word of what it is for.
+func TestInstructionsNameEveryTool(t *testing.T) {
+	for _, name := range []string{"list_documents", "read_document", "write_document", "append_document", "edit_document", "comment_document", "list_conversations", "read_conversation"} {
+		if !strings.Contains(Instructions, name+":") && !strings.Contains(Instructions, name+",") {
+			t.Errorf("Instructions don't say what %s is for", name)
+		}
+	}
+}
