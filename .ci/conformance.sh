@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# .ci/npm/package-lock.json) against compass-mcp over streamable HTTP.
+# .ci/npm/package-lock.json) against compass-mcp over streamable HTTP, in both protocol eras.
 #
-# Builds the binary, serves a fresh data file on a free loopback port, runs every active
-# server scenario with conformance-baseline.yml as the expected failures, and stops the
-# server whatever happens. Prints which scenarios that apply passed and which fixture-only
-# ones (the baseline) failed as expected. Fails on any scenario that fails outside the
-# baseline, on a baseline entry that now passes or didn't run, and when the suite fails.
-# The suite's results stay in $CONFORMANCE_OUT if set.
+# Builds the binary, serves a fresh data file on a free loopback port, and runs:
+# - 0.1.16 (the latest release), every active server scenario (2025-06-18 and 2025-11-25),
+#   with conformance-baseline.yml as the expected failures. Prints which scenarios that
+#   apply passed and which fixture-only ones (the baseline) failed as expected. Fails on any
+#   scenario that fails outside the baseline, on a baseline entry that now passes or didn't
+#   run, and when the suite fails.
+# - 0.2.0-alpha.12 (conformance-next: the first with 2026-07-28's scenarios) with
+#   --requirements 2025-11-25 and again with --requirements 2026-07-28, each with its
+#   baseline (conformance-baseline-REVISION.yml: one entry a fixture's check). Fails when
+#   the suite does, and on any wire-schema-valid violation (conformance-summary.mjs).
+# Stops the server whatever happens. The suite's results stay in $CONFORMANCE_OUT if set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/node.sh
@@ -75,4 +80,19 @@ if [ "$status" -ne 0 ] || [ "$verdict" -ne 0 ]; then
   echo "server log:"; cat "$work/server.log"
   exit 1
 fi
-echo "conformance: passed"
+echo "conformance 0.1.16: passed"
+
+# The prerelease, once for each protocol revision.
+next=.ci/node/node_modules/conformance-next/dist/index.js
+for revision in 2025-11-25 2026-07-28; do
+  status=0
+  timeout 300 node "$next" server --url "$url" --requirements "$revision" \
+    --expected-failures "conformance-baseline-$revision.yml" -o "$out/$revision" >"$work/suite-$revision.log" 2>&1 || status=$?
+  if ! node .ci/conformance-summary.mjs "$revision" "$out/$revision" "conformance-baseline-$revision.yml" "$status"; then
+    echo "conformance $revision: FAILED (suite exit $status); the suite's whole output:"
+    cat "$work/suite-$revision.log"
+    echo "server log:"; cat "$work/server.log"
+    exit 1
+  fi
+done
+echo "conformance: passed in both eras"
