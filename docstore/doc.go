@@ -46,6 +46,9 @@
 package docstore
 
 import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -88,6 +91,71 @@ type Author struct {
 	// Accepted, on a version of kind accept, is the person who accepted the proposal By
 	// made: "person:ana".
 	Accepted string `json:"accepted,omitempty"`
+	// Door is how the change came in (DoorMCP, DoorPage, DoorCLI, DoorSync, DoorAccept);
+	// "" on what was made before doors were recorded.
+	Door string `json:"door,omitempty"`
+	// Client is, through DoorMCP, the MCP client's name as it gave it ("claude-code").
+	Client string `json:"client,omitempty"`
+	// Session is the run of changes the change belongs to (see SessionGap): one MCP
+	// session, one browser signed in, one pass of a sync; "" when it has none (the command
+	// line, and what was made before sessions were recorded).
+	Session string `json:"session,omitempty"`
+}
+
+// The doors a change comes in by (Author.Door).
+const (
+	DoorMCP    = "mcp"    // an agent's tool call; Author.Client names the client
+	DoorPage   = "page"   // the person's page
+	DoorCLI    = "cli"    // the command line (compass-mcp docs ...)
+	DoorSync   = "sync"   // the folder sync
+	DoorAccept = "accept" // a proposal the person accepted (its Session is the proposal's)
+)
+
+// SessionGap is how long a stateless client (MCP's 2026-07-28 protocol, which has no
+// sessions) may stay silent and its next change still be of the same session: its client
+// and agent, for the same person, with no gap longer than this.
+const SessionGap = 30 * time.Minute
+
+// NewSession returns a new session id: prefix (one letter: 'm' an MCP connection, 'p' a
+// browser, 'y' a sync) and 16 hex digits.
+func NewSession(prefix byte) string {
+	var b [8]byte
+	rand.Read(b[:])
+	return string(prefix) + hex.EncodeToString(b[:])
+}
+
+// SessionOf is the session id a secret (an MCP session's id, a browser's cookie) is
+// recorded as: a hash, never the secret, since who made a version is shown to everyone
+// who may see the space.
+func SessionOf(prefix byte, secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return string(prefix) + hex.EncodeToString(h[:8])
+}
+
+// Via says the door in words: "via Claude Code" (the client's name), "via the page", ...;
+// "before sessions were recorded" for a change made before doors were.
+func (a Author) Via() string {
+	switch a.Door {
+	case "":
+		return "before sessions were recorded"
+	case DoorMCP:
+		if a.Client != "" {
+			return "via " + a.Client
+		}
+		return "via MCP"
+	case DoorPage:
+		return "via the page"
+	case DoorCLI:
+		return "via the command line"
+	case DoorSync:
+		return "via the folder sync"
+	case DoorAccept:
+		if a.Client != "" {
+			return "proposed via " + a.Client
+		}
+		return "proposed"
+	}
+	return "via " + a.Door
 }
 
 // Document is what is known of a document without reading its text.

@@ -488,7 +488,8 @@ func (s *Store) Accept(ctx context.Context, name string, n int, who Author, edit
 	if first.Status != StatusOpen {
 		return Saved{}, Proposal{}, &DecidedError{Document: d, Proposal: first}
 	}
-	by := Author{By: first.Author.By, For: first.Author.For, Accepted: who.By}
+	// The version is the proposal's session's (its Undo undoes it too), come in accepted.
+	by := Author{By: first.Author.By, For: first.Author.For, Accepted: who.By, Door: DoorAccept, Client: first.Author.Client, Session: first.Author.Session}
 	saved, err := s.change(ctx, d.ID, KindAccept, by, how, then)
 	if err != nil {
 		return Saved{}, Proposal{}, err

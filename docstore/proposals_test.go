@@ -111,7 +111,7 @@ func TestAcceptAndDecline(t *testing.T) {
 		t.Fatalf("Accept 1 = %+v, %+v, %v", saved, p, err)
 	}
 	_, v, _ := read(t, s, d.ID, 0)
-	if v.Kind != docstore.KindAccept || v.Author != (docstore.Author{By: "agent:north", For: "person:ana", Accepted: "person:ana"}) || !strings.Contains(v.Text, "Review the course page.") {
+	if v.Kind != docstore.KindAccept || v.Author != (docstore.Author{By: "agent:north", For: "person:ana", Accepted: "person:ana", Door: docstore.DoorAccept}) || !strings.Contains(v.Text, "Review the course page.") {
 		t.Fatalf("version 2: %+v", v)
 	}
 	// The person changes line 3 themselves: proposal 2 (also line 3) clashes, 3 merges.

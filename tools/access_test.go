@@ -55,7 +55,7 @@ func TestToolsAskThePrincipal(t *testing.T) {
 	if text, isErr := call(writer, "append_document", map[string]any{"document": "Plan", "text": "two"}); isErr {
 		t.Errorf("a principal that may write: %q", text)
 	}
-	if vs, _ := view(t, docs, planLog); len(vs) != 2 || vs[0].Author != (docstore.Author{By: "agent:scribe", For: "person:ben"}) {
+	if vs, _ := view(t, docs, planLog); len(vs) != 2 || vs[0].Author.By != "agent:scribe" || vs[0].Author.For != "person:ben" || vs[0].Author.Door != docstore.DoorMCP {
 		t.Errorf("after ben's scribe appended: %+v", vs)
 	}
 }

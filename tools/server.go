@@ -66,6 +66,7 @@ type Server struct {
 	log     *slog.Logger
 	pages   *sync.Map          // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
 	info    mcp.Implementation // serverInfo without icons (plainServerInfo)
+	runs    *runs              // the sessions its changes are recorded in (origin.go)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
@@ -78,7 +79,7 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map),
-		info: mcp.Implementation{Name: "compass-mcp", Version: version.Number(), Title: "Compass"}}
+		info: mcp.Implementation{Name: "compass-mcp", Version: version.Number(), Title: "Compass"}, runs: newRuns()}
 	srv := server.NewMCPServer(s.info.Name, s.info.Version,
 		server.WithTitle(s.info.Title),
 		server.WithIcons(serverIcons...),
@@ -278,6 +279,7 @@ func (s *Server) author(ctx context.Context) docstore.Author {
 	if person != "" {
 		a.For = spaces.Person(person).String()
 	}
+	s.origin(ctx, &a)
 	return a
 }
 

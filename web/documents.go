@@ -257,6 +257,7 @@ type docView struct {
 	Title       string // the version's title
 	Kind        docstore.Kind
 	By          string
+	Via         string // the door it came in by (docstore.Author.Via)
 	At          time.Time
 	HTML        any
 	Latest      bool
@@ -347,7 +348,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 	if html != "" {
 		view.HTML, pg.body = bodyMark, html // render writes it (pages.go)
 	}
-	view.By = byWhom(names, v.Author)
+	view.By, view.Via = byWhom(names, v.Author), v.Author.Via()
 	pg.Who = names.Show(spaces.Person(p.Person))
 	if view.Latest {
 		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}
@@ -362,7 +363,7 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 type historyRow struct {
 	Number, Added, Removed int
 	Kind                   docstore.Kind
-	Title, By              string
+	Title, By, Via         string
 	At                     time.Time
 	Renamed                bool
 }
@@ -388,7 +389,7 @@ func (s *Site) history(w http.ResponseWriter, r *http.Request, p who) {
 		shown := vs[:min(len(vs), HistoryPage)]
 		out = make([]historyRow, len(shown))
 		for i, v := range shown { // newest first
-			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
+			out[i] = historyRow{Number: v.Number, Added: v.Added, Removed: v.Removed, Kind: v.Kind, Title: v.Title, By: byWhom(n, v.Author), Via: v.Author.Via(), At: v.At, Renamed: i+1 < len(vs) && vs[i+1].Title != v.Title}
 		}
 		me = n.Show(spaces.Person(p.Person))
 		return nil

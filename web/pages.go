@@ -184,8 +184,11 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 // byWhom says who saved a version as people read it: "Ana", or "north for Ana".
 func byWhom(n spaces.Names, a docstore.Author) string { return a.Show(n) }
 
-// me is the author of the person's own saves: person:<id> alone.
-func me(p who) docstore.Author { return docstore.Author{By: spaces.Person(p.Person).String()} }
+// me is the author of the person's own saves: person:<id> alone, through the page, in
+// the session of their signed-in browser (its cookie's hash).
+func me(p who) docstore.Author {
+	return docstore.Author{By: spaces.Person(p.Person).String(), Door: docstore.DoorPage, Session: docstore.SessionOf('p', p.cookie)}
+}
 
 // gist folds white space and cuts s at about n characters with "…".
 func gist(s string, n int) string {

@@ -196,7 +196,7 @@ func TestTeamMembersDecide(t *testing.T) {
 	if code := post(ben, "/document/"+tm.plans["launch"]+"/proposal/1/accept"); code != http.StatusSeeOther {
 		t.Errorf("Ben accepting in launch: %d", code)
 	}
-	if v, _ := view(t, launch, newest(tm.plans["launch"])); v.Author != (docstore.Author{By: agent.By, For: agent.For, Accepted: "person:ben"}) {
+	if v, _ := view(t, launch, newest(tm.plans["launch"])); v.Author != (docstore.Author{By: agent.By, For: agent.For, Accepted: "person:ben", Door: docstore.DoorAccept}) {
 		t.Errorf("the accepted version's author: %+v", v.Author)
 	}
 	ana := staying(tm.as("ana"))

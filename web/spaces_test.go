@@ -319,7 +319,7 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 						d, v, err = r.Read(id, 0)
 						return err
 					})
-					if err != nil || v.Author != (docstore.Author{By: "person:" + person}) || d.Version <= before.Version {
+					if err != nil || v.Author.By != "person:"+person || v.Author.Door != docstore.DoorPage || d.Version <= before.Version {
 						t.Errorf("%s POST %s in %s: latest %+v by %+v, %v", person, p.name, sp, d, v.Author, err)
 					}
 				case "delete":
@@ -351,7 +351,7 @@ func TestWritingRoutesEveryPersonEverySpace(t *testing.T) {
 				}
 				continue
 			}
-			if resp.StatusCode != http.StatusOK || err != nil || d.Author != (docstore.Author{By: "person:" + person}) {
+			if resp.StatusCode != http.StatusOK || err != nil || d.Author.By != "person:"+person || d.Author.Door != docstore.DoorPage {
 				t.Errorf("%s POST /new?space=%s: %d, %+v, %v", person, sp, resp.StatusCode, d, err)
 			}
 		}

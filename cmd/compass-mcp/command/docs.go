@@ -134,7 +134,7 @@ func docsRun(ctx context.Context, want docsSub, args []string, stdin io.Reader, 
 		return err
 	}
 	defer file.Close()
-	p := Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}
+	p := Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String(), Door: docstore.DoorCLI}, Out: stdout, Errs: stderr}
 	switch sub {
 	case "list":
 		return p.List(ctx, *deleted)
@@ -348,7 +348,7 @@ func (p Terminal) History(ctx context.Context, name string, before, limit int) e
 		if v.Title != d.Title {
 			title = fmt.Sprintf("  (titled %q)", v.Title)
 		}
-		fmt.Fprintf(p.Out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s\n", v.Number, v.Kind, when(v.At), v.Author.Show(names), v.Added, v.Removed, title)
+		fmt.Fprintf(p.Out, "  v%-4d %-8s %s  by %s  +%d \u2212%d%s  (%s)\n", v.Number, v.Kind, when(v.At), v.Author.Show(names), v.Added, v.Removed, title, v.Author.Via())
 	}
 	if n := len(vs); n > 0 && vs[n-1].Number > 1 {
 		older := vs[n-1].Number - 1

@@ -98,7 +98,7 @@ func reviewArgs(ctx context.Context, sub string, args []string, stdout, stderr i
 	if err != nil {
 		return p, nil, nil, err
 	}
-	p = Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String()}, Out: stdout, Errs: stderr}
+	p = Terminal{Store: docstore.New(file, c.space), Me: docstore.Author{By: spaces.Person(c.me).String(), Door: docstore.DoorCLI}, Out: stdout, Errs: stderr}
 	return p, pos, func() { file.Close() }, nil
 }
 

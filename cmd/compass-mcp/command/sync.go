@@ -86,7 +86,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		defer file.Close()
 		y.Store = docstore.New(file, c.space)
-		y.By = docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String()}
+		y.By = docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String(), Door: docstore.DoorSync, Session: docstore.NewSession('y')}
 		w.Data, w.Store = c.data, file
 	}
 	release, err := filesync.Lock(y.Dir)
