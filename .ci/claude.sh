@@ -4,8 +4,10 @@
 # installed with them into .ci/node by npm ci: see .ci/node.sh), and only that on stdout.
 # cmd/compass-mcp's tests run it (COMPASS_TEST_CLAUDE): TestInstallClaudeCode (install adds
 # the server with claude mcp add) and TestClaudeCodeConnects (claude mcp list reports the
-# stdio server, the HTTP server with a bearer token and the OAuth one). Offline, in a
-# temporary HOME and without a login, both work (FACTS.md).
+# stdio server, the HTTP server with a bearer token and the OAuth one), and
+# e2e/claudecode's TestWhatTheModelReads (claude -p against a scripted Messages API: what
+# the model reads of each tool, against golden transcripts). Offline, in a temporary HOME
+# and without a login, all work (FACTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/node.sh
