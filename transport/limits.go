@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -266,13 +265,6 @@ func Direct(mcpHTTP *server.StreamableHTTPServer, allowedHosts ...string) http.H
 // (access.ForeignHost), which is mcp-go's (v1.6.0, WithAllowedHosts).
 func rebound(r *http.Request, allowedHosts []string) bool {
 	return access.ForeignHost(r, allowedHosts)
-}
-
-func hostOf(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return hostport
 }
 
 // streamWriter is an http.ResponseWriter as mcp-go's Handle takes it.
