@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -52,11 +53,11 @@ func storeState(t *testing.T, db kv.DB) string {
 		t.Fatal(err)
 	}
 	for _, d := range docs {
-		proposals := 0
+		var review docstore.Review
 		if d.Review != nil {
-			proposals = d.Review.Proposals
+			review = *d.Review
 		}
-		b.WriteString(d.ID + " " + d.Title + " v" + strconv.Itoa(d.Version) + " p" + strconv.Itoa(proposals))
+		b.WriteString(fmt.Sprintf("%s %s v%d p%d open%d decided%d c%d u%d", d.ID, d.Title, d.Version, review.Proposals, review.Open, review.Decided, review.Comments, review.Unresolved))
 		if d.Deleted != nil {
 			b.WriteString(" deleted")
 		}

@@ -44,22 +44,12 @@ func (e *PublicURLError) Unwrap() error { return e.Err }
 
 // Serve serves on ln until ctx ends (HTTP.Serve), closing ln if it cannot start.
 func (s Server) Serve(ctx context.Context, ln net.Listener) error {
-	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle, AllowedHosts(s.PublicURL)...)
-	mux := http.NewServeMux()
-	// The gate is for the other routes that must know who asks, too.
-	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent, Review: s.Review,
-		Hosts: AllowedHosts(s.PublicURL)}
-	Route(mux, gate, s.Space, h.MCP)
-	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
+	h, _, withdraw, err := s.handler(ctx, ln)
+	if err != nil {
 		ln.Close()
 		return err
 	}
-	web.MountMessages(mux, s.DB, gate, Guard)
-	filesync.Mount(mux, s.DB, gate, Guard)
-	defer s.mountPage(ctx, mux, h.Server, ln)()
-	// Every request names a Host the server answers to, whatever it carries (DNS
-	// rebinding, access.ForeignHost): the page, OAuth and the icons as much as the doors.
-	h.Server.Handler = access.KnownHosts(gate.Hosts, ToPage(s.PageAt, mux))
+	defer withdraw()
 	attrs := []any{"url", "http://" + ln.Addr().String() + "/mcp", "space", s.Space, "for", "person:" + s.For, "data", s.Data}
 	if s.Review {
 		attrs = append(attrs, "review", "on: every change an agent makes is a proposal for the person")
@@ -68,13 +58,35 @@ func (s Server) Serve(ctx context.Context, ln net.Listener) error {
 	return h.Serve(ctx, ln)
 }
 
+// handler makes what Serve serves on ln: the HTTP server with its handler set, the
+// patterns of the routes it has (the page's own are Page.Routes, under "/"), and the func
+// that withdraws the page's record once the server has stopped.
+func (s Server) handler(ctx context.Context, ln net.Listener) (*HTTP, []string, func(), error) {
+	h := NewHTTP(s.MCP, access.NewSessions(s.DB, s.Idle), s.Idle, AllowedHosts(s.PublicURL)...)
+	mux := &access.Routes{Mux: http.NewServeMux()}
+	// The gate is for the other routes that must know who asks, too.
+	gate := &access.Gate{Store: access.New(s.DB).WithOwner(s.Space, s.For), Static: s.Token, Agent: s.Agent, Review: s.Review,
+		Hosts: AllowedHosts(s.PublicURL)}
+	Route(mux, gate, s.Space, h.MCP)
+	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
+		return nil, nil, nil, err
+	}
+	web.MountMessages(mux, s.DB, gate, Guard)
+	filesync.Mount(mux, s.DB, gate, Guard)
+	withdraw := s.mountPage(ctx, mux, h.Server, ln)
+	// Every request names a Host the server answers to, whatever it carries (DNS
+	// rebinding, access.ForeignHost): the page, OAuth and the icons as much as the doors.
+	h.Server.Handler = access.KnownHosts(gate.Hosts, ToPage(s.PageAt, mux.Mux))
+	return h, mux.Patterns, withdraw, nil
+}
+
 // registerOAuth serves compass-mcp's OAuth 2.1 authorization server on mux (the metadata,
 // /authorize, /consent, /token, /register) and tells the gate about it: every refusal then
 // names the endpoint's resource metadata, and a token bound to one resource is refused at
 // the others. The tokens it mints are the gate's token rows; the consent's sign-in is the
 // person's page's (nil when the page is not served beside /mcp, and then nobody can sign
 // in to allow an app). A PublicURL makes every request need a token.
-func (s Server) registerOAuth(ctx context.Context, mux *http.ServeMux, addr net.Addr, gate *access.Gate) error {
+func (s Server) registerOAuth(ctx context.Context, mux access.Mux, addr net.Addr, gate *access.Gate) error {
 	issuer := "http://" + addr.String()
 	if s.PublicURL != "" {
 		issuer = s.PublicURL // oauth.New checks it
@@ -98,7 +110,7 @@ func (s Server) registerOAuth(ctx context.Context, mux *http.ServeMux, addr net.
 // mountPage serves the page (if it is served beside /mcp) on the HTTP server's other
 // paths, and makes the server's address the link base; the func it returns withdraws the
 // page's record, once the server has stopped.
-func (s Server) mountPage(ctx context.Context, mux *http.ServeMux, hs *http.Server, ln net.Listener) (withdraw func()) {
+func (s Server) mountPage(ctx context.Context, mux access.Mux, hs *http.Server, ln net.Listener) (withdraw func()) {
 	if s.Page == nil {
 		return func() {}
 	}

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -72,15 +73,16 @@ type Config struct {
 
 // Site is the person's page on the spaces of one data file.
 type Site struct {
-	cfg     Config
-	db      kv.DB
-	pages   *pages
-	live    *hub
-	log     *slog.Logger
-	handler http.Handler
-	store   string // the data file's id (see StoreID)
-	html    *renderCache
-	blames  *blameCache // the page's blames, a version's worked out once (blamecache.go)
+	cfg      Config
+	db       kv.DB
+	pages    *pages
+	live     *hub
+	log      *slog.Logger
+	handler  http.Handler
+	store    string // the data file's id (see StoreID)
+	html     *renderCache
+	blames   *blameCache // the page's blames, a version's worked out once (blamecache.go)
+	patterns []string    // the routes' patterns (Routes)
 }
 
 // New makes the page of db's spaces (cfg.Space first). Close stops its watcher.
@@ -118,7 +120,7 @@ func (s *Site) Close() { s.live.close() }
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 func (s *Site) routes() http.Handler {
-	mux := http.NewServeMux()
+	mux := &access.Routes{Mux: http.NewServeMux()}
 	static, _ := fs.Sub(files, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, http.FileServerFS(static))))
 	mux.HandleFunc("GET "+storePath, s.storeID)
@@ -159,8 +161,12 @@ func (s *Site) routes() http.Handler {
 	})
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(s.crossOrigin))
-	return s.guard(cop.Handler(s.browserOnly(mux)))
+	s.patterns = mux.Patterns
+	return s.guard(cop.Handler(s.browserOnly(mux.Mux)))
 }
+
+// Routes are the patterns the page serves, as registered: for a test that tries them all.
+func (s *Site) Routes() []string { return slices.Clone(s.patterns) }
 
 // guard refuses a Host that isn't loopback on a loopback listener (DNS rebinding), sets
 // the headers every page has, and turns a panic into a logged 500.
