@@ -68,7 +68,7 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
-// FromContext returns the principal that RequireBearer put in ctx, if any. A context
+// FromContext returns the principal that Gate.Require put in ctx, if any. A context
 // without one (stdio, the command line) acts as the configured person, as before.
 func FromContext(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)

@@ -78,7 +78,7 @@ func (h *messages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, apiError{Error: why})
 		return
 	}
-	if p.ReadOnly {
+	if !p.MayWrite(space) {
 		h.gate.Challenge(w, r, "insufficient_scope", "the token is read-only")
 		writeJSON(w, http.StatusForbidden, apiError{Error: "this token is read-only: it cannot add messages"})
 		return
