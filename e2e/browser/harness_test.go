@@ -106,8 +106,18 @@ func waitText(t *testing.T, ctx context.Context, want string) time.Duration {
 // click clicks the element sel and waits for the page it leads to.
 func click(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
-		t.Fatalf("clicking %s: %v", sel, err)
+	// chromedp finds the node, then clicks it by its id: a document replaced in between (a
+	// page still settling after the one before, on a busy machine) leaves the id stale, so
+	// the click is tried again, a bounded number of times, on the page as it is now.
+	for try := 1; ; try++ {
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		if err == nil {
+			break
+		}
+		if try == 10 || !strings.Contains(err.Error(), "Could not find node with given id") {
+			t.Fatalf("clicking %s: %v", sel, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(50 * time.Millisecond)
 	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("main"))); err != nil {
