@@ -429,6 +429,9 @@ func (s *Store) Comment(ctx context.Context, name string, nc NewComment) (Commen
 		if err := b.inboxCommentMark(d.ID, c, true); err != nil {
 			return err
 		}
+		if err := b.event(c.At, d.ID, Event{What: EventComment, N: c.Number, Title: d.Title, Author: c.Author}); err != nil {
+			return err
+		}
 		out.Names = spaces.NamesOf(b.tx, nc.Asks)
 		out.Comment, out.Document = c, d
 		return b.putDoc(d)
@@ -495,6 +498,9 @@ func (b *buckets) reply(d *Document, root *Comment, text string, by Author, now 
 	rv.Comments = r.Number
 	root.Replies = append(root.Replies, r.Number)
 	if err := b.putComment(d.ID, r); err != nil {
+		return Comment{}, err
+	}
+	if err := b.event(r.At, d.ID, Event{What: EventComment, N: r.Number, Title: d.Title, Author: r.Author}); err != nil {
 		return Comment{}, err
 	}
 	return r, b.putComment(d.ID, *root)

@@ -40,6 +40,8 @@
 //	doc_inbox/<who>0<at><id><k><n>
 //	                              nothing: what waits for whom (see inbox.go)
 //	doc_inbox_n/n<who>            how many wait for them; and the key that says the inbox is built
+//	doc_activity/<at ns><id><what><n>
+//	                              what happened, by time (see activity.go): an Event each
 //
 // A new version changes the record and the indexes in the order of indexes.go's list, which
 // also says which indexes a store written before them is given by View when a read needs one.

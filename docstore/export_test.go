@@ -134,3 +134,11 @@ func (s *Store) CreateAsBefore(ctx context.Context, title, text string) (Documen
 	})
 	return d, err
 }
+
+// SetActivityScan makes a read of the activity look at n entries at most a space, until
+// the func it returns puts it back.
+func SetActivityScan(n int) func() {
+	was := activityScan
+	activityScan = n
+	return func() { activityScan = was }
+}

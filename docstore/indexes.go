@@ -67,7 +67,16 @@ var (
 		build: func(ctx context.Context, s *Store) error { return s.EnsureInbox(ctx) },
 	}
 
-	indexes = []*index{indexVersions, indexComments, indexDocs, indexTitles, indexAlike, indexRecent, indexSearch, indexLinks, indexInbox}
+	// The activity (activity.go): a version is one of its events; proposals, decisions,
+	// comments and deletions put theirs where they are made.
+	indexActivity = &index{buckets: []string{bucketActivity},
+		put: func(b *buckets, _ Document, d *Document, v Version, _ *Version, _ change) error {
+			return b.event(v.At, d.ID, versionEvent(v))
+		},
+		build: func(ctx context.Context, s *Store) error { return s.EnsureActivity(ctx) },
+	}
+
+	indexes = []*index{indexVersions, indexComments, indexDocs, indexTitles, indexAlike, indexRecent, indexSearch, indexLinks, indexInbox, indexActivity}
 )
 
 // put writes version v of d and brings d's record and indexes up to date with it. prev is

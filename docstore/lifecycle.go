@@ -35,6 +35,9 @@ func (s *Store) Delete(ctx context.Context, name string, by Author) (Document, e
 		if err := b.putDoc(d); err != nil {
 			return err
 		}
+		if err := b.event(d.Deleted.At, d.ID, Event{What: EventDelete, Title: d.Title, Author: by}); err != nil {
+			return err
+		}
 		if err := b.inboxDoc(d, false); err != nil {
 			return err
 		}
@@ -117,6 +120,9 @@ func (s *Store) Undelete(ctx context.Context, name string) (Document, error) {
 		if err := b.putDoc(d); err != nil {
 			return err
 		}
+		if err := b.event(s.now(), d.ID, Event{What: EventUndelete, Title: d.Title}); err != nil {
+			return err
+		}
 		if err := b.inboxDoc(d, true); err != nil {
 			return err
 		}
@@ -154,6 +160,9 @@ func (s *Store) Purge(ctx context.Context, name string) (Document, error) {
 			return err
 		}
 		if err := b.purgeReview(d.ID); err != nil {
+			return err
+		}
+		if err := b.forgetActivity(d.ID); err != nil {
 			return err
 		}
 		vb, err := b.versionBucket(d.ID)

@@ -216,6 +216,9 @@ func (b *buckets) putProposal(d *Document, p prepared, by Author, now time.Time)
 	if err := b.inboxProposalMark(d.ID, pr, true); err != nil {
 		return Saved{}, err
 	}
+	if err := b.event(pr.At, d.ID, Event{What: EventProposal, N: pr.Number, Title: pr.Title, Kind: pr.Kind, Author: pr.Author, Added: pr.Added, Removed: pr.Removed}); err != nil {
+		return Saved{}, err
+	}
 	if err := b.putDoc(*d); err != nil {
 		return Saved{}, err
 	}
@@ -575,6 +578,9 @@ func (b *buckets) decide(d *Document, p Proposal) error {
 		return err
 	}
 	if err := log.Put(idKey(d.ID, rv.Decided), entry); err != nil {
+		return err
+	}
+	if err := b.event(p.Decided.At, d.ID, Event{What: EventDecision, N: p.Number, Title: d.Title, Kind: p.Kind, Author: Author{By: p.Decided.By}, Status: p.Status, By: p.Author.By}); err != nil {
 		return err
 	}
 	return b.putDoc(*d)

@@ -25,6 +25,11 @@ const reviewUsage = `
 Who wrote each line:
   docs blame DOC                         every line with the version that last changed it
 
+What happened, in every space you see (--space: one), newest first, a line a session:
+  docs log [--since D] [--agent A] [--document D] [--session ID] [--limit N] [--after POS]
+                                         versions, proposals and decisions, comments,
+                                         deletes, each with its door (the page's /activity)
+
 What waits for you, in every space you are a member of, newest first:
   docs inbox [--limit N] [--after POS]   the open changes your agents proposed and the open
                                          comments agents left asking you, each with its
@@ -56,6 +61,7 @@ Comments on lines (agents see the open ones in read_document, and answer with co
 var reviewCommands = map[string]func(ctx context.Context, sub string, args []string, stdin io.Reader, stdout, stderr io.Writer) error{
 	"blame":     blameCmd,
 	"inbox":     inboxCmd,
+	"log":       logCmd,
 	"proposals": proposalsCmd,
 	"proposal":  proposalCmd,
 	"accept":    acceptCmd,
@@ -67,7 +73,9 @@ var reviewCommands = map[string]func(ctx context.Context, sub string, args []str
 // reviewUsages are the review subcommands' arguments and what they do, for their -h (docs
 // help's reviewUsage says the same at more length).
 var reviewUsages = map[string]struct{ args, does string }{
-	"blame":     {"DOC", "every line of DOC with the version that last changed it"},
+	"blame": {"DOC", "every line of DOC with the version that last changed it"},
+	"log": {"[--since D] [--agent A] [--space S] [--document D] [--session ID] [--limit N] [--after POS]",
+		"what happened in every space you see, newest first, grouped by session: versions, proposals and decisions, comments, deletes"},
 	"inbox":     {"[--limit N] [--after POS]", "what waits for you in every space you are a member of, newest first: the open changes your agents proposed and the open comments agents left asking you"},
 	"proposals": {"[DOC]", "the open proposals of DOC, else of every document"},
 	"proposal":  {"DOC N", "change N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},

@@ -1,0 +1,171 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/spaces"
+)
+
+// logCmd prints what happened in the spaces the person sees (docs log), newest first,
+// grouped by session: the page's /activity.
+func logCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var (
+		c                              config
+		since, agent, doc, sess, after string
+		limit                          int
+	)
+	u := reviewUsages[sub]
+	fs := flags(subcommand{name: "docs " + sub, args: u.args, does: u.does}, &c)
+	fs.StringVar(&since, "since", "", "if set, nothing before: a day (2026-12-06), a time (2026-12-06T14:00), or a time ago (90m, 12h, 7d)")
+	fs.StringVar(&agent, "agent", "", "if set, only what this agent did (north), or a person (person:ana)")
+	fs.StringVar(&doc, "document", "", "if set, only what happened to this document (an id or title)")
+	fs.StringVar(&sess, "session", "", "if set, only what this session did (the id its line gives)")
+	fs.StringVar(&after, "after", "", "if set, the page after this position (the line that ends a page gives it)")
+	fs.IntVar(&limit, "limit", 100, "how many events to print, at most "+strconv.Itoa(docstore.ActivityPage))
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	only := false // --space given on the command line: that space alone, else every one seen
+	fs.Visit(func(fl *flag.Flag) { only = only || fl.Name == "space" })
+	if len(pos) != 0 {
+		return usageError{"docs log takes no arguments; got " + Plural(len(pos), "argument")}
+	}
+	if limit < 1 || limit > docstore.ActivityPage {
+		return usageError{fmt.Sprintf("--limit: from 1 to %d; got %d", docstore.ActivityPage, limit)}
+	}
+	var f docstore.ActivityFilter
+	if f.Since, err = parseSince(since, time.Now()); err != nil {
+		return usageError{"--since: " + err.Error()}
+	}
+	if agent != "" {
+		if !strings.Contains(agent, ":") {
+			agent = "agent:" + agent
+		}
+		a, err := spaces.ParseActor(agent)
+		if err != nil || strings.ContainsFunc(agent, unicode.IsSpace) {
+			return usageError{"--agent: an agent's name, like north, or person:ana"}
+		}
+		f.Agent = a.String()
+	}
+	f.Session = sess
+	file, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
+	if err != nil {
+		return err
+	}
+	if only {
+		if !slices.Contains(mine, c.space) {
+			return usageError{fmt.Sprintf("--space: you see no space %q (yours: %s)", c.space, access.List(mine))}
+		}
+		mine = []string{c.space}
+	}
+	if len(mine) == 0 {
+		fmt.Fprintln(stderr, "You see no space yet.")
+		return nil
+	}
+	var (
+		page  docstore.Activity
+		names spaces.Names
+	)
+	err = docstore.New(file, mine[0]).View(ctx, func(r *docstore.Reader) error {
+		f := f
+		if doc != "" {
+			id, err := findIn(r, mine, doc)
+			if err != nil {
+				return err
+			}
+			f.Document = id
+		}
+		var err error
+		page, err = r.Activity(mine, f, after, limit)
+		names = r.Names()
+		return err
+	})
+	if errors.Is(err, docstore.ErrBadPosition) {
+		return usageError{fmt.Sprintf("--after: %q is no position in the log; the line that ends a page gives one", after)}
+	}
+	if err != nil {
+		return err
+	}
+	if len(page.Events) == 0 && page.Next == "" {
+		fmt.Fprintln(stderr, "Nothing happened that the log keeps.")
+		return nil
+	}
+	writeLog(stdout, page, names, len(mine) > 1)
+	if page.Next != "" {
+		fmt.Fprintf(stdout, "… more: docs log --after %s (with the same filters)\n", page.Next)
+	}
+	return nil
+}
+
+// writeLog writes a page of the activity, a line a session and its events under it.
+func writeLog(w io.Writer, page docstore.Activity, names spaces.Names, many bool) {
+	for _, s := range docstore.Sessions(page.Events) {
+		line := s.Heading(names)
+		if s.ID != "" {
+			line += "  [session " + s.ID + "]"
+		}
+		fmt.Fprintln(w, line)
+		for _, e := range s.Events {
+			where := ""
+			if many {
+				where = e.Space + ": "
+			}
+			fmt.Fprintf(w, "    %s  %s%s (%s)\n", e.At.Local().Format("15:04"), where, e.Line(names), e.Doc)
+		}
+	}
+}
+
+// findIn finds the document name in the first of spaces that has it.
+func findIn(r *docstore.Reader, in []string, name string) (string, error) {
+	var first error
+	for _, sp := range in {
+		d, err := r.In(sp).Find(name)
+		if err == nil {
+			return d.ID, nil
+		}
+		if !errors.Is(err, docstore.ErrNotFound) {
+			return "", err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return "", first
+}
+
+// parseSince reads --since: a day, a time (local), or a time ago.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02", "2006-01-02T15:04", "2006-01-02 15:04", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 && n <= 100*365 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("a day (2026-12-06), a time (2026-12-06T14:00) or a time ago (90m, 12h, 7d); got %q", s)
+}

@@ -1,0 +1,85 @@
+package command
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// docs log prints what happened in every space the person sees, newest first, a line a
+// session (who, through which door, when, what it did) with its events under it; its
+// filters keep what they name; --space keeps one space.
+func TestDocsLog(t *testing.T) {
+	data := newData(t)
+	cli(t, data, "people", "set", "ana", "Ana")
+	north := stdioClient(t, data, "--agent", "north", "--space", "launch")
+	callTool(t, north, "write_document", map[string]any{"title": "Launch plan", "text": "# Launch plan\n\nRecord the trailer.\n"})
+	callTool(t, north, "append_document", map[string]any{"document": "Launch plan", "text": "- Book the studio."})
+	callTool(t, north, "write_document", map[string]any{"title": "Guest list", "text": "- Ben\n"})
+	callTool(t, north, "comment_document", map[string]any{"document": "Launch plan", "lines": "3", "text": "Monday?"})
+	south := stdioClient(t, data, "--agent", "south", "--space", "launch", "--review")
+	callTool(t, south, "edit_document", map[string]any{"document": "Guest list", "old": "- Ben", "new": "- Ben\n- Cyd"})
+	cliResult(data, "today\n", "docs", "save", "--new", "Diary")
+
+	out := cli(t, data, "docs", "log")
+	mask := func(s string) string {
+		s = regexp.MustCompile(`\(([0-9A-Z]{26})\)`).ReplaceAllString(s, "(ID)")
+		s = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d(–\d\d:\d\d)?`).ReplaceAllString(s, "TIME")
+		s = regexp.MustCompile(`(?m)^    \d\d:\d\d`).ReplaceAllString(s, "    HH:MM")
+		return regexp.MustCompile(`session m[0-9a-f]{16}`).ReplaceAllString(s, "session ID")
+	}
+	want := `Ana via the command line, TIME: 1 change to 1 document
+    HH:MM  personal: Diary: version 1, save +1 −0 (ID)
+south for Ana via test-client, TIME: 1 proposal  [session ID]
+    HH:MM  launch: Guest list: change 1 proposed, edit +1 −0 (ID)
+north for Ana via test-client, TIME: 3 changes to 2 documents, 1 comment  [session ID]
+    HH:MM  launch: Launch plan: comment 1 (ID)
+    HH:MM  launch: Guest list: version 1, write +1 −0 (ID)
+    HH:MM  launch: Launch plan: version 2, append +2 −0 (ID)
+    HH:MM  launch: Launch plan: version 1, write +3 −0 (ID)
+`
+	if got := mask(out); got != want {
+		t.Errorf("docs log:\n%s\nwant:\n%s", got, want)
+	}
+	for _, c := range []struct {
+		args []string
+		has  []string
+		not  []string
+	}{
+		{[]string{"--agent", "south"}, []string{"Guest list: change 1 proposed"}, []string{"Launch plan", "Diary"}},
+		{[]string{"--space", "personal"}, []string{"Diary"}, []string{"launch", "Launch plan"}},
+		{[]string{"--document", "Launch plan"}, []string{"comment 1", "version 2"}, []string{"Guest list", "Diary"}},
+		{[]string{"--since", "1h"}, []string{"Diary", "Launch plan"}, nil},
+		{[]string{"--since", "2999-01-01"}, nil, []string{"Diary"}},
+		{[]string{"--limit", "2"}, []string{"Diary", "… more: docs log --after "}, []string{"Launch plan"}},
+	} {
+		got, err := cliResult(data, "", append([]string{"docs", "log"}, c.args...)...)
+		if err != nil {
+			t.Errorf("docs log %v: %v\n%s", c.args, err, got)
+			continue
+		}
+		for _, w := range c.has {
+			if !strings.Contains(got, w) {
+				t.Errorf("docs log %v lacks %q:\n%s", c.args, w, got)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("docs log %v has %q:\n%s", c.args, w, got)
+			}
+		}
+	}
+	first := cli(t, data, "docs", "log", "--limit", "3")
+	m := regexp.MustCompile(`docs log --after ([0-9a-f]+)`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("the first page of three:\n%s", first)
+	}
+	if rest := cli(t, data, "docs", "log", "--limit", "3", "--after", m[1]); !strings.Contains(rest, "Guest list: version 1") || strings.Contains(rest, "Diary") || strings.Contains(rest, "comment 1") {
+		t.Errorf("the second page:\n%s", rest)
+	}
+	for _, bad := range [][]string{{"--after", "zz"}, {"--limit", "0"}, {"--limit", "1000"}, {"--since", "soon"}, {"--agent", "a b"}, {"--agent", "person:"}, {"extra"}} {
+		if out, err := cliResult(data, "", append([]string{"docs", "log"}, bad...)...); err == nil {
+			t.Errorf("docs log %v: no refusal\n%s", bad, out)
+		}
+	}
+}
