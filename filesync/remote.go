@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 // How much of a server's answer a Remote reads: a listing of a space's documents (about
@@ -77,13 +75,9 @@ func (s *Remote) Create(ctx context.Context, title, text string) (docstore.Saved
 	return out, err
 }
 
-func (s *Remote) Save(ctx context.Context, id string, base int, text string, prefer linediff.Prefer) (docstore.Saved, error) {
-	var out docstore.Saved
-	err := s.do(ctx, http.MethodPost, "save", nil, syncRequest{ID: id, Base: base, Text: text, Prefer: prefer}, maxAnswer, &out)
-	var clash *docstore.ClashError
-	if errors.As(err, &clash) {
-		clash.Base = base
-	}
+func (s *Remote) SaveKeeping(ctx context.Context, id string, base int, held []int, text string) (Kept, error) {
+	var out Kept
+	err := s.do(ctx, http.MethodPost, "save", nil, syncRequest{ID: id, Base: base, Held: held, Text: text, Keep: true}, maxAnswer, &out)
 	return out, err
 }
 
@@ -102,12 +96,6 @@ func (s *Remote) Delete(ctx context.Context, id string) (docstore.Document, erro
 func (s *Remote) Undelete(ctx context.Context, id string) (docstore.Document, error) {
 	var out docstore.Document
 	err := s.do(ctx, http.MethodPost, "undelete", nil, syncRequest{ID: id}, maxAnswer, &out)
-	return out, err
-}
-
-func (s *Remote) Propose(ctx context.Context, c Clash) (Proposed, error) {
-	var out Proposed
-	err := s.do(ctx, http.MethodPost, "propose", nil, syncRequest{Clash: &c}, maxAnswer, &out)
 	return out, err
 }
 

@@ -173,8 +173,15 @@ func TestSyncOverHTTP(t *testing.T) {
 	// Both change the same line: the file's lines saved, the agent's one proposal.
 	check[docstore.Saved](t)(f.s.Write(ctx, d.ID, "", "# Launch\nONE\nagent's two\nthree\nagent's four\n", 0, north))
 	f.put("Plans/Launch.md", "# Launch\nONE\nmy two\nthree\nagent's four\n")
+	asked.n.Store(0)
 	if rep := f.once(); rep.Clashes != 1 {
 		t.Fatalf("a clash: %+v\nsaid: %s", rep, f.say)
+	}
+	// The listing, and one save that keeps both sides and answers the merged text (it was
+	// five: the listing, a save refused as a clash, a save preferring the file's lines, a
+	// proposal, and a read of the merged text).
+	if asked.n.Load() != 2 {
+		t.Errorf("a clash made %d requests, want 2", asked.n.Load())
 	}
 	if got := f.get("Plans/Launch.md"); strings.Contains(got, "agent's two") || !strings.Contains(got, "my two") {
 		t.Errorf("after a clash the file is %q", got)
@@ -318,7 +325,8 @@ func TestSyncServerHostile(t *testing.T) {
 		{"no such op", "POST", "/spaces/personal/sync/accept", token, strings.NewReader("{}"), 404, "no sync operation"},
 		{"no number", "GET", "/spaces/personal/sync/version?id=x&n=99999999999999999999", token, nil, 400, "a version's number"},
 		{"no document", "GET", "/spaces/personal/sync/version?id=nope&n=0", token, nil, 404, "not_found"},
-		{"a huge clash", "POST", "/spaces/personal/sync/propose", token, strings.NewReader(`{"clash":{"id":"x","base":1,"text":"` + huge + `"}}`), 422, "bad_text"},
+		{"a huge save", "POST", "/spaces/personal/sync/save", token, strings.NewReader(`{"id":"x","base":1,"keep":true,"text":"` + huge + `"}`), 422, "bad_text"},
+		{"the propose op is gone", "POST", "/spaces/personal/sync/propose", token, strings.NewReader(`{"clash":{"id":"x","base":1,"join":true}}`), 404, "no sync operation"},
 		{"a read-only write", "POST", "/spaces/personal/sync/create", readOnly, strings.NewReader(`{"title":"t","text":"t\n"}`), 403, "read_only"},
 	} {
 		status, body := send(c.method, c.path, c.token, c.body)
@@ -330,22 +338,18 @@ func TestSyncServerHostile(t *testing.T) {
 		t.Errorf("a read-only token's listing: %d %s", status, clip(body))
 	}
 
-	// A proposal asked for in another agent's name, of a text the token never saved: none.
+	// A save keeping both sides asks for no proposal in anyone's name: what it keeps is the
+	// space's own text, by its own author.
 	s := docstore.New(kvtest.OpenData(t, tm.data), "personal")
 	d := check[docstore.Saved](t)(s.Create(context.Background(), "Plan", "one\n", docstore.KindWrite, north)).Document
 	check[docstore.Saved](t)(s.Write(context.Background(), d.ID, "", "one\ntwo\n", 0, north))
-	for _, clash := range []string{
-		`{"id":"` + d.ID + `","base":1,"merged":2,"text":"one\nmine\n"}`,
-		`{"id":"` + d.ID + `","base":1,"text":"one\nmine\n"}`,
-		`{"id":"` + d.ID + `","base":1,"join":true}`,
-	} {
-		status, body := send("POST", "/spaces/personal/sync/propose", token, strings.NewReader(`{"clash":`+clash+`}`))
-		if status != 200 || !strings.Contains(body, `"n":0`) {
-			t.Errorf("propose %s: %d %s, want nothing proposed", clash, status, clip(body))
-		}
+	status, body := send("POST", "/spaces/personal/sync/save", token, strings.NewReader(`{"id":"`+d.ID+`","base":1,"keep":true,"text":"one\nmine\n"}`))
+	if status != 200 {
+		t.Fatalf("a save keeping both sides: %d %s", status, clip(body))
 	}
-	if _, ps, _ := check[proposalsRead](t)(readProposals(s, d.ID)).split(); len(ps) != 0 {
-		t.Errorf("proposals made for texts the token never saved: %+v", ps)
+	_, ps, _ := check[proposalsRead](t)(readProposals(s, d.ID)).split()
+	if len(ps) != 1 || ps[0].Author.By != north.By {
+		t.Errorf("the proposals: %+v, want north's one", ps)
 	}
 }
 

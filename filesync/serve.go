@@ -1,7 +1,6 @@
 package filesync
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +61,10 @@ type syncRequest struct {
 	Text   string          `json:"text"`
 	Base   int             `json:"base"`
 	Prefer linediff.Prefer `json:"prefer"`
-	Clash  *Clash          `json:"clash"`
+	// Keep: the save keeps both sides of a clash in one commit (Space.SaveKeeping); without
+	// it, a save as an older sync sends it (Prefer), kept for one release.
+	Keep bool  `json:"keep"`
+	Held []int `json:"held,omitempty"` // with Keep: older versions the file held
 }
 
 // refusal is the JSON of an answer that is not 200: what is wrong, and for the errors the
@@ -136,31 +138,23 @@ func (h *served) write(w http.ResponseWriter, r *http.Request) {
 	case "create":
 		out, err = l.Create(ctx, q.Title, q.Text)
 	case "save":
+		if q.Keep {
+			out, err = l.SaveKeeping(ctx, q.ID, q.Base, q.Held, q.Text)
+			break
+		}
 		if q.Prefer < linediff.Clash || q.Prefer > linediff.PreferTheirs {
 			answer(w, http.StatusBadRequest, refusal{Error: "prefer: 0 (clash), 1 (the file's lines) or 2 (the space's)"})
 			return
 		}
-		out, err = l.Save(ctx, q.ID, q.Base, q.Text, q.Prefer)
+		out, err = l.Store.Save(ctx, q.ID, q.Base, q.Text, l.By, q.Prefer)
 	case "rename":
 		out, err = l.Rename(ctx, q.ID, q.Title)
 	case "delete":
 		out, err = l.Delete(ctx, q.ID)
 	case "undelete":
 		out, err = l.Undelete(ctx, q.ID)
-	case "propose":
-		if q.Clash == nil {
-			answer(w, http.StatusBadRequest, refusal{Error: "clash: the clash to keep as a proposal"})
-			return
-		}
-		var why string
-		if why, err = theOtherSide(ctx, l, *q.Clash); err == nil && why != "" {
-			answer(w, http.StatusForbidden, refusal{Kind: "not_your_save", Error: why})
-			return
-		} else if err == nil {
-			out, err = l.Propose(ctx, *q.Clash)
-		}
 	default:
-		answer(w, http.StatusNotFound, refusal{Error: fmt.Sprintf("no sync operation %q: create, save, rename, delete, undelete or propose", op)})
+		answer(w, http.StatusNotFound, refusal{Error: fmt.Sprintf("no sync operation %q: create, save, rename, delete or undelete", op)})
 		return
 	}
 	if err != nil {
@@ -170,62 +164,14 @@ func (h *served) write(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, out)
 }
 
-// theOtherSide says why c may not be proposed by l's principal ("" when it may): a
-// proposal is only ever the other side of the principal's own save, and that save must be
-// the document's latest version (a proposal is made against the latest text: were it
-// older, the proposal would undo what others saved since). For a join the save must be
-// the one made on c.Base (version c.Base+1), for a clash c.Merged if given; and the other
-// side of one save is proposed once: one already decided is not made again. So a request
-// can't name another member's agent, an arbitrary base, or the same side twice. A save
-// that is no longer the latest (another wrote since) gets no proposal and no refusal
-// (Propose answers number 0), as a save never made does.
-func theOtherSide(ctx context.Context, l Local, c Clash) (string, error) {
-	if err := docstore.CheckText(c.Text); err != nil { // before a read of it costs anything
-		return "", err
-	}
-	return docstore.ReadIn(ctx, l.Store, func(r *docstore.Reader) (string, error) {
-		d, latest, err := r.Read(c.ID, 0)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case latest.Author != l.By:
-			return "", nil // Propose finds no save of l's after c.Base that is the latest: nothing
-		case c.Base < 1 || c.Base >= latest.Number:
-			return fmt.Sprintf("base %d is not a version before your latest save (version %d) of %q", c.Base, latest.Number, latest.Title), nil
-		case c.Join && latest.Number != c.Base+1:
-			return fmt.Sprintf("your latest save of %q (version %d) was not made on version %d: a join proposes only the text that save replaced", latest.Title, latest.Number, c.Base), nil
-		case c.Merged != 0 && c.Merged != latest.Number:
-			return fmt.Sprintf("version %d is not your latest save of %q (version %d)", c.Merged, latest.Title, latest.Number), nil
-		}
-		_, before, err := r.Read(c.ID, latest.Number-1)
-		if err != nil {
-			return "", err
-		}
-		if d.Review == nil {
-			return "", nil
-		}
-		for n := d.Review.Proposals; n > max(0, d.Review.Proposals-openLimit); n-- {
-			_, p, _, err := r.Proposal(c.ID, n)
-			if err != nil {
-				return "", err
-			}
-			if p.Base == latest.Number && p.Author == before.Author && p.Status != docstore.StatusOpen {
-				return fmt.Sprintf("the other side of your save of %q (version %d) was proposed already (proposal %d), and decided", latest.Title, latest.Number, p.Number), nil
-			}
-		}
-		return "", nil
-	})
-}
-
 // readOnly is why r's principal may not write through the sync.
 func readOnly(r *http.Request) string {
 	p, _ := access.FromContext(r.Context())
 	space, _ := access.SpaceOf(r.Context())
 	if p.Review {
-		return fmt.Sprintf("the space %s is under review here: what an agent changes waits for the person's review, so this sync works one way, from the space to the folder, and may not save, create, rename, delete or propose (the person's own sync uses the person's own token, or the data file)", space)
+		return fmt.Sprintf("the space %s is under review here: what an agent changes waits for the person's review, so this sync works one way, from the space to the folder, and may not save, create, rename or delete (the person's own sync uses the person's own token, or the data file)", space)
 	}
-	return fmt.Sprintf("this token may only read the space %s: a sync with it works one way, from the space to the folder, and may not save, create, rename, delete or propose", space)
+	return fmt.Sprintf("this token may only read the space %s: a sync with it works one way, from the space to the folder, and may not save, create, rename or delete", space)
 }
 
 // answerErr answers a domain error as its refusal, and logs a fault.

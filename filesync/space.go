@@ -25,23 +25,47 @@ type Space interface {
 	// Read returns version n of the document of id (0: the latest), with its text.
 	Read(ctx context.Context, id string, n int) (docstore.Version, error)
 	Create(ctx context.Context, title, text string) (docstore.Saved, error)
-	// Save is the person's save of text made from version base (docstore.Store.Save).
-	Save(ctx context.Context, id string, base int, text string, prefer linediff.Prefer) (docstore.Saved, error)
+	// SaveKeeping is the person's save of text made from version base, keeping both sides
+	// of a clash in one commit (docstore.Store.SaveKeeping): base 0 is a text made apart
+	// from the space's (a first run's join). One store call; one request over HTTP.
+	// held are older versions the file held (Entry.Held): the save is made from whichever
+	// of them and base the text is nearest to (derivedBase), chosen where the space is.
+	SaveKeeping(ctx context.Context, id string, base int, held []int, text string) (Kept, error)
 	Rename(ctx context.Context, id, title string) (docstore.Saved, error)
 	Delete(ctx context.Context, id string) (docstore.Document, error)
 	Undelete(ctx context.Context, id string) (docstore.Document, error)
-	// Propose keeps the space's side of a clash as a proposal (see Clash), once: a proposal
-	// already open with the same text is answered again, not made twice.
-	Propose(ctx context.Context, c Clash) (Proposed, error)
 }
 
-// Clash is the space's side of a clash, to be kept as a proposal: the file's Text was made
-// from version Base and saved as version Merged preferring the file's lines; the proposal
-// is version Merged-1 merged with Text preferring the space's lines, by whoever made
-// Merged-1. Merged 0: the latest version by the sync after Base (a sync that stopped
-// between the save and the proposal). Join: the first run met a file and a document of one
-// title with different texts, and the proposal is version Base's text as it was, by its
-// author.
+// Kept is what SaveKeeping did: the save; the proposal keeping the space's side of a
+// clash (nil: nothing clashed); and, when the save merged or changed nothing (the file's
+// text is then not the document's), the document's latest version, to write to the file.
+type Kept struct {
+	Base     int                `json:"base"` // the version the save was made from
+	Saved    docstore.Saved     `json:"saved"`
+	Proposal *docstore.Proposal `json:"proposal,omitempty"`
+	Latest   *docstore.Version  `json:"latest,omitempty"`
+}
+
+// The notes of the proposals a sync's save keeps (docstore.Proposal.Note): where each
+// came from, for the person deciding on it.
+const (
+	noteJoin  = "kept from the space when the folder joined: the file's text was saved, and this is the document's text as it was"
+	noteClash = "kept from the space: the file and the space changed the same lines, and the file's were saved"
+)
+
+// keepNote is the note of a save from base.
+func keepNote(base int) string {
+	if base == 0 {
+		return noteJoin
+	}
+	return noteClash
+}
+
+// Clash is a clash an older sync noted in its state (State.Pending) before its save, to
+// make the proposal after: read for one release, on a data file only (finishPending).
+// The file's Text was made from version Base and saved as version Merged preferring the
+// file's lines; the proposal is version Merged-1 merged with Text preferring the space's
+// lines, by whoever made Merged-1. Merged 0: the latest version by the sync after Base.
 type Clash struct {
 	ID     string `json:"id"`
 	Base   int    `json:"base"`
@@ -50,9 +74,8 @@ type Clash struct {
 	Join   bool   `json:"join,omitempty"`
 }
 
-// Proposed is what Propose kept: the proposal's number (0: nothing to propose, the save
-// was not made), the document's title then, whose side it is, and whether it was made now
-// (false: it was open already, from a sync that stopped before it noted it).
+// Proposed is what propose kept: the proposal's number (0: nothing to propose, the save
+// was not made), the document's title then, whose side it is, and whether it was made now.
 type Proposed struct {
 	Number int    `json:"n"`
 	Title  string `json:"title"`
@@ -85,8 +108,30 @@ func (l Local) Create(ctx context.Context, title, text string) (docstore.Saved, 
 	return l.Store.Create(ctx, title, text, docstore.KindSave, l.By)
 }
 
-func (l Local) Save(ctx context.Context, id string, base int, text string, prefer linediff.Prefer) (docstore.Saved, error) {
-	return l.Store.Save(ctx, id, base, text, l.By, prefer)
+func (l Local) SaveKeeping(ctx context.Context, id string, base int, held []int, text string) (Kept, error) {
+	if err := docstore.CheckText(text); err != nil { // before reading anything for it
+		return Kept{}, err
+	}
+	if len(held) > heldLimit { // a request's: bounded as the state's is
+		held = held[len(held)-heldLimit:]
+	}
+	base, err := derivedBase(func(n int) (docstore.Version, error) { return l.Read(ctx, id, n) }, base, held, text)
+	if err != nil {
+		return Kept{}, err
+	}
+	saved, p, err := l.Store.SaveKeeping(ctx, id, base, text, l.By, keepNote(base))
+	if err != nil {
+		return Kept{}, err
+	}
+	k := Kept{Base: base, Saved: saved, Proposal: p}
+	if saved.Kind == docstore.KindMerge || saved.Unchanged {
+		v, err := l.Read(ctx, id, 0)
+		if err != nil {
+			return Kept{}, err
+		}
+		k.Latest = &v
+	}
+	return k, nil
 }
 
 func (l Local) Rename(ctx context.Context, id, title string) (docstore.Saved, error) {
@@ -101,10 +146,6 @@ func (l Local) Undelete(ctx context.Context, id string) (docstore.Document, erro
 	return l.Store.Undelete(ctx, id)
 }
 
-func (l Local) Propose(ctx context.Context, c Clash) (Proposed, error) {
-	return propose(ctx, l.Store, l.By, c)
-}
-
 // openLimit is how many of a document's open proposals propose looks through for one it
 // made already: a sync that stopped between its proposal and its state's note made it
 // among the newest.
@@ -114,11 +155,8 @@ const openLimit = 10
 // sync's save of a clash.
 const saveLimit = 200
 
-// afterProposal, if set (by a test), runs after propose made a proposal, where a sync
-// killed leaves it made and its state not noting it.
-var afterProposal func() error
-
-// propose keeps c's space side as a proposal of the store s, unless an open proposal has
+// propose keeps c's space side as a proposal of the store s (an older sync's pending
+// clash, State.Pending: read for one release), unless an open proposal has
 // that text already: a sync killed after the proposal and before its state noted it would
 // otherwise make it twice at its next start. by is the sync's author: the save the clash
 // made must be by, and be the merge of c.Text (else nothing is proposed), so that a
@@ -207,11 +245,6 @@ func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash
 	}
 	if made.Proposal == nil { // the space has that text already: nothing waits
 		return Proposed{Title: got.latest.Title, By: who.By}, nil
-	}
-	if afterProposal != nil {
-		if err := afterProposal(); err != nil {
-			return Proposed{}, err
-		}
 	}
 	return Proposed{Number: made.Proposal.Number, Title: got.latest.Title, By: who.By, Made: true}, nil
 }

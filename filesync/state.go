@@ -19,7 +19,8 @@ import (
 type State struct {
 	Space string            `json:"space"`
 	Docs  map[string]*Entry `json:"docs"` // by document id
-	// Pending are clashes whose proposal is not made yet, by document id.
+	// Pending are clashes whose proposal an older sync had not made yet, by document id:
+	// read for one release (finishPending); this sync saves a clash in one commit.
 	Pending map[string]*Pending `json:"pending,omitempty"`
 	// Creating are the new files a pass is making documents of, written before it makes
 	// them: a sync killed before its pass's end finds the documents they made (by their
@@ -51,6 +52,10 @@ type Entry struct {
 	Size    int64  `json:"size"`
 	MTime   int64  `json:"mtime"` // nanoseconds since 1970
 	Inode   uint64 `json:"inode,omitempty"`
+	// Held are versions the file held before the sync wrote later ones over it (newest
+	// last, at most heldLimit): a save from an editor's buffer kept from before derives
+	// from one of them (derivedBase).
+	Held []int `json:"held,omitempty"`
 }
 
 func statePath(dir, space string) string {

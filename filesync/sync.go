@@ -628,10 +628,11 @@ func (p *pass) known(id, rel string, present bool) error {
 	e.Title = d.Title
 
 	spaceChanged := d.Version != e.Version
-	if fileChanged && spaceChanged {
+	if fileChanged && spaceChanged && !y.space().Writable() {
 		// A sync killed after it wrote a later version to the file and before its state
 		// noted it left the file exactly that version: in step with it, not an edit to merge
-		// from the older one (where the agents' lines since would clash with their own).
+		// from the older one (where the agents' lines since would clash with their own). A
+		// sync that may write asks SaveKeeping, which looks where the space is (derivedBase).
 		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
 			e.Version, e.Hash = n, f.hash
 			fileChanged, spaceChanged = false, d.Version != n
@@ -734,10 +735,11 @@ func (p *pass) writable(rel, why string) bool {
 	return false
 }
 
-// saveFile saves a changed file's text as the person's version, from the version the file
-// was last in step with: merged with what changed in the space since, and the merge written
-// back to the file when it differs. Where both changed the same lines, the file's lines are
-// saved and the space's wait as a proposal by whoever made the latest version.
+// saveFile saves a changed file's text as the person's version, from the version it
+// derives from (derivedBase): merged with what changed in the space since, and the merge
+// written back to the file when it differs. Where both changed the same lines, the file's
+// lines are saved and the space's kept as a proposal by whoever made the latest version,
+// in the same commit (Space.SaveKeeping): one store call, one request over HTTP.
 func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 	y := p.y
 	if err := docstore.CheckText(string(text)); err != nil {
@@ -745,75 +747,130 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 		p.rep.Skipped++
 		return nil
 	}
-	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.Clash)
-	var clash *docstore.ClashError
-	if errors.As(err, &clash) {
-		return p.clash(id, e, rel, text)
-	}
+	kept, err := y.space().SaveKeeping(p.ctx, id, e.Version, e.Held, string(text))
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
-	if !saved.Unchanged {
+	base := kept.Base
+	if base < e.Version {
+		y.say("sync: %s was saved from an older text than the sync last wrote to it (version %d, not %d: an editor's buffer kept from before?): it is merged from version %d, so the changes since stay", rel, base, e.Version, base)
+	}
+	if !kept.Saved.Unchanged {
 		p.rep.Saved++
 	}
+	if pr := kept.Proposal; pr != nil {
+		p.rep.Clashes++
+		y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
+			pr.Title, pr.Author.By, kept.Saved.Document.Version, pr.Author.By, pr.Number, pr.Title)
+	}
 	// A merge, or a save that changed nothing (the space has the file's edits, and more of
-	// its own): the space's text may not be the file's, which is written if it differs.
-	if saved.Kind == docstore.KindMerge || saved.Unchanged {
-		return p.writeOut(id, saved.Document, rel, hashOf(text))
+	// its own): the space's text may not be the file's, which is written if it differs. The
+	// file's text, in an editor's buffer, derives from base: kept as a version it held.
+	if kept.Latest != nil {
+		if kept.Saved.Kind == docstore.KindMerge {
+			e.Held = held(e.Held, base)
+		}
+		return p.writeText(id, rel, *kept.Latest, hashOf(text))
 	}
-	p.record(e, p.files[rel], hashOf(text), saved.Document.Version)
+	p.record(e, p.files[rel], hashOf(text), kept.Saved.Document.Version)
 	return nil
 }
 
-func (p *pass) clash(id string, e *Entry, rel string, text []byte) error {
-	y := p.y
-	// The save and the proposal are two transactions: a sync killed between them would
-	// lose the agents' side, so what the proposal needs is on disk first (State.Pending),
-	// and the next pass finishes it (finishPending).
-	if p.st.Pending == nil {
-		p.st.Pending = map[string]*Pending{}
-	}
-	p.st.Pending[id] = &Pending{Base: e.Version, Text: string(text)}
-	if err := p.persist(); err != nil {
-		return err
-	}
-	saved, err := y.space().Save(p.ctx, id, e.Version, string(text), linediff.PreferMine)
-	if err != nil {
-		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
-	}
-	p.rep.Saved++
-	p.rep.Clashes++
-	if err := p.propose(id, e.Version, saved.Document.Version, string(text)); err != nil {
-		return err
-	}
-	return p.writeOut(id, saved.Document, rel, hashOf(text))
+// heldLimit is how many of the versions a file held before the sync wrote later ones
+// over it the state keeps (Entry.Held), for derivedBase.
+const heldLimit = 4
+
+// held is versions with n added (newest last), at most heldLimit.
+func held(versions []int, n int) []int {
+	versions = append(slices.DeleteFunc(versions, func(v int) bool { return v == n }), n)
+	return versions[max(0, len(versions)-heldLimit):]
 }
 
-// propose keeps the space's side of a clash as a proposal (Space.Propose: made once,
-// however often it is asked), and says so.
-func (p *pass) propose(id string, base, merged int, text string) error {
-	got, err := p.y.space().Propose(p.ctx, Clash{ID: id, Base: base, Merged: merged, Text: text})
+// derivedBase is the version a changed file's text derives from: base, the one the file
+// was last in step with, unless the text is nearer (fewer lines added and removed) to one
+// of held, versions the file held before the sync wrote later ones over it: an editor
+// that kept its buffer from before the write (vim, asked whether to write over a changed
+// file, answered yes) saves an older text with the person's lines, and saved from the
+// newer version it would take out what agents wrote between. A tie keeps the newer:
+// nothing says the text is older. read reads a version of the document.
+//
+// And a text that is one of the newest versionIsLimit versions after base is that
+// version's: a sync killed after it wrote a later version to the file and before its state
+// noted it left the file exactly that version, in step with it, not an edit to merge from
+// the older one (where the agents' lines since would clash with their own).
+func derivedBase(read func(n int) (docstore.Version, error), base int, held []int, text string) (int, error) {
+	if base < 1 {
+		return base, nil
+	}
+	latest, err := read(0)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	delete(p.st.Pending, id)
-	if got.Number > 0 {
-		p.y.say("sync: the file of %q and %s both changed the same lines: the file's lines are saved (version %d), and %s's are proposal %d, waiting for your review (docs proposals %q)",
-			got.Title, got.By, merged, got.By, got.Number, got.Title)
+	for n := latest.Number; n > base && n > latest.Number-versionIsLimit; n-- {
+		v := latest
+		if n != latest.Number {
+			if v, err = read(n); err != nil {
+				return 0, err
+			}
+		}
+		if v.Text == text {
+			return n, nil
+		}
 	}
-	return nil
+	if len(held) == 0 {
+		return base, nil
+	}
+	lines := linediff.Lines(text)
+	best, bestDist := base, -1
+	candidates := []int{base} // newest first: a tie keeps the newer
+	for _, n := range slices.Backward(held) {
+		if n >= 1 && n < base {
+			candidates = append(candidates, n)
+		}
+	}
+	for _, n := range candidates {
+		v, err := read(n)
+		if err != nil {
+			return 0, err
+		}
+		if d := distance(linediff.Lines(v.Text), lines); bestDist < 0 || d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	return best, nil
 }
 
-// finishPending makes the proposals of clashes whose save was made by a sync that stopped
-// before it noted their proposal: Propose finds the save (the latest merge by the sync
-// after the pending base) and a proposal already made. A save never made leaves nothing to
-// finish: this pass meets the clash again.
+// distance is how many lines a diff of a to b adds and removes.
+func distance(a, b []string) int {
+	n := 0
+	for _, op := range linediff.Diff(a, b) {
+		switch op.Kind {
+		case linediff.Insert:
+			n += op.B1 - op.B0
+		case linediff.Delete:
+			n += op.A1 - op.A0
+		}
+	}
+	return n
+}
+
+// finishPending makes the proposals of clashes an older sync noted in its state
+// (State.Pending) and stopped before proposing: that sync saved and proposed in two steps;
+// this one saves a clash in one commit (SaveKeeping). Read for one release: on a data
+// file, propose finds the save and makes the proposal once; over HTTP, whose server has no
+// such step any more, the clash is said and left to the person.
 func (p *pass) finishPending() error {
 	if !p.y.space().Writable() {
 		return nil // kept for a sync that may write
 	}
+	l, local := p.y.space().(Local)
 	for id, pend := range p.st.Pending {
-		got, err := p.y.space().Propose(p.ctx, Clash{ID: id, Base: pend.Base, Text: pend.Text})
+		if !local {
+			p.y.say("sync: an older sync stopped between saving a clash of document %s and keeping the space's side as a proposal: its versions (docs log) hold both sides", id)
+			delete(p.st.Pending, id)
+			continue
+		}
+		got, err := propose(p.ctx, l.Store, l.By, Clash{ID: id, Base: pend.Base, Text: pend.Text})
 		if errors.Is(err, docstore.ErrNotFound) {
 			delete(p.st.Pending, id)
 			continue
@@ -844,6 +901,9 @@ func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) erro
 func (p *pass) writeText(id, rel string, v docstore.Version, expect string) error {
 	y, e := p.y, p.st.Docs[id]
 	hash := hashOf([]byte(v.Text))
+	if hash != expect && e != nil && expect == e.Hash && e.Version > 0 && e.Version < v.Number {
+		e.Held = held(e.Held, e.Version) // an editor's buffer may keep it (derivedBase)
+	}
 	if hash != expect {
 		f, err := p.write(rel, []byte(v.Text), expect)
 		if err != nil {
@@ -1129,21 +1189,21 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 		p.writable(rel, fmt.Sprintf("the document %q has another text", d.Title))
 		return nil
 	}
-	saved, err := y.space().Save(p.ctx, d.ID, v.Number, string(b), linediff.PreferMine)
+	kept, err := y.space().SaveKeeping(p.ctx, d.ID, 0, nil, string(b))
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, d.Title, err)
 	}
 	p.rep.Saved++
-	proposed, err := y.space().Propose(p.ctx, Clash{ID: d.ID, Base: v.Number, Join: true})
-	if err != nil {
-		return err
-	}
-	if proposed.Number > 0 {
+	if pr := kept.Proposal; pr != nil {
 		p.rep.Clashes++
-		y.say("sync: %s and the document %q had different texts: the file's is saved (version %d), and the space's is proposal %d, waiting for your review (docs proposals %q)",
-			rel, d.Title, saved.Document.Version, proposed.Number, d.Title)
+		y.say("sync: %s and the document %q had different texts: the file's is saved (version %d), and the space's is proposal %d (%s), waiting for your review (docs proposals %q)",
+			rel, d.Title, kept.Saved.Document.Version, pr.Number, noteJoin, d.Title)
 	}
-	return p.writeOut(d.ID, saved.Document, rel, hashOf(b))
+	if kept.Latest != nil {
+		return p.writeText(d.ID, rel, *kept.Latest, hashOf(b))
+	}
+	p.record(e, p.files[rel], hashOf(b), kept.Saved.Document.Version)
+	return nil
 }
 
 // newDocs writes a file for each document of the space that has none.

@@ -3,6 +3,7 @@ package filesync_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -591,39 +592,52 @@ func TestSyncRun(t *testing.T) {
 	}
 }
 
-// TestSyncClashProposalOnce: a sync stopped right after a clash's proposal is made, before
-// its state notes it (its state still has the clash pending), makes no second proposal
-// when it starts again: it finds the one it made by its text.
-func TestSyncClashProposalOnce(t *testing.T) {
+// TestSyncClashInOneCommit: a clash's save and its proposal are one commit
+// (SaveKeeping): the state never holds a clash pending, so no sync killed between them
+// can leave one without the other. A state an older sync left with a clash pending (it
+// saved, then stopped before proposing) is still finished, once.
+func TestSyncClashInOneCommit(t *testing.T) {
 	f := newFolder(t)
 	f.put("Plan.md", "one\ntwo\nthree\n")
 	f.once()
 	id := f.titles()["Plan"]
 	check[docstore.Saved](t)(f.s.Edit(f.ctx, id, "two", "agent's two", north))
 	f.put("Plan.md", "one\nana's two\nthree\n")
-
-	killed := errors.New("killed")
-	undo := filesync.KillAfterProposal(killed)
-	if _, err := f.y.Once(f.ctx); !errors.Is(err, killed) {
-		t.Fatalf("the pass stopped after the proposal: %v", err)
+	rep := f.once()
+	if rep.Clashes != 1 {
+		t.Fatalf("a pass of a clash: %+v\n%s", rep, f.say)
 	}
-	undo()
 	raw, err := os.ReadFile(filepath.Join(f.dir, ".compass", "sync-personal.json"))
-	if err != nil || !strings.Contains(string(raw), `"pending"`) {
-		t.Fatalf("the state holds no pending clash (it must, for this test to be about anything): %s %v", raw, err)
+	if err != nil || strings.Contains(string(raw), `"pending"`) {
+		t.Errorf("the state holds a pending clash: %s %v", raw, err)
 	}
+	if n := openProposals(t, f, id); n != 1 {
+		t.Errorf("%d open proposals, want 1", n)
+	}
+	if !strings.Contains(f.say.String(), "agent:north's are proposal 1") {
+		t.Errorf("the clash was not said: %s", f.say)
+	}
+
+	// An older sync's state: the save made (preferring the file's lines), the proposal not.
+	check[docstore.Saved](t)(f.s.Edit(f.ctx, id, "three", "agent's three", north))
+	d, _ := f.doc(id)
+	f.put("Plan.md", "one\nana's two\nana's three\n")
+	by := docstore.Author{By: "agent:sync", For: "person:ana"}
+	check[docstore.Saved](t)(f.s.Save(f.ctx, id, d.Version-1, "one\nana's two\nana's three\n", by, linediff.PreferMine))
+	var st map[string]any
+	raw, _ = os.ReadFile(filepath.Join(f.dir, ".compass", "sync-personal.json"))
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	st["pending"] = map[string]any{id: map[string]any{"base": d.Version - 1, "text": "one\nana's two\nana's three\n"}}
+	raw, _ = json.Marshal(st)
+	os.WriteFile(filepath.Join(f.dir, ".compass", "sync-personal.json"), raw, 0o644)
 	f.once()
-	if rep := f.once(); rep.Changed() {
-		t.Errorf("a pass after did %+v", rep)
+	f.once()
+	if n := openProposals(t, f, id); n != 2 {
+		t.Errorf("%d open proposals after an older sync's pending clash, want 2", n)
 	}
-	ps := check[[]docstore.Proposal](t)(docstore.ReadIn(f.ctx, f.s, func(r *docstore.Reader) ([]docstore.Proposal, error) {
-		_, ps, err := r.Proposals(id, 0, 10)
-		return ps, err
-	}))
-	if len(ps) != 1 {
-		t.Fatalf("%d open proposals after a restart, want 1: %+v", len(ps), ps)
-	}
-	if got := f.get("Plan.md"); got != "one\nana's two\nthree\n" {
+	if got := f.get("Plan.md"); got != "one\nana's two\nana's three\n" {
 		t.Errorf("the file: %q", got)
 	}
 }
