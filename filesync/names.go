@@ -53,3 +53,26 @@ func TitleFor(rel string) string {
 func withID(name, id string) string {
 	return strings.TrimSuffix(name, ".md") + " (" + id + ").md"
 }
+
+// fileFor is FileFor as the sync writes it: a part the scan would skip (an editor's temp or
+// backup name: starting with "#", ending in "~", vim's "4913", a file ending in ".tmp.md")
+// is changed so that the scan reads it: "#" first becomes "_", "~" last "-", and "_" is
+// added to "4913" and to a ".tmp" before ".md". Written as it was, the file would read as
+// gone at the next pass, and its document be deleted. (export --git keeps FileFor: git
+// ignores nothing.)
+func fileFor(title string) string {
+	parts := strings.Split(strings.TrimSuffix(FileFor(title), ".md"), "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "#") {
+			p = "_" + p[1:]
+		}
+		if strings.HasSuffix(p, "~") {
+			p = p[:len(p)-1] + "-"
+		}
+		if p == "4913" || i == len(parts)-1 && strings.HasSuffix(strings.ToLower(p), ".tmp") {
+			p += "_"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, "/") + ".md"
+}

@@ -137,3 +137,16 @@ func hashOf(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// ignoredPath reports whether the file rel is left alone, or a folder on its way is.
+func (ig ignorer) ignoredPath(rel string) bool {
+	if ig.ignored(rel, false) {
+		return true
+	}
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if ig.ignored(d, true) {
+			return true
+		}
+	}
+	return false
+}

@@ -107,6 +107,7 @@ type pass struct {
 	y     *Sync
 	ctx   context.Context
 	st    *State
+	ig    ignorer // the folder's .compassignore, as this pass read it
 	files map[string]*file
 	byID  map[string]docstore.Document
 	taken map[string]docstore.Document // folded title → document not deleted
@@ -138,7 +139,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	files, folders, err := scan(y.Dir, readIgnore(y.Dir))
+	ig := readIgnore(y.Dir)
+	files, folders, err := scan(y.Dir, ig)
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %v", ErrFolderMissing, err)
 	}
@@ -149,7 +151,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	p := &pass{y: y, ctx: ctx, st: st, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
+	p := &pass{y: y, ctx: ctx, st: st, ig: ig, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
 	for _, d := range docs {
 		p.byID[d.ID] = d
 		if d.Deleted == nil {
@@ -189,6 +191,17 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 		gone = append(gone, id)
 	}
+	// A file the sync now ignores (.compassignore got a pattern for it), or can't reach
+	// (a folder on its way became a link), is not gone: it is no longer synced, and its
+	// document is left as it is.
+	postponed := map[string]bool{}
+	gone = slices.DeleteFunc(gone, func(id string) bool {
+		if p.notSynced(id, st.Docs[id].Path) {
+			postponed[id] = true
+			return true
+		}
+		return false
+	})
 	gone = p.findSimilar(gone, claimed, moved)
 	// A scan is no snapshot. A file moved from a folder not read yet to one read already
 	// passes it by, and reads as gone; one moved from a folder read already to one not read
@@ -201,7 +214,6 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	// new documents (not written beside a waiting file of their title). A folder that
 	// changes under every pass's scan keeps its new files waiting: passes run once its
 	// events have settled (Watch.Settle).
-	postponed := map[string]bool{}
 	freshWait := false
 	if fresh := unclaimed(files, claimed); len(gone) > 0 || fresh > 0 {
 		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil {
@@ -550,13 +562,6 @@ func (p *pass) known(id, rel string, present bool) error {
 
 	// Gone from the folder.
 	if f == nil {
-		if err := p.reachable(e.Path); err != nil {
-			// A folder on its way became a link (the scan doesn't follow links): the file
-			// is not seen, not gone. Its document is kept.
-			y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", d.Title, e.Path, err)
-			p.rep.Skipped++
-			return nil
-		}
 		if d.Version == e.Version {
 			if !p.writable(e.Path, "it was deleted: its document is kept") {
 				return nil
@@ -607,10 +612,12 @@ func (p *pass) known(id, rel string, present bool) error {
 			}
 		}
 		e.Path = rel
-	} else if d.Title != e.Title && FileFor(d.Title) != rel {
+	} else if d.Title != e.Title && fileFor(d.Title) != rel {
 		// Renamed in the space: the file follows, unless its new name is taken.
-		to := FileFor(d.Title)
-		if err := p.reachable(to); err != nil {
+		to := fileFor(d.Title)
+		if p.ig.ignoredPath(to) {
+			y.sayOnce(fmt.Sprintf("ignored %s %d", id, d.Version), "sync: %q was renamed %q in the space, but the sync ignores %s (.compassignore): its file stays %s", e.Title, d.Title, to, rel)
+		} else if err := p.reachable(to); err != nil {
 			y.say("sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
 		} else if p.occupied(to) {
 			y.say("sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
@@ -1238,7 +1245,12 @@ func (p *pass) writeNew(ids []string) error {
 	defer func() { p.st.Writing = nil }()
 	for _, id := range ids {
 		d := p.byID[id]
-		rel := FileFor(d.Title)
+		rel := fileFor(d.Title)
+		if p.ig.ignoredPath(rel) {
+			p.y.sayOnce("ignored "+id, "sync: %q is not synced: the sync ignores its file %s (.compassignore); the document is left as it is", d.Title, rel)
+			p.rep.Skipped++
+			continue
+		}
 		if p.files[rel] != nil && !p.y.space().Writable() {
 			continue // its file has another text, which this sync may not send: said by join
 		}
@@ -1282,4 +1294,25 @@ func (p *pass) reachable(rel string) error {
 		done()
 	}
 	return nil
+}
+
+// notSynced reports whether the file rel of the document id, not seen by the scan, is one
+// the sync ignores now, or can't reach (a link on the way), and says so once: the
+// document is left as it is, never deleted for it.
+func (p *pass) notSynced(id, rel string) bool {
+	title := rel
+	if d, ok := p.byID[id]; ok {
+		title = d.Title
+	}
+	if p.ig.ignoredPath(rel) {
+		p.y.sayOnce("ignored "+id, "sync: %q is not synced: the sync ignores its file %s now (.compassignore); the document is left as it is", title, rel)
+		p.rep.Skipped++
+		return true
+	}
+	if err := p.reachable(rel); err != nil {
+		p.y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", title, rel, err)
+		p.rep.Skipped++
+		return true
+	}
+	return false
 }

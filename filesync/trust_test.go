@@ -114,3 +114,44 @@ func TestSyncKeepsFilesBeneathTheFolder(t *testing.T) {
 		t.Errorf("the move through the link was not said:\n%s", f.say)
 	}
 }
+
+// TestSyncNeverDeletesWhatItIgnores: an agent's titles whose files the scan would ignore
+// ("#", "~", "4913", ".tmp", a folder in .compassignore) were written and, read as gone
+// by the next pass, deleted; a pattern added to .compassignore deleted the documents of
+// files synced already. Now such titles get names the scan reads, a document whose file
+// the sync ignores is left alone and said once, and a file that becomes ignored stops
+// syncing with its document kept.
+func TestSyncNeverDeletesWhatItIgnores(t *testing.T) {
+	f := newFolder(t)
+	f.put(".compassignore", "Drafts/\n")
+	f.put("Private/a.md", "# a\n")
+	f.put("b.md", "# b\n")
+	f.once()
+	titles := []string{"#tags", "backup~", "4913", "notes.tmp", "Drafts/x", "#folder/y"}
+	for _, title := range titles {
+		check[docstore.Saved](t)(f.s.Create(f.ctx, title, "# "+title+"\n", docstore.KindWrite, north))
+	}
+	for range 3 {
+		f.once()
+	}
+	f.put(".compassignore", "Drafts/\nPrivate/\n")
+	for range 3 {
+		f.once()
+	}
+	live := f.titles()
+	for _, title := range append(titles, "Private/a", "b") {
+		if live[title] == "" {
+			t.Errorf("%q was deleted\nsaid: %s", title, f.say)
+		}
+	}
+	for rel, want := range map[string]string{"_tags.md": "# #tags\n", "backup-.md": "# backup~\n", "4913_.md": "# 4913\n", "notes.tmp_.md": "# notes.tmp\n", "_folder/y.md": "# #folder/y\n", "Drafts/x.md": "<none>"} {
+		if got := f.get(rel); got != want {
+			t.Errorf("%s: %q, want %q", rel, got, want)
+		}
+	}
+	for _, says := range []string{`"Drafts/x" is not synced`, `"Private/a" is not synced`} {
+		if n := strings.Count(f.say.String(), says); n != 1 {
+			t.Errorf("%s: said %d times, want once:\n%s", says, n, f.say)
+		}
+	}
+}
