@@ -32,6 +32,8 @@ type State struct {
 	// too) as the documents' (adoptWritten), instead of making a document of each; a file
 	// it never wrote is written by the next pass.
 	Writing map[string]*Entry `json:"writing,omitempty"`
+	// Window is what the guards remember of the last passes (deleteWindow).
+	Window *Window `json:"window,omitempty"`
 
 	read []byte // the bytes loaded, so that a pass that changed nothing writes nothing
 }

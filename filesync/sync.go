@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -51,6 +52,8 @@ type Sync struct {
 	// Workers is how many documents are made at once from new files (their commits are
 	// grouped by the store): 8 when 0.
 	Workers int
+	// Now is the clock the guards' window is read by (nil: time.Now).
+	Now func() time.Time
 
 	folders []string // the last pass's folders, for Run to watch
 
@@ -253,8 +256,9 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 			deletes++
 		}
 	}
-	if deletes > 1 && deletes*5 > len(st.Docs) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had (their files are gone from %s); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, len(st.Docs), y.Dir)
+	w := p.window()
+	if tooMany(deletes, len(w.Deleted), w.peak()) && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had in the last %v (their files are gone from %s)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, w.peak(), deleteWindow, y.Dir, alsoRecent(len(w.Deleted), "deleted"))
 	}
 	// And the other way: files the pass would remove, their documents deleted in the space
 	// or not in it at all. Every document the folder was synced with missing from the space
@@ -276,8 +280,8 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if unknown > 0 && unknown == len(st.Docs) && !y.AllowDeletes {
 		return Report{}, fmt.Errorf("%w: none of the %d documents %s was synced with is in this space %q, not even deleted: was it synced with another data file or server? Nothing was changed. To sync the folder with this space afresh (its files and the space's documents of the same titles joined, nothing removed), move %s away", ErrOtherStore, len(st.Docs), y.Dir, sp.Name(), statePath(y.Dir, sp.Name()))
 	}
-	if removes > 1 && removes*5 > len(st.Docs) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: this pass would remove %d of the %d files of %s (their documents were deleted in the space); nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, len(st.Docs), y.Dir)
+	if tooMany(removes, len(w.Removed), w.peak()) && !y.AllowDeletes {
+		return Report{}, fmt.Errorf("%w: this pass would remove %d of the %d files %s had in the last %v (their documents were deleted in the space)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, w.peak(), y.Dir, deleteWindow, alsoRecent(len(w.Removed), "removed"))
 	}
 
 	for _, id := range ids {
@@ -349,6 +353,16 @@ func appeared(first, again map[string]*file) bool {
 }
 
 func (p *pass) saveState(err error) error {
+	if w := p.st.Window; w != nil {
+		if p.y.AllowDeletes {
+			// Deletes said yes to: the window starts again from the folder as it is now.
+			p.st.Window = &Window{}
+			p.st.Window.sized(p.y.now(), len(p.st.Docs))
+		} else {
+			w.Deleted = note(w.Deleted, p.y.now(), p.rep.Deleted)
+			w.Removed = note(w.Removed, p.y.now(), p.rep.Removed)
+		}
+	}
 	if serr := p.persist(); err == nil {
 		err = serr
 	}
@@ -1315,4 +1329,30 @@ func (p *pass) notSynced(id, rel string) bool {
 		return true
 	}
 	return false
+}
+
+// window is the guards' memory of the last deleteWindow, with this pass's size noted.
+func (p *pass) window() *Window {
+	if p.st.Window == nil {
+		p.st.Window = &Window{}
+	}
+	now := p.y.now()
+	p.st.Window.since(now)
+	p.st.Window.sized(now, len(p.st.Docs))
+	return p.st.Window
+}
+
+// alsoRecent says how many the window holds already.
+func alsoRecent(n int, what string) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", and %d were %s by the passes of the last %v", n, what, deleteWindow)
+}
+
+func (y *Sync) now() time.Time {
+	if y.Now != nil {
+		return y.Now()
+	}
+	return time.Now()
 }

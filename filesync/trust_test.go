@@ -3,12 +3,15 @@ package filesync_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
@@ -153,5 +156,41 @@ func TestSyncNeverDeletesWhatItIgnores(t *testing.T) {
 		if n := strings.Count(f.say.String(), says); n != 1 {
 			t.Errorf("%s: said %d times, want once:\n%s", says, n, f.say)
 		}
+	}
+}
+
+// TestSyncGuardCountsAWindow: files removed one at a time (a cloud client evicting them,
+// a script with a sleep) deleted every document but the last: the guard counted a pass.
+// Now the deletes of the last ten minutes count together against the folder's largest
+// size then: twelve removals a second apart stop as twelve at once would, at the third
+// (more than a fifth of 12), and once the window has passed, a removal is one again. The
+// clock is the test's.
+func TestSyncGuardCountsAWindow(t *testing.T) {
+	f := newFolder(t)
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	f.y.Now = func() time.Time { return now }
+	for i := range 12 {
+		f.put(fmt.Sprintf("n%02d.md", i), fmt.Sprintf("# %d\n", i))
+	}
+	f.once()
+	var err error
+	removed := 0
+	for i := range 12 {
+		now = now.Add(time.Second)
+		os.Remove(filepath.Join(f.dir, fmt.Sprintf("n%02d.md", i)))
+		removed++
+		if _, err = f.y.Once(f.ctx); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, filesync.ErrTooManyDeletes) || removed != 3 {
+		t.Fatalf("after %d removals a second apart: %v, want the third stopped", removed, err)
+	}
+	if n := len(f.titles()); n != 10 {
+		t.Errorf("%d documents left, want 10 (two deleted)", n)
+	}
+	now = now.Add(11 * time.Minute)
+	if rep := f.once(); rep.Deleted != 1 {
+		t.Errorf("after the window, a removal: %+v", rep)
 	}
 }
