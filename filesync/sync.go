@@ -531,7 +531,7 @@ func (p *pass) known(id, rel string, present bool) error {
 		} else {
 			b, err := p.read(rel)
 			if err != nil {
-				y.say("sync: %s left as it is: %v", rel, err)
+				p.skip(rel, ": %v", err)
 				p.rep.Skipped++
 				return nil
 			}
@@ -632,11 +632,11 @@ func (p *pass) known(id, rel string, present bool) error {
 		if p.ig.ignoredPath(to) {
 			y.sayOnce(fmt.Sprintf("ignored %s %d", id, d.Version), "sync: %q was renamed %q in the space, but the sync ignores %s (.compassignore): its file stays %s", e.Title, d.Title, to, rel)
 		} else if err := p.reachable(to); err != nil {
-			y.say("sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
+			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
 		} else if p.occupied(to) {
-			y.say("sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
+			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
 		} else if err := p.move(rel, to); err != nil {
-			y.say("sync: %q was renamed %q in the space, but its file %s can't move to %s: %v", e.Title, d.Title, rel, to, err)
+			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but its file %s can't move to %s: %v", e.Title, d.Title, rel, to, err)
 		} else {
 			p.files[to], f.rel = f, to
 			delete(p.files, rel)
@@ -751,7 +751,7 @@ func (p *pass) writable(rel, why string) bool {
 	if p.y.space().Writable() {
 		return true
 	}
-	p.y.say("sync: %s left as it is (this token may only read the space, or its changes are reviewed): %s", rel, why)
+	p.skip(rel, " (this token may only read the space, or its changes are reviewed): %s", why)
 	p.rep.Skipped++
 	return false
 }
@@ -764,7 +764,7 @@ func (p *pass) writable(rel, why string) bool {
 func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 	y := p.y
 	if err := docstore.CheckText(string(text)); err != nil {
-		y.say("sync: %s left as it is: %v", rel, err)
+		p.skip(rel, ": %v", err)
 		p.rep.Skipped++
 		return nil
 	}
@@ -1100,13 +1100,13 @@ func (p *pass) newFiles(rels []string) error {
 			err = docstore.CheckText(string(b))
 		}
 		if err != nil {
-			y.say("sync: %s left as it is: %v", rel, err)
+			p.skip(rel, ": %v", err)
 			p.rep.Skipped++
 			continue
 		}
 		title, err := docstore.CleanTitle(TitleFor(rel))
 		if err != nil {
-			y.say("sync: %s left as it is: its name is no title: %v", rel, err)
+			p.skip(rel, ": its name is no title: %v", err)
 			p.rep.Skipped++
 			continue
 		}
@@ -1118,7 +1118,7 @@ func (p *pass) newFiles(rels []string) error {
 			continue
 		}
 		if other, has := p.st.Docs[d.ID]; has {
-			y.say("sync: %s left as it is: its title %q is the document of %s", rel, d.Title, other.Path)
+			p.skip(rel, ": its title %q is the document of %s", d.Title, other.Path)
 			p.rep.Skipped++
 			continue
 		}
@@ -1167,7 +1167,7 @@ func (p *pass) newFiles(rels []string) error {
 					p.byID[saved.Document.ID] = saved.Document
 					p.rep.Created++
 				case errors.Is(err, docstore.ErrBadTitle) || errors.As(err, new(*docstore.TitleTakenError)):
-					y.say("sync: %s left as it is: %v", c.rel, err)
+					p.skip(c.rel, ": %v", err)
 					p.rep.Skipped++
 				case first == nil:
 					first = fmt.Errorf("making a document of %s: %w", c.rel, err)
@@ -1355,4 +1355,14 @@ func (y *Sync) now() time.Time {
 		return y.Now()
 	}
 	return time.Now()
+}
+
+// skip says that the file at rel is left as it is, and why, once until the file changes
+// (a continuous sync would else say it every pass).
+func (p *pass) skip(rel, format string, args ...any) {
+	key := "skip " + rel
+	if f := p.files[rel]; f != nil {
+		key = fmt.Sprintf("skip %s %d %d %d", rel, f.size, f.mtime.UnixNano(), f.inode)
+	}
+	p.y.sayOnce(key+" "+format, "sync: %s left as it is"+format, append([]any{rel}, args...)...)
 }

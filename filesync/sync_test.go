@@ -174,6 +174,13 @@ func TestSyncFirstRunJoins(t *testing.T) {
 	if len(open) != 1 || open[0].Author.By != "agent:north" {
 		t.Errorf("proposals of Projects/Road: %+v", open)
 	}
+	// Where it came from, for the person deciding (it looked like any agent's write).
+	if len(open) == 1 && !strings.Contains(open[0].Note, "kept from the space when the folder joined") {
+		t.Errorf("the join's proposal says %q", open[0].Note)
+	}
+	if !strings.Contains(f.say.String(), "kept from the space when the folder joined") {
+		t.Errorf("the join was not said so: %s", f.say)
+	}
 	if len(f.titles()) != 4 {
 		t.Errorf("documents: %v", f.titles())
 	}

@@ -194,3 +194,33 @@ func TestSyncGuardCountsAWindow(t *testing.T) {
 		t.Errorf("after the window, a removal: %+v", rep)
 	}
 }
+
+// TestSyncRefusesNestedFolders: syncs of DIR and DIR/sub copied each other's documents a
+// folder deeper every pass. A folder inside, or holding, one whose lock another sync
+// holds is refused, naming it; a lock left by a sync that ended is no lock.
+func TestSyncRefusesNestedFolders(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "notes", "sub")
+	os.MkdirAll(sub, 0o755)
+	release, err := filesync.Lock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := filesync.Lock(sub); !errors.Is(err, filesync.ErrNested) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("a folder inside a synced one: %v", err)
+	}
+	release()
+	release, err = filesync.Lock(sub)
+	if err != nil {
+		t.Fatalf("the folder inside, once the outer sync ended: %v", err)
+	}
+	if _, err := filesync.Lock(dir); !errors.Is(err, filesync.ErrNested) || !strings.Contains(err.Error(), sub) {
+		t.Errorf("a folder holding a synced one: %v", err)
+	}
+	release()
+	if release, err = filesync.Lock(dir); err != nil {
+		t.Errorf("the outer folder, once the inner sync ended: %v", err)
+	} else {
+		release()
+	}
+}

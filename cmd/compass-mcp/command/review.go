@@ -429,6 +429,9 @@ func (p Terminal) listProposals(names spaces.Names, d docstore.Document, ps []do
 func (p Terminal) proposalLines(names spaces.Names, ps []docstore.Proposal) {
 	for _, pr := range ps {
 		fmt.Fprintf(p.Out, "  change %-4d %-7s %s  %s  +%d \u2212%d  against v%d\n", pr.Number, pr.Kind, pr.Author.Show(names), when(pr.At), pr.Added, pr.Removed, pr.Base)
+		if pr.Note != "" { // a sync's: where it came from
+			fmt.Fprintf(p.Out, "              %s\n", pr.Note)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -8,11 +9,14 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
+	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -57,6 +61,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError{"--poll is at least 1s"}
 	}
 	y := &filesync.Sync{Dir: pos[0], AllowDeletes: *allow, Say: stderr}
+	store := "" // what the space is kept in, as the start line says it
 	w := filesync.Watch{Every: *every}
 	if *serverURL != "" {
 		if err := c.check(); err != nil {
@@ -75,6 +80,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			*token = env("COMPASS_TOKEN", "")
 		}
 		y.Space = &filesync.Remote{URL: *serverURL, Token: *token, Space: c.space}
+		store = "the server " + u.Redacted()
 		w.Poll = *poll
 	} else {
 		if err := c.person(); err != nil {
@@ -88,6 +94,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		y.Store = docstore.New(file, c.space)
 		y.By = docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String(), Door: docstore.DoorSync, Session: docstore.NewSession('y')}
 		w.Data, w.Store = c.data, file
+		store = pg.Redact(c.data)
 	}
 	release, err := filesync.Lock(y.Dir)
 	if err != nil {
@@ -95,15 +102,23 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer release()
 	if *once {
+		// Stdout says what happened: a pass that failed having done nothing says nothing.
 		rep, err := y.Once(ctx)
-		printReport(stdout, rep)
+		if err == nil || rep.Changed() {
+			printReport(stdout, rep)
+		}
 		return err
 	}
+	// Until stopped, every line has its time, and the first says what is kept in step.
+	y.Say = &stamped{w: stderr}
+	out := &stamped{w: stdout}
+	dir, _ := filepath.Abs(y.Dir)
+	fmt.Fprintf(y.Say, "sync: keeping %s and the space %q of %s the same, until stopped (Ctrl-C)\n", dir, c.space, store)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w.Passed = func(r filesync.Report) {
 		if r.Changed() {
-			printReport(stdout, r)
+			printReport(out, r)
 		}
 	}
 	return y.Run(ctx, w)
@@ -116,4 +131,32 @@ func printReport(w io.Writer, r filesync.Report) {
 	}
 	fmt.Fprintf(w, "Synced: %d made, %d joined, %d saved (%d clashes kept as proposals), %d written, %d renamed, %d deleted, %d removed, %d skipped.\n",
 		r.Created, r.Joined, r.Saved, r.Clashes, r.Written, r.Renamed, r.Deleted, r.Removed, r.Skipped)
+}
+
+// stamped writes each line with the time before it (a continuous sync's lines, read
+// later, say when).
+type stamped struct {
+	mu  sync.Mutex
+	w   io.Writer
+	mid bool // within a line
+}
+
+func (s *stamped) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !s.mid {
+			out = time.Now().AppendFormat(out, "2006-01-02 15:04:05 ")
+		}
+		out = append(out, line...)
+		s.mid = line[len(line)-1] != '\n'
+	}
+	if _, err := s.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -1,12 +1,17 @@
 package command
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
 )
 
@@ -58,5 +63,56 @@ func TestSyncAndExportCommands(t *testing.T) {
 		if err == nil || !strings.Contains(out, want) {
 			t.Errorf("%s: %v %q, want %q", args, err, out, want)
 		}
+	}
+}
+
+// TestSyncSaysWhatHappened: a failed pass printed "In step: nothing to do." on stdout
+// before its error; now stdout says nothing when nothing happened. A continuous sync
+// printed nothing at its start; now one line, with its time, says the folder, the space
+// and the store, and so does each line after.
+func TestSyncSaysWhatHappened(t *testing.T) {
+	data := newData(t)
+	cli(t, data, "call", "--agent", "north", "write_document", "title=Agent notes", "text=notes\n", "--for", "ana")
+	vault := filepath.Join(t.TempDir(), "vault")
+	os.MkdirAll(filepath.Join(vault, ".compass"), 0o755)
+	os.WriteFile(filepath.Join(vault, ".compass", "sync-personal.json"), []byte("{not json"), 0o644)
+	cmd := exec.Command(testbin.Path, "sync", vault, "--once", "--for", "ana")
+	cmd.Env = append(os.Environ(), testEnv(data)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err == nil || out.Len() != 0 || !strings.Contains(errb.String(), "reading the sync's state") {
+		t.Errorf("a failed pass: %v, stdout %q, stderr %q", err, out.String(), errb.String())
+	}
+	os.Remove(filepath.Join(vault, ".compass", "sync-personal.json"))
+
+	cmd = exec.Command(testbin.Path, "sync", vault, "--for", "ana")
+	cmd.Env = append(os.Environ(), testEnv(data)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var first string
+	select {
+	case first = <-lines:
+	case <-time.After(30 * time.Second):
+	}
+	cmd.Process.Signal(os.Interrupt)
+	for range lines {
+	}
+	waitExit(t, cmd, 30*time.Second, "sync")
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d sync: keeping `)
+	if !stamp.MatchString(first) || !strings.Contains(first, vault) || !strings.Contains(first, `"personal"`) || !strings.Contains(first, data) {
+		t.Errorf("the start line: %q, want the time, the folder, the space and the data", first)
 	}
 }
