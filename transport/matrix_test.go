@@ -267,6 +267,8 @@ func rows() []row {
 		{pattern: "POST /document/{id}/comment/{n}/resolve", door: pageWrite, method: "POST", path: "/document/{id}/comment/{n}/resolve", ok: 303, changes: true, setup: commented},
 		{pattern: "GET /inbox", door: pageRead, method: "GET", path: "/inbox", ok: 200},
 		{pattern: "GET /inbox/events", door: pageRead, method: "GET", path: "/inbox/events", ok: 200},
+		{pattern: "GET /activity", door: pageRead, method: "GET", path: "/activity", ok: 200},
+		{pattern: "GET /activity/events", door: pageRead, method: "GET", path: "/activity/events", ok: 200},
 		{pattern: "GET /proposals", door: pageRead, method: "GET", path: "/proposals", ok: 303}, // to /inbox
 		{pattern: "POST /document/{id}/accept", door: pageWrite, method: "POST", path: "/document/{id}/accept", body: "n={n}", ok: 303, changes: true, setup: withProposal},
 		{pattern: "GET /document/{id}/proposals", door: pageRead, method: "GET", path: "/document/{id}/proposals", ok: 200, setup: withProposal},

@@ -262,9 +262,10 @@ func acceptedWhat(saved docstore.Saved, pr docstore.Proposal) string {
 
 // inboxListener is an open inbox page: whose, their spaces, and what it shows (inboxMark).
 type inboxListener struct {
-	person string
-	spaces []string
-	mark   string
+	person   string
+	spaces   []string
+	mark     string
+	activity bool // an activity page's (activity.go): told of what happened, not of what waits
 }
 
 // inboxMark says what an inbox shows, so that a change is told: how many wait, and the
@@ -280,13 +281,17 @@ func inboxMark(box docstore.Inbox) string {
 // subscribeInbox listens for changes to person's inbox after mark; the channel closes when
 // the hub does.
 func (h *hub) subscribeInbox(person string, in []string, mark string) (chan saved, bool) {
+	return h.subscribeListener(&inboxListener{person: person, spaces: in, mark: mark})
+}
+
+func (h *hub) subscribeListener(l *inboxListener) (chan saved, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, false
 	}
 	c := make(chan saved, 4)
-	h.inboxes[c] = &inboxListener{person: person, spaces: in, mark: mark}
+	h.inboxes[c] = l
 	h.fresh = true
 	if !h.running {
 		h.running = true
@@ -312,6 +317,10 @@ func (h *hub) checkInboxes() {
 	h.mu.Unlock()
 	for c, l := range ls {
 		if len(l.spaces) == 0 {
+			continue
+		}
+		if l.activity {
+			h.checkActivity(c, l)
 			continue
 		}
 		box, err := docstore.ReadIn(h.ctx, docstore.New(h.s.db, l.spaces[0]), func(rd *docstore.Reader) (docstore.Inbox, error) {

@@ -154,6 +154,7 @@ func (s *Site) routes() http.Handler {
 	in("GET /document/{id}/events", s.events)
 	s.reviewRoutes(in)
 	s.inboxRoutes(in)
+	s.activityRoutes(in)
 	in("GET /conversations", s.conversations)
 	in("GET /conversation/{id}", s.conversation)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
