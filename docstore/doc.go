@@ -171,6 +171,12 @@ type Document struct {
 	Opens   string    `json:"opens"`             // the latest text's first non-empty line, at most 400 bytes
 	Deleted *Deletion `json:"deleted,omitempty"` // set while the document is deleted
 	Review  *Review   `json:"review,omitempty"`  // its proposals and comments; nil when it never had any
+
+	// Largest is the size of the largest text a version of it has had, as far as its
+	// record knows: saves since it was kept count every version's, a record written
+	// before counts from its last two (0 until its next save: Bytes stands for it). It
+	// weighs what rebuilding an old version may hold (Weight).
+	Largest int `json:"largest,omitempty"`
 }
 
 // Review counts what a document has beside its versions: the agents' proposals and the

@@ -89,6 +89,10 @@ func (b *buckets) put(d *Document, v Version, prev *Version, c change) error {
 	}
 	d.Title, d.Version, d.Saved, d.Author = v.Title, v.Number, v.At, v.Author
 	d.Bytes, d.Opens = len(v.Text), opens(v.Text)
+	d.Largest = max(d.Largest, d.Bytes)
+	if prev != nil {
+		d.Largest = max(d.Largest, len(prev.Text))
+	}
 	for _, x := range indexes {
 		if x.put == nil {
 			continue
