@@ -110,6 +110,11 @@ func (h *served) version(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusBadRequest, refusal{Error: "n: a version's number (0: the latest)"})
 		return
 	}
+	release, ok := h.hold(w, r, l, r.URL.Query().Get("id"), 0, docstore.WorkRead, n != 0)
+	if !ok {
+		return
+	}
+	defer release()
 	v, err := l.Read(r.Context(), r.URL.Query().Get("id"), n)
 	if err != nil {
 		answerErr(w, r, err)
@@ -129,6 +134,11 @@ func (h *served) write(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusBadRequest, refusal{Error: fmt.Sprintf("the body is not the JSON of a sync request: %v", err)})
 		return
 	}
+	release, ok := h.hold(w, r, l, q.ID, len(q.Text), docstore.WorkWrite, q.Base != 0)
+	if !ok {
+		return
+	}
+	defer release()
 	ctx := r.Context()
 	var (
 		out any

@@ -22,6 +22,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/charter"
+	"github.com/compass-mcp/compass-mcp/internal/inflight"
 	"github.com/compass-mcp/compass-mcp/internal/version"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -55,6 +56,9 @@ type Config struct {
 	// Review makes every agent's change a proposal, for the person to accept or decline
 	// (docstore.Store.Proposing); a token can ask for it too (access.Principal.Review).
 	Review bool
+	// Budget is the memory for work in flight every call holds room in while it runs
+	// (inflight.go); nil: the process's, inflight.Process.
+	Budget *inflight.Budget
 }
 
 // Server holds what the tools work on.
@@ -178,6 +182,11 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		if refused := in.mayNot(ctx, h.readOnly); refused != "" {
 			return mcp.NewToolResultError(refused), nil
 		}
+		release, busy := in.hold(ctx, &args, h.readOnly)
+		if busy != "" {
+			return mcp.NewToolResultError(busy), nil
+		}
+		defer release()
 		answer, err := run(in, ctx, &args)
 		var r refusal
 		switch {

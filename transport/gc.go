@@ -3,6 +3,8 @@ package transport
 import (
 	"os"
 	"runtime/debug"
+
+	"github.com/compass-mcp/compass-mcp/internal/inflight"
 )
 
 // ServerGC is the garbage collector's target for a server: the heap may grow to 5 times
@@ -16,8 +18,19 @@ const ServerGC = 400
 
 // TuneGC sets ServerGC for the process unless GOGC says otherwise: for a process that
 // serves (MCP, or only the page, whose rendering copies each page several times too).
+// It also sets the runtime's soft memory limit (unless GOMEMLIMIT says otherwise) to the
+// budget for work in flight (inflight.Process, --memory) plus MemorySlack: at ServerGC
+// the heap would grow to 5 times a full budget before a collection; near the limit the
+// collector runs sooner instead.
 func TuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(ServerGC)
 	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(inflight.Process.Stats().Limit + MemorySlack)
+	}
 }
+
+// MemorySlack is what a server holds beside its calls in progress, about: its caches (the
+// store's, the page's renders and blames, 64 MiB each at most), sessions and buffers.
+const MemorySlack = 256 << 20

@@ -71,6 +71,7 @@ func (s Server) handler(ctx context.Context, ln net.Listener) (*HTTP, []string, 
 	if err := s.registerOAuth(ctx, mux, ln.Addr(), gate); err != nil { // before the gate is copied
 		return nil, nil, nil, err
 	}
+	mux.HandleFunc("GET /healthz", health)
 	web.MountMessages(mux, s.DB, gate, Guard)
 	filesync.Mount(mux, s.DB, gate, Guard)
 	withdraw := s.mountPage(ctx, mux, h.Server, ln)

@@ -134,7 +134,7 @@ func (s *Site) routes() http.Handler {
 	mux.HandleFunc("POST /signout", s.signout)
 
 	in := func(pattern string, h func(http.ResponseWriter, *http.Request, who)) {
-		mux.Handle(pattern, s.signedIn(h))
+		mux.Handle(pattern, s.signedIn(s.weighed(pattern, h)))
 	}
 	in("GET /{$}", s.list)
 	in("GET /deleted", s.deleted)

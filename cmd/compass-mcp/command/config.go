@@ -59,6 +59,7 @@ type config struct {
 	pageAt                                         string       // where a browser opening /mcp is sent: "" when no page is served
 	pageDone                                       <-chan error // the page on its own address: gets its end, once its record is withdrawn
 	review                                         bool         // --review: the agents' changes are proposals
+	memory                                         string       // --memory: the budget for work in flight, as given (memory.go)
 	terminal                                       bool         // serve on a person's terminal: one line says it all (terminalLine)
 	// create: the command writes, and may make a new data file where --data names none
 	// (saying so on stderr); the others refuse a named file that isn't there.
@@ -102,6 +103,7 @@ func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.agent, "agent", env("COMPASS_AGENT", ""), "if set, who versions say made them (default: the MCP client's name, else \"agent\") [COMPASS_AGENT]")
 	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudecode.CurrentSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
 	fs.BoolVar(&c.review, "review", envBool("COMPASS_REVIEW"), "if set, every change an agent makes is a proposal, kept for the person to accept or decline (docs proposals, or the page); the person's own saves never are [COMPASS_REVIEW]")
+	memoryFlag(fs, c)
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>); / for links relative to the server (default: the person's page when one is served for the data file, else compass://document/<id>) [COMPASS_LINK_BASE]")
 }
 
@@ -109,6 +111,9 @@ func serverFlags(fs *flag.FlagSet, c *config) {
 func (c *config) check() error {
 	if err := spaces.Valid(c.space); err != nil {
 		return usageError{fmt.Sprintf("--space: %v", err)}
+	}
+	if err := c.applyMemory(); err != nil {
+		return err
 	}
 	if c.me == "" {
 		return nil

@@ -77,6 +77,7 @@ func webCmd(ctx context.Context, args []string) error {
 	var c config
 	fs := flags(webHelp, &c)
 	webFlag(fs, &c)
+	memoryFlag(fs, &c)
 	token := new(string)
 	secretFlag(fs, token, "token", "COMPASS_TOKEN", nil, "if set, the `token` every request needs; required to serve beyond loopback [COMPASS_TOKEN]")
 	browser := fs.Bool("browser", true, "if set, open the browser on a sign-in link")

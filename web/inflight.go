@@ -1,0 +1,64 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/inflight"
+)
+
+// weighed makes a page of a document (a route with {id} under /document/) hold room in the
+// process's budget for work in flight (inflight.Process) while it is made, as a tool call
+// does: weighed by the document's size and what the page does with it
+// (docstore.Document.Weight; by the largest version's but on the document's own page), it waits its turn, or
+// is answered 503 busy with Retry-After. Other pages, and a document's event stream (which
+// lasts, and reads no text), weigh nothing.
+func (s *Site) weighed(pattern string, h func(http.ResponseWriter, *http.Request, who)) func(http.ResponseWriter, *http.Request, who) {
+	if !strings.Contains(pattern, "/document/{id}") || strings.HasSuffix(pattern, "/events") {
+		return h
+	}
+	work, old := docstore.WorkRead, pattern != "GET /document/{id}"
+	switch {
+	case strings.HasPrefix(pattern, "POST "):
+		work = docstore.WorkWrite
+	case strings.HasSuffix(pattern, "/blame"):
+		work = docstore.WorkBlame
+	case strings.HasSuffix(pattern, "/diff"), strings.Contains(pattern, "/proposal"):
+		work = docstore.WorkDiff
+	}
+	return func(w http.ResponseWriter, r *http.Request, p who) {
+		release, err := inflight.Process.Acquire(r.Context(), s.weightOf(r, p, r.PathValue("id"), work, old))
+		var busy *inflight.BusyError
+		switch {
+		case errors.As(err, &busy):
+			w.Header().Set("Retry-After", "5")
+			s.problem(w, r, http.StatusServiceUnavailable, "Busy", "The server is busy with other large documents ("+busy.Error()+"). Reload this page in a few seconds.")
+			return
+		case err != nil:
+			return // the browser went away
+		}
+		defer release()
+		h(w, r, p)
+	}
+}
+
+// weightOf is what a call on document id may hold (0 when it isn't found: the page says so).
+func (s *Site) weightOf(r *http.Request, p who, id string, work docstore.Work, old bool) int64 {
+	var weight int64
+	order := p.searchOrder(r.URL.Query().Get("space"))
+	if len(order) == 0 {
+		return 0
+	}
+	_ = docstore.New(s.db, order[0]).View(r.Context(), func(first *docstore.Reader) error {
+		for _, sp := range order {
+			if d, err := first.In(sp).ByID(id); err == nil {
+				weight = d.Weight(work, old)
+				return nil
+			}
+		}
+		return nil
+	})
+	return weight
+}
