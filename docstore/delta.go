@@ -111,10 +111,15 @@ func (c change) shape() []deltaOp {
 }
 
 // rebuild applies a delta record to the next version's lines (of its text with a final
-// line break), giving the record's own. Lines are shared, not copied, so a chain of deltas
-// costs a slice of string headers a step.
-func rebuild(r record, next []string) ([]string, error) {
-	out := make([]string, 0, len(next))
+// line break), giving the record's own in out's array when it is large enough (out's
+// lines are overwritten: it may be the array of the step before next). Lines are
+// shared, not copied, so a chain of deltas costs two slices of string headers, used in
+// turn, whatever its length.
+func rebuild(r record, next, out []string) ([]string, error) {
+	if n := opLines(r.Ops); cap(out) < n {
+		out = make([]string, 0, n)
+	}
+	out = out[:0]
 	for _, op := range r.Ops {
 		if op.C == nil {
 			out = append(out, linediff.Lines(op.I)...)
@@ -126,6 +131,25 @@ func rebuild(r record, next []string) ([]string, error) {
 		out = append(out, next[op.C[0]:op.C[1]]...)
 	}
 	return out, nil
+}
+
+// opLines is how many lines a delta's ops make (its version's lines, given that every
+// copy is within the next version's).
+func opLines(ops []deltaOp) int {
+	n := 0
+	for _, op := range ops {
+		if op.C == nil {
+			n += strings.Count(op.I, "\n")
+			if op.I != "" && !strings.HasSuffix(op.I, "\n") {
+				n++
+			}
+			continue
+		}
+		if len(op.C) == 2 && op.C[1] > op.C[0] {
+			n += op.C[1] - op.C[0]
+		}
+	}
+	return n
 }
 
 // textOf is the text a record's lines make.
@@ -305,10 +329,13 @@ func (b *buckets) versionFrom(vb versionKeys, id string, n int, raw []byte) (Ver
 		}
 	}
 	lines := linediff.Lines(eol(chain[len(chain)-1].Text))
+	var spare []string
 	for i := len(chain) - 2; i >= 0; i-- {
-		if lines, err = rebuild(chain[i], lines); err != nil {
+		out, err := rebuild(chain[i], lines, spare)
+		if err != nil {
 			return Version{}, err
 		}
+		lines, spare = out, lines
 	}
 	v := chain[0].Version
 	v.Text = textOf(chain[0], lines)
@@ -334,15 +361,18 @@ func (b *buckets) span(id string, lo, hi int, fn func(Version) error) error {
 		return err
 	}
 	next := linediff.Lines(eol(v.Text))
+	var spare []string
 	for k := hi - 1; k >= lo; k-- {
 		r, err := recordOf(id, k, raws[k-lo], true)
 		if err != nil {
 			return err
 		}
 		if r.Delta {
-			if next, err = rebuild(r, next); err != nil {
+			out, err := rebuild(r, next, spare)
+			if err != nil {
 				return err
 			}
+			next, spare = out, next
 			r.Text = textOf(r, next)
 		} else {
 			next = linediff.Lines(eol(r.Text))

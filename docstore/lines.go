@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 // LineRange is a part of a text by its lines: From to To, 1-based and both included; 0
@@ -141,10 +144,141 @@ func (r *Reader) ReadLines(name string, version int, lines LineRange) (Document,
 			return d, v, part, err
 		}
 	}
+	if v, part, ok, err := b.deltaLines(vb, d.ID, version, raws[0], lines); ok || err != nil {
+		return d, v, part, err
+	}
 	if v, err = b.versionFrom(vb, d.ID, version, raws[0]); err != nil {
 		return d, v, part, err
 	}
 	part, err = Lines(v.Text, lines)
 	v.Text = ""
 	return d, v, part, err
+}
+
+// deltaLines cuts lines want of version n of document id, kept as a delta (raw, its
+// record as stored), without rebuilding its text: each line asked for is followed down
+// the chain of deltas to the version kept whole after it, where it is cut out in place,
+// or to the delta that holds it. A two-line read of an old version so holds the deltas'
+// headers and the two lines, not the text (issue 51: it held five times the document).
+// ok is false when the chain has a record of the layout before (JSON whole), which
+// versionFrom reads instead.
+func (b *buckets) deltaLines(vb versionKeys, id string, n int, raw []byte, want LineRange) (v Version, part Part, ok bool, err error) {
+	rec, err := recordOf(id, n, raw, false)
+	if err != nil || !rec.Delta || len(raw) == 0 || raw[0] != recordMark {
+		return v, part, false, err
+	}
+	v = rec.Version
+	v.Text = ""
+	total := opLines(rec.Ops)
+	from, to := max(want.From, 1), want.To
+	if to == 0 || to > total {
+		to = total
+	}
+	if from > total {
+		return v, Part{Total: total}, true, &NoLinesError{Total: total, Asked: from}
+	}
+	// Each line asked for: its text once found, else its index in the version reached.
+	type piece struct {
+		at    int
+		text  string
+		found bool
+	}
+	pieces := make([]piece, to-from+1)
+	for i := range pieces {
+		pieces[i].at = from - 1 + i
+	}
+	var ahead [][]byte
+	for k := n; ; k++ {
+		// rec is version k's record, a delta: follow the lines not yet found to k+1.
+		starts := make([]int, len(rec.Ops)+1)
+		for i, op := range rec.Ops {
+			starts[i+1] = starts[i] + opLines([]deltaOp{op})
+		}
+		inserted := map[int][]string{}
+		left := 0
+		for i := range pieces {
+			p := &pieces[i]
+			if p.found {
+				continue
+			}
+			j := sort.SearchInts(starts, p.at+1) - 1
+			if j < 0 || j >= len(rec.Ops) {
+				return v, part, true, fmt.Errorf("the delta of version %d of document %s has no line %d", k, id, p.at+1)
+			}
+			op := rec.Ops[j]
+			if op.C == nil {
+				ls, ok := inserted[j]
+				if !ok {
+					ls = linediff.Lines(op.I)
+					inserted[j] = ls
+				}
+				p.text, p.found = ls[p.at-starts[j]], true
+				continue
+			}
+			if len(op.C) != 2 || op.C[0] < 0 || op.C[0] > op.C[1] {
+				return v, part, true, fmt.Errorf("the delta of version %d copies lines %v", k, op.C)
+			}
+			p.at = op.C[0] + p.at - starts[j]
+			left++
+		}
+		if left == 0 {
+			break
+		}
+		if len(ahead) == 0 {
+			ahead = vb.getAll(k+1, (k+snapshotEvery)/snapshotEvery*snapshotEvery)
+		}
+		next := ahead[0]
+		ahead = ahead[1:]
+		if rec, err = recordOf(id, k+1, next, false); err != nil {
+			return v, part, true, err
+		}
+		if rec.Delta {
+			if next[0] != recordMark {
+				return Version{}, Part{}, false, nil
+			}
+			continue
+		}
+		if next[0] != recordMark {
+			return Version{}, Part{}, false, nil
+		}
+		// Version k+1 is kept whole: the lines left are cut out of its text in place.
+		_, body, err := decodeHeader(next)
+		if err != nil {
+			return v, part, true, fmt.Errorf("reading version %d of document %s: %w", k+1, id, err)
+		}
+		order := make([]int, 0, left)
+		for i := range pieces {
+			if !pieces[i].found {
+				order = append(order, i)
+			}
+		}
+		sort.SliceStable(order, func(x, y int) bool { return pieces[order[x]].at < pieces[order[y]].at })
+		line, rest := 0, body
+		for _, i := range order {
+			p := &pieces[i]
+			for line < p.at && len(rest) > 0 {
+				nl := bytes.IndexByte(rest, '\n')
+				if nl < 0 {
+					rest = nil
+					break
+				}
+				rest, line = rest[nl+1:], line+1
+			}
+			if line != p.at || len(rest) == 0 {
+				return v, part, true, fmt.Errorf("the delta of version %d of document %s copies line %d of version %d, which has fewer", k, id, p.at+1, k+1)
+			}
+			end := bytes.IndexByte(rest, '\n')
+			if end < 0 {
+				end = len(rest)
+			}
+			p.text, p.found = string(rest[:end]), true
+		}
+		break
+	}
+	part = Part{First: from, Last: to, Total: total, Lines: make([]string, len(pieces))}
+	for i, p := range pieces {
+		l := strings.TrimSuffix(p.text, "\n")
+		part.Lines[i] = strings.Clone(strings.TrimSuffix(l, "\r"))
+	}
+	return v, part, true, nil
 }

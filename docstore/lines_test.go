@@ -2,7 +2,10 @@ package docstore_test
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
@@ -76,5 +79,83 @@ func TestReadLines(t *testing.T) {
 	var none *docstore.NoLinesError
 	if _, err := docstore.Lines("a\n", docstore.LineRange{From: 2}); !errors.As(err, &none) || none.Total != 1 {
 		t.Errorf("past the end: %v", err)
+	}
+}
+
+// ReadLines of an older version follows the lines asked for down the deltas, without
+// rebuilding the text: across a history of random changes (lines changed, added, removed,
+// the last line's break taken away and given back), every range of every version is what
+// the rebuilt text's lines are.
+func TestReadLinesFollowsTheDeltas(t *testing.T) {
+	for _, every := range []int{64, 4} { // 4: chains that cross versions kept whole
+		t.Run(fmt.Sprint(every), func(t *testing.T) {
+			defer docstore.SetSnapshotEvery(every)()
+			readLinesFollowsTheDeltas(t)
+		})
+	}
+}
+
+func readLinesFollowsTheDeltas(t *testing.T) {
+	ctx := t.Context()
+	s := open(t, "personal")
+	r := rand.New(rand.NewPCG(51, 1))
+	lines := make([]string, 40)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line %d\n", i)
+	}
+	d := mustCreate(t, s, "Changing", strings.Join(lines, ""))
+	for v := 2; v <= 30; v++ {
+		for range 1 + r.IntN(4) {
+			i := r.IntN(len(lines) + 1)
+			switch r.IntN(3) {
+			case 0:
+				lines = slices.Insert(lines, i, fmt.Sprintf("added in %d\r\n", v), fmt.Sprintf("and this, %d\n", v))
+			case 1:
+				if i < len(lines) {
+					lines = slices.Delete(lines, i, min(i+1+r.IntN(3), len(lines)))
+				}
+			default:
+				if i < len(lines) {
+					lines[i] = fmt.Sprintf("changed in %d\n", v)
+				}
+			}
+		}
+		text := strings.Join(lines, "")
+		if v%5 == 0 {
+			text = strings.TrimSuffix(text, "\n")
+		}
+		saved, err := s.Write(ctx, d.ID, "", text, 0, north)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d = saved.Document
+	}
+	if d.Version < 20 {
+		t.Fatalf("only %d versions", d.Version)
+	}
+	for n := 1; n <= d.Version; n++ {
+		_, v, err := read(t, s, d.ID, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			from, to := r.IntN(60), r.IntN(60)
+			if to != 0 && to < from {
+				from, to = to, from
+			}
+			rg := docstore.LineRange{From: from, To: to}
+			if from == 0 && to == 0 {
+				rg.To = 1
+			}
+			want, werr := docstore.Lines(v.Text, rg)
+			var part docstore.Part
+			err := s.View(ctx, func(rd *docstore.Reader) (err error) {
+				_, _, part, err = rd.ReadLines(d.ID, n, rg)
+				return err
+			})
+			if (werr == nil) != (err == nil) || !slices.Equal(part.Lines, want.Lines) || part.Total != want.Total || part.First != want.First || part.Last != want.Last {
+				t.Fatalf("version %d %+v: ReadLines %+v %v, Lines of the rebuilt text %+v %v", n, rg, part, err, want, werr)
+			}
+		}
 	}
 }

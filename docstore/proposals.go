@@ -293,7 +293,7 @@ func (b *buckets) proposalFrom(d Document, n int, raw []byte, text bool) (Propos
 	if err != nil {
 		return Proposal{}, err
 	}
-	lines, err := rebuild(record{Version: Version{Number: p.Base}, Ops: ops}, linediff.Lines(eol(base.Text)))
+	lines, err := rebuild(record{Version: Version{Number: p.Base}, Ops: ops}, linediff.Lines(eol(base.Text)), nil)
 	if err != nil {
 		return Proposal{}, fmt.Errorf("proposal %d of %s: %w", n, d.ID, err)
 	}
