@@ -42,23 +42,36 @@ func appended(text, add string) string {
 	if strings.HasSuffix(text, "\n") && !strings.HasSuffix(add, "\n") {
 		add += eol
 	}
-	lines := strings.SplitAfter(text, "\n")
-	last := len(lines) - 1 // the last line that isn't blank
-	for last >= 0 && strings.TrimSpace(lines[last]) == "" {
-		last--
+	// The text's lines as strings.SplitAfter(text, "\n") cuts them, read from the end (a
+	// text of megabytes is neither split nor copied but once, into the result): head is
+	// the text up to its last line that isn't blank, and after the first of the lines
+	// after it (the empty one after a final line break counts).
+	end, after := len(text), ""
+	for end > 0 {
+		start := strings.LastIndexByte(text[:end-1], '\n') + 1
+		if strings.TrimSpace(text[start:end]) != "" {
+			break
+		}
+		end, after = start, text[start:end]
 	}
-	if last < 0 {
+	if end == 0 {
 		return add // only blank lines, or nothing: add takes their place
 	}
-	head := strings.Join(lines[:last+1], "")
+	head, headEOL := text[:end], ""
 	if !strings.HasSuffix(head, "\n") {
-		head += eol // the text's last line, which had no line break
+		headEOL = eol // the text's last line, which had no line break
 	}
 	between := eol
-	if last+1 < len(lines) && strings.HasSuffix(lines[last+1], "\n") {
-		between = lines[last+1]
+	if strings.HasSuffix(after, "\n") {
+		between = after
 	}
-	return head + between + add
+	var b strings.Builder
+	b.Grow(len(head) + len(headEOL) + len(between) + len(add))
+	b.WriteString(head)
+	b.WriteString(headEOL)
+	b.WriteString(between)
+	b.WriteString(add)
+	return b.String()
 }
 
 // trimBlankLines drops the blank lines at the start and end of s, keeping the line break of
