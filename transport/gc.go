@@ -31,6 +31,11 @@ func TuneGC() {
 	}
 }
 
-// MemorySlack is what a server holds beside its calls in progress, about: its caches (the
-// store's, the page's renders and blames, 64 MiB each at most), sessions and buffers.
-const MemorySlack = 256 << 20
+// MemorySlack is the room the soft memory limit leaves beside a full budget: for what a
+// server holds besides its calls (sessions, buffers, its caches: the store's, the page's
+// renders and blames, each at most 64 MiB, and seldom full at once) and for the garbage
+// between two collections. With a full budget and full caches the collector runs more
+// often, rather than the heap growing past it; a burst of large calls (issue 51) raised
+// a server's resident memory by about the limit, plus, on bbolt, the data file's pages it
+// read.
+const MemorySlack = 128 << 20
