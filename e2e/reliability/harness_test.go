@@ -48,8 +48,14 @@ var urlRE = regexp.MustCompile(`url=(http://\S+/mcp)`)
 // The process is killed when the test ends, if it still runs.
 func startHTTP(t testing.TB, data string, args ...string) *server {
 	t.Helper()
+	return startHTTPEnv(t, data, nil, args...)
+}
+
+// startHTTPEnv is startHTTP with env added to the server's environment.
+func startHTTPEnv(t testing.TB, data string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(testbin.Path, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), serverEnv(data, "COMPASS_LOG=info")...)
+	cmd.Env = append(append(os.Environ(), serverEnv(data, "COMPASS_LOG=info")...), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
