@@ -86,9 +86,10 @@ var (
 	// ErrTooManyComments is returned when a document has MaxOpenComments unresolved
 	// comments, or a comment MaxReplies replies.
 	ErrTooManyComments = errors.New("too many comments")
-	// ErrNotYours is returned by Resolve when who may not resolve the comment: only its
-	// author, a person, or the agent it asks may.
-	ErrNotYours = errors.New("only the comment's author, a person, or the agent it asks may resolve it")
+	// ErrNotYours is returned by Resolve when who may not resolve the comment: a person
+	// may resolve any; an agent only its own (a person's comment is the person's to
+	// resolve, never an agent's on their behalf).
+	ErrNotYours = errors.New("only a person, or the agent that wrote it, may resolve a comment")
 )
 
 const (
@@ -506,18 +507,14 @@ func (b *buckets) reply(d *Document, root *Comment, text string, by Author, now 
 	return r, b.putComment(d.ID, *root)
 }
 
-// MayResolve reports whether by may resolve c: its author, any person, or the agent it
-// asks (a person's comment that names no agent asks any).
+// MayResolve reports whether by may resolve c: any person, or the agent that wrote it (for
+// the same person). An agent answers a person's comment with a reply; whether it is done
+// is the person's to say, on the page or the command line.
 func (c Comment) MayResolve(by Author) bool {
-	switch {
-	case by.By == c.Author.By && by.For == c.Author.For:
+	if strings.HasPrefix(by.By, "person:") {
 		return true
-	case strings.HasPrefix(by.By, "person:"):
-		return true
-	case !strings.HasPrefix(c.Author.By, "person:"):
-		return false // an agent's comment asks its person
 	}
-	return c.Asks == "" || c.Asks == by.By
+	return by.By == c.Author.By && by.For == c.Author.For
 }
 
 // Resolve resolves comment n of a named document (its thread's, when n is a reply), by who,

@@ -117,8 +117,8 @@ func TestCommentsMoveWithTheirLines(t *testing.T) {
 	}
 }
 
-// Who may resolve: the author, any person, or the agent it asks; an agent's comment asks
-// its person, so another agent may not.
+// Who may resolve: any person, or the agent that wrote it. A person's comment is never an
+// agent's to resolve, whether it asks any agent or that one; another agent's neither.
 func TestWhoMayResolve(t *testing.T) {
 	ctx := t.Context()
 	s := open(t, "personal")
@@ -127,24 +127,23 @@ func TestWhoMayResolve(t *testing.T) {
 	any := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 3, To: 3}, Text: "Anyone?", Author: anaPerson})
 	asksNorth := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 4, To: 4}, Text: "North?", Author: anaPerson, Asks: "agent:north"})
 	norths := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 5, To: 5}, Text: "Is the studio right?", Author: north, Asks: "person:ana"})
-	if _, err := s.Resolve(ctx, d.ID, asksNorth.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
-		t.Errorf("south resolving what asks north: %v", err)
-	}
-	if _, err := s.Resolve(ctx, d.ID, norths.Number, "", south); !errors.Is(err, docstore.ErrNotYours) {
-		t.Errorf("south resolving north's: %v", err)
-	}
 	for _, tc := range []struct {
 		n  int
 		by docstore.Author
-	}{{any.Number, south}, {asksNorth.Number, north}, {norths.Number, north}} {
-		if _, err := s.Resolve(ctx, d.ID, tc.n, "", tc.by); err != nil {
-			t.Errorf("%s resolving %d: %v", tc.by.By, tc.n, err)
+	}{{any.Number, south}, {any.Number, north}, {asksNorth.Number, north}, {asksNorth.Number, south}, {norths.Number, south}} {
+		if _, err := s.Resolve(ctx, d.ID, tc.n, "", tc.by); !errors.Is(err, docstore.ErrNotYours) {
+			t.Errorf("%s resolving comment %d: %v, want ErrNotYours", tc.by.By, tc.n, err)
 		}
+	}
+	if _, err := s.Resolve(ctx, d.ID, norths.Number, "", north); err != nil {
+		t.Errorf("north resolving its own: %v", err)
 	}
 	ben := docstore.Author{By: "person:ben"}
 	other := mustComment(t, s, d.ID, docstore.NewComment{Lines: docstore.LineRange{From: 5}, Text: "x", Author: north})
-	if _, err := s.Resolve(ctx, d.ID, other.Number, "", ben); err != nil {
-		t.Errorf("a person resolving an agent's: %v", err)
+	for _, n := range []int{other.Number, any.Number, asksNorth.Number} {
+		if _, err := s.Resolve(ctx, d.ID, n, "", ben); err != nil {
+			t.Errorf("a person resolving comment %d: %v", n, err)
+		}
 	}
 }
 

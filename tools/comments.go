@@ -18,7 +18,7 @@ type commentDocumentArgs struct {
 	Lines    string `arg:"lines" about:"Of the latest version: 4-6."`
 	Text     string `arg:"text" about:"The comment or reply."`
 	ReplyTo  *int   `arg:"reply_to" about:"A comment's number."`
-	Resolve  *int   `arg:"resolve" about:"A comment's number."`
+	Resolve  *int   `arg:"resolve" about:"Your comment's number."`
 }
 
 func (s *Server) commentDocument(ctx context.Context, a *commentDocumentArgs) (string, error) {
@@ -96,7 +96,7 @@ func (s *Server) commentRefusal(err error, named string, d docstore.Document, n 
 	case errors.Is(err, docstore.ErrResolved):
 		return refusef("In %s, %s. Nothing was changed.", s.link(d), msg)
 	case errors.Is(err, docstore.ErrNotYours):
-		return refusef("Comment %d of %s asks someone else: only its author, a person, or the agent it asks may resolve it. Reply instead (reply_to).", n, s.link(d))
+		return refusef("Comment %d of %s isn't yours to resolve: a person resolves a person's comment, on their page, and an agent only its own. Reply instead (reply_to), and say there if it is done.", n, s.link(d))
 	case errors.Is(err, docstore.ErrTooManyComments):
 		return refusef("In %s: %s.", s.link(d), msg)
 	}
@@ -133,6 +133,6 @@ func (s *Server) commentNotes(names spaces.Names, n docstore.Notes) string {
 	if cr.More > 0 {
 		fmt.Fprintf(&b, "\n%d more: the person's page lists them all.", cr.More)
 	}
-	b.WriteString("\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).")
+	b.WriteString("\ncomment_document replies to one (reply_to: N), or resolves one of yours (resolve: N).")
 	return b.String()
 }

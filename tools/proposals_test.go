@@ -156,7 +156,7 @@ func TestCommentsThroughTheTools(t *testing.T) {
 	}
 	call(ctx, "edit_document", map[string]any{"document": "Plan", "old": "# Plan\n", "new": "# Plan\n\nFor May.\n"})
 	read, _ := call(ctx, "read_document", map[string]any{"document": "Plan"})
-	want := "Book the studio.\n\nOpen comments (2):\n- comment 1 on lines 5-6 · Ana: Which day?\n  - comment 2 · north for Ana: Monday: the studio is free then.\n- comment 3 on line 6 · north for Ana: Big or small studio?\ncomment_document answers one (reply_to: N) or resolves it (resolve: N)."
+	want := "Book the studio.\n\nOpen comments (2):\n- comment 1 on lines 5-6 · Ana: Which day?\n  - comment 2 · north for Ana: Monday: the studio is free then.\n- comment 3 on line 6 · north for Ana: Big or small studio?\ncomment_document replies to one (reply_to: N), or resolves one of yours (resolve: N)."
 	if !strings.HasSuffix(read, want) {
 		t.Errorf("read_document's comments:\n%s\nwant it to end:\n%s", read, want)
 	}
@@ -182,7 +182,7 @@ func TestCommentsThroughTheTools(t *testing.T) {
 	}
 	// Another agent may not resolve what north asked Ana; north may, or Ana.
 	south := access.WithPrincipal(ctx, access.Principal{Person: "ana", Agent: "south", Spaces: []string{"personal"}})
-	if got, isErr := call(south, "comment_document", map[string]any{"document": "Plan", "resolve": 3}); !isErr || !strings.Contains(got, "Comment 3 of [Plan](") || !strings.Contains(got, "asks someone else") {
+	if got, isErr := call(south, "comment_document", map[string]any{"document": "Plan", "resolve": 3}); !isErr || !strings.Contains(got, "Comment 3 of [Plan](") || !strings.Contains(got, "isn't yours to resolve") {
 		t.Errorf("south resolving north's question: %v %q", isErr, got)
 	}
 	if got, _ := call(ctx, "comment_document", map[string]any{"document": "Plan", "resolve": 3, "text": "The big one, Ana said."}); !strings.HasPrefix(got, "Replied to comment 3 of [Plan](") || !strings.HasSuffix(got, " and resolved it.") {
@@ -255,7 +255,7 @@ func TestReviewIsBounded(t *testing.T) {
 	start = time.Now()
 	read, _ = call(ctx, "read_document", map[string]any{"document": "Huge"})
 	readTook := time.Since(start)
-	if !strings.HasSuffix(read, "- comment 1 on lines 1-209715 · north for Ana: All of it?\ncomment_document answers one (reply_to: N) or resolves it (resolve: N).") {
+	if !strings.HasSuffix(read, "- comment 1 on lines 1-209715 · north for Ana: All of it?\ncomment_document replies to one (reply_to: N), or resolves one of yours (resolve: N).") {
 		t.Errorf("the read of 8 MiB with its comment ends:\n%s", read[max(0, len(read)-300):])
 	}
 	t.Logf("8 MiB of lines: comment_document on all of them %s, read_document %s", commented, readTook)

@@ -47,7 +47,7 @@ const (
 		"When replacing, give the version your text was based on: later changes are merged, a clash refused." + WriteRule
 	AppendDocument    = "Add text at the end of a document, after a blank line." + WriteRule
 	EditDocument      = "Replace text occurring once in a document (old, copied exactly) with new." + WriteRule
-	CommentDocument   = "Comment on lines of a document, reply (reply_to) or resolve one. Ask the person here rather than guess." + WriteRule
+	CommentDocument   = "Comment on lines of a document, reply (reply_to) or resolve one of yours. Ask the person here rather than guess." + WriteRule
 	ListConversations = "Conversations people shared into this space, latest first: how each opened and where it is now. query searches what was said."
 	ReadConversation  = "A conversation of this space, a page at a time, oldest first; before pages back."
 )
