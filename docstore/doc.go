@@ -75,6 +75,9 @@ const (
 	// KindAccept is a proposal the person accepted (see Store.Accept): its Author is the
 	// agent that proposed it, for whom, and who accepted it.
 	KindAccept Kind = "accept"
+	// KindRelink is a document's [[links]] to another one rewritten to its new title, by
+	// that one's change of title (see Store.Rename), by whoever made it.
+	KindRelink Kind = "relink"
 )
 
 // Limits on what a document may hold.
@@ -220,6 +223,11 @@ type Saved struct {
 	// made (or to the Proposal's text): what a front door shows of the change, with no read
 	// or diff of its own. Nil for a new document and when nothing changed.
 	Diff *Diff
+	// Relinked, for a change of title, is how many documents of the space (this one too,
+	// for its links to itself) had their [[links]] to it rewritten to the new title, each
+	// as a version of kind relink by the same author (see Store.Rename); RelinkLeft, how
+	// many were to be and were left as they were, a later transaction of them having failed.
+	Relinked, RelinkLeft int
 }
 
 // Diff is a change's line diff: Old and New are the texts' lines, each ending in "\n" (a

@@ -142,3 +142,6 @@ func SetActivityScan(n int) func() {
 	activityScan = n
 	return func() { activityScan = was }
 }
+
+// RelinkBatch is how many documents a transaction rewrites the links of, for tests.
+const RelinkBatch = relinkBatch

@@ -78,12 +78,13 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 	wantLinks(t, s, "Launch plan", "to: Course outline, Pricing · from: Pricing · broken: [[Budget]]")
 	wantLinks(t, s, "Pricing", "to: Launch plan · from: Course outline, Launch plan · broken: ")
 
-	// A rename keeps the links, and the answers show the title now.
-	if _, err := s.Rename(ctx, "Pricing", "Prices and plans", ana); err != nil {
-		t.Fatal(err)
+	// A rename keeps the links, and the answers show the title now; the texts that said
+	// [[Pricing]] say [[Prices and plans]] (retitle_test.go has the rest of that).
+	if saved, err := s.Rename(ctx, "Pricing", "Prices and plans", ana); err != nil || saved.Relinked != 2 {
+		t.Fatalf("rename: %v, %d documents relinked", err, saved.Relinked)
 	}
 	wantLinks(t, s, "Launch plan", "to: Course outline, Prices and plans · from: Prices and plans · broken: [[Budget]]")
-	// The text still says [[Pricing]]; saving it again keeps the link to the renamed document.
+	// Saving it again keeps the link to the renamed document.
 	if _, err := s.Append(ctx, "Launch plan", "More.", north); err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +122,10 @@ func TestLinksFollowTheDocuments(t *testing.T) {
 	if _, err := s.Purge(ctx, pricing.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantLinks(t, s, "Launch plan", "to: budget · from:  · broken: [[pricing]], id "+pricing.ID)
-	fresh := mustCreate(t, s, "PRICING", "New prices.\n")
-	wantLinks(t, s, "Launch plan", "to: budget, PRICING · from:  · broken: id "+pricing.ID)
-	wantLinks(t, s, "Course outline", "to: PRICING · from:  · broken: ")
+	wantLinks(t, s, "Launch plan", "to: budget · from:  · broken: [[prices and plans]], id "+pricing.ID)
+	fresh := mustCreate(t, s, "PRICES AND PLANS", "New prices.\n")
+	wantLinks(t, s, "Launch plan", "to: budget, PRICES AND PLANS · from:  · broken: id "+pricing.ID)
+	wantLinks(t, s, "Course outline", "to: PRICES AND PLANS · from:  · broken: ")
 
 	// Renaming a document to a broken link's title resolves it too.
 	mustCreate(t, s, "Notes", "See [[Roadmap]] and [[Later]].\n")
@@ -214,8 +215,9 @@ func TestTargets(t *testing.T) {
 	s := open(t, "personal")
 	p := mustCreate(t, s, "Pricing", "x\n")
 	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]]\n")
-	if _, err := s.Rename(ctx, "Pricing", "Prices", ana); err != nil {
-		t.Fatal(err)
+	// A title a [[link]] can't hold (it has |): the rename leaves [[Pricing]] as it is.
+	if saved, err := s.Rename(ctx, "Pricing", "Prices | plans", ana); err != nil || saved.Relinked != 0 {
+		t.Fatalf("rename: %v, %d relinked", err, saved.Relinked)
 	}
 	mustCreate(t, s, "Old", "y\n")
 	got, err := view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) {
@@ -224,7 +226,7 @@ func TestTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]docstore.Target{"pricing": {ID: p.ID, Title: "Prices"}, "missing": {}, "old": {ID: got["old"].ID, Title: "Old"}, "nowhere": {}}
+	want := map[string]docstore.Target{"pricing": {ID: p.ID, Title: "Prices | plans"}, "missing": {}, "old": {ID: got["old"].ID, Title: "Old"}, "nowhere": {}}
 	if fmt.Sprint(got) != fmt.Sprint(want) || got["old"].ID == "" {
 		t.Errorf("Targets = %v, want %v", got, want)
 	}
@@ -239,10 +241,11 @@ func TestReadThenTargetsOfItsTitles(t *testing.T) {
 	s := open(t, "personal")
 	mustCreate(t, s, "Pricing", "x\n")
 	plan := mustCreate(t, s, "Plan", "[[Pricing]] [[Missing]] [[pricing|again]]\n\n`[[Code]]`\n")
-	if _, err := s.Rename(ctx, "Pricing", "Prices", ana); err != nil {
-		t.Fatal(err)
+	// A title a [[link]] can't hold (it has [ ]): the rename leaves [[Pricing]] as it is.
+	if saved, err := s.Rename(ctx, "Pricing", "Prices [2027]", ana); err != nil || saved.Relinked != 0 {
+		t.Fatalf("rename: %v, %d relinked", err, saved.Relinked)
 	}
-	if _, err := s.Write(ctx, "Plan", "Plan", "Now [[Old]] and [[Prices]].\n", 0, north); err != nil {
+	if _, err := s.Write(ctx, "Plan", "Plan", "Now [[Old]] and [[Prices [2027]]].\n", 0, north); err != nil {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "Old", "y\n")
@@ -252,7 +255,7 @@ func TestReadThenTargetsOfItsTitles(t *testing.T) {
 	for _, c := range []struct {
 		version int
 		titles  []string
-	}{{1, []string{"Pricing", "Missing"}}, {2, []string{"Old", "Prices"}}, {0, nil}} {
+	}{{1, []string{"Pricing", "Missing"}}, {2, []string{"Old"}}, {0, nil}} {
 		got, err := view(t, s, func(r *docstore.Reader) (map[string]docstore.Target, error) {
 			d, err := r.ByID(plan.ID)
 			if err != nil {
@@ -434,9 +437,10 @@ type countingCursor struct {
 
 func (c countingCursor) Delete() error { c.c.writes++; return c.Cursor.Delete() }
 
-// Renaming a document linked from 1,000 others writes as many keys as renaming one linked
-// from none: the links are kept by id, and no text is rewritten.
-func TestRenameOfAMuchLinkedDocumentIsO1(t *testing.T) {
+// Renaming a document linked from 1,000 others by Markdown links (by id) writes as many
+// keys as renaming one linked from none: the links are kept by id, and those texts name no
+// title to rewrite. One linked by [[Title]] from 1,000 rewrites their texts.
+func TestRenameOfAMuchLinkedDocument(t *testing.T) {
 	ctx := t.Context()
 	c := &counting{DB: kvtest.Open(t)}
 	s := docstore.New(c, "personal")
@@ -444,24 +448,33 @@ func TestRenameOfAMuchLinkedDocumentIsO1(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCreate(t, s, "Lonely", "Nobody links here.\n")
-	mustCreate(t, s, "Popular", "Everybody links here.\n")
+	byID := mustCreate(t, s, "Popular", "Everybody links here.\n")
+	mustCreate(t, s, "Famous", "Everybody links here.\n")
 	for i := range 1000 {
-		mustCreate(t, s, fmt.Sprintf("Fan %d", i), "I like [[Popular]].\n")
+		mustCreate(t, s, fmt.Sprintf("Fan %d", i), "I like [it](/document/"+byID.ID+") and [[Famous]].\n")
 	}
-	rename := func(name, title string) int {
+	rename := func(name, title string, relinked int) int {
 		before := c.writes
-		if _, err := s.Rename(ctx, name, title, ana); err != nil {
-			t.Fatal(err)
+		saved, err := s.Rename(ctx, name, title, ana)
+		if err != nil || saved.Relinked != relinked {
+			t.Fatalf("rename %s: %v, %d relinked, want %d", name, err, saved.Relinked, relinked)
 		}
 		return c.writes - before
 	}
-	lonely, popular := rename("Lonely", "Still lonely"), rename("Popular", "Famous")
-	t.Logf("keys written by a rename: %d linked from none, %d linked from 1,000", lonely, popular)
+	lonely, popular := rename("Lonely", "Still lonely", 0), rename("Popular", "Liked", 0)
+	t.Logf("keys written by a rename: %d linked from none, %d linked by id from 1,000", lonely, popular)
 	if popular != lonely {
-		t.Errorf("a rename of a document linked from 1,000 others wrote %d keys, one linked from none %d", popular, lonely)
+		t.Errorf("a rename of a document linked by id from 1,000 others wrote %d keys, one linked from none %d", popular, lonely)
 	}
-	if _, ls, err := findLinks(t, s, "Famous", 3); err != nil || ls.FromTotal != 1000 {
-		t.Errorf("Famous is linked from %d, %v", ls.FromTotal, err)
+	rename("Famous", "Renowned", 1000)
+	if _, ls, err := findLinks(t, s, "Liked", 3); err != nil || ls.FromTotal != 1000 {
+		t.Errorf("Liked is linked from %d, %v", ls.FromTotal, err)
+	}
+	if _, ls, err := findLinks(t, s, "Renowned", 3); err != nil || ls.FromTotal != 1000 {
+		t.Errorf("Renowned is linked from %d, %v", ls.FromTotal, err)
+	}
+	if _, v := readLatest(t, s, "Fan 999"); v.Text != "I like [it](/document/"+byID.ID+") and [[Renowned]].\n" || v.Kind != docstore.KindRelink || v.Number != 2 || v.Author != ana {
+		t.Errorf("Fan 999 is version %d (%s by %v): %q", v.Number, v.Kind, v.Author, v.Text)
 	}
 	checkLinks(t, s)
 }

@@ -509,11 +509,24 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 	var p prepared
 	propose := s.proposing && proposable(kind)
 	var saved Saved
+	// A change of title rewrites the [[links]] to the document (retitle.go): those of the
+	// first relinkBatch documents worked out before the commit, and put in it; the rest
+	// after it.
+	var (
+		edits map[string]relinkEdit
+		rest  []string
+		was   string // the title before
+	)
 	err := s.prepared(ctx, func(b *buckets) (write bool, err error) {
 		p, err = b.prepare(name, kind, how)
+		if err == nil && !propose && p.retitles() {
+			x, _ := b.linkIndex()
+			ids := b.relinkCandidates(x, p.d.ID, p.latest.Title)
+			edits, err = b.relinkEdits(x, p.d.ID, p.latest.Title, p.next.Title, ids[:min(relinkBatch, len(ids))])
+		}
 		return err == nil && !(p.unchanged && then == nil), err
 	}, func(b *buckets) error {
-		saved = Saved{}
+		saved, rest = Saved{}, nil
 		d, err := b.named(name)
 		if err != nil {
 			return err
@@ -564,7 +577,22 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 		}
 		saved = Saved{Document: d, Added: p.added, Removed: p.removed, Kind: p.kind, Diff: p.change.diff()}
 		if then != nil {
-			return then(b, &d, &saved)
+			if err := then(b, &d, &saved); err != nil {
+				return err
+			}
+		}
+		if p.retitles() {
+			x, _, err := b.builtLinks()
+			if err != nil {
+				return err
+			}
+			was = p.latest.Title
+			ids := b.relinkCandidates(x, d.ID, was)
+			first := ids[:min(relinkBatch, len(ids))]
+			if saved.Relinked, err = b.relinkApply(d.ID, was, first, edits, by, s.now()); err != nil {
+				return fmt.Errorf("rewriting the links to %s: %w", d.ID, err)
+			}
+			rest = ids[len(first):]
 		}
 		return nil
 	})
@@ -574,7 +602,18 @@ func (s *Store) change(ctx context.Context, name string, kind Kind, by Author, h
 	case p.unchanged && then == nil:
 		return Saved{Document: p.d, Unchanged: true}, nil
 	}
+	if len(rest) > 0 {
+		more, left := s.relinkRest(ctx, saved.Document.ID, was, rest, by)
+		saved.Relinked += more
+		saved.RelinkLeft = left
+	}
 	return saved, nil
+}
+
+// retitles tells whether the change gives the document another title, as the titles
+// index tells titles apart (a change of case alone is none).
+func (p prepared) retitles() bool {
+	return !p.unchanged && !bytes.Equal(titleKey(p.next.Title), titleKey(p.latest.Title))
 }
 
 // prepared is a change worked out in a read transaction, to be put by Change's commit if

@@ -29,6 +29,7 @@ type inline struct {
 
 type opener struct {
 	image bool
+	at    int // where its [ is
 }
 
 // specials are the bytes an inline scan stops at; special says which bytes they are.
@@ -149,13 +150,13 @@ func (w *walker) openBracket(start, i, end int) (int, bool) {
 	// ![ opens an image, so ![[Title]] is no [[link]] (Obsidian's embed is not either).
 	image := i > start && s[i-1] == '!' && (i-1 == start || s[i-2] != '\\')
 	if title, shown, n, ok := WikiLink(s[i:end]); ok && !image {
-		if !w.emit(Link{Title: title, Shown: shown}) {
+		if !w.emit(Link{Title: title, Shown: shown, At: i}) {
 			return i, false
 		}
 		return i + n, true
 	}
 	if len(in.openers) < maxOpeners {
-		in.openers = append(in.openers, opener{image: image})
+		in.openers = append(in.openers, opener{image: image, at: i})
 	}
 	return i + 1, true
 }
@@ -173,7 +174,7 @@ func (w *walker) closeBracket(i, end int) (int, bool) {
 		in.inactive = min(in.inactive, top)
 		if i+1 < end && s[i+1] == '(' {
 			if dest, n, ok := in.inlineDest(s, i+2, end); ok && live {
-				if id, ok := DocumentID(dest); ok && !o.image && !w.emit(Link{ID: id}) {
+				if id, ok := DocumentID(dest); ok && !o.image && !w.emit(Link{ID: id, At: o.at}) {
 					return i, false
 				}
 				if !o.image {
@@ -191,7 +192,7 @@ func (w *walker) closeBracket(i, end int) (int, bool) {
 func (w *walker) angleLink(i, end int) (int, bool) {
 	s := w.text
 	if uri, n, ok := autolink(s[i:end]); ok {
-		if id, ok := DocumentID(uri); ok && !w.emit(Link{ID: id}) {
+		if id, ok := DocumentID(uri); ok && !w.emit(Link{ID: id, At: i}) {
 			return i, false
 		}
 		return i + n, true

@@ -29,6 +29,9 @@ type Link struct {
 	Title string // as written, white space around it trimmed
 	Shown string // [[Title|Shown]]'s text; "" when none
 	ID    string // the id of the document a Markdown link names, in upper case
+	// At is where the link begins in the text: the first [ of a [[Title]] or a Markdown
+	// link, the < of an autolink, the line of a link reference definition.
+	At int
 }
 
 // Heading is an ATX (# Title) or setext (Title, then === or ---) heading outside any list
@@ -336,7 +339,7 @@ func (w *walker) scanText(start, end int, paragraph bool) {
 		if !ok {
 			break
 		}
-		if id, ok := DocumentID(dest); ok && !w.emit(Link{ID: id}) {
+		if id, ok := DocumentID(dest); ok && !w.emit(Link{ID: id, At: start}) {
 			return
 		}
 		start = lineEnd + 1

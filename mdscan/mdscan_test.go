@@ -194,3 +194,24 @@ func FuzzScan(f *testing.F) {
 		})
 	})
 }
+
+// Each link says where it begins: a [[Title]] at its [[ (WikiLink reads it again there), a
+// Markdown link at its [, an autolink at its <, a definition at its line.
+func TestLinksAt(t *testing.T) {
+	text := "# [[Head]]\n\n- x [[A|a]] and [y](/document/" + id + ")\n> <compass://document/" + id + ">\n\n" +
+		"| [[B\\|b]] | c |\n|---|---|\n\n[ref]: /document/" + id + "\n\n`[[code]]` [[C#H]]\n"
+	var got []string
+	Links(text, func(l Link) bool {
+		if l.ID == "" {
+			title, _, _, ok := WikiLink(text[l.At:])
+			if !ok || title != l.Title {
+				t.Errorf("[[%s]] is at %d, where %q begins", l.Title, l.At, text[l.At:min(l.At+12, len(text))])
+			}
+		}
+		got = append(got, text[l.At:l.At+2])
+		return true
+	})
+	if want := "[[,[[,[y,<c,[[,[r,[["; strings.Join(got, ",") != want {
+		t.Errorf("the links begin with %q, want %q", strings.Join(got, ","), want)
+	}
+}

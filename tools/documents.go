@@ -338,5 +338,18 @@ func (s *Server) savedAnswer(saved docstore.Saved) string {
 	if saved.Kind == docstore.KindMerge {
 		merged = ", merged with the changes made since your version"
 	}
-	return fmt.Sprintf("Saved %s as version %d%s: %s.", s.link(saved.Document), saved.Document.Version, merged, lines(saved.Added, saved.Removed))
+	return fmt.Sprintf("Saved %s as version %d%s: %s%s.", s.link(saved.Document), saved.Document.Version, merged, lines(saved.Added, saved.Removed), Relinked(saved))
+}
+
+// Relinked is what a change of title did to the [[links]] to the document (docstore's
+// Saved.Relinked): ", and updated links in 3 documents", or "" when it did nothing.
+func Relinked(saved docstore.Saved) string {
+	out := ""
+	if saved.Relinked > 0 {
+		out = ", and updated links in " + count(saved.Relinked, "document")
+	}
+	if saved.RelinkLeft > 0 {
+		out += fmt.Sprintf("; the links in %s more still say its old title (their rewrite failed; they still lead to it here)", count(saved.RelinkLeft, "document"))
+	}
+	return out
 }

@@ -106,8 +106,14 @@ func TestReadDocumentShowsLinks(t *testing.T) {
 		t.Errorf("version 1 of 2 shows links:\n%s", got)
 	}
 
-	// A rename (write_document with a new title) keeps every link, under the title now.
-	a.ok(t, "write_document", map[string]any{"document": "Pricing", "title": "Prices", "text": "Twelve a month. Back to [[Launch plan]].\n"})
+	// A rename (write_document with a new title) keeps every link, under the title now, and
+	// rewrites [[Pricing]] in the texts that link to it, saying so.
+	if got := a.ok(t, "write_document", map[string]any{"document": "Pricing", "title": "Prices", "text": "Twelve a month. Back to [[Launch plan]].\n"}); !strings.HasSuffix(got, ": +0 \u22124 lines, and updated links in 2 documents.") {
+		t.Errorf("write_document with a new title says:\n%s", got)
+	}
+	if got := a.ok(t, "read_document", map[string]any{"document": "Course outline"}); !strings.Contains(got, "2. [[Prices|what it costs]]") {
+		t.Errorf("Course outline after the rename:\n%s", got)
+	}
 	if got := a.ok(t, "read_document", map[string]any{"document": "Launch plan"}); !strings.Contains(got, "Links to: "+link("Course outline", outline)+", "+link("Prices", pricing)) {
 		t.Errorf("after the rename:\n%s", lastLines(got, 2))
 	}

@@ -535,7 +535,17 @@ func (s *Site) rename(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	s.afterSave(w, r, saved, "renamed")
+	what := "renamed"
+	switch {
+	case saved.Relinked == 1:
+		what += ", and updated links in 1 document"
+	case saved.Relinked > 1:
+		what += fmt.Sprintf(", and updated links in %d documents", saved.Relinked)
+	}
+	if saved.RelinkLeft > 0 {
+		what += fmt.Sprintf("; the links in %d more still say its old title", saved.RelinkLeft)
+	}
+	s.afterSave(w, r, saved, what)
 }
 
 func (s *Site) restore(w http.ResponseWriter, r *http.Request, p who) {

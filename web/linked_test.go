@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"runtime"
 	"slices"
@@ -244,6 +245,15 @@ func TestDocumentPageLinks(t *testing.T) {
 	}
 	if m := wikiHref.FindStringSubmatch(page("/document/" + plan.Document.ID)); m == nil || m[1] != "/document/"+pricing.Document.ID || m[2] != "Prices and plans" {
 		t.Errorf("after the rename, the [[Pricing]] link: %v", m)
+	}
+	// Renamed on its page, it says what it rewrote: Launch plan's [[Pricing]] was rewritten
+	// by the rename above; now [[Prices and plans]] is, as the person.
+	resp := f.post(c, "/document/"+pricing.Document.ID+"/rename", url.Values{"title": {"Prices"}})
+	if got := body(t, resp); resp.Request.URL.RawQuery != "saved=renamed%2C+and+updated+links+in+1+document" || !strings.Contains(got, "renamed, and updated links in 1 document") {
+		t.Errorf("the page's rename leads to %s:\n%s", resp.Request.URL, got)
+	}
+	if text := page("/document/" + plan.Document.ID + "/edit"); !strings.Contains(text, "Prices: [[Prices]].") {
+		t.Errorf("Launch plan after the page's rename:\n%s", text)
 	}
 	// The broken link's new document, made, makes the link whole.
 	if got := page("/new?title=Budget"); !strings.Contains(got, `name="title" value="Budget"`) {

@@ -429,7 +429,7 @@ func (p Terminal) Saved(saved docstore.Saved, err error) error {
 	if saved.Kind == docstore.KindMerge {
 		how = ", merged with the versions saved since your base"
 	}
-	fmt.Fprintf(p.Out, "Saved %q (%s) as version %d%s: +%d \u2212%d lines.\n", d.Title, d.ID, d.Version, how, saved.Added, saved.Removed)
+	fmt.Fprintf(p.Out, "Saved %q (%s) as version %d%s: +%d \u2212%d lines%s.\n", d.Title, d.ID, d.Version, how, saved.Added, saved.Removed, tools.Relinked(saved))
 	return nil
 }
 
