@@ -623,6 +623,9 @@ func (p *pass) known(id, rel string, present bool) error {
 				p.retitled(d, saved.Document)
 				d = saved.Document
 				p.rep.Renamed++
+				if n := saved.Relinked; n > 0 {
+					y.say("sync: %s was moved to %s: %q is %q now, and updated links in %d document%s (their files follow)", e.Path, rel, e.Title, want, n, map[bool]string{false: "s"}[n == 1])
+				}
 			}
 		}
 		e.Path = rel
