@@ -163,6 +163,21 @@ func (s *Store) SignedInSpaces(ctx context.Context, cookie string) (SignIn, []st
 	return s.signedIn(ctx, cookie, true)
 }
 
+// Browser is the page's side of the one decision of who a request acts as (Gate.Decide is
+// the bearer doors'): the person the browser's session cookie signs in, as a Principal with
+// the spaces they may see now (SignedInSpaces); ok is false for a cookie that signs nobody
+// in, or a person who may see no space. A browser acts as its person's own self: never
+// read-only, never reviewed (review mode is for agents, and the page is where the person
+// decides). The Host rule (ForeignHost) is asked first, by the page's guard; a POST also
+// needs the browser's proof (package web, proof.go).
+func (s *Store) Browser(ctx context.Context, cookie string) (Principal, bool, error) {
+	g, mine, ok, err := s.signedIn(ctx, cookie, true)
+	if err != nil || !ok || len(mine) == 0 {
+		return Principal{}, false, err
+	}
+	return Principal{Person: g.Person, Spaces: mine}, true, nil
+}
+
 func (s *Store) signedIn(ctx context.Context, cookie string, withSpaces bool) (SignIn, []string, bool, error) {
 	if len(cookie) != signInChars {
 		return SignIn{}, nil, false, nil

@@ -29,20 +29,21 @@ type who struct {
 	waiting *inboxWaiting
 }
 
-// session finds the person a request's cookie signed in, if they still may see a space.
+// session finds the person a request's cookie signed in, if they still may see a space:
+// access's decision for a browser (access.Store.Browser).
 func (s *Site) session(r *http.Request) (who, bool) {
 	c, err := r.Cookie(s.cookieName())
 	if err != nil {
 		return who{}, false
 	}
-	g, mine, ok, err := s.cfg.Access.SignedInSpaces(r.Context(), c.Value)
+	p, ok, err := s.cfg.Access.Browser(r.Context(), c.Value)
 	if err != nil {
 		s.log.Error("reading a session", "err", err)
 	}
-	if !ok || len(mine) == 0 {
+	if !ok {
 		return who{}, false
 	}
-	return who{Person: g.Person, Spaces: mine, Home: s.homeOf(mine), cookie: c.Value, waiting: &inboxWaiting{person: g.Person}}, true
+	return who{Person: p.Person, Spaces: p.Spaces, Home: s.homeOf(p.Spaces), cookie: c.Value, waiting: &inboxWaiting{person: p.Person}}, true
 }
 
 // signedIn lets only a signed-in browser through; any other is told how to sign in, and
