@@ -231,9 +231,9 @@ func rows() []row {
 		{pattern: "POST /spaces/{space}/sync/{op}", door: syncWrite, method: "POST", path: "/spaces/personal/sync/rename", body: `{"id":"{id}","title":"Renamed {u}"}`, json: true, ok: 200, changes: true, setup: fresh},
 		{pattern: "POST /spaces/{space}/sync/{op}", door: syncWrite, method: "POST", path: "/spaces/personal/sync/delete", body: `{"id":"{id}"}`, json: true, ok: 200, changes: true, setup: fresh},
 		{pattern: "POST /spaces/{space}/sync/{op}", door: syncWrite, method: "POST", path: "/spaces/personal/sync/undelete", body: `{"id":"{id}"}`, json: true, ok: 200, changes: true, setup: deleted},
-		// Not the other side of any save of the asker's (the latest is ana's own, on the
-		// page): allowed in, and nothing is proposed.
-		{pattern: "POST /spaces/{space}/sync/{op}", door: syncWrite, method: "POST", path: "/spaces/personal/sync/propose", body: `{"clash":{"id":"{id}","base":1,"join":true}}`, json: true, ok: 200, setup: fresh},
+		// A save that keeps the other side of a clash as a proposal, in the same commit (the
+		// only way the sync makes one: the propose op went with issue 46).
+		{pattern: "POST /spaces/{space}/sync/{op}", door: syncWrite, method: "POST", path: "/spaces/personal/sync/save", body: `{"id":"{id}","base":1,"text":"one\nmine {u}\n","keep":true}`, json: true, ok: 200, changes: true, setup: fresh},
 
 		// The page.
 		{pattern: "GET /static/", door: public, method: "GET", path: "/static/style.css", ok: 200},
