@@ -270,6 +270,7 @@ func rows() []row {
 		{pattern: "GET /inbox/events", door: pageRead, method: "GET", path: "/inbox/events", ok: 200},
 		{pattern: "GET /activity", door: pageRead, method: "GET", path: "/activity", ok: 200},
 		{pattern: "GET /activity/events", door: pageRead, method: "GET", path: "/activity/events", ok: 200},
+		{pattern: "POST /activity/session/{id}/undo", door: pageWrite, method: "POST", path: "/activity/session/m0000000000000000/undo", ok: 404},
 		{pattern: "GET /proposals", door: pageRead, method: "GET", path: "/proposals", ok: 303}, // to /inbox
 		{pattern: "POST /document/{id}/accept", door: pageWrite, method: "POST", path: "/document/{id}/accept", body: "n={n}", ok: 303, changes: true, setup: withProposal},
 		{pattern: "GET /document/{id}/proposals", door: pageRead, method: "GET", path: "/document/{id}/proposals", ok: 200, setup: withProposal},

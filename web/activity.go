@@ -21,6 +21,7 @@ import (
 const ActivityPage = 100
 
 type activityView struct {
+	Undone  *undoneView // what an Undo just did
 	Groups  []activityGroup
 	Next    string
 	First   bool
@@ -45,6 +46,65 @@ type activityEvent struct {
 func (s *Site) activityRoutes(in func(string, func(http.ResponseWriter, *http.Request, who))) {
 	in("GET /activity", s.activity)
 	in("GET /activity/events", s.activityEvents)
+	in("POST /activity/session/{id}/undo", s.undoSession)
+}
+
+// undoneView is what an Undo did, as the page says it.
+type undoneView struct {
+	Session string
+	Lines   []string
+	Clashes []undoneClash
+}
+
+type undoneClash struct {
+	Title, Doc string
+	Where      string
+	Lines      []string
+}
+
+// undoSession takes back what a session did (docstore.UndoSession), as the person, and
+// shows the activity with what it did and what clashed. A POST with the browser's proof,
+// like every decision: no agent can undo for the person.
+func (s *Site) undoSession(w http.ResponseWriter, r *http.Request, p who) {
+	id := r.PathValue("id")
+	if id == "" || len(id) > 64 {
+		s.problem(w, r, http.StatusNotFound, "No such session", "A session is the id its line in the activity gives.")
+		return
+	}
+	u, err := docstore.UndoSession(r.Context(), s.db, p.Spaces, id, me(p))
+	if errors.Is(err, docstore.ErrNoSession) {
+		s.problem(w, r, http.StatusNotFound, "No such session", "That session did nothing in your spaces.")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v := &undoneView{Session: id}
+	for _, d := range u.Documents {
+		switch {
+		case d.Deleted:
+			v.Lines = append(v.Lines, fmt.Sprintf("%s: made by the session alone, deleted (Deleted brings it back)", d.Document.Title))
+		case d.Version == 0:
+			v.Lines = append(v.Lines, fmt.Sprintf("%s: nothing left to take back", d.Document.Title))
+		default:
+			v.Lines = append(v.Lines, fmt.Sprintf("%s: %d of the session's versions taken back, as version %d", d.Document.Title, len(d.Reverted), d.Version))
+		}
+		for _, c := range d.Clashes {
+			where := fmt.Sprintf("line %d", c.TheirsStart)
+			if len(c.Theirs) > 1 {
+				where = fmt.Sprintf("lines %d-%d", c.TheirsStart, c.TheirsStart+len(c.Theirs)-1)
+			}
+			v.Clashes = append(v.Clashes, undoneClash{Title: d.Document.Title, Doc: d.Document.ID, Where: where, Lines: c.Theirs})
+		}
+	}
+	for _, e := range u.Declined {
+		v.Lines = append(v.Lines, fmt.Sprintf("%s: change %d declined, “undone”", e.Title, e.N))
+	}
+	if len(v.Lines) == 0 {
+		v.Lines = append(v.Lines, "Nothing left to undo: the session's changes were taken back or decided already.")
+	}
+	s.showActivity(w, r, p, v)
 }
 
 // activityFilter reads the page's filters: ?space= (one of the person's), ?agent=,
@@ -99,6 +159,11 @@ func (s *Site) activityFilter(w http.ResponseWriter, r *http.Request, p who) (do
 }
 
 func (s *Site) activity(w http.ResponseWriter, r *http.Request, p who) {
+	s.showActivity(w, r, p, nil)
+}
+
+// showActivity shows a page of the activity, with what an Undo did when undone is set.
+func (s *Site) showActivity(w http.ResponseWriter, r *http.Request, p who, undone *undoneView) {
 	f, in, ok := s.activityFilter(w, r, p)
 	if !ok {
 		return
@@ -106,7 +171,7 @@ func (s *Site) activity(w http.ResponseWriter, r *http.Request, p who) {
 	after := r.URL.Query().Get("after")
 	q := r.URL.Query()
 	q.Del("after")
-	v := activityView{First: after == "", Many: len(in) > 1, Filters: q.Encode(), Filter: len(q) > 0}
+	v := activityView{Undone: undone, First: after == "", Many: len(in) > 1, Filters: q.Encode(), Filter: len(q) > 0}
 	pg := p.in(p.Home, "Activity", "activity")
 	pg.Data = &v
 	err := docstore.New(s.db, p.Home).View(r.Context(), func(rd *docstore.Reader) error {
@@ -137,7 +202,7 @@ func (s *Site) activity(w http.ResponseWriter, r *http.Request, p who) {
 		s.fail(w, r, err)
 		return
 	}
-	if v.First && !v.Filter {
+	if v.First && !v.Filter && undone == nil {
 		pg.Script = "activity.js" // the newest page follows what happens
 	}
 	s.render(w, r, http.StatusOK, "activity", pg)

@@ -121,3 +121,54 @@ func TestActivityIsLive(t *testing.T) {
 	}
 	t.Fatalf("no event: %v", sc.Err())
 }
+
+// The Undo on a session's line takes back what it did, as the person, merged with what
+// changed since, and says what it undid and what clashed; without the browser's proof it
+// does nothing.
+func TestActivityUndoSession(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t)
+	north := docstore.Author{By: "agent:north", For: "person:ana", Door: docstore.DoorMCP, Client: "Claude Code", Session: "m1"}
+	ben := docstore.Author{By: "agent:south", For: "person:ana", Door: docstore.DoorMCP, Session: "m2"}
+	made, err := f.docs.Create(ctx, "Plan", "1 a\n2 b\n3 c\n4 d\n5 e\n", docstore.KindSave, docstore.Author{By: "person:ana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := made.Document.ID
+	for _, e := range [][2]string{{"2 b", "2 B"}, {"4 d", "4 D"}} {
+		if _, err := f.docs.Edit(ctx, id, e[0], e[1], north); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.docs.Edit(ctx, id, "4 D", "4 d, south's", ben); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/")
+	page := body(t, f.get(c, "/activity"))
+	if !strings.Contains(page, `<form class="undo" method="post" action="/activity/session/m1/undo">`) {
+		t.Fatalf("no Undo on session m1's line:\n%s", page)
+	}
+	// No proof (a form from elsewhere): refused, nothing undone.
+	req, _ := http.NewRequest(http.MethodPost, f.srv.URL+"/activity/session/m1/undo", strings.NewReader(""))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("an Undo without the form token: %v %v", resp.StatusCode, err)
+	}
+	if v, _ := view(t, f.docs, newest(id)); v.Number != 4 {
+		t.Fatalf("refused, yet Plan is at version %d", v.Number)
+	}
+	got := body(t, f.post(c, "/activity/session/m1/undo", nil))
+	for _, want := range []string{"Session m1 undone:", "Plan: 2 of the session&#39;s versions taken back, as version 5", "line 4:", "4 d, south&#39;s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the undo's answer lacks %q:\n%s", want, got)
+		}
+	}
+	v, _ := view(t, f.docs, newest(id))
+	if v.Text != "1 a\n2 b\n3 c\n4 d, south's\n5 e\n" || v.Author.By != "person:ana" || v.Author.Door != docstore.DoorPage {
+		t.Errorf("Plan after the undo: %q by %+v", v.Text, v.Author)
+	}
+	if resp := f.post(c, "/activity/session/m9/undo", nil); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown session's undo: %d", resp.StatusCode)
+	}
+}

@@ -30,7 +30,7 @@ func docsNames() string {
 	for _, d := range docsSubs {
 		names = append(names, d.name)
 	}
-	names = append(names, "blame", "log", "inbox", "proposals", "proposal", "accept", "decline", "comment", "comments") // reviewCommands, in docs help's order
+	names = append(names, "blame", "log", "undo", "inbox", "proposals", "proposal", "accept", "decline", "comment", "comments") // reviewCommands, in docs help's order
 	return strings.Join(names, " | ")
 }
 

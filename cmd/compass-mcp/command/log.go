@@ -169,3 +169,87 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("a day (2026-12-06), a time (2026-12-06T14:00) or a time ago (90m, 12h, 7d); got %q", s)
 }
+
+// undoCmd takes back what a session did (docs undo --session ID), as the person.
+func undoCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	var (
+		c       config
+		session string
+	)
+	u := reviewUsages[sub]
+	fs := flags(subcommand{name: "docs " + sub, args: u.args, does: u.does}, &c)
+	fs.StringVar(&session, "session", "", "the session to undo: the id its line in docs log gives")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 || session == "" || len(session) > 64 {
+		return usageError{"docs undo takes --session ID (docs log gives each session's id), and nothing else"}
+	}
+	if err := c.person(); err != nil {
+		return err
+	}
+	file, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
+	if err != nil {
+		return err
+	}
+	done, err := docstore.UndoSession(ctx, file, mine, session, docstore.Author{By: spaces.Person(c.me).String(), Door: docstore.DoorCLI})
+	if errors.Is(err, docstore.ErrNoSession) {
+		return usageError{fmt.Sprintf("session %q did nothing in your spaces: docs log gives each session's id", session)}
+	}
+	if err != nil {
+		return err
+	}
+	writeUndone(stdout, done, len(mine) > 1)
+	return nil
+}
+
+// writeUndone says what an undo did and what clashed.
+func writeUndone(w io.Writer, u docstore.Undone, many bool) {
+	where := func(space string) string {
+		if many {
+			return space + ": "
+		}
+		return ""
+	}
+	for _, d := range u.Documents {
+		vs := make([]string, len(d.Reverted))
+		for i, n := range d.Reverted {
+			vs[i] = strconv.Itoa(n)
+		}
+		name := fmt.Sprintf("%s%s (%s)", where(d.Space), d.Document.Title, d.Document.ID)
+		switch {
+		case d.Deleted:
+			fmt.Fprintf(w, "%s: made by the session alone, deleted (docs undelete brings it back)\n", name)
+		case d.Version == 0:
+			fmt.Fprintf(w, "%s: nothing left to take back of versions %s\n", name, strings.Join(vs, ", "))
+		default:
+			fmt.Fprintf(w, "%s: versions %s taken back, as version %d\n", name, strings.Join(vs, ", "), d.Version)
+		}
+		for _, c := range d.Clashes {
+			fmt.Fprintf(w, "    clash: line%s changed since by someone else, kept as they are:\n", spanOf(c.TheirsStart, len(c.Theirs)))
+			for _, l := range c.Theirs {
+				fmt.Fprintf(w, "      | %s\n", l)
+			}
+		}
+	}
+	for _, e := range u.Declined {
+		fmt.Fprintf(w, "%s%s (%s): change %d declined, \"undone\"\n", where(e.Space), e.Title, e.Doc, e.N)
+	}
+	if len(u.Documents) == 0 && len(u.Declined) == 0 {
+		fmt.Fprintln(w, "Nothing left to undo: the session's changes were taken back or decided already.")
+	}
+}
+
+// spanOf is " 4" or "s 4-6": the lines n from start.
+func spanOf(start, n int) string {
+	if n <= 1 {
+		return " " + strconv.Itoa(start)
+	}
+	return fmt.Sprintf("s %d-%d", start, start+n-1)
+}

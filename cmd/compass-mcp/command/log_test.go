@@ -83,3 +83,47 @@ north for Ana via test-client, TIME: 3 changes to 2 documents, 1 comment  [sessi
 		}
 	}
 }
+
+// docs undo --session takes back what one MCP session did: its changes reverted as new
+// versions by the person, merged with what changed since (a line changed since by someone
+// else stays, and is shown as a clash); its open proposals declined "undone".
+func TestDocsUndoSession(t *testing.T) {
+	data := newData(t)
+	cli(t, data, "people", "set", "ana", "Ana")
+	cliResult(data, "1 intro\n2 alpha\n3 beta\n4 gamma\n5 delta\n6 eps\n7 zeta\n", "docs", "save", "--new", "Plan")
+	north := stdioClient(t, data, "--agent", "north")
+	callTool(t, north, "edit_document", map[string]any{"document": "Plan", "old": "2 alpha", "new": "2 ALPHA"})
+	callTool(t, north, "edit_document", map[string]any{"document": "Plan", "old": "6 eps", "new": "6 EPS"})
+	other := stdioClient(t, data, "--agent", "south")
+	callTool(t, other, "edit_document", map[string]any{"document": "Plan", "old": "4 gamma", "new": "4 gamma (south)"})
+	callTool(t, other, "edit_document", map[string]any{"document": "Plan", "old": "6 EPS", "new": "6 eps, south's"})
+	reviewed := stdioClient(t, data, "--agent", "north", "--review")
+	callTool(t, reviewed, "append_document", map[string]any{"document": "Plan", "text": "8 eta"})
+
+	log := cli(t, data, "docs", "log", "--agent", "north")
+	ids := regexp.MustCompile(`\[session (m[0-9a-f]{16})\]`).FindAllStringSubmatch(log, -1)
+	if len(ids) != 2 {
+		t.Fatalf("north's sessions:\n%s", log)
+	}
+	edits, proposing := ids[1][1], ids[0][1] // newest first
+	out := cli(t, data, "docs", "undo", "--session", edits)
+	for _, want := range []string{"Plan (", "versions 3, 2 taken back, as version 6", "clash: line 6 changed since by someone else, kept as they are:", "| 6 eps, south's"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("docs undo lacks %q:\n%s", want, out)
+		}
+	}
+	text := cli(t, data, "docs", "show", "Plan")
+	if want := "1 intro\n2 alpha\n3 beta\n4 gamma (south)\n5 delta\n6 eps, south's\n7 zeta\n"; text != want {
+		t.Errorf("Plan after the undo:\n%s\nwant:\n%s", text, want)
+	}
+	out = cli(t, data, "docs", "undo", "--session", proposing)
+	if !strings.Contains(out, `change 1 declined, "undone"`) {
+		t.Errorf("undoing the reviewed session:\n%s", out)
+	}
+	if out, err := cliResult(data, "", "docs", "undo", "--session", "m0000000000000000"); err == nil {
+		t.Errorf("an unknown session: no refusal\n%s", out)
+	}
+	if out, err := cliResult(data, "", "docs", "undo"); err == nil {
+		t.Errorf("no --session: no refusal\n%s", out)
+	}
+}

@@ -29,6 +29,10 @@ What happened, in every space you see (--space: one), newest first, a line a ses
   docs log [--since D] [--agent A] [--document D] [--session ID] [--limit N] [--after POS]
                                          versions, proposals and decisions, comments,
                                          deletes, each with its door (the page's /activity)
+  docs undo --session ID                 take back what a session did: each change reverted
+                                         as a new version by you, merged with what changed
+                                         since (lines changed since by others stay: clashes,
+                                         shown); its open proposals declined as "undone"
 
 What waits for you, in every space you are a member of, newest first:
   docs inbox [--limit N] [--after POS]   the open changes your agents proposed and the open
@@ -62,6 +66,7 @@ var reviewCommands = map[string]func(ctx context.Context, sub string, args []str
 	"blame":     blameCmd,
 	"inbox":     inboxCmd,
 	"log":       logCmd,
+	"undo":      undoCmd,
 	"proposals": proposalsCmd,
 	"proposal":  proposalCmd,
 	"accept":    acceptCmd,
@@ -76,6 +81,7 @@ var reviewUsages = map[string]struct{ args, does string }{
 	"blame": {"DOC", "every line of DOC with the version that last changed it"},
 	"log": {"[--since D] [--agent A] [--space S] [--document D] [--session ID] [--limit N] [--after POS]",
 		"what happened in every space you see, newest first, grouped by session: versions, proposals and decisions, comments, deletes"},
+	"undo":      {"--session ID", "take back what a session did: each change reverted as a new version by you, merged with what changed since (clashes kept as they are and shown); its open proposals declined as \"undone\""},
 	"inbox":     {"[--limit N] [--after POS]", "what waits for you in every space you are a member of, newest first: the open changes your agents proposed and the open comments agents left asking you"},
 	"proposals": {"[DOC]", "the open proposals of DOC, else of every document"},
 	"proposal":  {"DOC N", "change N as a diff against its base (stdout), its status and what accepting it would do (stderr)"},
