@@ -26,6 +26,7 @@ type Exported struct {
 	Versions int    // commits made for versions
 	Deletes  int    // commits made for documents deleted (or purged) since the last export
 	Restores int    // commits made for documents brought back since the last export
+	Moves    int    // commits that moved a file an older export committed at a path git won't check out
 }
 
 // gitState is what the last export wrote, kept in the repository itself as state.json on
@@ -52,7 +53,8 @@ type gitEvent struct {
 	kind    string
 	author  docstore.Author
 	mark    int
-	deleted bool // a delete (else, with n 0, a restore)
+	deleted bool // a delete (else, with n 0, a restore or a move)
+	move    bool // a move of a file exported before at a path git won't check out
 }
 
 // ErrNoGit is returned by ExportGit when no git program is found on the PATH.
@@ -190,6 +192,10 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string, opt GitOption
 			mark++
 			fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", mark, len(v.Text), v.Text)
 			events = append(events, gitEvent{id: d.ID, at: time.Now(), title: v.Title, kind: "undelete", author: d.Author, mark: mark})
+		case d.Deleted == nil && known && !was.Deleted && d.Version == was.Version && checkGitPath(was.Path) != nil:
+			// Committed by an export before paths were checked (GIT~1/config.md): the
+			// branch can't be checked out until the file moves where it can.
+			events = append(events, gitEvent{id: d.ID, at: time.Now(), title: d.Title, kind: "move", author: d.Author, move: true})
 		}
 	}
 	for id, was := range st.Docs { // purged since: its file goes
@@ -245,6 +251,16 @@ func ExportGit(ctx context.Context, s *docstore.Store, dir string, opt GitOption
 			}
 			at.Deleted = true
 			ex.Deletes++
+		case e.move:
+			p, err := fileOf(e.id, e.title)
+			if err != nil {
+				return failed(err)
+			}
+			ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
+			delete(holder, strings.ToLower(at.Path))
+			holder[strings.ToLower(p)] = e.id
+			at.Path = p
+			ex.Moves++
 		default: // brought back
 			p, err := fileOf(e.id, e.title)
 			if err != nil {

@@ -1,8 +1,17 @@
 package filesync
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
+	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
 // gitPathTests: each title's file, as the export commits it; every one passes
@@ -74,5 +83,55 @@ func TestCheckGitPath(t *testing.T) {
 		if err := checkGitPath(p); err != nil {
 			t.Errorf("checkGitPath(%q): %v", p, err)
 		}
+	}
+}
+
+// An export before paths were checked committed GIT~1/config.md, which no checkout takes;
+// the next export moves it where it can be checked out (a commit of its own, even with no
+// new version), and the branch checks out again.
+func TestExportGitMovesAnUncheckableFile(t *testing.T) {
+	testtool.Find(t, "git", "apt-get install -y git")
+	ctx := context.Background()
+	s := docstore.New(kvtest.Open(t), "personal")
+	if _, err := s.Create(ctx, "GIT~1/config", "x\n", docstore.KindWrite, docstore.Author{By: "agent:north"}); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := s.View(ctx, func(r *docstore.Reader) error { d, err := r.Find("GIT~1/config"); id = d.ID; return err }); err != nil {
+		t.Fatal(err)
+	}
+	// The repository as an export before made it: the file, and its state.
+	dir := filepath.Join(t.TempDir(), "history")
+	git := func(stdin string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	os.MkdirAll(dir, 0o755)
+	git("", "init", "-q", "--initial-branch=personal")
+	state := `{"space":"personal","docs":{"` + id + `":{"version":1,"path":"GIT~1/config.md"}}}`
+	git("commit refs/heads/personal\ncommitter north <agent:north> 1793696401 +0000\ndata 6\nwrite\n"+
+		"M 100644 inline \"GIT~1/config.md\"\ndata 2\nx\n\n"+
+		"commit refs/compass/personal\ncommitter compass-mcp <export@compass> 1793696401 +0000\ndata 6\nstate\n"+
+		"M 100644 inline state.json\ndata "+strconv.Itoa(len(state))+"\n"+state+"\n\ndone\n", "fast-import", "--quiet", "--done")
+	if out, err := exec.Command("git", "-C", dir, "read-tree", "-m", "-u", "personal").CombinedOutput(); err == nil || !strings.Contains(string(out), "invalid path") {
+		t.Fatalf("the branch as before checks out: %v %s", err, out)
+	}
+	ex, err := ExportGit(ctx, s, dir, GitOptions{})
+	if err != nil || ex.Moves != 1 || ex.Versions != 0 {
+		t.Fatalf("the export after: %+v, %v", ex, err)
+	}
+	out, err := exec.Command("git", "-C", dir, "ls-files").CombinedOutput()
+	if err != nil || string(out) != "_GIT~1/config.md\n" {
+		t.Errorf("git ls-files: %v %s", err, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "_GIT~1", "config.md")); err != nil || string(b) != "x\n" {
+		t.Errorf("the moved file: %q, %v", b, err)
+	}
+	if ex, err := ExportGit(ctx, s, dir, GitOptions{}); err != nil || ex.Moves+ex.Versions != 0 {
+		t.Errorf("a run again: %+v, %v", ex, err)
 	}
 }

@@ -46,7 +46,7 @@ func exportCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if ex.Versions+ex.Deletes+ex.Restores == 0 {
+	if ex.Versions+ex.Deletes+ex.Restores+ex.Moves == 0 {
 		fmt.Fprintf(stdout, "Nothing new since the last export: %s in %s is up to date.\n", ex.Branch, *dir)
 		return nil
 	}
@@ -56,6 +56,9 @@ func exportCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if ex.Restores > 0 {
 		fmt.Fprintf(stdout, ", %s", Plural(ex.Restores, "restore"))
+	}
+	if ex.Moves > 0 {
+		fmt.Fprintf(stdout, ", %s moved to paths every git checks out", Plural(ex.Moves, "file"))
 	}
 	fmt.Fprintln(stdout, ".")
 	return nil
