@@ -185,3 +185,33 @@ func mustDeleted(t *testing.T, s *docstore.Store, title string) docstore.Documen
 	}
 	return found
 }
+
+// Undoing the session of an agent that renamed a linked document (write_document with a
+// new title) takes back the rewrites with it: the linking text says [[Old title]] again,
+// resolved to the document, whatever order the undo takes the documents in.
+func TestUndoingARenameTakesTheLinksBack(t *testing.T) {
+	ctx := t.Context()
+	db := kvtest.Open(t)
+	s := docstore.New(db, "personal")
+	agent := docstore.Author{By: "agent:north", For: "person:ana", Door: docstore.DoorMCP, Session: "m1"}
+	person := docstore.Author{By: "person:ana", Door: docstore.DoorCLI}
+	if _, err := s.Create(ctx, "Budget", "Ten.\n", docstore.KindSave, person); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "Plan", "See [[Budget]].\nMore.\n", docstore.KindSave, person); err != nil {
+		t.Fatal(err)
+	}
+	if saved, err := s.Write(ctx, "Budget", "Costs", "Ten.\n", 0, agent); err != nil || saved.Relinked != 1 {
+		t.Fatalf("the agent's rename: %v, %d relinked", err, saved.Relinked)
+	}
+	if _, err := docstore.UndoSession(ctx, db, []string{"personal"}, "m1", person); err != nil {
+		t.Fatal(err)
+	}
+	if _, v := readLatest(t, s, "Plan"); v.Text != "See [[Budget]].\nMore.\n" {
+		t.Errorf("Plan after the undo: %q", v.Text)
+	}
+	if d, _ := readLatest(t, s, "Budget"); d.Title != "Budget" {
+		t.Errorf("the document is titled %q after the undo", d.Title)
+	}
+	wantLinks(t, s, "Plan", "to: Budget · from:  · broken: ")
+}
