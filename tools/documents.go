@@ -48,12 +48,16 @@ func (s *Server) listDocuments(ctx context.Context, a *listDocumentsArgs) (strin
 	if err != nil {
 		return "", err
 	}
+	var sim map[string]float32
+	if strings.TrimSpace(a.Query) != "" && a.LinkedFrom == "" && a.LinksTo == "" && a.Links == "" {
+		sim = s.meaning(ctx, a.Query)
+	}
 	return s.read(ctx, func(r *docstore.Reader) (string, error) {
 		if a.LinkedFrom != "" || a.LinksTo != "" || a.Links != "" {
 			return s.linkedDocuments(r, a, limit)
 		}
 		if strings.TrimSpace(a.Query) != "" {
-			return s.searchDocuments(r, a.Query, limit)
+			return s.searchDocuments(r, a.Query, limit, sim)
 		}
 		return s.listed(r, limit)
 	})

@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/semantic"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,8 +131,28 @@ func searchNotes(b *strings.Builder, q search.Query, unread int) {
 	}
 }
 
-func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (string, error) {
-	res, err := r.Search(query, limit)
+// meaning is each document's similarity to query, from the semantic tier (before any
+// transaction: the endpoint is asked here); nil without the tier, or when its endpoint
+// fails (said on stderr once, by the tier): the search is then lexical.
+func (s *Server) meaning(ctx context.Context, query string) map[string]float32 {
+	if s.cfg.Semantic == nil {
+		return nil
+	}
+	ix := s.cfg.Semantic.Space(s.cfg.Space)
+	ix.Nudge() // a search catches the index up with changes made elsewhere
+	sim, _ := ix.Similar(ctx, query)
+	return sim
+}
+
+// nudgeMeaning tells the semantic tier (if any) that the space may have changed.
+func (s *Server) nudgeMeaning() {
+	if s.cfg.Semantic != nil {
+		s.cfg.Semantic.Space(s.cfg.Space).Nudge()
+	}
+}
+
+func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int, sim map[string]float32) (string, error) {
+	res, byMeaning, err := semantic.Fused.Search(r, query, limit, sim)
 	if errors.Is(err, docstore.ErrQuery) {
 		return "", queryRefusal("list_documents")
 	} else if err != nil {
@@ -154,7 +176,11 @@ func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (s
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	fmt.Fprintf(&b, "Documents for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
+	found := counted(res.Query, res.Every, res.Some)
+	if len(byMeaning) > 0 {
+		found += fmt.Sprintf(", %d by meaning", len(byMeaning))
+	}
+	fmt.Fprintf(&b, "Documents for %s (%s), best first:\n", shown(res.Query), found)
 	names := r.Names()
 	for _, f := range res.Found {
 		d := f.Document
@@ -162,7 +188,10 @@ func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int) (s
 		for _, l := range f.Hit.Lines {
 			fmt.Fprintf(&b, "  line %d: %s\n", l.Number, l.Text)
 		}
-		if len(f.Hit.Lines) == 0 {
+		switch {
+		case byMeaning[d.ID]:
+			b.WriteString("  (found by meaning, not by the query's words)\n")
+		case len(f.Hit.Lines) == 0:
 			b.WriteString("  (found in the title)\n")
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/compass-mcp/compass-mcp/semantic"
 	"log/slog"
 	"reflect"
 	"runtime/debug"
@@ -59,6 +60,9 @@ type Config struct {
 	// Budget is the memory for work in flight every call holds room in while it runs
 	// (inflight.go); nil: the process's, inflight.Process.
 	Budget *inflight.Budget
+	// Semantic, if set, is the semantic tier (--embeddings): list_documents' query is
+	// fused with its documents' meaning (semantic.Fused), and each change nudges it.
+	Semantic *semantic.Tier
 }
 
 // Server holds what the tools work on.
@@ -188,6 +192,9 @@ func define[A any](s *Server, name, description string, h hints, run func(*Serve
 		}
 		defer release()
 		answer, err := run(in, ctx, &args)
+		if err == nil && !h.readOnly {
+			in.nudgeMeaning()
+		}
 		var r refusal
 		switch {
 		case errors.As(err, &r):

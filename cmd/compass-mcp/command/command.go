@@ -50,7 +50,7 @@ type subcommand struct {
 
 // commands are the ones help lists, in its order.
 var commands = []subcommand{serveHelp, callHelp, docsHelp, backupHelp, copyHelp, importHelp, sayHelp, conversationsHelp, peopleHelp,
-	exportHelp, syncHelp, webHelp, openHelp, membersHelp, tokensHelp, installHelp, versionHelp, {name: "help", does: "this text"}}
+	exportHelp, syncHelp, indexHelp, webHelp, openHelp, membersHelp, tokensHelp, installHelp, versionHelp, {name: "help", does: "this text"}}
 
 const helpTail = `
 Every command takes --data, --space and --for (or COMPASS_DATA, COMPASS_SPACE, COMPASS_ME).
@@ -91,6 +91,7 @@ func run(args []string) error {
 		"copy":          func(a []string) error { return copyCmd(ctx, a, os.Stdout) },
 		"export":        func(a []string) error { return exportCmd(ctx, a, os.Stdout) },
 		"sync":          func(a []string) error { return syncCmd(ctx, a, os.Stdout, os.Stderr) },
+		"index":         func(a []string) error { return indexCmd(ctx, a, os.Stdout, os.Stderr) },
 		"import":        func(a []string) error { return importConversations(ctx, a, os.Stdin, os.Stdout) },
 		"say":           func(a []string) error { return say(ctx, a, os.Stdout) },
 		"people":        func(a []string) error { return people(ctx, a, os.Stdout, os.Stderr) },

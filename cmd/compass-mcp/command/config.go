@@ -64,6 +64,11 @@ type config struct {
 	// create: the command writes, and may make a new data file where --data names none
 	// (saying so on stderr); the others refuse a named file that isn't there.
 	create bool
+	// embeddings, embeddingsModel: the semantic tier's endpoint and model (index.go);
+	// stopMeaning stops its background work, before the data is closed.
+	embeddings, embeddingsModel string
+	stopMeaning                 func()
+	serving                     bool // serve, not call: the semantic tier works in the background
 }
 
 func env(name, def string) string {
@@ -104,6 +109,7 @@ func serverFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.thread, "thread", env("COMPASS_THREAD", claudecode.CurrentSession()), "if set, the conversation the agent is in, left out of list_conversations (default: Claude Code's session, when Claude Code started this server) [COMPASS_THREAD]")
 	fs.BoolVar(&c.review, "review", envBool("COMPASS_REVIEW"), "if set, every change an agent makes is a proposal, kept for the person to accept or decline (docs proposals, or the page); the person's own saves never are [COMPASS_REVIEW]")
 	memoryFlag(fs, c)
+	embeddingFlags(fs, c)
 	fs.StringVar(&c.linkBase, "link-base", env("COMPASS_LINK_BASE", ""), "if set, the prefix of document links: [Title](<base>/document/<id>); / for links relative to the server (default: the person's page when one is served for the data file, else compass://document/<id>) [COMPASS_LINK_BASE]")
 }
 
@@ -194,6 +200,10 @@ func (c *config) mcpServer(ctx context.Context) (store, *server.MCPServer, error
 	}
 	c.links = web.NewLinks(c.linkBase, db, db.Path())
 	cfg := c.tools()
+	if cfg.Semantic, err = c.semanticTier(db); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	if c.http == "" && c.linkBase == "" { // a --link-base is a page elsewhere: no links to hand out
 		cfg.SignIn = c.agentSignIn(db)
 	}

@@ -39,12 +39,15 @@ func serve(ctx context.Context, args []string) error {
 		}
 		return usageError{fmt.Sprintf("serve takes no arguments, got %q", rest)}
 	}
-	c.create = true
+	c.create, c.serving = true, true
 	db, srv, err := c.mcpServer(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	if c.stopMeaning != nil {
+		defer c.stopMeaning() // before the data is closed
+	}
 	var addr string
 	if c.http != "" {
 		if addr, err = bindAddress(c.http, access.New(db).Guarded(ctx, *token) || c.publicURL != ""); err != nil {
