@@ -133,8 +133,13 @@ func TestRoundTripsTwoWriters(t *testing.T) {
 // toolOn returns a function that calls a tool through an in-process MCP client of a server
 // on db, and fails the test unless its answer holds want.
 func toolOn(t testing.TB, db kv.DB) func(t testing.TB, name string, args map[string]any, want string) {
+	return toolWith(t, db, tools.Config{Space: "personal", Agent: "north", For: "ana", Logger: slog.New(slog.DiscardHandler)})
+}
+
+// toolWith is toolOn for a server configured as cfg.
+func toolWith(t testing.TB, db kv.DB, cfg tools.Config) func(t testing.TB, name string, args map[string]any, want string) {
 	ctx := t.Context()
-	srv, err := tools.New(db, tools.Config{Space: "personal", Agent: "north", For: "ana", Logger: slog.New(slog.DiscardHandler)})
+	srv, err := tools.New(db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
