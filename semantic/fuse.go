@@ -15,9 +15,11 @@ import (
 // Depth keep their lexical order after.
 //
 // A document the lexical ranking didn't give (not among its first Depth) whose
-// similarity is at least Alone (on the same scale: 1 is the best of the Depth) comes
-// back too, at most AloneMax of them, scored Meaning times its similarity, marked
-// ByMeaning. Alone 0 is never.
+// similarity is at least Alone (on the same scale: 1 is the best of the Depth; when the
+// words found nothing, the range of all the similarities) comes back too, at most
+// AloneMax of them, scored Meaning times its similarity, marked ByMeaning: after the
+// documents the words found, unless their scores are far below the best. Alone 0 is
+// never.
 type Fusion struct {
 	Meaning  float64
 	Depth    int
@@ -26,7 +28,7 @@ type Fusion struct {
 }
 
 // Fused is the fusion chosen on half of BEIR SciFact's training claims (docs/SEARCH.md).
-var Fused = Fusion{Meaning: 0.1, Depth: 20, Alone: 0, AloneMax: 3}
+var Fused = Fusion{Meaning: 0.3, Depth: 50, Alone: 0.9, AloneMax: 3}
 
 // Hit is one document of a ranking.
 type Hit struct {
@@ -44,7 +46,7 @@ type Hit struct {
 // meaning alone. live, if not nil, says which of sim's documents may be given (not
 // deleted); it is asked only of those f would add.
 func (f Fusion) Fuse(lex []Hit, sim map[string]float32, live func(id string) bool) []Hit {
-	if len(sim) == 0 || f.Depth <= 0 || f.Meaning <= 0 || len(lex) == 0 && f.Alone <= 0 {
+	if len(sim) == 0 || f.Depth <= 0 || f.Meaning <= 0 || len(lex) == 0 && (f.Alone <= 0 || f.AloneMax <= 0) {
 		return lex
 	}
 	depth := min(f.Depth, len(lex))
@@ -53,6 +55,14 @@ func (f Fusion) Fuse(lex []Hit, sim map[string]float32, live func(id string) boo
 	seen := false
 	for _, h := range top {
 		if s, ok := sim[h.ID]; ok {
+			if !seen {
+				lo, hi, seen = s, s, true
+			}
+			lo, hi = min(lo, s), max(hi, s)
+		}
+	}
+	if !seen { // no lexical ranking to scale by: the similarities of all
+		for _, s := range sim {
 			if !seen {
 				lo, hi, seen = s, s, true
 			}

@@ -372,6 +372,10 @@ func TestFusionKeepsEveryWordFirstAndMarksMeaningAlone(t *testing.T) {
 	if got := f.Fuse(lex, nil, nil); len(got) != len(lex) || got[1].ID != "b" {
 		t.Fatalf("without meaning, the lexical order: %v", got)
 	}
+	// Words that find nothing: the documents most alike by meaning, marked.
+	if got := f.Fuse(nil, sim, nil); len(got) != 1 || got[0].ID != "z" || !got[0].ByMeaning {
+		t.Fatalf("by meaning alone: %v", got)
+	}
 	// A deleted document found by meaning is not given.
 	if got := f.Fuse(lex, sim, func(id string) bool { return id != "z" }); len(got) != 4 {
 		t.Fatalf("a deleted document came back: %v", got)
