@@ -22,8 +22,7 @@ func BenchmarkSimilar(b *testing.B) {
 	if testing.Short() {
 		n = 500
 	}
-	f := newFake(&testing.T{}, 512)
-	defer f.srv.Close()
+	f := newFake(b, 512)
 	db, err := bolt.Open(filepath.Join(b.TempDir(), "bench.db"), time.Second)
 	if err != nil {
 		b.Fatal(err)

@@ -37,7 +37,7 @@ type fake struct {
 	sent     []string
 }
 
-func newFake(t *testing.T, dims int) *fake {
+func newFake(t testing.TB, dims int) *fake {
 	f := &fake{}
 	f.dims.Store(int32(dims))
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
