@@ -34,8 +34,8 @@ var layers = []layer{
 		"kv/bolt", "kv/pg", "spaces", "search"}},
 	{"the domain, who may do what, and opening the store --data names", []string{
 		"docstore", "threads", "access", "kv/stores", "internal/clientconfig"}},
-	{"built on the domain: the Claude Code follower, the authorization server, files kept in sync", []string{
-		"threads/claudecode", "access/oauth", "filesync"}},
+	{"built on the domain: the Claude Code follower, the authorization server, files kept in sync, meaning", []string{
+		"threads/claudecode", "access/oauth", "filesync", "semantic"}},
 	{"the front doors", []string{"tools", "web"}},
 	{"how requests reach the tools", []string{"transport"}},
 	{"the top: the command, the repository's own commands, test helpers and test-only packages", []string{
