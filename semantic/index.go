@@ -53,7 +53,7 @@ type Options struct {
 	// the endpoint failed, queries don't ask it for Pause (0: 30 s), unless a pass found it
 	// answering again: a search doesn't wait on an endpoint known to be down or slow.
 	QueryTimeout, Pause time.Duration
-	Logger       *slog.Logger
+	Logger              *slog.Logger
 }
 
 // Index is the semantic index of one space: the vectors of its documents' passages, kept
