@@ -179,8 +179,12 @@ func FuzzScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		Links(s, func(l Link) bool {
-			if l.ID == "" && !ValidTitle(l.Title) || l.ID != "" && (len(l.ID) != 26 || strings.ToUpper(l.ID) != l.ID) {
+			if l.ID == "" && !ValidTitle(l.Title) || l.ID != "" && (len(l.ID) != 26 || strings.ToUpper(l.ID) != l.ID) || l.At < 0 || l.At >= len(s) {
 				t.Fatalf("Links(%q) gave %+v", s, l)
+			}
+			// A [[Title]] is where it says: a rename rewrites the text there.
+			if title, _, _, ok := WikiLink(s[l.At:]); l.ID == "" && (!ok || title != l.Title) {
+				t.Fatalf("Links(%q) gave [[%s]] at %d, where %q begins", s, l.Title, l.At, s[l.At:])
 			}
 			return true
 		})
