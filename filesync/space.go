@@ -165,64 +165,7 @@ func propose(ctx context.Context, s *docstore.Store, by docstore.Author, c Clash
 	if err := docstore.CheckText(c.Text); err != nil { // before a merge of it costs anything
 		return Proposed{}, err
 	}
-	type sides struct {
-		base, latest docstore.Version
-		has          []docstore.Proposal
-	}
-	got, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (sides, error) {
-		// The sync's own save after Base: Merged, else the newest (a sync that stopped
-		// before noting it). A proposal is made only for a save by by: over HTTP, what a
-		// request asks to propose must be what its own token saved.
-		_, vs, err := r.LogPage(c.ID, 0, saveLimit)
-		if err != nil {
-			return sides{}, err
-		}
-		var saved docstore.Version
-		for _, v := range vs { // newest first
-			if v.Number <= c.Base {
-				break
-			}
-			if v.Author.By == by.By && v.Author.For == by.For && (c.Merged == 0 || v.Number == c.Merged) && (c.Join || v.Kind == docstore.KindMerge) {
-				saved = v
-				break
-			}
-		}
-		if saved.Number == 0 {
-			return sides{}, nil // the save was never made: the next pass meets the clash again
-		}
-		_, b, err := r.Read(c.ID, c.Base)
-		if err != nil {
-			return sides{}, err
-		}
-		l := b // a join's proposal: version Base as it was, by its author
-		if !c.Join {
-			if _, l, err = r.Read(c.ID, saved.Number-1); err != nil {
-				return sides{}, err
-			}
-			// The save is the merge of Text preferring its lines, or Text is not the file's.
-			_, m, err := r.Read(c.ID, saved.Number)
-			if err != nil {
-				return sides{}, err
-			}
-			if linediff.MergePrefer(b.Text, l.Text, c.Text, linediff.PreferMine) != m.Text {
-				return sides{}, nil
-			}
-		}
-		_, open, err := r.Proposals(c.ID, 0, openLimit)
-		if err != nil {
-			return sides{}, err
-		}
-		var mine []docstore.Proposal // only the texts of proposals the sync could have made
-		for _, p := range open {
-			if p.Author.By != l.Author.By || p.Author.For != l.Author.For {
-				continue
-			}
-			if _, full, _, err := r.Proposal(c.ID, p.Number); err == nil {
-				mine = append(mine, full)
-			}
-		}
-		return sides{b, l, mine}, nil
-	})
+	got, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (sides, error) { return clashSides(r, by, c) })
 	if err != nil {
 		return Proposed{}, fmt.Errorf("reading the two sides of a clash in %s: %w", c.ID, err)
 	}
@@ -262,3 +205,66 @@ var (
 	// leaves the file as it is and says so.
 	ErrReadOnly = errors.New("this token may not change the space")
 )
+
+// sides are what propose reads of a clash: the base version, the space's side, and the
+// open proposals by the author of that side.
+type sides struct {
+	base, latest docstore.Version
+	has          []docstore.Proposal
+}
+
+// clashSides reads the sides of c, made by by (latest 0: the save was never made).
+func clashSides(r *docstore.Reader, by docstore.Author, c Clash) (sides, error) {
+	// The sync's own save after Base: Merged, else the newest (a sync that stopped
+	// before noting it). A proposal is made only for a save by by: over HTTP, what a
+	// request asks to propose must be what its own token saved.
+	_, vs, err := r.LogPage(c.ID, 0, saveLimit)
+	if err != nil {
+		return sides{}, err
+	}
+	var saved docstore.Version
+	for _, v := range vs { // newest first
+		if v.Number <= c.Base {
+			break
+		}
+		if v.Author.By == by.By && v.Author.For == by.For && (c.Merged == 0 || v.Number == c.Merged) && (c.Join || v.Kind == docstore.KindMerge) {
+			saved = v
+			break
+		}
+	}
+	if saved.Number == 0 {
+		return sides{}, nil // the save was never made: the next pass meets the clash again
+	}
+	_, b, err := r.Read(c.ID, c.Base)
+	if err != nil {
+		return sides{}, err
+	}
+	l := b // a join's proposal: version Base as it was, by its author
+	if !c.Join {
+		if _, l, err = r.Read(c.ID, saved.Number-1); err != nil {
+			return sides{}, err
+		}
+		// The save is the merge of Text preferring its lines, or Text is not the file's.
+		_, m, err := r.Read(c.ID, saved.Number)
+		if err != nil {
+			return sides{}, err
+		}
+		if linediff.MergePrefer(b.Text, l.Text, c.Text, linediff.PreferMine) != m.Text {
+			return sides{}, nil
+		}
+	}
+	_, open, err := r.Proposals(c.ID, 0, openLimit)
+	if err != nil {
+		return sides{}, err
+	}
+	var mine []docstore.Proposal // only the texts of proposals the sync could have made
+	for _, p := range open {
+		if p.Author.By != l.Author.By || p.Author.For != l.Author.For {
+			continue
+		}
+		if _, full, _, err := r.Proposal(c.ID, p.Number); err == nil {
+			mine = append(mine, full)
+		}
+	}
+	return sides{b, l, mine}, nil
+}

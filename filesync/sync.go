@@ -133,26 +133,40 @@ type pass struct {
 // is checked for the guards before anything is changed: ErrFolderMissing,
 // ErrFolderEmpty, ErrTooManyDeletes (wrapped, with how many).
 func (y *Sync) Once(ctx context.Context) (Report, error) {
+	p, err := y.load(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	lk := p.look()
+	if err := p.guard(lk); err != nil {
+		return Report{}, err
+	}
+	return p.apply(lk)
+}
+
+// load reads what a pass decides from: the folder (missing: ErrFolderMissing), the state,
+// the scan and the space's listing, first, with nothing decided without it (a server that
+// answered nothing must not read as every document gone); then it finishes what a killed
+// pass noted ahead.
+func (y *Sync) load(ctx context.Context) (*pass, error) {
 	info, err := os.Stat(y.Dir)
 	if err != nil || !info.IsDir() {
-		return Report{}, fmt.Errorf("%w: %s", ErrFolderMissing, y.Dir)
+		return nil, fmt.Errorf("%w: %s", ErrFolderMissing, y.Dir)
 	}
 	sp := y.space()
 	st, err := loadState(y.Dir, sp.Name())
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	ig := readIgnore(y.Dir)
 	files, folders, err := scan(y.Dir, ig)
 	if err != nil {
-		return Report{}, fmt.Errorf("%w: %v", ErrFolderMissing, err)
+		return nil, fmt.Errorf("%w: %v", ErrFolderMissing, err)
 	}
 	y.folders = folders
-	// The listing first, and nothing decided without it: a server that answered nothing
-	// must not read as every document gone.
 	docs, err := sp.Documents(ctx)
 	if err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	p := &pass{y: y, ctx: ctx, st: st, ig: ig, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
 	for _, d := range docs {
@@ -162,111 +176,132 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 		}
 	}
 	if err := p.finishPending(); err != nil {
-		return Report{}, err
+		return nil, err
 	}
 	p.adoptCreated()
 	p.adoptWritten()
 	// Files a killed pass was about to write (unsure) may never have been there.
 	if len(files) == 0 && len(st.Docs) > len(p.unsure) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
+		return nil, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
 	}
+	return p, nil
+}
 
-	// Which file each document known to the state is now: at its path, else moved (the same
-	// inode, else the same bytes, among the files no document has), else gone.
-	claimed := map[string]string{} // rel → id
-	p.claimed = claimed
+// seen is what a pass's look found: which file each document the state knows is now, and
+// what waits for the next pass.
+type seen struct {
+	ids       []string          // the state's documents, by path
+	claimed   map[string]string // rel → id: the files a known document has
+	moved     map[string]string // id → rel: a known document's file, moved
+	gone      []string          // known documents whose file is gone
+	postponed map[string]bool   // known documents left for the next pass
+	freshWait bool              // the new files (and new documents) wait for the next pass
+}
+
+// look finds which file each document known to the state is now: at its path, else moved
+// (the same inode, else the same bytes, else mostly the same lines, among the files no
+// document has), else gone; a file the sync ignores or can't reach is neither.
+func (p *pass) look() seen {
+	st, files := p.st, p.files
+	lk := seen{ids: sortedIDs(st), claimed: map[string]string{}, moved: map[string]string{}, postponed: map[string]bool{}}
+	p.claimed = lk.claimed
 	for id, e := range st.Docs {
 		if files[e.Path] != nil {
-			claimed[e.Path] = id
+			lk.claimed[e.Path] = id
 		}
 	}
-	moved := map[string]string{} // id → rel
-	var gone []string
-	ids := sortedIDs(st)
-	for _, id := range ids {
+	for _, id := range lk.ids {
 		e := st.Docs[id]
 		if files[e.Path] != nil {
 			continue
 		}
-		if rel := p.findMoved(e, claimed); rel != "" {
-			claimed[rel], moved[id] = id, rel
+		if rel := p.findMoved(e, lk.claimed); rel != "" {
+			lk.claimed[rel], lk.moved[id] = id, rel
 			continue
 		}
-		gone = append(gone, id)
-	}
-	// A file the sync now ignores (.compassignore got a pattern for it), or can't reach
-	// (a folder on its way became a link), is not gone: it is no longer synced, and its
-	// document is left as it is.
-	postponed := map[string]bool{}
-	gone = slices.DeleteFunc(gone, func(id string) bool {
-		if p.notSynced(id, st.Docs[id].Path) {
-			postponed[id] = true
-			return true
+		// A file the sync now ignores (.compassignore got a pattern for it), or can't reach
+		// (a folder on its way became a link), is not gone: it is no longer synced, and its
+		// document is left as it is.
+		if p.notSynced(id, e.Path) {
+			lk.postponed[id] = true
+			continue
 		}
-		return false
-	})
-	gone = p.findSimilar(gone, claimed, moved)
-	// A scan is no snapshot. A file moved from a folder not read yet to one read already
-	// passes it by, and reads as gone; one moved from a folder read already to one not read
-	// yet is seen twice, and reads as a new file beside its document's. When a second look
-	// finds a file the first didn't, the gone documents wait for the next pass (the move's
-	// event wakes one), rather than being deleted or their files written back beside the
-	// moved; a file noted ahead stays noted so (persist). When it misses one the first
-	// found, the new files wait, rather than being made second documents, and so do the
-	// documents whose file that was (not written back beside the moved one), and the space's
-	// new documents (not written beside a waiting file of their title). A folder that
-	// changes under every pass's scan keeps its new files waiting: passes run once its
-	// events have settled (Watch.Settle).
-	freshWait := false
-	if fresh := unclaimed(files, claimed); len(gone) > 0 || fresh > 0 {
-		if again, _, err := scan(y.Dir, readIgnore(y.Dir)); err == nil {
-			if len(gone) > 0 && appeared(files, again) {
-				for _, id := range gone {
-					postponed[id] = true
-					if p.unsure[id] {
-						p.stillUnsure[id] = st.Docs[id]
-						delete(st.Docs, id)
-					}
-				}
-				gone = nil
-			}
-			if fresh > 0 && appeared(again, files) {
-				freshWait = true
-				for rel, id := range claimed {
-					if again[rel] == nil {
-						postponed[id] = true
-					}
-				}
-			}
-		}
+		lk.gone = append(lk.gone, id)
 	}
+	lk.gone = p.findSimilar(lk.gone, lk.claimed, lk.moved)
+	p.lookAgain(&lk)
 	// A file noted as about to be written and found nowhere was never written (or was
 	// deleted before any pass saw it): not a delete, a file to write (newDocs).
-	gone = slices.DeleteFunc(gone, func(id string) bool {
+	lk.gone = slices.DeleteFunc(lk.gone, func(id string) bool {
 		if p.unsure[id] {
 			delete(st.Docs, id)
 			return true
 		}
 		return false
 	})
+	return lk
+}
+
+// lookAgain looks at the folder again when the first look found files gone or new.
+//
+// A scan is no snapshot. A file moved from a folder not read yet to one read already
+// passes it by, and reads as gone; one moved from a folder read already to one not read
+// yet is seen twice, and reads as a new file beside its document's. When a second look
+// finds a file the first didn't, the gone documents wait for the next pass (the move's
+// event wakes one), rather than being deleted or their files written back beside the
+// moved; a file noted ahead stays noted so (persist). When it misses one the first
+// found, the new files wait, rather than being made second documents, and so do the
+// documents whose file that was (not written back beside the moved one), and the space's
+// new documents (not written beside a waiting file of their title). A folder that
+// changes under every pass's scan keeps its new files waiting: passes run once its
+// events have settled (Watch.Settle).
+func (p *pass) lookAgain(lk *seen) {
+	if fresh := unclaimed(p.files, lk.claimed); len(lk.gone) > 0 || fresh > 0 {
+		if again, _, err := scan(p.y.Dir, readIgnore(p.y.Dir)); err == nil {
+			if len(lk.gone) > 0 && appeared(p.files, again) {
+				for _, id := range lk.gone {
+					lk.postponed[id] = true
+					if p.unsure[id] {
+						p.stillUnsure[id] = p.st.Docs[id]
+						delete(p.st.Docs, id)
+					}
+				}
+				lk.gone = nil
+			}
+			if fresh > 0 && appeared(again, p.files) {
+				lk.freshWait = true
+				for rel, id := range lk.claimed {
+					if again[rel] == nil {
+						lk.postponed[id] = true
+					}
+				}
+			}
+		}
+	}
+}
+
+// guard stops a pass before it changes anything when it would delete or remove more than
+// a fifth of what the folder had in the window (deleteWindow), or when none of the
+// documents the folder was synced with is in the space (ErrOtherStore).
+func (p *pass) guard(lk seen) error {
 	deletes := 0
-	for _, id := range gone {
-		e := st.Docs[id]
+	for _, id := range lk.gone {
+		e := p.st.Docs[id]
 		if d, ok := p.byID[id]; ok && d.Deleted == nil && d.Version == e.Version {
 			deletes++
 		}
 	}
 	w := p.window()
-	if tooMany(deletes, len(w.Deleted), w.peak()) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had in the last %v (their files are gone from %s)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, w.peak(), deleteWindow, y.Dir, alsoRecent(len(w.Deleted), "deleted"))
+	if tooMany(deletes, len(w.Deleted), w.peak()) && !p.y.AllowDeletes {
+		return fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had in the last %v (their files are gone from %s)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, w.peak(), deleteWindow, p.y.Dir, alsoRecent(len(w.Deleted), "deleted"))
 	}
 	// And the other way: files the pass would remove, their documents deleted in the space
 	// or not in it at all. Every document the folder was synced with missing from the space
 	// (not even deleted) is no delete anyone made: the folder was synced with another store,
 	// or another server, whose space has the same name.
 	removes, unknown := 0, 0
-	for id, e := range st.Docs {
-		if files[e.Path] == nil && moved[id] == "" {
+	for id, e := range p.st.Docs {
+		if p.files[e.Path] == nil && lk.moved[id] == "" {
 			continue // no file to remove
 		}
 		d, in := p.byID[id]
@@ -277,33 +312,39 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 			removes++
 		}
 	}
-	if unknown > 0 && unknown == len(st.Docs) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: none of the %d documents %s was synced with is in this space %q, not even deleted: was it synced with another data file or server? Nothing was changed. To sync the folder with this space afresh (its files and the space's documents of the same titles joined, nothing removed), move %s away", ErrOtherStore, len(st.Docs), y.Dir, sp.Name(), statePath(y.Dir, sp.Name()))
+	if unknown > 0 && unknown == len(p.st.Docs) && !p.y.AllowDeletes {
+		return fmt.Errorf("%w: none of the %d documents %s was synced with is in this space %q, not even deleted: was it synced with another data file or server? Nothing was changed. To sync the folder with this space afresh (its files and the space's documents of the same titles joined, nothing removed), move %s away", ErrOtherStore, len(p.st.Docs), p.y.Dir, p.y.space().Name(), statePath(p.y.Dir, p.y.space().Name()))
 	}
-	if tooMany(removes, len(w.Removed), w.peak()) && !y.AllowDeletes {
-		return Report{}, fmt.Errorf("%w: this pass would remove %d of the %d files %s had in the last %v (their documents were deleted in the space)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, w.peak(), y.Dir, deleteWindow, alsoRecent(len(w.Removed), "removed"))
+	if tooMany(removes, len(w.Removed), w.peak()) && !p.y.AllowDeletes {
+		return fmt.Errorf("%w: this pass would remove %d of the %d files %s had in the last %v (their documents were deleted in the space)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, w.peak(), p.y.Dir, deleteWindow, alsoRecent(len(w.Removed), "removed"))
 	}
+	return nil
+}
 
-	for _, id := range ids {
-		if st.Docs[id] == nil || postponed[id] {
+// apply brings each known document in step with its file, makes documents of the new
+// files, and writes files for the space's new documents; the state is saved however it
+// ends.
+func (p *pass) apply(lk seen) (Report, error) {
+	for _, id := range lk.ids {
+		if p.st.Docs[id] == nil || lk.postponed[id] {
 			continue
 		}
-		rel := st.Docs[id].Path
-		if m := moved[id]; m != "" {
+		rel := p.st.Docs[id].Path
+		if m := lk.moved[id]; m != "" {
 			rel = m
 		}
-		if err := p.known(id, rel, files[rel] != nil && claimed[rel] == id); err != nil {
+		if err := p.known(id, rel, p.files[rel] != nil && lk.claimed[rel] == id); err != nil {
 			return p.rep, p.saveState(fmt.Errorf("syncing %s: %w", rel, err))
 		}
 	}
 	var fresh []string
 	for rel := range p.files {
-		if _, ok := claimed[rel]; !ok && !freshWait {
+		if _, ok := lk.claimed[rel]; !ok && !lk.freshWait {
 			fresh = append(fresh, rel)
 		}
 	}
-	if freshWait {
-		y.say("sync: the folder changed while it was read: its new files, and the space's new documents, wait for the next pass")
+	if lk.freshWait {
+		p.y.say("sync: the folder changed while it was read: its new files, and the space's new documents, wait for the next pass")
 	}
 	slices.Sort(fresh)
 	if err := p.newFiles(fresh); err != nil {
@@ -311,7 +352,7 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	}
 	// The space's new documents wait with the new files: one of them may be a waiting file's
 	// title, which newFiles joins, and written now it would go beside that file.
-	if freshWait {
+	if lk.freshWait {
 		return p.rep, p.saveState(nil)
 	}
 	if err := p.newDocs(); err != nil {
@@ -523,92 +564,150 @@ func (p *pass) known(id, rel string, present bool) error {
 	if present {
 		f = p.files[rel]
 	}
-	fileChanged := false
-	var text []byte
-	if f != nil {
-		if unchanged(f, e) && rel == e.Path {
-			f.hash = e.Hash
-		} else {
-			b, err := p.read(rel)
-			if err != nil {
-				p.skip(rel, ": %v", err)
-				p.rep.Skipped++
-				return nil
-			}
-			text = b
-			fileChanged = f.hash != e.Hash
-		}
+	text, fileChanged, ok := p.readChanged(f, e, rel)
+	if !ok {
+		return nil
 	}
-
-	// Deleted (or purged) in the space.
 	if !inSpace || d.Deleted != nil {
-		switch {
-		case f == nil:
-			delete(p.st.Docs, id)
-			return nil
-		case !fileChanged:
-			if err := p.remove(rel, e.Hash); err != nil {
-				y.say("sync: %s was not removed (its document %q was deleted in the space): %v", rel, e.Title, err)
-				return nil
-			}
-			delete(p.st.Docs, id)
-			p.rep.Removed++
-			return nil
-		case !inSpace:
-			y.say("sync: %s was edited, and its document was purged from the space: it becomes a new document", rel)
-			delete(p.st.Docs, id)
-			delete(p.claimed, rel) // newFiles makes it
+		back, done := p.deletedInSpace(id, e, d, inSpace, f, rel, fileChanged)
+		if done {
 			return nil
 		}
-		if !p.writable(rel, "its document was deleted in the space") {
-			return nil
-		}
-		undone, err := y.space().Undelete(p.ctx, id)
-		if err != nil {
-			y.say("sync: %s was edited, but its document %q, deleted in the space, can't come back: %v", rel, d.Title, err)
-			p.rep.Skipped++
-			return nil
-		}
-		y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
-		p.retitled(d, undone)
-		d = undone
+		d = back
 	}
-
-	// Gone from the folder.
 	if f == nil {
-		if d.Version == e.Version {
-			if !p.writable(e.Path, "it was deleted: its document is kept") {
-				return nil
-			}
-			gone, err := y.space().Delete(p.ctx, id)
-			if err != nil {
-				return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
-			}
-			if gone.Version != e.Version {
-				// An agent wrote after the listing and before the delete: its edit wins,
-				// as it does when the listing shows it.
-				back, err := y.space().Undelete(p.ctx, id)
-				if err == nil {
-					y.say("sync: %s was deleted, but %q changed in the space meanwhile: the change wins, the file is back", e.Path, d.Title)
-					p.retitled(d, back)
-					return p.writeOut(id, back, e.Path, "")
-				}
-				y.say("sync: %s was deleted, and %q, changed in the space meanwhile, is deleted too (it can't come back: %v); docs undelete brings it back", e.Path, d.Title, err)
-			}
-			p.retitled(d, gone)
-			delete(p.st.Docs, id)
-			p.rep.Deleted++
+		return p.goneFromFolder(id, e, d)
+	}
+	if rel, d, ok = p.follow(id, e, d, f, rel); !ok {
+		return nil
+	}
+	e.Title = d.Title
+
+	spaceChanged := d.Version != e.Version
+	if fileChanged && spaceChanged && !y.space().Writable() {
+		// A sync killed after it wrote a later version to the file and before its state
+		// noted it left the file exactly that version: in step with it, not an edit to merge
+		// from the older one (where the agents' lines since would clash with their own). A
+		// sync that may write asks SaveKeeping, which looks where the space is (derivedBase).
+		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
+			e.Version, e.Hash = n, f.hash
+			fileChanged, spaceChanged = false, d.Version != n
+		}
+	}
+	switch {
+	case !fileChanged && !spaceChanged:
+		p.record(e, f, f.hash, e.Version)
+		return nil
+	case !fileChanged:
+		return p.writeOut(id, d, rel, f.hash)
+	}
+	if !p.writable(rel, "its edit is not sent, and the space's changes to it wait") {
+		return nil
+	}
+	return p.saveFile(id, e, rel, text)
+}
+
+// readChanged reads the file f at rel if its stat is not as e last saw it, and says whether
+// its bytes changed; ok false: it can't be read (said, skipped).
+func (p *pass) readChanged(f *file, e *Entry, rel string) (text []byte, changed, ok bool) {
+	if f == nil {
+		return nil, false, true
+	}
+	if unchanged(f, e) && rel == e.Path {
+		f.hash = e.Hash
+		return nil, false, true
+	}
+	b, err := p.read(rel)
+	if err != nil {
+		p.skip(rel, ": %v", err)
+		p.rep.Skipped++
+		return nil, false, false
+	}
+	return b, f.hash != e.Hash, true
+}
+
+// deletedInSpace brings in step a document deleted (or purged) in the space, whose file f
+// (nil: gone) is at rel: the file removed if unchanged, else the edit wins and the document
+// is back (undone, the document as it is now) or, purged, the file becomes a new document.
+// done: nothing more to do for it.
+func (p *pass) deletedInSpace(id string, e *Entry, d docstore.Document, inSpace bool, f *file, rel string, fileChanged bool) (undone docstore.Document, done bool) {
+	y := p.y
+	switch {
+	case f == nil:
+		delete(p.st.Docs, id)
+		return d, true
+	case !fileChanged:
+		if err := p.remove(rel, e.Hash); err != nil {
+			y.say("sync: %s was not removed (its document %q was deleted in the space): %v", rel, e.Title, err)
+			return d, true
+		}
+		delete(p.st.Docs, id)
+		p.rep.Removed++
+		return d, true
+	case !inSpace:
+		y.say("sync: %s was edited, and its document was purged from the space: it becomes a new document", rel)
+		delete(p.st.Docs, id)
+		delete(p.claimed, rel) // newFiles makes it
+		return d, true
+	}
+	if !p.writable(rel, "its document was deleted in the space") {
+		return d, true
+	}
+	undone, err := y.space().Undelete(p.ctx, id)
+	if err != nil {
+		y.say("sync: %s was edited, but its document %q, deleted in the space, can't come back: %v", rel, d.Title, err)
+		p.rep.Skipped++
+		return d, true
+	}
+	y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
+	p.retitled(d, undone)
+	return undone, false
+
+}
+
+// goneFromFolder brings in step a document whose file is gone: deleted (softly) if the
+// space has no change since the file's version, else the change wins and the file is back.
+func (p *pass) goneFromFolder(id string, e *Entry, d docstore.Document) error {
+	y := p.y
+	if d.Version == e.Version {
+		if !p.writable(e.Path, "it was deleted: its document is kept") {
 			return nil
 		}
-		y.say("sync: %s was deleted, but %q changed in the space since: the change wins, the file is back", e.Path, d.Title)
-		return p.writeOut(id, d, e.Path, "")
+		gone, err := y.space().Delete(p.ctx, id)
+		if err != nil {
+			return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
+		}
+		if gone.Version != e.Version {
+			// An agent wrote after the listing and before the delete: its edit wins,
+			// as it does when the listing shows it.
+			back, err := y.space().Undelete(p.ctx, id)
+			if err == nil {
+				y.say("sync: %s was deleted, but %q changed in the space meanwhile: the change wins, the file is back", e.Path, d.Title)
+				p.retitled(d, back)
+				return p.writeOut(id, back, e.Path, "")
+			}
+			y.say("sync: %s was deleted, and %q, changed in the space meanwhile, is deleted too (it can't come back: %v); docs undelete brings it back", e.Path, d.Title, err)
+		}
+		p.retitled(d, gone)
+		delete(p.st.Docs, id)
+		p.rep.Deleted++
+		return nil
 	}
+	y.say("sync: %s was deleted, but %q changed in the space since: the change wins, the file is back", e.Path, d.Title)
+	return p.writeOut(id, d, e.Path, "")
+}
 
+// follow carries a rename either way: a file moved in the folder renames its document;
+// a document renamed in the space moves its file, unless its new name is taken, ignored or
+// not beneath the folder. It returns where the file is now, and the document; false: the
+// move is not sent (this sync may not write), and nothing more is done for it.
+func (p *pass) follow(id string, e *Entry, d docstore.Document, f *file, rel string) (string, docstore.Document, bool) {
+	y := p.y
 	// Renamed or moved in the folder: the document takes the file's title.
 	if rel != e.Path {
 		if want := TitleFor(rel); want != d.Title {
 			if !p.writable(rel, fmt.Sprintf("it was moved from %s: its document keeps its title", e.Path)) {
-				return nil
+				return rel, d, false
 			}
 			saved, err := y.space().Rename(p.ctx, id, want)
 			if err != nil {
@@ -649,30 +748,7 @@ func (p *pass) known(id, rel string, present bool) error {
 			p.rep.Renamed++
 		}
 	}
-	e.Title = d.Title
-
-	spaceChanged := d.Version != e.Version
-	if fileChanged && spaceChanged && !y.space().Writable() {
-		// A sync killed after it wrote a later version to the file and before its state
-		// noted it left the file exactly that version: in step with it, not an edit to merge
-		// from the older one (where the agents' lines since would clash with their own). A
-		// sync that may write asks SaveKeeping, which looks where the space is (derivedBase).
-		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
-			e.Version, e.Hash = n, f.hash
-			fileChanged, spaceChanged = false, d.Version != n
-		}
-	}
-	switch {
-	case !fileChanged && !spaceChanged:
-		p.record(e, f, f.hash, e.Version)
-		return nil
-	case !fileChanged:
-		return p.writeOut(id, d, rel, f.hash)
-	}
-	if !p.writable(rel, "its edit is not sent, and the space's changes to it wait") {
-		return nil
-	}
-	return p.saveFile(id, e, rel, text)
+	return rel, d, true
 }
 
 // adoptCreated finds the documents a pass killed while it made documents of new files
@@ -1091,11 +1167,6 @@ func (p *pass) occupied(rel string) bool {
 // that no file has yet (a first run): the same text is one document; a different one is
 // saved as the file's, and the space's text waits as a proposal.
 func (p *pass) newFiles(rels []string) error {
-	y := p.y
-	type create struct {
-		rel, title string
-		text       []byte
-	}
 	var creates []create
 	for _, rel := range rels {
 		b, err := p.read(rel)
@@ -1129,6 +1200,19 @@ func (p *pass) newFiles(rels []string) error {
 			return err
 		}
 	}
+	return p.create(creates)
+}
+
+// create is a new file to make a document of.
+type create struct {
+	rel, title string
+	text       []byte
+}
+
+// create makes a document of each new file of creates, Workers at a time, having noted
+// them in the state first.
+func (p *pass) create(creates []create) error {
+	y := p.y
 	if len(creates) == 0 {
 		return nil
 	}

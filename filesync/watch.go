@@ -60,50 +60,66 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 		return fmt.Errorf("watching %s: %w", y.Dir, err)
 	}
 	defer watcher.Close()
-	watched := map[string]bool{}
-	ig := readIgnore(y.Dir)
-	settle := time.NewTimer(time.Hour)
-	settle.Stop()
-	again := func() { settle.Reset(w.Settle) }
-
-	pass := func() error {
-		rep, err := y.Once(ctx)
-		if errors.Is(err, ErrFolderMissing) || errors.Is(err, ErrFolderEmpty) || errors.Is(err, ErrTooManyDeletes) ||
-			errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
-			return err
-		}
-		if err != nil && ctx.Err() == nil {
-			y.say("sync: a pass failed, tried again at the next: %v", err)
-		}
-		added := false
-		for _, f := range y.folders {
-			if !watched[f] {
-				added = true
-				if err := watcher.Add(f); err != nil {
-					y.say("sync: %s is not watched (%v): its changes arrive with the pass every %s", f, err, w.Every)
-				}
-				watched[f] = true
-			}
-		}
-		if w.Passed != nil {
-			w.Passed(rep)
-		}
-		ig = readIgnore(y.Dir)
-		if added {
-			// What was written in a new folder between the scan and its watch made no
-			// event: a pass again, once it is watched, finds it.
-			again()
-		}
-		return nil
-	}
-	if err := pass(); err != nil {
+	r := &runner{y: y, ctx: ctx, w: w, watcher: watcher, watched: map[string]bool{}, ig: readIgnore(y.Dir), settle: time.NewTimer(time.Hour)}
+	r.settle.Stop()
+	if err := r.pass(); err != nil {
 		return err
 	}
+	return r.loop()
+}
 
+// runner is Run's working set.
+type runner struct {
+	y       *Sync
+	ctx     context.Context
+	w       Watch
+	watcher *fsnotify.Watcher
+	watched map[string]bool // the folders watched
+	ig      ignorer
+	settle  *time.Timer // a pass once the events have been still for w.Settle
+}
+
+// pass runs a pass, and watches the folders it found; it returns the errors that end Run.
+func (r *runner) pass() error {
+	y, w := r.y, r.w
+	rep, err := y.Once(r.ctx)
+	if errors.Is(err, ErrFolderMissing) || errors.Is(err, ErrFolderEmpty) || errors.Is(err, ErrTooManyDeletes) ||
+		errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrForbidden) {
+		return err
+	}
+	if err != nil && r.ctx.Err() == nil {
+		y.say("sync: a pass failed, tried again at the next: %v", err)
+	}
+	added := false
+	for _, f := range y.folders {
+		if !r.watched[f] {
+			added = true
+			if err := r.watcher.Add(f); err != nil {
+				y.say("sync: %s is not watched (%v): its changes arrive with the pass every %s", f, err, w.Every)
+			}
+			r.watched[f] = true
+		}
+	}
+	if w.Passed != nil {
+		w.Passed(rep)
+	}
+	r.ig = readIgnore(y.Dir)
+	if added {
+		// What was written in a new folder between the scan and its watch made no
+		// event: a pass again, once it is watched, finds it.
+		r.settle.Reset(w.Settle)
+	}
+	return nil
+}
+
+// loop waits for what wakes a pass: the folder's events, settled; the space's commits (or
+// the bbolt file's stat, or a poll of a server); every w.Every.
+func (r *runner) loop() error {
+	w := r.w
 	var space <-chan struct{}
 	var poll <-chan time.Time
 	if c, ok := w.Store.(changes); ok {
-		space = c.Changes(ctx)
+		space = c.Changes(r.ctx)
 	} else if w.Data != "" {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
@@ -120,60 +136,67 @@ func (y *Sync) Run(ctx context.Context, w Watch) error {
 	defer every.Stop()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-r.ctx.Done():
 			return nil
-		case ev, ok := <-watcher.Events:
+		case ev, ok := <-r.watcher.Events:
 			if !ok {
 				return nil
 			}
-			if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
-				continue // Chmod: a read, an indexer, touch -a
-			}
-			rel, err := filepath.Rel(y.Dir, ev.Name)
-			if err != nil {
-				continue
-			}
-			info, err := os.Lstat(ev.Name)
-			isDir := err == nil && info.IsDir()
-			if ig.ignored(filepath.ToSlash(rel), isDir) && !(err != nil && filepath.Ext(ev.Name) == "") {
-				continue // a dotfile, a swap file, an attachment; a folder gone is not ignored
-			}
-			if isDir && ev.Has(fsnotify.Create) && !watched[ev.Name] {
-				if watcher.Add(ev.Name) == nil {
-					watched[ev.Name] = true
-				}
-			}
-			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-				delete(watched, ev.Name)
-			}
-			settle.Reset(w.Settle)
-		case err, ok := <-watcher.Errors:
+			r.event(ev)
+		case err, ok := <-r.watcher.Errors:
 			if !ok {
 				return nil
 			}
-			y.say("sync: the watcher says %v: comparing the whole folder", err)
-			settle.Reset(w.Settle)
-		case <-settle.C:
-			if err := pass(); err != nil {
+			r.y.say("sync: the watcher says %v: comparing the whole folder", err)
+			r.settle.Reset(w.Settle)
+		case <-r.settle.C:
+			if err := r.pass(); err != nil {
 				return err
 			}
 		case <-space:
-			settle.Reset(w.Settle)
+			r.settle.Reset(w.Settle)
 		case <-poll:
 			if k := statKey(w.Data); k != lastData {
 				lastData = k
-				settle.Reset(w.Settle)
+				r.settle.Reset(w.Settle)
 			}
 		case <-asked:
-			if err := pass(); err != nil {
+			if err := r.pass(); err != nil {
 				return err
 			}
 		case <-every.C:
-			if err := pass(); err != nil {
+			if err := r.pass(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// event takes one of the watcher's events: only Create, Write, Remove and Rename of what
+// the sync doesn't ignore count (they put the next pass off until the folder is still);
+// a new folder is watched.
+func (r *runner) event(ev fsnotify.Event) {
+	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {
+		return // Chmod: a read, an indexer, touch -a
+	}
+	rel, err := filepath.Rel(r.y.Dir, ev.Name)
+	if err != nil {
+		return
+	}
+	info, err := os.Lstat(ev.Name)
+	isDir := err == nil && info.IsDir()
+	if r.ig.ignored(filepath.ToSlash(rel), isDir) && !(err != nil && filepath.Ext(ev.Name) == "") {
+		return // a dotfile, a swap file, an attachment; a folder gone is not ignored
+	}
+	if isDir && ev.Has(fsnotify.Create) && !r.watched[ev.Name] {
+		if r.watcher.Add(ev.Name) == nil {
+			r.watched[ev.Name] = true
+		}
+	}
+	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+		delete(r.watched, ev.Name)
+	}
+	r.settle.Reset(r.w.Settle)
 }
 
 // statKey is a file's size and modification time, which every commit to a bbolt file changes.
