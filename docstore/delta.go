@@ -342,6 +342,63 @@ func (b *buckets) versionFrom(vb versionKeys, id string, n int, raw []byte) (Ver
 	return v, nil
 }
 
+// linesFrom is version n of document id as lines (linediff.Lines of its text), from its
+// record raw as stored (nil: not found), and the version kept whole it was rebuilt from
+// (itself, when it is kept whole), as lines too: versionFrom without joining the lines
+// into a text. Each step of a chain of deltas fills one of two arrays of line headers in
+// turn; the whole version's lines are left as they are, for the caller.
+func (b *buckets) linesFrom(vb versionKeys, id string, n int, raw []byte) (v, whole versionLines, err error) {
+	r, err := recordOf(id, n, raw, true)
+	if err != nil {
+		return v, whole, err
+	}
+	if !r.Delta {
+		whole = versionLines{Version: r.Version, lines: linediff.Lines(r.Text)}
+		whole.Text = ""
+		return whole, whole, nil
+	}
+	chain := []record{r}
+	var ahead [][]byte
+	for k := n + 1; ; k++ {
+		if len(ahead) == 0 {
+			ahead = vb.getAll(k, (k+snapshotEvery-1)/snapshotEvery*snapshotEvery)
+		}
+		r, err := recordOf(id, k, ahead[0], true)
+		if err != nil {
+			return v, whole, err
+		}
+		ahead = ahead[1:]
+		chain = append(chain, r)
+		if !r.Delta {
+			break
+		}
+	}
+	last := chain[len(chain)-1]
+	whole = versionLines{Version: last.Version, lines: linediff.Lines(last.Text)}
+	whole.Text = ""
+	next := whole.lines
+	if last.Text != "" && !strings.HasSuffix(last.Text, "\n") {
+		next = linediff.Lines(eol(last.Text)) // the deltas count its last line with a break
+	}
+	var spare []string
+	for i := len(chain) - 2; i >= 0; i-- {
+		out, err := rebuild(chain[i], next, spare)
+		if err != nil {
+			return v, whole, err
+		}
+		if i < len(chain)-2 {
+			spare = next // never the whole version's: the caller keeps those
+		}
+		next = out
+	}
+	if r := chain[0]; r.NoEOL && len(next) > 0 {
+		next[len(next)-1] = strings.TrimSuffix(next[len(next)-1], "\n")
+	}
+	v = versionLines{Version: chain[0].Version, lines: next}
+	v.Text = ""
+	return v, whole, nil
+}
+
 // span calls fn with versions hi down to lo of document id, texts included, rebuilding
 // each from the one after it: the whole run costs one delta a version, its records read
 // at once.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/linediff"
 )
 
 func TestParseLineRange(t *testing.T) {
@@ -132,6 +133,40 @@ func readLinesFollowsTheDeltas(t *testing.T) {
 	}
 	if d.Version < 20 {
 		t.Fatalf("only %d versions", d.Version)
+	}
+	// A diff of two versions, read as lines (pair), is the diff of their rebuilt texts.
+	for range 60 {
+		x, y := 1+r.IntN(d.Version), 1+r.IntN(d.Version)
+		_, vx, err := read(t, s, d.ID, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, vy, err := read(t, s, d.ID, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := linediff.Unified(fmt.Sprintf("%s v%d", vx.Title, x), fmt.Sprintf("%s v%d", vy.Title, y), vx.Text, vy.Text, 3)
+		var got string
+		err = s.View(ctx, func(rd *docstore.Reader) (err error) {
+			_, got, err = rd.Diff(d.ID, x, y)
+			return err
+		})
+		if err != nil || got != want {
+			t.Fatalf("Diff(%d, %d) = %q, %v; want %q", x, y, got, err, want)
+		}
+		// And what changed since x, the diff to the latest.
+		_, latest, err := read(t, s, d.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = linediff.Unified(fmt.Sprintf("%s v%d", vx.Title, x), fmt.Sprintf("%s v%d", latest.Title, d.Version), vx.Text, latest.Text, 3)
+		err = s.View(ctx, func(rd *docstore.Reader) (err error) {
+			_, _, got, err = rd.Since(d.ID, x)
+			return err
+		})
+		if err != nil || got != want {
+			t.Fatalf("Since(%d) = %q, %v; want %q", x, got, err, want)
+		}
 	}
 	for n := 1; n <= d.Version; n++ {
 		_, v, err := read(t, s, d.ID, n)

@@ -21,20 +21,39 @@ func (r *Reader) Diff(name string, a, b int) (Document, string, error) {
 	if err != nil {
 		return d, "", err
 	}
-	return d, linediff.Unified(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, b), va.Text, vb.Text, 3), nil
+	return d, linediff.UnifiedLines(fmt.Sprintf("%s v%d", va.Title, a), fmt.Sprintf("%s v%d", vb.Title, b), va.lines, vb.lines, 3), nil
 }
 
-func (b *buckets) pair(d Document, x, y int) (Version, Version, error) {
+// versionLines is a version (without its Text) and its text's lines (linediff.Lines).
+type versionLines struct {
+	Version
+	lines []string
+}
+
+// pair reads versions x and y of d as lines, for a diff: a text rebuilt from deltas is
+// never joined, and when y is the version kept whole that x was rebuilt from (the latest,
+// most often), its lines are read once for both.
+func (b *buckets) pair(d Document, x, y int) (versionLines, versionLines, error) {
 	for _, n := range []int{x, y} {
 		if n < 1 || n > d.Version {
-			return Version{}, Version{}, &NoVersionError{Document: d, Asked: n}
+			return versionLines{}, versionLines{}, &NoVersionError{Document: d, Asked: n}
 		}
 	}
-	vx, err := b.version(d.ID, x)
+	vb, raws, err := b.records(d.ID, x, x)
 	if err != nil {
-		return Version{}, Version{}, err
+		return versionLines{}, versionLines{}, err
 	}
-	vy, err := b.version(d.ID, y)
+	vx, whole, err := b.linesFrom(vb, d.ID, x, raws[0])
+	if err != nil || y == x {
+		return vx, vx, err
+	}
+	if y == whole.Number {
+		return vx, whole, nil
+	}
+	if vb, raws, err = b.records(d.ID, y, y); err != nil {
+		return versionLines{}, versionLines{}, err
+	}
+	vy, _, err := b.linesFrom(vb, d.ID, y, raws[0])
 	return vx, vy, err
 }
 
@@ -58,7 +77,7 @@ func (r *Reader) Since(name string, n int) (Document, []Version, string, error) 
 	if err != nil {
 		return d, nil, "", err
 	}
-	return d, vs, linediff.Unified(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.Text, latest.Text, 3), nil
+	return d, vs, linediff.UnifiedLines(fmt.Sprintf("%s v%d", from.Title, n), fmt.Sprintf("%s v%d", latest.Title, d.Version), from.lines, latest.lines, 3), nil
 }
 
 // Log returns a named document and every version of it, newest first, without their texts

@@ -17,8 +17,9 @@ const (
 // (docs/PERFORMANCE.md, section 14: go test -bench Touch
 // -benchmem ./docstore), with room for the answer on its way out: a few lines are the
 // version's record read (in place on bbolt, a copy on PostgreSQL); a blame 1.4 times;
-// a section 2.6; a whole read 1 and its answer; a diff 4.3; an append 4.6 (a merge more).
-var workFactor = [...]int64{WorkLines: 1, WorkBlame: 2, WorkSection: 3, WorkRead: 4, WorkDiff: 5, WorkWrite: 6}
+// a section 2.6; a whole read 1 and its answer; a diff 2.0 and its answer; an append
+// 4.6 (a merge more).
+var workFactor = [...]int64{WorkLines: 1, WorkBlame: 2, WorkSection: 3, WorkRead: 4, WorkDiff: 3, WorkWrite: 6}
 
 // Weight is the bytes a call doing w with d may hold at once, for the budget of work in
 // flight (internal/inflight): w's factor times its latest text's size, or, when old (a

@@ -24,7 +24,7 @@ func TestWeightOfOldVersionsIsTheLargest(t *testing.T) {
 	if got := d.Weight(docstore.WorkLines, false); got != 10 {
 		t.Errorf("lines of the latest weigh %d, want 10", got)
 	}
-	if got, want := d.Weight(docstore.WorkDiff, true), int64(5*len(big)); got != want {
+	if got, want := d.Weight(docstore.WorkDiff, true), int64(3*len(big)); got != want {
 		t.Errorf("a diff of an older version weighs %d, want %d", got, want)
 	}
 	// The record as read again says the same.

@@ -15,8 +15,13 @@ func Unified(fromName, toName, a, b string, context int) string {
 	if a == b {
 		return ""
 	}
+	return UnifiedLines(fromName, toName, Lines(a), Lines(b), context)
+}
+
+// UnifiedLines is Unified of two texts given as their Lines, for a caller that has them
+// already: a text of megabytes is not split again.
+func UnifiedLines(fromName, toName string, al, bl []string, context int) string {
 	context = max(context, 0)
-	al, bl := Lines(a), Lines(b)
 	es := diffEdits(al, bl)
 	if len(es) == 0 {
 		return ""
