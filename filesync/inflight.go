@@ -3,6 +3,7 @@ package filesync
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/inflight"
@@ -17,9 +18,16 @@ import (
 func (h *served) hold(w http.ResponseWriter, r *http.Request, l Local, id string, text int, work docstore.Work, old bool) (release func(), ok bool) {
 	weight := int64(text)
 	if id != "" {
-		d, err := docstore.ReadIn(r.Context(), l.Store, func(rd *docstore.Reader) (docstore.Document, error) { return rd.ByID(id) })
-		if err == nil {
-			weight += d.Weight(work, old)
+		sizes, ok := syncHints.Get(id)
+		if !ok {
+			d, err := docstore.ReadIn(r.Context(), l.Store, func(rd *docstore.Reader) (docstore.Document, error) { return rd.ByID(id) })
+			if err == nil {
+				sizes, ok = [2]int64{int64(d.Bytes), int64(d.Largest)}, true
+				syncHints.Put(id, sizes)
+			}
+		}
+		if ok {
+			weight += docstore.Document{Bytes: int(sizes[0]), Largest: int(sizes[1])}.Weight(work, old)
 		}
 	}
 	release, err := inflight.Process.Acquire(r.Context(), weight)
@@ -34,3 +42,8 @@ func (h *served) hold(w http.ResponseWriter, r *http.Request, l Local, id string
 	}
 	return release, true
 }
+
+// syncHints are the sizes of documents sync requests were weighed by lately, by id, so
+// that a pass over many documents reads each record once for its weight: each kept 10 s,
+// at most 10,000.
+var syncHints = inflight.NewHints(10*time.Second, 10000)

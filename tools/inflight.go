@@ -3,13 +3,15 @@ package tools
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/inflight"
 )
 
 // hold weighs a call before it runs, by the document it names (docstore.Document.Weight,
-// from its record, read on its own) and the text it brings, and waits for room in the
+// from its record, read on its own unless it was weighed in the last few seconds: hints)
+// and the text it brings, and waits for room in the
 // budget for work in flight (Config.Budget, the process's: inflight.Process). It returns the func that gives
 // the room back once the call is done, or the answer to give instead: busy (the call would
 // wait too long), or canceled. A call that names no document (a listing, a search, a
@@ -19,9 +21,17 @@ func (s *Server) hold(ctx context.Context, args any, readOnly bool) (release fun
 	name, text, work, old := weighed(args)
 	var weight int64
 	if name != "" {
-		d, err := docstore.ReadIn(ctx, s.docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
-		if err == nil {
-			weight = d.Weight(work, old)
+		key := s.cfg.Space + "\x00" + name
+		sizes, ok := s.hints.Get(key)
+		if !ok {
+			d, err := docstore.ReadIn(ctx, s.docs, func(r *docstore.Reader) (docstore.Document, error) { return r.Find(name) })
+			if err == nil {
+				sizes, ok = [2]int64{int64(d.Bytes), int64(d.Largest)}, true
+				s.hints.Put(key, sizes)
+			}
+		}
+		if ok {
+			weight = docstore.Document{Bytes: int(sizes[0]), Largest: int(sizes[1])}.Weight(work, old)
 		}
 	}
 	weight += int64(text)
@@ -73,3 +83,7 @@ func weighed(args any) (name string, text int, work docstore.Work, old bool) {
 	}
 	return "", 0, 0, false
 }
+
+// newHints are a server's hints of documents' sizes: each kept 10 s (a document that grew
+// meanwhile is weighed as it was, for at most that long), at most 10,000 (about 1 MB).
+func newHints() *inflight.Hints { return inflight.NewHints(10*time.Second, 10000) }

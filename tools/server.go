@@ -75,6 +75,7 @@ type Server struct {
 	pages   *sync.Map          // pageKey -> preparedPage: resources/list pages made for requests (resources.go)
 	info    mcp.Implementation // serverInfo without icons (plainServerInfo)
 	runs    *runs              // the sessions its changes are recorded in (origin.go)
+	hints   *inflight.Hints    // the sizes of documents calls were weighed by lately (inflight.go)
 }
 
 // New returns an MCP server offering the tools, the charter prompt and instructions, on the
@@ -87,7 +88,7 @@ func New(db kv.DB, cfg Config) (*server.MCPServer, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, db: db, docs: docstore.New(db, cfg.Space), threads: threads.New(db, cfg.Space), log: cfg.Logger, pages: new(sync.Map),
-		info: mcp.Implementation{Name: "compass-mcp", Version: version.Number(), Title: "Compass"}, runs: newRuns()}
+		info: mcp.Implementation{Name: "compass-mcp", Version: version.Number(), Title: "Compass"}, runs: newRuns(), hints: newHints()}
 	srv := server.NewMCPServer(s.info.Name, s.info.Version,
 		server.WithTitle(s.info.Title),
 		server.WithIcons(serverIcons...),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/inflight"
@@ -45,20 +46,32 @@ func (s *Site) weighed(pattern string, h func(http.ResponseWriter, *http.Request
 }
 
 // weightOf is what a call on document id may hold (0 when it isn't found: the page says so).
+// It reads the document's record on its own, unless a page of it was weighed in the last
+// few seconds (pageHints).
 func (s *Site) weightOf(r *http.Request, p who, id string, work docstore.Work, old bool) int64 {
-	var weight int64
-	order := p.searchOrder(r.URL.Query().Get("space"))
-	if len(order) == 0 {
+	sizes, ok := pageHints.Get(id)
+	if !ok {
+		order := p.searchOrder(r.URL.Query().Get("space"))
+		if len(order) == 0 {
+			return 0
+		}
+		_ = docstore.New(s.db, order[0]).View(r.Context(), func(first *docstore.Reader) error {
+			for _, sp := range order {
+				if d, err := first.In(sp).ByID(id); err == nil {
+					sizes, ok = [2]int64{int64(d.Bytes), int64(d.Largest)}, true
+					pageHints.Put(id, sizes)
+					return nil
+				}
+			}
+			return nil
+		})
+	}
+	if !ok {
 		return 0
 	}
-	_ = docstore.New(s.db, order[0]).View(r.Context(), func(first *docstore.Reader) error {
-		for _, sp := range order {
-			if d, err := first.In(sp).ByID(id); err == nil {
-				weight = d.Weight(work, old)
-				return nil
-			}
-		}
-		return nil
-	})
-	return weight
+	return docstore.Document{Bytes: int(sizes[0]), Largest: int(sizes[1])}.Weight(work, old)
 }
+
+// pageHints are the sizes of documents pages were weighed by lately, by id (a document's
+// id is its own in every space and store): each kept 10 s, at most 10,000.
+var pageHints = inflight.NewHints(10*time.Second, 10000)

@@ -321,3 +321,27 @@ func TestParseSize(t *testing.T) {
 		t.Errorf("FormatSize(1.5 GiB) = %q", got)
 	}
 }
+
+func TestHints(t *testing.T) {
+	h := NewHints(time.Hour, 2)
+	if _, ok := h.Get("a"); ok {
+		t.Fatal("a hint never put")
+	}
+	h.Put("a", [2]int64{1, 2})
+	if got, ok := h.Get("a"); !ok || got != [2]int64{1, 2} {
+		t.Fatalf("Get(a) = %v, %v", got, ok)
+	}
+	h.Put("b", [2]int64{3, 4})
+	h.Put("c", [2]int64{5, 6}) // full: the others are forgotten
+	if _, ok := h.Get("a"); ok {
+		t.Fatal("a kept past max")
+	}
+	if got, ok := h.Get("c"); !ok || got != [2]int64{5, 6} {
+		t.Fatalf("Get(c) = %v, %v", got, ok)
+	}
+	old := NewHints(-time.Second, 10) // every hint older than its time to live
+	old.Put("a", [2]int64{1, 2})
+	if _, ok := old.Get("a"); ok {
+		t.Fatal("a hint past its time to live")
+	}
+}
