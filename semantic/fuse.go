@@ -2,8 +2,9 @@ package semantic
 
 import (
 	"cmp"
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"slices"
+
+	"github.com/compass-mcp/compass-mcp/docstore"
 )
 
 // Fusion is how meaning and words are put together: within the first Depth documents of

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/compass-mcp/compass-mcp/semantic"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/search"
+	"github.com/compass-mcp/compass-mcp/semantic"
 	"github.com/compass-mcp/compass-mcp/threads"
 )
 

@@ -29,7 +29,7 @@ type layer struct {
 var layers = []layer{
 	{"the basement: knows no other package of ours", []string{
 		"kv", "linediff", "mdscan", "internal/jsonargs", "internal/clientconfig/jsonc",
-		"internal/charter", "internal/icon", "internal/version", "internal/mcpb"}},
+		"internal/charter", "internal/icon", "internal/version", "internal/mcpb", "internal/inflight"}},
 	{"the stores' backends, below the boundary; plain functions and scoping over kv", []string{
 		"kv/bolt", "kv/pg", "spaces", "search"}},
 	{"the domain, who may do what, and opening the store --data names", []string{
