@@ -421,3 +421,7 @@ func (e Event) Line(names spaces.Names) string {
 	}
 	return fmt.Sprintf("%s: %c %d", e.Title, e.What, e.N)
 }
+
+// DB is the store s reads and writes: for a front door that reads the space's
+// conversations beside its documents (why a version was made).
+func (s *Store) DB() kv.DB { return s.db }

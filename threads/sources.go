@@ -94,9 +94,14 @@ func (s *Store) ImportParts(ctx context.Context, origin Origin, parts []Part, so
 				if m, err = checked(m); err != nil {
 					return fmt.Errorf("a message for conversation %q: %w", t.id, err)
 				}
-				_, added, err := w.add(t, m)
+				got, added, err := w.add(t, m)
 				if err != nil {
 					return fmt.Errorf("importing into conversation %q: %w", t.id, err)
+				}
+				if added {
+					if err := w.noteWhy(t.id, got); err != nil {
+						return err
+					}
 				}
 				if added {
 					sum.Messages++

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // The activity (/activity) is what happened in every space the person sees, newest first,
@@ -276,4 +278,29 @@ func (h *hub) checkActivity(c chan saved, l inboxListener) {
 		default:
 		}
 	}
+}
+
+// whyView is why a version was made: the conversation of its space, and the person's
+// message that led to it.
+type whyView struct {
+	Text, Href string
+}
+
+// whyOf reads why version n of document doc of space was made (threads.Reader.Why); nil
+// when no conversation of the space says, or when it can't be read (logged).
+func (s *Site) whyOf(r *http.Request, space, doc string, n int, names spaces.Names) *whyView {
+	var out *whyView
+	err := threads.New(s.db, space).View(r.Context(), func(rd *threads.Reader) error {
+		w, ok, err := rd.Why(doc, n)
+		out = nil
+		if ok && err == nil {
+			out = &whyView{Text: w.Say(names), Href: "/conversation/" + url.PathEscape(w.Conversation.ID) + "?space=" + url.QueryEscape(space)}
+		}
+		return err
+	})
+	if err != nil {
+		s.log.Error("reading why a version was made", "document", doc, "version", n, "err", err)
+		return nil
+	}
+	return out
 }

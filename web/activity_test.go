@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // /activity shows what happened in every space the person sees, newest first, a line a
@@ -170,5 +171,48 @@ func TestActivityUndoSession(t *testing.T) {
 	}
 	if resp := f.post(c, "/activity/session/m9/undo", nil); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown session's undo: %d", resp.StatusCode)
+	}
+}
+
+// A version's own page says why an agent made it: the conversation of its space whose
+// tool answer saved it, and the person's message before, linked; another space's
+// conversation is never named.
+func TestVersionPageWhy(t *testing.T) {
+	ctx := t.Context()
+	f := newFixture(t)
+	made, err := f.docs.Create(ctx, "Plan", "Launch on the 2nd.\n", docstore.KindWrite, agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := made.Document.ID
+	if _, err := f.docs.Edit(ctx, id, "the 2nd", "the 9th", agent); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	part := func(conv string) []threads.Part {
+		return []threads.Part{{Conversation: conv, Title: "Launch <date>", Messages: []threads.Message{
+			{At: at, From: "person:ana", To: "agent:claude-code", Text: "Move the launch to the 9th.", External: conv + "-1"},
+			{At: at.Add(time.Second), From: "agent:claude-code", Private: true, Text: "tool_use mcp__compass__edit_document {}", External: conv + "-2"},
+			{At: at.Add(2 * time.Second), From: "agent:claude-code", Private: true, Text: "tool_result Saved [Plan](http://127.0.0.1:7411/document/" + id + ") as version 2: +1 −1 lines.", External: conv + "-3"},
+		}}}
+	}
+	origin := threads.Origin{Name: "claude-code"}
+	if _, err := threads.New(f.db, "elsewhere").ImportParts(ctx, origin, part("5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e09"), nil); err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	f.signIn(c, "/")
+	if got := body(t, f.get(c, "/document/"+id+"/v/2")); strings.Contains(got, `class="why"`) {
+		t.Errorf("another space's conversation named:\n%s", got)
+	}
+	if _, err := threads.New(f.db, "personal").ImportParts(ctx, origin, part("5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := body(t, f.get(c, "/document/"+id+"/v/2"))
+	if want := `<p class="why">Why: <a href="/conversation/5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01?space=personal">from conversation “Launch &lt;date&gt;” (5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01): Ana: Move the launch to the 9th.</a></p>`; !strings.Contains(got, want) {
+		t.Errorf("version 2's page lacks %s:\n%s", want, got)
+	}
+	if got := body(t, f.get(c, "/document/"+id+"/v/1")); strings.Contains(got, `class="why"`) {
+		t.Errorf("version 1, made by no tool call of the conversation, has a why")
 	}
 }

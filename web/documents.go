@@ -257,7 +257,8 @@ type docView struct {
 	Title       string // the version's title
 	Kind        docstore.Kind
 	By          string
-	Via         string // the door it came in by (docstore.Author.Via)
+	Via         string   // the door it came in by (docstore.Author.Via)
+	Why         *whyView // the conversation of its space it was made in (a version's own page)
 	At          time.Time
 	HTML        any
 	Latest      bool
@@ -349,6 +350,11 @@ func (s *Site) showVersion(w http.ResponseWriter, r *http.Request, p who, id str
 		view.HTML, pg.body = bodyMark, html // render writes it (pages.go)
 	}
 	view.By, view.Via = byWhom(names, v.Author), v.Author.Via()
+	// A version's own page (not the document's) says why an agent's version was made: a
+	// read of the space's conversations, made only there.
+	if r.PathValue("n") != "" && strings.HasPrefix(v.Author.By, "agent:") {
+		view.Why = s.whyOf(r, store.Space(), d.ID, v.Number, names)
+	}
 	pg.Who = names.Show(spaces.Person(p.Person))
 	if view.Latest {
 		pg.Live = &live{Doc: d.ID, Version: d.Version, Proposals: proposalsOf(d)}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // logCmd prints what happened in the spaces the person sees (docs log), newest first,
@@ -107,15 +109,50 @@ func logCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout,
 		fmt.Fprintln(stderr, "Nothing happened that the log keeps.")
 		return nil
 	}
-	writeLog(stdout, page, names, len(mine) > 1)
+	whys, err := whysOf(ctx, file, page.Events)
+	if err != nil {
+		return err
+	}
+	writeLog(stdout, page, names, len(mine) > 1, whys)
 	if page.Next != "" {
 		fmt.Fprintf(stdout, "… more: docs log --after %s (with the same filters)\n", page.Next)
 	}
 	return nil
 }
 
-// writeLog writes a page of the activity, a line a session and its events under it.
-func writeLog(w io.Writer, page docstore.Activity, names spaces.Names, many bool) {
+// whysOf finds, for each version among events, the conversation of its own space it was
+// made in (threads.Reader.Why), keyed "<doc>/<n>": one read a space.
+func whysOf(ctx context.Context, db kv.DB, events []docstore.Event) (map[string]threads.Why, error) {
+	out := map[string]threads.Why{}
+	bySpace := map[string][]docstore.Event{}
+	for _, e := range events {
+		if e.What == docstore.EventVersion {
+			bySpace[e.Space] = append(bySpace[e.Space], e)
+		}
+	}
+	for sp, es := range bySpace {
+		err := threads.New(db, sp).View(ctx, func(r *threads.Reader) error {
+			for _, e := range es {
+				w, ok, err := r.Why(e.Doc, e.N)
+				if err != nil {
+					return err
+				}
+				if ok {
+					out[fmt.Sprintf("%s/%d", e.Doc, e.N)] = w
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// writeLog writes a page of the activity, a line a session and its events under it, each
+// version with why it was made when a conversation of its space says (whys).
+func writeLog(w io.Writer, page docstore.Activity, names spaces.Names, many bool, whys map[string]threads.Why) {
 	for _, s := range docstore.Sessions(page.Events) {
 		line := s.Heading(names)
 		if s.ID != "" {
@@ -128,6 +165,9 @@ func writeLog(w io.Writer, page docstore.Activity, names spaces.Names, many bool
 				where = e.Space + ": "
 			}
 			fmt.Fprintf(w, "    %s  %s%s (%s)\n", e.At.Local().Format("15:04"), where, e.Line(names), e.Doc)
+			if why, ok := whys[fmt.Sprintf("%s/%d", e.Doc, e.N)]; ok && e.What == docstore.EventVersion {
+				fmt.Fprintf(w, "           why: %s\n", why.Say(names))
+			}
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package command
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -125,5 +129,53 @@ func TestDocsUndoSession(t *testing.T) {
 	}
 	if out, err := cliResult(data, "", "docs", "undo"); err == nil {
 		t.Errorf("no --session: no refusal\n%s", out)
+	}
+}
+
+// A version made by a tool call in a Claude Code session imported into the same space
+// says why: docs log names the conversation and the person's message that led to it,
+// found by the tool's answer ("Saved [...] as version N") in the transcript, which came
+// after the version. The same transcript imported into another space links nothing.
+func TestDocsLogWhy(t *testing.T) {
+	data := newData(t)
+	cli(t, data, "people", "set", "ana", "Ana")
+	c := stdioClient(t, data, "--agent", "north", "--space", "launch")
+	callTool(t, c, "write_document", map[string]any{"title": "Launch plan", "text": "# Launch plan\n\nLaunch on the 2nd.\n"})
+	saved := callTool(t, c, "edit_document", map[string]any{"document": "Launch plan", "old": "Launch on the 2nd.", "new": "Launch on the 9th."})
+	if !strings.Contains(saved.text, "as version 2") {
+		t.Fatalf("the edit's answer: %s", saved.text)
+	}
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "why", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := json.Marshal(saved.text)
+	dir := filepath.Join(t.TempDir(), "projects", "-home-ana-launch")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01.jsonl"), bytes.ReplaceAll(fixture, []byte("ANSWER"), answer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Before the transcript: no why.
+	if out := cli(t, data, "docs", "log", "--space", "launch"); strings.Contains(out, "why:") {
+		t.Errorf("a why before any transcript:\n%s", out)
+	}
+	cli(t, data, "import", "--claude-code", filepath.Dir(dir), "--space", "elsewhere")
+	if out := cli(t, data, "docs", "log"); strings.Contains(out, "why:") {
+		t.Errorf("another space's conversation named:\n%s", out)
+	}
+	cli(t, data, "import", "--claude-code", filepath.Dir(dir), "--space", "launch")
+	out := cli(t, data, "docs", "log", "--space", "launch")
+	want := regexp.MustCompile(`Launch plan: version 2, edit \+1 −1 \([0-9A-Z]{26}\)\n +why: from conversation “Launch date” \(5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01\): Ana: Move the launch to the 9th, please\.\n`)
+	if !want.MatchString(out) {
+		t.Errorf("docs log lacks version 2's why:\n%s", out)
+	}
+	blame := cli(t, data, "docs", "blame", "Launch plan", "--space", "launch")
+	if !strings.Contains(blame, "v2 why: from conversation “Launch date” (5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01): Ana: Move the launch to the 9th, please.") || strings.Contains(blame, "v1 why") {
+		t.Errorf("docs blame lacks version 2's why:\n%s", blame)
+	}
+	if strings.Count(out, "why:") != 1 {
+		t.Errorf("docs log gives %d whys, want 1 (version 1 was not made in the conversation):\n%s", strings.Count(out, "why:"), out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -363,6 +364,23 @@ func (p Terminal) Blame(ctx context.Context, name string) error {
 		for i := range r.Count {
 			n := r.First + i
 			fmt.Fprintf(p.Out, "%*d  %s | %s\n", num, n, head, bl.Lines[n-1])
+		}
+	}
+	// Why the agents' versions were made, where a conversation of the space says.
+	var vs []docstore.Event
+	for n, v := range bl.Versions {
+		if strings.HasPrefix(v.Author.By, "agent:") {
+			vs = append(vs, docstore.Event{Space: p.Store.Space(), Doc: d.ID, What: docstore.EventVersion, N: n})
+		}
+	}
+	slices.SortFunc(vs, func(a, b docstore.Event) int { return b.N - a.N })
+	whys, err := whysOf(ctx, p.Store.DB(), vs)
+	if err != nil {
+		return err
+	}
+	for _, e := range vs {
+		if why, ok := whys[fmt.Sprintf("%s/%d", e.Doc, e.N)]; ok {
+			fmt.Fprintf(p.Out, "v%d why: %s\n", e.N, why.Say(names))
 		}
 	}
 	return nil
