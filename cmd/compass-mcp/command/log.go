@@ -86,16 +86,17 @@ func logCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout,
 		names spaces.Names
 	)
 	err = docstore.New(file, mine[0]).View(ctx, func(r *docstore.Reader) error {
-		f := f
+		f, in := f, mine
 		if doc != "" {
-			id, err := findIn(r, mine, doc)
+			// A document lives in one space: only that space's entries are read.
+			id, sp, err := findIn(r, mine, doc)
 			if err != nil {
 				return err
 			}
-			f.Document = id
+			f.Document, in = id, []string{sp}
 		}
 		var err error
-		page, err = r.Activity(mine, f, after, limit)
+		page, err = r.Activity(in, f, after, limit)
 		names = r.Names()
 		return err
 	})
@@ -172,22 +173,22 @@ func writeLog(w io.Writer, page docstore.Activity, names spaces.Names, many bool
 	}
 }
 
-// findIn finds the document name in the first of spaces that has it.
-func findIn(r *docstore.Reader, in []string, name string) (string, error) {
+// findIn finds the document name in the first of spaces that has it, and that space.
+func findIn(r *docstore.Reader, in []string, name string) (string, string, error) {
 	var first error
 	for _, sp := range in {
 		d, err := r.In(sp).Find(name)
 		if err == nil {
-			return d.ID, nil
+			return d.ID, sp, nil
 		}
 		if !errors.Is(err, docstore.ErrNotFound) {
-			return "", err
+			return "", "", err
 		}
 		if first == nil {
 			first = err
 		}
 	}
-	return "", first
+	return "", "", first
 }
 
 // parseSince reads --since: a day, a time (local), or a time ago.
