@@ -16,11 +16,11 @@ import (
 // Depth keep their lexical order after.
 //
 // A document the lexical ranking didn't give (not among its first Depth) whose
-// similarity is at least Alone (on the same scale: 1 is the best of the Depth; when the
-// words found nothing, the range of all the similarities) comes back too, at most
-// AloneMax of them, scored Meaning times its similarity, marked ByMeaning: after the
-// documents the words found, unless their scores are far below the best. Alone 0 is
-// never.
+// similarity is in the top of the range of all documents' (at least Alone of it, 1 the
+// most alike) and above every one of those Depth's comes back too, at most AloneMax of
+// them, scored Meaning times its similarity (on the Depth's scale), marked ByMeaning:
+// after the documents the words found, unless their scores are far below the best.
+// Alone 0 is never.
 type Fusion struct {
 	Meaning  float64
 	Depth    int
@@ -62,13 +62,20 @@ func (f Fusion) Fuse(lex []Hit, sim map[string]float32, live func(id string) boo
 			lo, hi = min(lo, s), max(hi, s)
 		}
 	}
-	if !seen { // no lexical ranking to scale by: the similarities of all
-		for _, s := range sim {
-			if !seen {
-				lo, hi, seen = s, s, true
-			}
-			lo, hi = min(lo, s), max(hi, s)
+	// The range of all the similarities: a document by meaning alone must be in its top
+	// (Alone), and more alike than any the words ranked.
+	loAll, hiAll, have := float32(0), float32(0), false
+	for _, s := range sim {
+		if !have {
+			loAll, hiAll, have = s, s, true
 		}
+		loAll, hiAll = min(loAll, s), max(hiAll, s)
+	}
+	normAll := func(s float32) float64 {
+		if hiAll <= loAll {
+			return 0
+		}
+		return float64(s-loAll) / float64(hiAll-loAll)
 	}
 	norm := func(s float32) float64 {
 		if hi <= lo {
@@ -90,16 +97,21 @@ func (f Fusion) Fuse(lex []Hit, sim map[string]float32, live func(id string) boo
 			top[i].Fused += f.Meaning * norm(s)
 		}
 	}
-	if f.Alone > 0 && f.AloneMax > 0 && seen {
+	if f.Alone > 0 && f.AloneMax > 0 {
 		given := make(map[string]bool, len(lex))
 		for _, h := range lex {
 			given[h.ID] = true
 		}
 		var alone []Hit
 		for id, s := range sim {
-			if n := norm(s); !given[id] && n >= f.Alone {
-				alone = append(alone, Hit{ID: id, ByMeaning: true, Fused: f.Meaning * min(n, 1.5)})
+			if given[id] || normAll(s) < f.Alone || seen && s <= hi {
+				continue
 			}
+			n := normAll(s)
+			if seen {
+				n = min(norm(s), 1.5)
+			}
+			alone = append(alone, Hit{ID: id, ByMeaning: true, Fused: f.Meaning * n})
 		}
 		slices.SortFunc(alone, func(a, b Hit) int {
 			if c := cmp.Compare(b.Fused, a.Fused); c != 0 {

@@ -376,6 +376,10 @@ func TestFusionKeepsEveryWordFirstAndMarksMeaningAlone(t *testing.T) {
 	if got := f.Fuse(nil, sim, nil); len(got) != 1 || got[0].ID != "z" || !got[0].ByMeaning {
 		t.Fatalf("by meaning alone: %v", got)
 	}
+	// One document by its words: the others, less alike than it, don't come by meaning.
+	if got := f.Fuse(lex[:1], map[string]float32{"a": 0.9, "b": 0.5, "c": 0.2}, nil); len(got) != 1 {
+		t.Fatalf("one found by words, and less alike by meaning: %v", got)
+	}
 	// A deleted document found by meaning is not given.
 	if got := f.Fuse(lex, sim, func(id string) bool { return id != "z" }); len(got) != 4 {
 		t.Fatalf("a deleted document came back: %v", got)
