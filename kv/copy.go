@@ -21,23 +21,37 @@ type Counts struct {
 // read transaction of from and writing in one write transaction of to: all or nothing (a
 // copy that fails leaves to as empty as it was, and is simply run again). to must be empty,
 // so that a copy never mixes two stores.
+//
+// The read runs inside the write, not the other way round: from's View may run its
+// function again (kv.DB), and a write committed by an earlier run would have made to
+// "not empty" for the next; so each run first takes out what an earlier run wrote, in the
+// same uncommitted transaction, and only the last run's copy is committed. (A top-level
+// bucket an earlier run made stays, empty, should the last run's snapshot lack it: the
+// top-level buckets are the store's fixed few, which no write deletes.)
 func Copy(ctx context.Context, from, to DB) (Counts, error) {
 	var n Counts
-	err := from.View(ctx, func(src Tx) error {
-		return to.Update(ctx, func(dst Tx) error {
-			n = Counts{}
-			empty := true
-			if err := dst.ForEachBucket(func([]byte) error { empty = false; return errStop }); err != nil && !errors.Is(err, errStop) {
-				return err
+	err := to.Update(ctx, func(dst Tx) error {
+		empty := true
+		if err := dst.ForEachBucket(func([]byte) error { empty = false; return errStop }); err != nil && !errors.Is(err, errStop) {
+			return err
+		}
+		if !empty {
+			return ErrNotEmpty
+		}
+		var made [][]byte // the top-level buckets a run made
+		return from.View(ctx, func(src Tx) error {
+			for _, name := range made {
+				if err := emptyOut(dst.Bucket(name)); err != nil {
+					return err
+				}
 			}
-			if !empty {
-				return ErrNotEmpty
-			}
+			made, n = made[:0], Counts{}
 			return src.ForEachBucket(func(name []byte) error {
 				b, err := dst.CreateBucketIfNotExists(name)
 				if err != nil {
 					return fmt.Errorf("making bucket %q: %w", name, err)
 				}
+				made = append(made, append([]byte(nil), name...))
 				n.Buckets++
 				n.Bytes += int64(len(name))
 				return copyBucket(src.Bucket(name), b, &n)
@@ -45,6 +59,32 @@ func Copy(ctx context.Context, from, to DB) (Counts, error) {
 		})
 	})
 	return n, err
+}
+
+// emptyOut deletes every key and nested bucket of b (a top-level bucket of a write
+// transaction, which kv has no way to delete).
+func emptyOut(b Bucket) error {
+	var keys [][]byte
+	var nested []bool
+	if err := b.ForEach(func(k, v []byte) error {
+		keys = append(keys, append([]byte(nil), k...))
+		nested = append(nested, v == nil && b.Bucket(k) != nil)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, k := range keys {
+		var err error
+		if nested[i] {
+			err = b.DeleteBucket(k)
+		} else {
+			err = b.Delete(k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var errStop = errors.New("stop")
