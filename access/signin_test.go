@@ -138,6 +138,7 @@ func TestSignInRowsKeepTheirLayout(t *testing.T) {
 	}
 	var keys, values []string
 	db.View(ctx, func(tx kv.Tx) error {
+		keys, values = nil, nil // the View may run again
 		return tx.Bucket([]byte("web")).Bucket([]byte("codes")).ForEach(func(k, v []byte) error {
 			keys, values = append(keys, string(k)), append(values, string(v))
 			return nil
@@ -217,6 +218,7 @@ func signInRows(t *testing.T, db kv.DB, bucket string) int {
 	t.Helper()
 	n := 0
 	err := db.View(t.Context(), func(tx kv.Tx) error {
+		n = 0 // the View may run again
 		if w := tx.Bucket([]byte("web")); w != nil && w.Bucket([]byte(bucket)) != nil {
 			return w.Bucket([]byte(bucket)).ForEach(func(_, _ []byte) error { n++; return nil })
 		}

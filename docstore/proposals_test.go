@@ -365,6 +365,7 @@ func TestPurgeTakesTheProposals(t *testing.T) {
 	}
 	keys := map[string]int{}
 	db.View(t.Context(), func(tx kv.Tx) error {
+		clear(keys) // the View may run again
 		for _, name := range []string{"doc_proposals", "doc_open", "doc_decisions", "doc_comments", "doc_unresolved", "doc_anchors"} {
 			spaces.Sub(tx, "personal", name).ForEach(func(k, _ []byte) error {
 				keys[name+" "+string(k[:26])]++

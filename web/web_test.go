@@ -21,7 +21,6 @@ import (
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv"
-	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads"
@@ -58,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 func openStore(t *testing.T) (kv.DB, string) {
 	t.Helper()
 	db := kvtest.Open(t)
-	if f, ok := db.(*bolt.File); ok {
+	if f, ok := db.(interface{ Path() string }); ok {
 		return db, f.Path()
 	}
 	return db, ""

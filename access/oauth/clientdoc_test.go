@@ -215,6 +215,7 @@ func TestRegisterIsBounded(t *testing.T) {
 	size := func() int {
 		n := 0
 		h.srv.db.View(t.Context(), func(tx kv.Tx) error {
+			n = 0 // the View may run again
 			return bucket(tx, clientsBucket).ForEach(func(k, v []byte) error { n += len(k) + len(v); return nil })
 		})
 		return n

@@ -53,7 +53,8 @@ func Open(t testing.TB) kv.DB {
 // openFile returns a fresh bbolt store in t's temp dir: a bolt.File, as the server
 // holds it (its Batch groups the writers that arrive together and commits at once;
 // bbolt's own waits up to 10 ms for more), kept open for the whole test and checked for
-// consistency (bbolt's Tx.Check) when t ends.
+// consistency (bbolt's Tx.Check) when t ends. It runs every View's and Batch's function
+// twice (rerun), as PostgreSQL may; its Path is the file's.
 func openFile(t testing.TB) kv.DB {
 	t.Helper()
 	f, err := bolt.OpenFile(filepath.Join(t.TempDir(), "compass.db"), time.Second, time.Hour)
@@ -64,7 +65,7 @@ func openFile(t testing.TB) kv.DB {
 		checkBolt(t, f)
 		f.Close()
 	})
-	return f
+	return rerun{f}
 }
 
 // checkBolt fails t if the bbolt file of db is inconsistent (bbolt's Tx.Check).

@@ -92,6 +92,7 @@ func privateTexts(t testing.TB, db kv.DB, space, conv string) []string {
 	t.Helper()
 	var out []string
 	err := db.View(t.Context(), func(tx kv.Tx) error {
+		out = out[:0] // the View may run again
 		root := spaces.Sub(tx, space, "conversations")
 		if root == nil {
 			return nil
