@@ -180,7 +180,7 @@ func TestCommentLimits(t *testing.T) {
 // cost of the diff, not of the range.
 func TestCommentOnEightMiBOfLines(t *testing.T) {
 	ctx := t.Context()
-	s := open(t, "personal")
+	s := docstore.New(kvtest.OpenOnce(t), "personal") // its bound is one call's cost
 	text := strings.Repeat("a line of text, forty bytes in all, ok.\n", docstore.MaxText/40)
 	d := mustCreate(t, s, "Huge", text)
 	start := time.Now()

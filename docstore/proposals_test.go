@@ -429,7 +429,7 @@ func TestTenThousandOpenProposals(t *testing.T) {
 // merge of 1 MB, and choosing a side saves it.
 func TestProposalClashingEverywhere(t *testing.T) {
 	ctx := t.Context()
-	s := open(t, "personal")
+	s := docstore.New(kvtest.OpenOnce(t), "personal") // its bound is one call's cost
 	lines := text(20000, 11)
 	d := mustCreate(t, s, "Huge", strings.Join(lines, ""))
 	mine, theirs := append([]string(nil), lines...), append([]string(nil), lines...)

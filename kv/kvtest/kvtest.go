@@ -50,6 +50,16 @@ func Open(t testing.TB) kv.DB {
 	return openFile(t)
 }
 
+// OpenOnce is Open for a test that bounds what one call costs: on bbolt its functions run
+// once, as in the product, not twice (openFile); on PostgreSQL it is Open.
+func OpenOnce(t testing.TB) kv.DB {
+	t.Helper()
+	if OnPostgres() {
+		return OpenURL(t, URL(t))
+	}
+	return openFile(t).(rerun).File
+}
+
 // openFile returns a fresh bbolt store in t's temp dir: a bolt.File, as the server
 // holds it (its Batch groups the writers that arrive together and commits at once;
 // bbolt's own waits up to 10 ms for more), kept open for the whole test and checked for
