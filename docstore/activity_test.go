@@ -37,37 +37,48 @@ func whats(a docstore.Activity) string {
 func TestActivity(t *testing.T) {
 	ctx := t.Context()
 	db := kvtest.Open(t)
+	// Each write is a minute after the one before, however often it reads the clock (a
+	// write's function may run again, and read it again).
 	clock := time.Date(2026, 12, 6, 14, 2, 0, 0, time.UTC)
-	now := func() time.Time { clock = clock.Add(time.Minute); return clock }
+	now := func() time.Time { return clock }
+	tick := func() { clock = clock.Add(time.Minute) }
 	north := docstore.Author{By: "agent:north", For: "person:ana", Door: docstore.DoorMCP, Client: "Claude Code", Session: "m1"}
 	south := docstore.Author{By: "agent:south", For: "person:ana", Door: docstore.DoorMCP, Client: "Codex", Session: "m2"}
 	ana := docstore.Author{By: "person:ana", Door: docstore.DoorCLI}
 	personal := docstore.New(db, "personal").WithClock(now)
 	launch := docstore.New(db, "launch").WithClock(now)
 
+	tick()
 	plan, err := launch.Create(ctx, "Launch plan", "one\ntwo\n", docstore.KindWrite, north) // launch:v1
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := plan.Document.ID
+	tick()
 	if _, err := launch.Append(ctx, id, "three", north); err != nil { // launch:v2
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := personal.Create(ctx, "Diary", "today\n", docstore.KindSave, ana); err != nil { // personal:v1
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := launch.Proposing().Edit(ctx, id, "two", "TWO", south); err != nil { // launch:p1
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := launch.Comment(ctx, id, docstore.NewComment{Lines: docstore.LineRange{From: 1, To: 1}, Text: "why?", Author: north}); err != nil { // launch:c1
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := launch.Decline(ctx, id, 1, ana, "no"); err != nil { // launch:d1
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := launch.Delete(ctx, id, ana); err != nil { // launch:x0
 		t.Fatal(err)
 	}
+	tick()
 	if _, err := launch.Undelete(ctx, id); err != nil { // launch:u0
 		t.Fatal(err)
 	}
