@@ -215,7 +215,7 @@ func (r *Reader) Activity(in []string, f ActivityFilter, after string, limit int
 		if before == nil {
 			k, v = c.Last()
 		} else {
-			k, v = c.Seek(before)
+			k, _ = c.Seek(before)
 			if k == nil {
 				k, v = c.Last()
 			} else {
@@ -223,7 +223,7 @@ func (r *Reader) Activity(in []string, f ActivityFilter, after string, limit int
 			}
 		}
 		got, looked := 0, 0
-		for ; k != nil && len(k) > 8; k, v = c.Prev() {
+		for ; len(k) > 8; k, v = c.Prev() {
 			if since != nil && bytes.Compare(k[:8], since) < 0 {
 				k = nil
 				break
@@ -242,7 +242,7 @@ func (r *Reader) Activity(in []string, f ActivityFilter, after string, limit int
 			found = append(found, activityAt{space: sp, key: bytes.Clone(k), raw: bytes.Clone(v)})
 			got++
 		}
-		if k != nil && len(k) > 8 && bytes.Compare(k, floor) > 0 {
+		if len(k) > 8 && bytes.Compare(k, floor) > 0 {
 			floor = bytes.Clone(k)
 		}
 	}
