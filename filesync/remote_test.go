@@ -140,7 +140,7 @@ func TestSyncOverHTTP(t *testing.T) {
 		t.Errorf("the agent's document on disk: %q", got)
 	}
 	d, v := f.doc("Plans/Launch")
-	if v.Text != "# Launch\none\ntwo\nthree\n" || v.Author != (docstore.Author{By: "agent:sync", For: "person:ana"}) {
+	if v.Text != "# Launch\none\ntwo\nthree\n" || v.Author != (docstore.Author{By: "agent:sync", For: "person:ana", Door: docstore.DoorSync}) {
 		t.Errorf("the file's document: %q by %+v", v.Text, v.Author)
 	}
 	asked := &counting{}

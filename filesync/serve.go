@@ -85,7 +85,7 @@ func (h *served) as(r *http.Request) (Local, bool) {
 	if agent == "" {
 		agent = "sync"
 	}
-	by := docstore.Author{By: spaces.Agent(agent).String(), For: spaces.Person(p.Person).String()}
+	by := docstore.Author{By: spaces.Agent(agent).String(), For: spaces.Person(p.Person).String(), Door: docstore.DoorSync}
 	return Local{Store: docstore.New(h.db, space), By: by}, p.MaySave(space)
 }
 
