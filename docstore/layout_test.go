@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,13 +122,20 @@ func BenchmarkStorage10kDocuments(b *testing.B) {
 // bucket holds no document bucket the Layout doesn't name.
 func TestLayoutNamesEveryBucket(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	consts := map[string]string{} // bucket name -> constant
 	var layout map[string]bool
-	for _, f := range pkgs["docstore"].Files {
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if f.Doc != nil && strings.Contains(f.Doc.Text(), "# Layout") {
 			layout = layoutBuckets(t, f.Doc.Text())
 		}
