@@ -6,19 +6,43 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/sync/semaphore"
 )
 
 // MaxBody is the largest HTTP request accepted, and the longest stdio line: room for a
-// text at docstore.MaxText even when JSON escaping makes it several times larger, so that
-// the tool (not the transport) says what the limit is.
+// text at the tools' limit (Limits.Text, 8 MiB) even when JSON escaping makes it several
+// times larger, so that the tool (not the transport) says what the limit is.
 const MaxBody = 64 << 20
+
+// Limits are the tools' limits that the transport enforces before mcp-go and the tools
+// decode a request: a tools/call holding a string longer than any text may be is answered
+// with the tools' refusal at once (see oversized). The command hands them over (SetLimits),
+// as it tunes the collector (TuneGC): the transport knows no document.
+type Limits struct {
+	// Text is the longest text a tool takes, in bytes (the domain's docstore.MaxText).
+	Text int
+}
+
+var limits atomic.Pointer[Limits]
+
+// SetLimits sets the limits every server of the process enforces. Until it is called
+// nothing is refused early: the tools still refuse, once the request is decoded.
+func SetLimits(l Limits) { limits.Store(&l) }
+
+// maxText is the longest text Limits allow (no limit when none were set).
+func maxText() int {
+	if l := limits.Load(); l != nil && l.Text > 0 {
+		return l.Text
+	}
+	return math.MaxInt
+}
 
 // HTTP limits beyond the body size (MaxBody), so that no client can hold the server's
 // memory or connections for long: see docs/RELIABILITY.md for what each answers.
@@ -102,12 +126,13 @@ func readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func
 }
 
 // oversized reports, for a tools/call whose body holds a string that no argument
-// may be (longer than a text may be, docstore.MaxText, once its escapes are decoded), the
+// may be (longer than a text may be, Limits.Text, once its escapes are decoded), the
 // request's raw id, the argument the string is the value of ("" when it is none's), and
 // the string's decoded length: such a request is answered at once, without mcp-go and the tools
 // decoding it (which copied the body five times: a 60 MiB body took 387 MB). found is
 // false when the body has no such string, or isn't a JSON object.
 func oversized(body []byte) (id json.RawMessage, arg string, decoded int, found bool) {
+	limit := maxText()
 	depth := 0
 	key := false // the string just read is a key of the top-level object
 	var lastKey, valueOf, method []byte
@@ -155,7 +180,7 @@ func oversized(body []byte) (id json.RawMessage, arg string, decoded int, found 
 					}
 				}
 			}
-			if n > docstore.MaxText && n > decoded {
+			if n > limit && n > decoded {
 				decoded, arg = n, ""
 				if isValue {
 					arg = string(anyKey)
@@ -215,14 +240,14 @@ func refuseOversized(w http.ResponseWriter, id json.RawMessage, arg string, deco
 
 // oversizedAnswer is the JSON-RPC answer to a tools/call that oversized found.
 func oversizedAnswer(id json.RawMessage, arg string, decoded int) []byte {
-	size := float64(decoded) / (1 << 20)
-	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", docstore.MaxText>>20, size)
+	size, most := float64(decoded)/(1<<20), maxText()>>20
+	text := fmt.Sprintf("That text won't do: a text is at most %d MiB, this one is %.1f MiB. Nothing was saved.", most, size)
 	switch arg {
 	case "text", "new", "":
 	case "old":
-		text = fmt.Sprintf("The text to replace (old) is %.1f MiB, longer than a text may be (%d MiB): it isn't in the document. Nothing was saved.", size, docstore.MaxText>>20)
+		text = fmt.Sprintf("The text to replace (old) is %.1f MiB, longer than a text may be (%d MiB): it isn't in the document. Nothing was saved.", size, most)
 	default:
-		text = fmt.Sprintf("%.40s is %.1f MiB: nothing here is that long (a text is at most %d MiB, a title 200 characters). Nothing was saved.", arg, size, docstore.MaxText>>20)
+		text = fmt.Sprintf("%.40s is %.1f MiB: nothing here is that long (a text is at most %d MiB, a title 200 characters). Nothing was saved.", arg, size, most)
 	}
 	answer, _ := json.Marshal(map[string]any{
 		"jsonrpc": "2.0",

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -134,7 +133,7 @@ func (l *stdioLoop) take(ctx context.Context, line []byte) bool {
 		}
 		return true
 	}
-	if len(line) > docstore.MaxText {
+	if len(line) > maxText() {
 		// As over HTTP: a text longer than any may be is refused before mcp-go and the
 		// tools decode it, several copies of it.
 		if id, arg, n, found := oversized(line); found {

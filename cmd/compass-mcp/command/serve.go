@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/transport"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -55,6 +56,7 @@ func serve(ctx context.Context, args []string) error {
 		}
 	}
 	transport.TuneGC()
+	transport.SetLimits(transport.Limits{Text: docstore.MaxText})
 	defer func() { // after stop: the page withdraws its record before the data is closed
 		if c.pageDone != nil {
 			<-c.pageDone

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/access"
+	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/tools"
 	"github.com/compass-mcp/compass-mcp/transport"
@@ -75,6 +76,7 @@ func serveChild(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	transport.SetLimits(transport.Limits{Text: docstore.MaxText}) // as serve does
 	switch mode {
 	case "stdio":
 		return transport.ServeStdio(ctx, srv, os.Stdin, os.Stdout, 10*time.Second)
