@@ -1,6 +1,8 @@
 // Package stores opens the store a --data names, whichever backend it is (a bbolt file,
-// kv/bolt, or a PostgreSQL database, kv/pg), and copies one store into another. It is the
-// one package below the command that chooses a backend; nothing above kv imports it.
+// kv/bolt, or a PostgreSQL database, kv/pg), copies one store into another, and answers
+// what the command asks of a --data without opening it (IsURL, Redact, DefaultPath). It is
+// the one package that chooses a backend: the command imports it, and neither backend
+// (internal/style's layer test checks).
 package stores
 
 import (
@@ -10,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
@@ -30,6 +33,46 @@ var (
 	_ Store = (*bolt.File)(nil)
 	_ Store = (*pg.DB)(nil)
 )
+
+// Option sets how a PostgreSQL database is opened; a bbolt file takes none.
+type Option struct{ pg pg.Option }
+
+// WithTimeout bounds each of a database's transactions (pg.WithTimeout): a copy's may need
+// longer than a server's 30 s.
+func WithTimeout(d time.Duration) Option { return Option{pg.WithTimeout(d)} }
+
+func pgOptions(opts []Option) []pg.Option {
+	out := make([]pg.Option, len(opts))
+	for i, o := range opts {
+		out[i] = o.pg
+	}
+	return out
+}
+
+// IsURL reports whether data names a PostgreSQL database (postgres:// or postgresql://)
+// rather than a bbolt file.
+func IsURL(data string) bool { return pg.IsURL(data) }
+
+// Redact is data as logs and messages may show it: a database URL without its passwords, a
+// file's path as it is.
+func Redact(data string) string { return pg.Redact(data) }
+
+// DefaultPath is the bbolt file a command opens when neither --data nor COMPASS_DATA says:
+// $XDG_DATA_HOME/compass/compass.db, else ~/.local/share/compass/compass.db.
+func DefaultPath() (string, error) { return bolt.DefaultPath() }
+
+// ErrNotAFile is returned by Backup for a store that is not a bbolt file.
+var ErrNotAFile = errors.New("backup copies a bbolt file")
+
+// Backup copies s, a bbolt file, to path, consistently while others use it (bolt.File's
+// Backup), and returns the copy's size; a database is ErrNotAFile.
+func Backup(ctx context.Context, s Store, path string) (int64, error) {
+	f, ok := s.(*bolt.File)
+	if !ok {
+		return 0, ErrNotAFile
+	}
+	return f.Backup(ctx, path)
+}
 
 // urlLike is a --data that starts as a URL does (scheme://), which no file path here does.
 var urlLike = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
@@ -84,7 +127,7 @@ func (e *MissingError) Error() string {
 // PostgreSQL, nothing changes: Open never creates a database or a schema (a URL naming
 // one that isn't there is refused either way), and the tables in a schema the person
 // made are made by whichever command opens it first.
-func OpenExisting(ctx context.Context, data string, opts ...pg.Option) (Store, error) {
+func OpenExisting(ctx context.Context, data string, opts ...Option) (Store, error) {
 	if err := Check(data); err != nil {
 		return nil, err
 	}
@@ -99,14 +142,14 @@ func OpenExisting(ctx context.Context, data string, opts ...pg.Option) (Store, e
 // Open opens data: a postgres:// or postgresql:// URL, else a bbolt file's path (made, with
 // its folders, if it is not there). opts apply to a database only. A data Check refuses is
 // refused with Check's error, and nothing is created.
-func Open(ctx context.Context, data string, opts ...pg.Option) (Store, error) {
+func Open(ctx context.Context, data string, opts ...Option) (Store, error) {
 	if err := Check(data); err != nil {
 		return nil, err
 	}
 	if !pg.IsURL(data) {
 		return bolt.OpenFile(data, bolt.DefaultTimeout, bolt.DefaultIdle)
 	}
-	db, err := pg.Open(ctx, data, opts...)
+	db, err := pg.Open(ctx, data, pgOptions(opts)...)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", pg.Redact(data), err)
 	}
@@ -140,7 +183,7 @@ type Copied struct {
 // made is removed again). A store that can't be opened is named as compass-mcp copy's
 // flags name them ("--from: ...", "--to: ..."). It returns a *kv.DiffersError when the
 // copy, read back, differs; an error saying so when from holds nothing or to is not empty.
-func Copy(ctx context.Context, from, to string, opts ...pg.Option) (Copied, error) {
+func Copy(ctx context.Context, from, to string, opts ...Option) (Copied, error) {
 	if !pg.IsURL(from) {
 		if _, err := os.Stat(from); err != nil {
 			return Copied{}, fmt.Errorf("--from: %w", err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 )
 
 // A data that looks like a URL but not a PostgreSQL one is refused, naming the forms data
@@ -173,7 +172,7 @@ func TestCopyThroughPostgres(t *testing.T) {
 	from := filepath.Join(dir, "from.db")
 	fill(t, from)
 	wantSum, wantN := digest(t, from)
-	c, err := Copy(context.Background(), from, url, pg.WithTimeout(time.Minute))
+	c, err := Copy(context.Background(), from, url, WithTimeout(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

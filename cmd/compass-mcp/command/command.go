@@ -14,7 +14,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/search"
 )
 
@@ -217,7 +217,7 @@ func newFlags(cmd subcommand, w io.Writer) *flag.FlagSet {
 // flags makes a command's flag set with the flags every command shares.
 func flags(cmd subcommand, c *config) *flag.FlagSet {
 	fs := newFlags(cmd, os.Stderr)
-	secretFlag(fs, &c.data, "data", "COMPASS_DATA", pg.Redact, "if set, the data: a bbolt file's `path`, or a PostgreSQL database's postgres:// URL (pool: pool_max_conns in the URL, default max(4, 2×GOMAXPROCS); 30 s per transaction) (default: the bbolt file $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
+	secretFlag(fs, &c.data, "data", "COMPASS_DATA", stores.Redact, "if set, the data: a bbolt file's `path`, or a PostgreSQL database's postgres:// URL (pool: pool_max_conns in the URL, default max(4, 2×GOMAXPROCS); 30 s per transaction) (default: the bbolt file $XDG_DATA_HOME or ~/.local/share, then compass/compass.db) [COMPASS_DATA]")
 	fs.StringVar(&c.space, "space", env("COMPASS_SPACE", "personal"), "the space every call is scoped to [COMPASS_SPACE]")
 	fs.StringVar(&c.me, "for", env("COMPASS_ME", ""), "the person (id) the agent works for, and who the person's commands act as (default: $USER, else $USERNAME, else the system account's name) [COMPASS_ME]")
 	return fs

@@ -12,8 +12,6 @@ import (
 	"sync"
 
 	"github.com/compass-mcp/compass-mcp/access"
-	"github.com/compass-mcp/compass-mcp/kv/bolt"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads/claudecode"
@@ -80,7 +78,7 @@ func env(name, def string) string {
 
 // secretFlag defines a string flag that defaults to the environment variable's value, as
 // the other flags do, but whose default -h shows through show: a token not at all (show
-// nil), a database URL without its password (pg.Redact). A default in the help is printed
+// nil), a database URL without its password (stores.Redact). A default in the help is printed
 // wherever the help goes: a terminal's scrollback, a pasted bug report.
 func secretFlag(fs *flag.FlagSet, p *string, name, envName string, show func(string) string, usage string) {
 	*p = env(envName, "")
@@ -163,7 +161,7 @@ func (c *config) open(ctx context.Context) (store, error) {
 	}
 	named := c.data != ""
 	if !named {
-		p, err := bolt.DefaultPath()
+		p, err := stores.DefaultPath()
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +172,7 @@ func (c *config) open(ctx context.Context) (store, error) {
 	}
 	_, statErr := os.Stat(c.data)
 	db, err := stores.Open(ctx, c.data)
-	if err == nil && !pg.IsURL(c.data) && errors.Is(statErr, fs.ErrNotExist) {
+	if err == nil && !stores.IsURL(c.data) && errors.Is(statErr, fs.ErrNotExist) {
 		fmt.Fprintf(os.Stderr, "compass-mcp: there was no data file at %s: made a new, empty one there\n", c.data)
 	}
 	return db, err

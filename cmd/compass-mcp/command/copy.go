@@ -7,8 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/kv/bolt"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 )
 
@@ -47,9 +45,9 @@ func copyCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	case *from == "" || *to == "":
 		return usageError{"copy needs --from A and --to B (each a bbolt file's path or a postgres:// URL)"}
 	case stores.Same(*from, *to):
-		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", pg.Redact(*from))}
+		return usageError{fmt.Sprintf("--from and --to are the same data (%s): copy into another file or database", stores.Redact(*from))}
 	}
-	n, err := stores.Copy(ctx, *from, *to, pg.WithTimeout(*timeout))
+	n, err := stores.Copy(ctx, *from, *to, stores.WithTimeout(*timeout))
 	if err != nil {
 		return err
 	}
@@ -69,15 +67,15 @@ func backup(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return usageError{"backup takes FILE: where to write the copy"}
 	}
-	if pg.IsURL(c.data) {
-		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + pg.Redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
+	if stores.IsURL(c.data) {
+		return usageError{"backup copies a bbolt file; for a PostgreSQL database use `compass-mcp copy --from " + stores.Redact(c.data) + " --to FILE` (a bbolt copy) or pg_dump"}
 	}
 	db, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	size, err := db.(*bolt.File).Backup(ctx, pos[0]) // not a URL (above): a bbolt file
+	size, err := stores.Backup(ctx, db, pos[0]) // not a URL (above): a bbolt file
 	if err != nil {
 		return err
 	}

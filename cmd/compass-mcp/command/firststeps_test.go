@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
 
@@ -53,7 +53,7 @@ func TestFirstSteps(t *testing.T) {
 		}
 	}
 
-	if !pg.IsURL(data) { // a file that isn't there yet: reading refuses it, the first write makes it
+	if !stores.IsURL(data) { // a file that isn't there yet: reading refuses it, the first write makes it
 		if code, out, errs := runEnv(t, env, "people", "list"); code != 2 || out != "" || !strings.Contains(errs, "no data file at "+data) {
 			t.Errorf("people list before there is a store: exit %d, %q, %q", code, out, errs)
 		}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -94,7 +94,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		y.Store = docstore.New(file, c.space)
 		y.By = docstore.Author{By: spaces.Agent("sync").String(), For: spaces.Person(c.me).String(), Door: docstore.DoorSync, Session: docstore.NewSession('y')}
 		w.Data, w.Store = c.data, file
-		store = pg.Redact(c.data)
+		store = stores.Redact(c.data)
 	}
 	release, err := filesync.Lock(y.Dir)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
-	"github.com/compass-mcp/compass-mcp/kv/pg"
+	"github.com/compass-mcp/compass-mcp/kv/stores"
 )
 
 // openPTY opens a pseudo-terminal (/dev/ptmx): the server's stdin is then a terminal, as
@@ -93,7 +93,7 @@ wait:
 	cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, cmd, 10*time.Second, "serve on a terminal")
 	if len(said) != 1 || !strings.Contains(said[0], "run compass-mcp install CLIENT") || !strings.Contains(said[0], "your page http://127.0.0.1:") ||
-		!strings.Contains(said[0], pg.Redact(data)) || !strings.Contains(said[0], "for person:ana") { // a database's password is never shown
+		!strings.Contains(said[0], stores.Redact(data)) || !strings.Contains(said[0], "for person:ana") { // a database's password is never shown
 		t.Errorf("on a terminal, serve said %d lines:\n%s", len(said), strings.Join(said, "\n"))
 	}
 	readme, err := os.ReadFile("../../../README.md")
