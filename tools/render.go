@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -85,18 +84,15 @@ func quoteBlock(text string) string {
 	return fence + "\n" + text + "\n" + fence
 }
 
-// explain turns the store's errors about a named document into what the model reads;
-// other errors are returned as they are.
+// explain turns the store's errors about a named document into what the model reads
+// (docstore.Explain tells them apart); other errors are returned as they are.
 func (s *Server) explain(err error, name string) error {
-	var (
-		amb   *docstore.AmbiguousError
-		taken *docstore.TitleTakenError
-		nover *docstore.NoVersionError
-	)
-	switch {
-	case errors.Is(err, docstore.ErrNotFound):
-		return s.notFound(err, name)
-	case errors.As(err, &amb):
+	p := docstore.Explain(err)
+	switch p.Kind {
+	case docstore.ProblemNotFound:
+		return s.notFound(p.NotFound, name)
+	case docstore.ProblemAmbiguous:
+		amb := p.Ambiguous
 		links := make([]string, len(amb.Matches))
 		for i, d := range amb.Matches {
 			links[i] = s.link(d)
@@ -106,29 +102,31 @@ func (s *Server) explain(err error, name string) error {
 			more = fmt.Sprintf(" and %d more", amb.More)
 		}
 		return refusef("%q could be any of %d documents: %s%s. Give the whole title or the id.", short(name), len(amb.Matches)+amb.More, strings.Join(links, ", "), more)
-	case errors.As(err, &taken) && taken.Alike:
-		return refusef("The title %q looks the same as another document's here, %q: %s (id %s). Titles that differ only in spaces, letter widths or invisible characters can't be told apart: to replace its text, name it (document: %q); or pick a title that reads differently.", short(taken.Title), short(taken.Other.Title), s.link(taken.Other), taken.Other.ID, taken.Other.ID)
-	case errors.As(err, &taken):
+	case docstore.ProblemTaken:
+		taken := p.Taken
+		if taken.Alike {
+			return refusef("The title %q looks the same as another document's here, %q: %s (id %s). Titles that differ only in spaces, letter widths or invisible characters can't be told apart: to replace its text, name it (document: %q); or pick a title that reads differently.", short(taken.Title), short(taken.Other.Title), s.link(taken.Other), taken.Other.ID, taken.Other.ID)
+		}
 		return refusef("Another document here is already titled %q: %s (id %s). To replace its text, name it (document: %q); or pick another title.", taken.Title, s.link(taken.Other), taken.Other.ID, taken.Other.ID)
-	case errors.As(err, &nover):
+	case docstore.ProblemNoVersion:
+		nover := p.NoVersion
 		if nover.Document.Version == 1 {
 			return refusef("%s has only version 1: there's no version %d.", nover.Document.Title, nover.Asked)
 		}
 		return refusef("%s has versions 1 to %d: there's no version %d.", nover.Document.Title, nover.Document.Version, nover.Asked)
-	case errors.Is(err, docstore.ErrBadTitle):
-		return refusef("That title won't do: %s.", strings.TrimPrefix(err.Error(), docstore.ErrBadTitle.Error()+": "))
-	case errors.Is(err, docstore.ErrBadText):
-		return refusef("That text won't do: %s. Nothing was saved.", strings.TrimPrefix(err.Error(), docstore.ErrBadText.Error()+": "))
+	case docstore.ProblemBadTitle:
+		return refusef("That title won't do: %s.", p.Reason)
+	case docstore.ProblemBadText:
+		return refusef("That text won't do: %s. Nothing was saved.", p.Reason)
 	}
 	return err
 }
 
 // notFound refuses a name that names nothing, with the titles close to it (see
 // docstore.NotFoundError) as links: "Close: [Launch plan](...)."
-func (s *Server) notFound(err error, name string) error {
+func (s *Server) notFound(nf *docstore.NotFoundError, name string) error {
 	answer := fmt.Sprintf("No document %q in this space: list_documents shows what's here.", short(name))
-	var nf *docstore.NotFoundError
-	if errors.As(err, &nf) && len(nf.Close) > 0 {
+	if len(nf.Close) > 0 {
 		links := make([]string, len(nf.Close))
 		for i, d := range nf.Close {
 			links[i] = s.link(d)

@@ -200,26 +200,23 @@ type Terminal struct {
 	Out, Errs io.Writer
 }
 
-// Explain says what went wrong with the document named name as a person reads it; other
-// errors are returned as they are.
+// Explain says what went wrong with the document named name as a person reads it
+// (docstore.Explain tells the store's refusals apart); other errors are returned as they are.
 func (p Terminal) Explain(err error, name string) error {
-	var (
-		amb   *docstore.AmbiguousError
-		taken *docstore.TitleTakenError
-		nover *docstore.NoVersionError
-	)
-	switch {
-	case errors.Is(err, docstore.ErrNotFound):
-		return p.notFound(err, name)
-	case errors.As(err, &amb):
-		titles := make([]string, len(amb.Matches))
-		for i, d := range amb.Matches {
+	pr := docstore.Explain(err)
+	switch pr.Kind {
+	case docstore.ProblemNotFound:
+		return p.notFound(pr.NotFound, name)
+	case docstore.ProblemAmbiguous:
+		titles := make([]string, len(pr.Ambiguous.Matches))
+		for i, d := range pr.Ambiguous.Matches {
 			titles[i] = fmt.Sprintf("%q (%s)", d.Title, d.ID)
 		}
 		return fmt.Errorf("%q could be %s: give the whole title or the id", name, strings.Join(titles, ", "))
-	case errors.As(err, &taken):
-		return fmt.Errorf("the title %q is taken by document %s: pick another", taken.Title, taken.Other.ID)
-	case errors.As(err, &nover):
+	case docstore.ProblemTaken:
+		return fmt.Errorf("the title %q is taken by document %s: pick another", pr.Taken.Title, pr.Taken.Other.ID)
+	case docstore.ProblemNoVersion:
+		nover := pr.NoVersion
 		return fmt.Errorf("%s has versions 1 to %d: there's no version %d", nover.Document.Title, nover.Document.Version, nover.Asked)
 	}
 	return err
@@ -227,11 +224,7 @@ func (p Terminal) Explain(err error, name string) error {
 
 // notFound refuses a name that names nothing, with the titles close to it, each with its
 // id: `no document "Lanch plan" in space personal (...); close: "Launch plan" (01J...)`.
-func (p Terminal) notFound(err error, name string) error {
-	var nf *docstore.NotFoundError
-	if !errors.As(err, &nf) {
-		nf = &docstore.NotFoundError{}
-	}
+func (p Terminal) notFound(nf *docstore.NotFoundError, name string) error {
 	if name == "" {
 		name = nf.Name // restore and rename say only what went wrong
 	}
