@@ -254,14 +254,8 @@ func (l *lineage) back(ops []deltaOp, made func(at, n int)) error {
 		switch {
 		case op.C != nil:
 			l.each(starts, op.C[0], op.C[1], add)
-		case op.I != "":
-			n := strings.Count(op.I, "\n")
-			if !strings.HasSuffix(op.I, "\n") {
-				n++
-			}
-			add(seg{n: n, at: -1})
 		default:
-			add(seg{n: op.N, at: -1})
+			add(seg{n: op.lines(), at: -1})
 		}
 	}
 	l.segs, l.spare = out, l.segs

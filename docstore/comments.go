@@ -250,60 +250,46 @@ func carry(ops []linediff.Op, from, to int) (int, int, bool) {
 // forward carries lines [from, to) of version k to version k+1 by the record of version k
 // (ops that build k from k+1): the same as carry, read the other way.
 func forward(ops []deltaOp, from, to int) (int, int, bool) {
-	first, last, at := -1, -1, 0
-	for _, op := range ops {
-		n := op.N
-		switch {
-		case op.C != nil:
-			n = op.C[1] - op.C[0]
-		case op.I != "":
-			n = strings.Count(op.I, "\n")
-			if !strings.HasSuffix(op.I, "\n") {
-				n++
+	first, last := -1, -1
+	eachCopy(ops, func(at, c0, c1 int) bool {
+		if lo, hi := max(at, from), min(at+c1-c0, to); lo < hi {
+			if first < 0 {
+				first = c0 + lo - at
 			}
+			last = c0 + hi - at
 		}
-		if op.C != nil {
-			lo, hi := max(at, from), min(at+n, to)
-			if lo < hi {
-				if first < 0 {
-					first = op.C[0] + lo - at
-				}
-				last = op.C[0] + hi - at
-			}
-		}
-		at += n
-		if at >= to {
-			break
-		}
-	}
+		return at+c1-c0 < to
+	})
 	return first, last, first >= 0
 }
 
 // backward carries lines [from, to) of version k+1 to version k by k's record: where the
 // ops copy them to.
 func backward(ops []deltaOp, from, to int) (int, int, bool) {
-	first, last, at := -1, -1, 0
-	for _, op := range ops {
-		n := op.N
-		switch {
-		case op.C != nil:
-			n = op.C[1] - op.C[0]
-			lo, hi := max(op.C[0], from), min(op.C[1], to)
-			if lo < hi {
-				if first < 0 || at+lo-op.C[0] < first {
-					first = at + lo - op.C[0]
-				}
-				last = max(last, at+hi-op.C[0])
+	first, last := -1, -1
+	eachCopy(ops, func(at, c0, c1 int) bool {
+		if lo, hi := max(c0, from), min(c1, to); lo < hi {
+			if first < 0 || at+lo-c0 < first {
+				first = at + lo - c0
 			}
-		case op.I != "":
-			n = strings.Count(op.I, "\n")
-			if !strings.HasSuffix(op.I, "\n") {
-				n++
-			}
+			last = max(last, at+hi-c0)
 		}
-		at += n
-	}
+		return true
+	})
 	return first, last, first >= 0
+}
+
+// eachCopy walks a version's record (the ops that build version k from k+1), calling fn
+// for each run of lines it copies: at, where the run starts in version k, and [c0, c1),
+// where its lines are in version k+1. fn returns whether to go on.
+func eachCopy(ops []deltaOp, fn func(at, c0, c1 int) bool) {
+	at := 0
+	for _, op := range ops {
+		if op.C != nil && !fn(at, op.C[0], op.C[1]) {
+			return
+		}
+		at += op.lines()
+	}
 }
 
 // quote is lines [from, to) of text (0-based), cut to MaxQuote bytes.

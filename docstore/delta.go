@@ -44,6 +44,22 @@ type deltaOp struct {
 	N int    `json:"n,omitempty"`
 }
 
+// lines is how many lines of the version the op makes: a copy's, an insert's (a last line
+// without its line break counted), else N.
+func (op deltaOp) lines() int {
+	switch {
+	case op.C != nil:
+		return op.C[1] - op.C[0]
+	case op.I != "":
+		n := strings.Count(op.I, "\n")
+		if !strings.HasSuffix(op.I, "\n") {
+			n++
+		}
+		return n
+	}
+	return op.N
+}
+
 // eol gives text with a final line break, so that diffs don't count a missing one as a
 // changed last line; the deltas note it apart (NoEOL).
 func eol(text string) string {
