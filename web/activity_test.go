@@ -212,6 +212,9 @@ func TestVersionPageWhy(t *testing.T) {
 	if want := `<p class="why">Why: <a href="/conversation/5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01?space=personal">from conversation “Launch &lt;date&gt;” (5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01): Ana: Move the launch to the 9th.</a></p>`; !strings.Contains(got, want) {
 		t.Errorf("version 2's page lacks %s:\n%s", want, got)
 	}
+	if got := body(t, f.get(c, "/document/"+id+"/blame")); !strings.Contains(got, `<li>v2 why: <a href="/conversation/5d0c7e21-9a4b-4c3d-8e2f-1a6b7c8d9e01?space=personal">from conversation “Launch &lt;date&gt;”`) || strings.Contains(got, "v1 why") {
+		t.Errorf("the blame lacks version 2's why:\n%s", got)
+	}
 	if got := body(t, f.get(c, "/document/"+id+"/v/1")); strings.Contains(got, `class="why"`) {
 		t.Errorf("version 1, made by no tool call of the conversation, has a why")
 	}

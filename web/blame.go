@@ -3,11 +3,14 @@ package web
 import (
 	"cmp"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/spaces"
+	"github.com/compass-mcp/compass-mcp/threads"
 )
 
 // BlameLines is how many lines one page of a blame shows: a document of millions of lines
@@ -37,6 +40,13 @@ type blameView struct {
 	Total      int
 	From, To   int // the lines shown
 	Prev, Next int // where the pages before and after start; 0 when none
+	Whys       []blameWhy
+}
+
+// blameWhy is why an agent's version the page shows was made (threads.Reader.Why).
+type blameWhy struct {
+	Version int
+	Why     *whyView
 }
 
 // reviewRoutes are the routes of who wrote what, and of the review of the agents'
@@ -97,6 +107,33 @@ func (s *Site) blame(w http.ResponseWriter, r *http.Request, p who) {
 			br.Lines = append(br.Lines, blameLine{N: i, Text: bl.Lines[i-1]})
 		}
 		v.Runs = append(v.Runs, br)
+	}
+	// Why the agents' versions the page shows were made, where a conversation of the space
+	// says: one read of the space's conversations, for at most the page's runs.
+	var asked []int
+	for _, run := range v.Runs {
+		if ver := bl.Versions[run.Version]; strings.HasPrefix(ver.Author.By, "agent:") && !slices.Contains(asked, run.Version) {
+			asked = append(asked, run.Version)
+		}
+	}
+	if len(asked) > 0 {
+		slices.Sort(asked)
+		err := threads.New(s.db, store.Space()).View(r.Context(), func(rd *threads.Reader) error {
+			v.Whys = v.Whys[:0]
+			for _, ver := range asked {
+				w, ok, err := rd.Why(bl.Document.ID, ver)
+				if err != nil {
+					return err
+				}
+				if ok {
+					v.Whys = append(v.Whys, blameWhy{Version: ver, Why: &whyView{Text: w.Say(n), Href: "/conversation/" + url.PathEscape(w.Conversation.ID) + "?space=" + url.QueryEscape(store.Space())}})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			s.log.Error("reading why versions were made", "document", bl.Document.ID, "err", err)
+		}
 	}
 	pg.Who = n.Show(spaces.Person(p.Person))
 	pg.Data = &v
