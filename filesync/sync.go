@@ -474,7 +474,11 @@ func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[s
 				olds = append(olds, v.Text)
 			}
 		}
+		// The file whose lines are most alike; else (an editor's saves since the move added
+		// more lines than the note had) the one file that kept nearly all the note's lines:
+		// two such files (a template's?) are no move.
 		best, bestScore := "", 0.5
+		kept := map[string]bool{}
 		for _, old := range olds {
 			for _, rel := range fresh {
 				if _, ok := claimed[rel]; ok {
@@ -484,9 +488,18 @@ func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[s
 				if err != nil {
 					continue
 				}
-				if sc := similarity(old, string(b)); sc >= bestScore {
-					best, bestScore = rel, sc
+				alike, share := similarity(old, string(b))
+				if alike >= bestScore {
+					best, bestScore = rel, alike
 				}
+				if share > keptEnough {
+					kept[rel] = true
+				}
+			}
+		}
+		if best == "" && len(kept) == 1 {
+			for rel := range kept {
+				best = rel
 			}
 		}
 		if best == "" {
@@ -498,9 +511,19 @@ func (p *pass) findSimilar(gone []string, claimed map[string]string, moved map[s
 	return still
 }
 
+// keptEnough is the share of a gone note's lines a new file must keep (more than it) to be
+// that note moved and then edited, when the two are not alike by similarity (and no other
+// new file kept as many): the note has at least keptLines non-blank lines.
+const (
+	keptEnough = 0.8
+	keptLines  = 2
+)
+
 // similarity is the share of the longer text's non-blank lines that the two texts have in
-// common (as a multiset): 1 for the same lines, 0 for none alike.
-func similarity(a, b string) float64 {
+// common (as a multiset): 1 for the same lines, 0 for none alike. And kept, the share of
+// a's non-blank lines that b has (0 when a has fewer than keptLines): a note of two lines
+// moved, then saved with four more, is a third alike, and has kept all of a's.
+func similarity(a, b string) (alike, kept float64) {
 	count := map[string]int{}
 	na, nb := 0, 0
 	for _, l := range strings.Split(a, "\n") {
@@ -520,10 +543,13 @@ func similarity(a, b string) float64 {
 			common++
 		}
 	}
-	if n := max(na, nb); n > 0 {
-		return float64(common) / float64(n)
+	if na >= keptLines {
+		kept = float64(common) / float64(na)
 	}
-	return 0
+	if n := max(na, nb); n > 0 {
+		alike = float64(common) / float64(n)
+	}
+	return alike, kept
 }
 
 // read reads a file's bytes once a pass, and sets its hash.
