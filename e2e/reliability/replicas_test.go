@@ -268,8 +268,11 @@ func TestReplicasSixteenClients(t *testing.T) {
 				t.Errorf("version %d of %s was answered to no call", v.Number, d.Title)
 			case v.Kind != w.kind:
 				t.Errorf("version %d of %s is a %s, but was answered to %s", v.Number, d.Title, v.Kind, w.call)
-			case v.Author != w.author:
+			case v.Author.By != w.author.By || v.Author.For != w.author.For || v.Author.Accepted != "":
 				t.Errorf("version %d of %s is by %s for %s, but was answered to %s (%s), whose versions are by %s for %s", v.Number, d.Title, v.Author.By, v.Author.For, w.call, w.client, w.author.By, w.author.For)
+			case v.Author.Door != docstore.DoorMCP || v.Author.Session == "":
+				// Every write here came through MCP, each client in a session of its own.
+				t.Errorf("version %d of %s came in through door %q, session %q, but was answered to %s (%s) over MCP", v.Number, d.Title, v.Author.Door, v.Author.Session, w.call, w.client)
 			}
 		}
 		latest := v.Text
