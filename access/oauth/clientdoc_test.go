@@ -21,6 +21,7 @@ func clientDocs(t *testing.T) (*httptest.Server, *x509.CertPool) {
 	t.Helper()
 	mux := http.NewServeMux()
 	var base string
+	stop := make(chan struct{})
 	doc := func(path string, extra map[string]any) []byte {
 		m := map[string]any{"client_id": base + path, "client_name": "Doc Client", "redirect_uris": []string{"http://127.0.0.1:42000/cb"}, "token_endpoint_auth_method": "none"}
 		for k, v := range extra {
@@ -37,9 +38,12 @@ func clientDocs(t *testing.T) (*httptest.Server, *x509.CertPool) {
 		w.Write(doc("/large.json", map[string]any{"padding": strings.Repeat("x", 70<<10)}))
 	})
 	mux.HandleFunc("/slow.json", func(w http.ResponseWriter, r *http.Request) {
+		// It never answers before the fetch gives up. Answering when the request's context
+		// ends raced the fetch's own deadline: Go's client took an answer that came as it
+		// gave up (1 run in 40 under -race), so the test saw a document arrive in time.
 		select {
 		case <-time.After(5 * time.Second):
-		case <-r.Context().Done():
+		case <-stop:
 		}
 		w.Write(doc("/slow.json", nil))
 	})
@@ -56,6 +60,7 @@ func clientDocs(t *testing.T) (*httptest.Server, *x509.CertPool) {
 	mux.HandleFunc("/missing.json", http.NotFound)
 	ts := httptest.NewTLSServer(mux)
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(stop) }) // before ts.Close, which waits for slow.json's handler
 	base = ts.URL
 	pool := x509.NewCertPool()
 	pool.AddCert(ts.Certificate())
