@@ -256,7 +256,10 @@ func TestRawProtocolOnStdio(t *testing.T) {
 // arguments before anything is served (command.run).
 func TestServingWritesOnlyProtocolToStdout(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{nil, {"--space", "personal"}, {"serve"}, {"serve", "--agent", "north"}} {
+	// The last serves with this floor's flags: review, a memory budget, and search by meaning
+	// at an endpoint where nothing listens (its "down" warning is stderr's, said once).
+	for _, args := range [][]string{nil, {"--space", "personal"}, {"serve"}, {"serve", "--agent", "north"},
+		{"serve", "--review", "--memory", "64MiB", "--embeddings", "http://127.0.0.1:1/v1", "--embeddings-model", "m"}} {
 		t.Run(fmt.Sprintf("%q", args), func(t *testing.T) {
 			t.Parallel()
 			r := startRawStdio(t, newData(t), args...)
