@@ -29,20 +29,8 @@ type Found struct {
 	Score    float64
 }
 
-// Results are a search's answer: at most limit documents, best first, of Total found:
-// Every with every word and phrase, Some with some (each found has every quoted phrase).
-// Unread is how many more may have been found but were not read (search.MaxRead).
-type Results struct {
-	Query              search.Query
-	Found              []Found
-	Total, Every, Some int
-	Unread             int
-	Read               int // bytes of texts read
-	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
-	// its words, unquoted (search.Unquoted).
-	Unquoted bool
-	Quoted   search.Query
-}
+// Results are a search's answer: at most limit documents, best first (search.Results).
+type Results = search.Results[Found]
 
 // ErrQuery is returned (wrapped, with the reason) by Search for a query without words,
 // or one too long.
@@ -195,14 +183,7 @@ func (b *buckets) eachLive(add func(search.Item) error, progress func(done, tota
 // index, then the texts the ranking asks for) is bounded by search.MaxRead, whatever the
 // space's size. It returns ErrQuery (wrapped) for a query without words.
 func (r *Reader) Search(query string, limit int) (Results, error) {
-	res, err := r.search(query, limit, search.MaxRead)
-	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
-		quoted := res.Query
-		if res, err = r.search(search.Unquoted(query), limit, search.MaxRead-res.Read); err == nil {
-			res.Unquoted, res.Quoted = true, quoted
-		}
-	}
-	return res, err
+	return search.Search(query, func(query string, budget int) (Results, error) { return r.search(query, limit, budget) })
 }
 
 // search is one pass of Search with a reading budget: it plans the query from the index,
@@ -231,7 +212,7 @@ func (r *Reader) search(query string, limit, budget int) (Results, error) {
 	if err != nil {
 		return Results{}, err
 	}
-	res := Results{Query: plan.Query, Every: rk.Every, Some: rk.Some, Total: rk.Every + rk.Some, Unread: rk.Unread, Read: rk.Read}
+	res := search.FromRank[Found](plan.Query, rk)
 	if err := b.readUnread(docs, rk.Ranked); err != nil {
 		return Results{}, err
 	}

@@ -140,20 +140,9 @@ type FoundLine struct {
 	Line    search.Line
 }
 
-// Results are a search's answer: at most limit conversations, best first, of Total found:
-// Every with every word and phrase, Some with some; Unread may have been found but were
-// not read (search.MaxRead).
-type Results struct {
-	Query              search.Query
-	Found              []Found
-	Total, Every, Some int
-	Unread             int
-	Read               int // bytes of texts read
-	// Unquoted: nothing had the quoted phrases of Quoted, so these are the results of
-	// its words, unquoted (search.Unquoted).
-	Unquoted bool
-	Quoted   search.Query
-}
+// Results are a search's answer: at most limit conversations, best first
+// (search.Results).
+type Results = search.Results[Found]
 
 // Search ranks the space's conversations (but the one whose id is except) whose title or
 // messages, private steps left out, have any word or "quoted phrase" of query, as
@@ -162,14 +151,7 @@ type Results struct {
 // (Results.Unquoted). What it reads is bounded by search.MaxRead, whatever the space's
 // size. It returns ErrQuery (wrapped) for a query without words.
 func (r *Reader) Search(query string, limit int, except string) (Results, error) {
-	res, err := r.search(query, limit, except, search.MaxRead)
-	if err == nil && res.Total == 0 && res.Unread == 0 && res.Query.Quoted() != 0 {
-		quoted := res.Query
-		if res, err = r.search(search.Unquoted(query), limit, except, search.MaxRead-res.Read); err == nil {
-			res.Unquoted, res.Quoted = true, quoted
-		}
-	}
-	return res, err
+	return search.Search(query, func(query string, budget int) (Results, error) { return r.search(query, limit, except, budget) })
 }
 
 // search is one pass of Search with a reading budget: it plans the query from the index,
@@ -199,8 +181,7 @@ func (r *Reader) search(query string, limit int, except string, budget int) (Res
 	if err != nil {
 		return Results{}, err
 	}
-	res.Query = plan.Query // narrowed to its rarest words, when long
-	res.Every, res.Some, res.Total, res.Unread, res.Read = rk.Every, rk.Some, rk.Every+rk.Some, rk.Unread, rk.Read
+	res = search.FromRank[Found](plan.Query, rk) // its query narrowed to its rarest words, when long
 	for _, ranked := range rk.Ranked {
 		f, ok, err := read.found(ranked)
 		if err != nil {

@@ -151,55 +151,87 @@ func (s *Server) nudgeMeaning() {
 	}
 }
 
-func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int, sim map[string]float32) (string, error) {
-	res, byMeaning, err := semantic.Fused.Search(r, query, limit, sim)
-	if errors.Is(err, docstore.ErrQuery) {
-		return "", queryRefusal("list_documents")
+// searched is what a search's answer says, whatever the store found (F): the tool that
+// searched, how it says none had the words, and how it shows what was found.
+type searched[F any] struct {
+	tool     string                        // list_documents
+	errQuery error                         // the store's error for a query without words
+	none     string                        // "No document here has"
+	where    string                        // what none had the words in, and what to try instead
+	heading  string                        // "Documents", before " for" the query
+	more     string                        // said after the counts in the heading: ", 2 by meaning"
+	texts    func(f F) []string            // the words of f the answer shows: its title and lines
+	item     func(b *strings.Builder, f F) // f's lines in the list
+	last     string                        // the answer's last line, if any
+}
+
+// answer is a search's answer, res (err its error), as the model reads it: what was
+// searched for instead, the results best first as a.item shows each, and what was left out.
+func answer[F any](res search.Results[F], err error, a searched[F]) (string, error) {
+	if errors.Is(err, a.errQuery) {
+		return "", queryRefusal(a.tool)
 	} else if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	if res.Unquoted {
-		fmt.Fprintf(&b, "No document here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
+		fmt.Fprintf(&b, "%s %s as quoted; its words, unquoted:\n", a.none, terms(res.Quoted))
 	}
 	var texts []string
 	for _, f := range res.Found {
-		texts = append(texts, f.Document.Title)
-		for _, l := range f.Hit.Lines {
-			texts = append(texts, l.Text)
-		}
+		texts = append(texts, a.texts(f)...)
 	}
-	b.WriteString(fixes(res.Query, "No document here has", texts))
+	b.WriteString(fixes(res.Query, a.none, texts))
 	res.Query = fixedWords(res.Query, texts)
 	if res.Total == 0 {
-		fmt.Fprintf(&b, "No document here has %s in its title or text. Try other words, or list_documents without query to see them all.\n", terms(res.Query))
+		fmt.Fprintf(&b, "%s %s %s\n", a.none, terms(res.Query), a.where)
 		searchNotes(&b, res.Query, res.Unread)
 		return strings.TrimSuffix(b.String(), "\n"), nil
 	}
-	found := counted(res.Query, res.Every, res.Some)
-	if len(byMeaning) > 0 {
-		found += fmt.Sprintf(", %d by meaning", len(byMeaning))
-	}
-	fmt.Fprintf(&b, "Documents for %s (%s), best first:\n", shown(res.Query), found)
-	names := r.Names()
+	fmt.Fprintf(&b, "%s for %s (%s%s), best first:\n", a.heading, shown(res.Query), counted(res.Query, res.Every, res.Some), a.more)
 	for _, f := range res.Found {
-		d := f.Document
-		fmt.Fprintf(&b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(names, d.Author), when(d.Saved))
-		for _, l := range f.Hit.Lines {
-			fmt.Fprintf(&b, "  line %d: %s\n", l.Number, l.Text)
-		}
-		switch {
-		case byMeaning[d.ID]:
-			b.WriteString("  (found by meaning, not by the query's words)\n")
-		case len(f.Hit.Lines) == 0:
-			b.WriteString("  (found in the title)\n")
-		}
+		a.item(&b, f)
 	}
 	if len(res.Found) < res.Total {
-		fmt.Fprintf(&b, "%d more: call list_documents with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
+		fmt.Fprintf(&b, "%d more: call %s with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), a.tool, MaxListLimit)
 	}
 	searchNotes(&b, res.Query, res.Unread)
+	b.WriteString(a.last)
 	return strings.TrimSuffix(b.String(), "\n"), nil
+}
+
+func (s *Server) searchDocuments(r *docstore.Reader, query string, limit int, sim map[string]float32) (string, error) {
+	res, byMeaning, err := semantic.Fused.Search(r, query, limit, sim)
+	more := ""
+	if len(byMeaning) > 0 {
+		more = fmt.Sprintf(", %d by meaning", len(byMeaning))
+	}
+	return answer(res, err, searched[docstore.Found]{
+		tool: "list_documents", errQuery: docstore.ErrQuery,
+		none:    "No document here has",
+		where:   "in its title or text. Try other words, or list_documents without query to see them all.",
+		heading: "Documents", more: more,
+		texts: func(f docstore.Found) []string {
+			texts := []string{f.Document.Title}
+			for _, l := range f.Hit.Lines {
+				texts = append(texts, l.Text)
+			}
+			return texts
+		},
+		item: func(b *strings.Builder, f docstore.Found) {
+			d := f.Document
+			fmt.Fprintf(b, "- %s · id %s · version %d · %d bytes · saved by %s %s\n", s.link(d), d.ID, d.Version, d.Bytes, by(r.Names(), d.Author), when(d.Saved))
+			for _, l := range f.Hit.Lines {
+				fmt.Fprintf(b, "  line %d: %s\n", l.Number, l.Text)
+			}
+			switch {
+			case byMeaning[d.ID]:
+				b.WriteString("  (found by meaning, not by the query's words)\n")
+			case len(f.Hit.Lines) == 0:
+				b.WriteString("  (found in the title)\n")
+			}
+		},
+	})
 }
 
 // someLines answers read_document with lines: those lines of a version, numbered.
@@ -231,49 +263,32 @@ func (s *Server) someLines(rd *docstore.Reader, name string, version int, lines 
 
 func (s *Server) searchConversations(r *threads.Reader, query string, limit int) (string, error) {
 	res, err := r.Search(query, limit, s.cfg.Thread)
-	if errors.Is(err, threads.ErrQuery) {
-		return "", queryRefusal("list_conversations")
-	} else if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if res.Unquoted {
-		fmt.Fprintf(&b, "No other conversation here has %s as quoted; its words, unquoted:\n", terms(res.Quoted))
-	}
-	var texts []string
-	for _, f := range res.Found {
-		texts = append(texts, f.Conversation.Title)
-		for _, l := range f.Lines {
-			texts = append(texts, l.Line.Text)
-		}
-	}
-	b.WriteString(fixes(res.Query, "No other conversation here has", texts))
-	res.Query = fixedWords(res.Query, texts)
-	if res.Total == 0 {
-		fmt.Fprintf(&b, "No other conversation here has %s in what was said. Try other words, or list_conversations without query.\n", terms(res.Query))
-		searchNotes(&b, res.Query, res.Unread)
-		return strings.TrimSuffix(b.String(), "\n"), nil
-	}
-	fmt.Fprintf(&b, "Conversations for %s (%s), best first:\n", shown(res.Query), counted(res.Query, res.Every, res.Some))
-	names := r.Names()
-	for _, f := range res.Found {
-		c := f.Conversation
-		last := c.Last
-		if last.IsZero() {
-			last = c.Created // nothing said yet but private steps
-		}
-		fmt.Fprintf(&b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
-		for _, l := range f.Lines {
-			fmt.Fprintf(&b, "  [%s] %s: %s\n", when(l.Message.At), names.ShowString(l.Message.From), l.Line.Text)
-		}
-		if len(f.Lines) == 0 {
-			b.WriteString("  (found in the title)\n")
-		}
-	}
-	if len(res.Found) < res.Total {
-		fmt.Fprintf(&b, "%d more: call list_conversations with a larger limit (at most %d), or more words.\n", res.Total-len(res.Found), MaxListLimit)
-	}
-	searchNotes(&b, res.Query, res.Unread)
-	b.WriteString("Read one with read_conversation (its id).\n")
-	return strings.TrimSuffix(b.String(), "\n"), nil
+	return answer(res, err, searched[threads.Found]{
+		tool: "list_conversations", errQuery: threads.ErrQuery,
+		none:    "No other conversation here has",
+		where:   "in what was said. Try other words, or list_conversations without query.",
+		heading: "Conversations",
+		texts: func(f threads.Found) []string {
+			texts := []string{f.Conversation.Title}
+			for _, l := range f.Lines {
+				texts = append(texts, l.Line.Text)
+			}
+			return texts
+		},
+		item: func(b *strings.Builder, f threads.Found) {
+			c := f.Conversation
+			last := c.Last
+			if last.IsZero() {
+				last = c.Created // nothing said yet but private steps
+			}
+			fmt.Fprintf(b, "- %s%s · %s · last %s\n", c.ID, quotedTitle(c.Title), count(c.Count, "message"), when(last))
+			for _, l := range f.Lines {
+				fmt.Fprintf(b, "  [%s] %s: %s\n", when(l.Message.At), r.Names().ShowString(l.Message.From), l.Line.Text)
+			}
+			if len(f.Lines) == 0 {
+				b.WriteString("  (found in the title)\n")
+			}
+		},
+		last: "Read one with read_conversation (its id).\n",
+	})
 }
