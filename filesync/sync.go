@@ -116,8 +116,6 @@ type pass struct {
 	taken map[string]docstore.Document // folded title → document not deleted
 	rep   Report
 	texts map[string][]byte // rel → bytes read this pass
-	// claimed are the files a document the state knows has: the others are new.
-	claimed map[string]string // rel → id
 	// unsure are the documents whose entry is a file a killed pass was about to write
 	// (adoptWritten): it may never have been written.
 	unsure map[string]bool
@@ -133,42 +131,58 @@ type pass struct {
 // is checked for the guards before anything is changed: ErrFolderMissing,
 // ErrFolderEmpty, ErrTooManyDeletes (wrapped, with how many).
 func (y *Sync) Once(ctx context.Context) (Report, error) {
-	p, err := y.load(ctx)
+	p, err := y.load()
 	if err != nil {
 		return Report{}, err
 	}
-	lk := p.look()
-	if err := p.guard(lk); err != nil {
+	if err := p.scan(); err != nil {
 		return Report{}, err
 	}
-	return p.apply(lk)
+	if err := p.list(ctx); err != nil {
+		return Report{}, err
+	}
+	in := p.look()
+	pl := makePlan(in)
+	if err := p.guard(in, pl); err != nil {
+		return Report{}, err
+	}
+	return p.apply(pl) // and the state saved, however it ends
 }
 
-// load reads what a pass decides from: the folder (missing: ErrFolderMissing), the state,
-// the scan and the space's listing, first, with nothing decided without it (a server that
-// answered nothing must not read as every document gone); then it finishes what a killed
-// pass noted ahead.
-func (y *Sync) load(ctx context.Context) (*pass, error) {
+// load reads the folder's state (a folder missing: ErrFolderMissing).
+func (y *Sync) load() (*pass, error) {
 	info, err := os.Stat(y.Dir)
 	if err != nil || !info.IsDir() {
 		return nil, fmt.Errorf("%w: %s", ErrFolderMissing, y.Dir)
 	}
-	sp := y.space()
-	st, err := loadState(y.Dir, sp.Name())
+	st, err := loadState(y.Dir, y.space().Name())
 	if err != nil {
 		return nil, err
 	}
-	ig := readIgnore(y.Dir)
-	files, folders, err := scan(y.Dir, ig)
+	return &pass{y: y, st: st, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}, nil
+}
+
+// scan reads the folder's .compassignore and lists its files.
+func (p *pass) scan() error {
+	p.ig = readIgnore(p.y.Dir)
+	files, folders, err := scan(p.y.Dir, p.ig)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFolderMissing, err)
+		return fmt.Errorf("%w: %v", ErrFolderMissing, err)
 	}
-	y.folders = folders
-	docs, err := sp.Documents(ctx)
+	p.files, p.y.folders = files, folders
+	return nil
+}
+
+// list reads the space's listing, with nothing decided without it (a server that answered
+// nothing must not read as every document gone); then it finishes what a killed pass
+// noted ahead, and stops if the folder is empty where the last pass left files
+// (ErrFolderEmpty).
+func (p *pass) list(ctx context.Context) error {
+	p.ctx = ctx
+	docs, err := p.y.space().Documents(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p := &pass{y: y, ctx: ctx, st: st, ig: ig, files: files, byID: map[string]docstore.Document{}, taken: map[string]docstore.Document{}, texts: map[string][]byte{}, unsure: map[string]bool{}, stillUnsure: map[string]*Entry{}}
 	for _, d := range docs {
 		p.byID[d.ID] = d
 		if d.Deleted == nil {
@@ -176,15 +190,15 @@ func (y *Sync) load(ctx context.Context) (*pass, error) {
 		}
 	}
 	if err := p.finishPending(); err != nil {
-		return nil, err
+		return err
 	}
 	p.adoptCreated()
 	p.adoptWritten()
 	// Files a killed pass was about to write (unsure) may never have been there.
-	if len(files) == 0 && len(st.Docs) > len(p.unsure) && !y.AllowDeletes {
-		return nil, fmt.Errorf("%w: %s", ErrFolderEmpty, y.Dir)
+	if len(p.files) == 0 && len(p.st.Docs) > len(p.unsure) && !p.y.AllowDeletes {
+		return fmt.Errorf("%w: %s", ErrFolderEmpty, p.y.Dir)
 	}
-	return p, nil
+	return nil
 }
 
 // seen is what a pass's look found: which file each document the state knows is now, and
@@ -198,13 +212,36 @@ type seen struct {
 	freshWait bool              // the new files (and new documents) wait for the next pass
 }
 
-// look finds which file each document known to the state is now: at its path, else moved
+// look finds which file each document the state knows is now (match), reads the files
+// whose bytes the plan compares (a known file whose stat changed, or that moved; each new
+// file), and gives the plan what it decides from.
+func (p *pass) look() *input {
+	lk := p.match()
+	in := &input{st: p.st, files: p.files, texts: p.texts, unread: map[string]error{}, docs: p.byID, look: lk, noted: p.stillUnsure, ig: p.ig, writable: p.y.space().Writable()}
+	for rel, f := range p.files {
+		id, known := lk.claimed[rel]
+		switch {
+		case !known && lk.freshWait:
+			continue
+		case known && (p.st.Docs[id] == nil || lk.postponed[id]):
+			continue
+		case known && unchanged(f, p.st.Docs[id]) && rel == p.st.Docs[id].Path:
+			f.hash = p.st.Docs[id].Hash
+			continue
+		}
+		if _, err := p.read(rel); err != nil {
+			in.unread[rel] = err
+		}
+	}
+	return in
+}
+
+// match finds which file each document known to the state is now: at its path, else moved
 // (the same inode, else the same bytes, else mostly the same lines, among the files no
 // document has), else gone; a file the sync ignores or can't reach is neither.
-func (p *pass) look() seen {
+func (p *pass) match() seen {
 	st, files := p.st, p.files
 	lk := seen{ids: sortedIDs(st), claimed: map[string]string{}, moved: map[string]string{}, postponed: map[string]bool{}}
-	p.claimed = lk.claimed
 	for id, e := range st.Docs {
 		if files[e.Path] != nil {
 			lk.claimed[e.Path] = id
@@ -280,36 +317,23 @@ func (p *pass) lookAgain(lk *seen) {
 	}
 }
 
-// guard stops a pass before it changes anything when it would delete or remove more than
-// a fifth of what the folder had in the window (deleteWindow), or when none of the
-// documents the folder was synced with is in the space (ErrOtherStore).
-func (p *pass) guard(lk seen) error {
-	deletes := 0
-	for _, id := range lk.gone {
-		e := p.st.Docs[id]
-		if d, ok := p.byID[id]; ok && d.Deleted == nil && d.Version == e.Version {
-			deletes++
-		}
-	}
+// guard stops a pass before it changes anything when its plan would delete or remove more
+// than a fifth of what the folder had in the window (deleteWindow): it counts the planned
+// delete and remove steps, which are what apply does. Or when none of the documents the
+// folder was synced with is in the space (ErrOtherStore).
+func (p *pass) guard(in *input, pl plan) error {
+	deletes, removes := pl.count(stepDelete), pl.count(stepRemove)
 	w := p.window()
 	if tooMany(deletes, len(w.Deleted), w.peak()) && !p.y.AllowDeletes {
 		return fmt.Errorf("%w: this pass would delete %d of the %d documents the folder had in the last %v (their files are gone from %s)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, deletes, w.peak(), deleteWindow, p.y.Dir, alsoRecent(len(w.Deleted), "deleted"))
 	}
-	// And the other way: files the pass would remove, their documents deleted in the space
-	// or not in it at all. Every document the folder was synced with missing from the space
-	// (not even deleted) is no delete anyone made: the folder was synced with another store,
-	// or another server, whose space has the same name.
-	removes, unknown := 0, 0
-	for id, e := range p.st.Docs {
-		if p.files[e.Path] == nil && lk.moved[id] == "" {
-			continue // no file to remove
-		}
-		d, in := p.byID[id]
-		if !in {
+	// Every document the folder was synced with missing from the space (not even deleted)
+	// is no delete anyone made: the folder was synced with another store, or another
+	// server, whose space has the same name.
+	unknown := 0
+	for id := range p.st.Docs {
+		if _, in := in.docs[id]; !in {
 			unknown++
-		}
-		if !in || d.Deleted != nil {
-			removes++
 		}
 	}
 	if unknown > 0 && unknown == len(p.st.Docs) && !p.y.AllowDeletes {
@@ -319,46 +343,6 @@ func (p *pass) guard(lk seen) error {
 		return fmt.Errorf("%w: this pass would remove %d of the %d files %s had in the last %v (their documents were deleted in the space)%s; nothing was changed. If that is what you meant, run again with --allow-deletes", ErrTooManyDeletes, removes, w.peak(), p.y.Dir, deleteWindow, alsoRecent(len(w.Removed), "removed"))
 	}
 	return nil
-}
-
-// apply brings each known document in step with its file, makes documents of the new
-// files, and writes files for the space's new documents; the state is saved however it
-// ends.
-func (p *pass) apply(lk seen) (Report, error) {
-	for _, id := range lk.ids {
-		if p.st.Docs[id] == nil || lk.postponed[id] {
-			continue
-		}
-		rel := p.st.Docs[id].Path
-		if m := lk.moved[id]; m != "" {
-			rel = m
-		}
-		if err := p.known(id, rel, p.files[rel] != nil && lk.claimed[rel] == id); err != nil {
-			return p.rep, p.saveState(fmt.Errorf("syncing %s: %w", rel, err))
-		}
-	}
-	var fresh []string
-	for rel := range p.files {
-		if _, ok := lk.claimed[rel]; !ok && !lk.freshWait {
-			fresh = append(fresh, rel)
-		}
-	}
-	if lk.freshWait {
-		p.y.say("sync: the folder changed while it was read: its new files, and the space's new documents, wait for the next pass")
-	}
-	slices.Sort(fresh)
-	if err := p.newFiles(fresh); err != nil {
-		return p.rep, p.saveState(fmt.Errorf("reading the folder's new files: %w", err))
-	}
-	// The space's new documents wait with the new files: one of them may be a waiting file's
-	// title, which newFiles joins, and written now it would go beside that file.
-	if lk.freshWait {
-		return p.rep, p.saveState(nil)
-	}
-	if err := p.newDocs(); err != nil {
-		return p.rep, p.saveState(fmt.Errorf("writing the space's new documents: %w", err))
-	}
-	return p.rep, p.saveState(nil)
 }
 
 // persist writes the state, with the files noted ahead that this pass leaves noted.
@@ -579,202 +563,6 @@ func (p *pass) read(rel string) ([]byte, error) {
 // size, mtime and inode (rsync -a restores an mtime, but writes a new inode).
 func unchanged(f *file, e *Entry) bool {
 	return f.size == e.Size && f.mtime.UnixNano() == e.MTime && f.inode == e.Inode
-}
-
-// known brings one document the state knows in step with its file, which is at rel now
-// (present false: gone).
-func (p *pass) known(id, rel string, present bool) error {
-	y, e := p.y, p.st.Docs[id]
-	d, inSpace := p.byID[id]
-	var f *file
-	if present {
-		f = p.files[rel]
-	}
-	text, fileChanged, ok := p.readChanged(f, e, rel)
-	if !ok {
-		return nil
-	}
-	if !inSpace || d.Deleted != nil {
-		back, done := p.deletedInSpace(id, e, d, inSpace, f, rel, fileChanged)
-		if done {
-			return nil
-		}
-		d = back
-	}
-	if f == nil {
-		return p.goneFromFolder(id, e, d)
-	}
-	if rel, d, ok = p.follow(id, e, d, f, rel); !ok {
-		return nil
-	}
-	e.Title = d.Title
-
-	spaceChanged := d.Version != e.Version
-	if fileChanged && spaceChanged && !y.space().Writable() {
-		// A sync killed after it wrote a later version to the file and before its state
-		// noted it left the file exactly that version: in step with it, not an edit to merge
-		// from the older one (where the agents' lines since would clash with their own). A
-		// sync that may write asks SaveKeeping, which looks where the space is (derivedBase).
-		if n := p.versionIs(id, e.Version, d.Version, f.hash); n > 0 {
-			e.Version, e.Hash = n, f.hash
-			fileChanged, spaceChanged = false, d.Version != n
-		}
-	}
-	switch {
-	case !fileChanged && !spaceChanged:
-		p.record(e, f, f.hash, e.Version)
-		return nil
-	case !fileChanged:
-		return p.writeOut(id, d, rel, f.hash)
-	}
-	if !p.writable(rel, "its edit is not sent, and the space's changes to it wait") {
-		return nil
-	}
-	return p.saveFile(id, e, rel, text)
-}
-
-// readChanged reads the file f at rel if its stat is not as e last saw it, and says whether
-// its bytes changed; ok false: it can't be read (said, skipped).
-func (p *pass) readChanged(f *file, e *Entry, rel string) (text []byte, changed, ok bool) {
-	if f == nil {
-		return nil, false, true
-	}
-	if unchanged(f, e) && rel == e.Path {
-		f.hash = e.Hash
-		return nil, false, true
-	}
-	b, err := p.read(rel)
-	if err != nil {
-		p.skip(rel, ": %v", err)
-		p.rep.Skipped++
-		return nil, false, false
-	}
-	return b, f.hash != e.Hash, true
-}
-
-// deletedInSpace brings in step a document deleted (or purged) in the space, whose file f
-// (nil: gone) is at rel: the file removed if unchanged, else the edit wins and the document
-// is back (undone, the document as it is now) or, purged, the file becomes a new document.
-// done: nothing more to do for it.
-func (p *pass) deletedInSpace(id string, e *Entry, d docstore.Document, inSpace bool, f *file, rel string, fileChanged bool) (undone docstore.Document, done bool) {
-	y := p.y
-	switch {
-	case f == nil:
-		delete(p.st.Docs, id)
-		return d, true
-	case !fileChanged:
-		if err := p.remove(rel, e.Hash); err != nil {
-			y.say("sync: %s was not removed (its document %q was deleted in the space): %v", rel, e.Title, err)
-			return d, true
-		}
-		delete(p.st.Docs, id)
-		p.rep.Removed++
-		return d, true
-	case !inSpace:
-		y.say("sync: %s was edited, and its document was purged from the space: it becomes a new document", rel)
-		delete(p.st.Docs, id)
-		delete(p.claimed, rel) // newFiles makes it
-		return d, true
-	}
-	if !p.writable(rel, "its document was deleted in the space") {
-		return d, true
-	}
-	undone, err := y.space().Undelete(p.ctx, id)
-	if err != nil {
-		y.say("sync: %s was edited, but its document %q, deleted in the space, can't come back: %v", rel, d.Title, err)
-		p.rep.Skipped++
-		return d, true
-	}
-	y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
-	p.retitled(d, undone)
-	return undone, false
-
-}
-
-// goneFromFolder brings in step a document whose file is gone: deleted (softly) if the
-// space has no change since the file's version, else the change wins and the file is back.
-func (p *pass) goneFromFolder(id string, e *Entry, d docstore.Document) error {
-	y := p.y
-	if d.Version == e.Version {
-		if !p.writable(e.Path, "it was deleted: its document is kept") {
-			return nil
-		}
-		gone, err := y.space().Delete(p.ctx, id)
-		if err != nil {
-			return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
-		}
-		if gone.Version != e.Version {
-			// An agent wrote after the listing and before the delete: its edit wins,
-			// as it does when the listing shows it.
-			back, err := y.space().Undelete(p.ctx, id)
-			if err == nil {
-				y.say("sync: %s was deleted, but %q changed in the space meanwhile: the change wins, the file is back", e.Path, d.Title)
-				p.retitled(d, back)
-				return p.writeOut(id, back, e.Path, "")
-			}
-			y.say("sync: %s was deleted, and %q, changed in the space meanwhile, is deleted too (it can't come back: %v); docs undelete brings it back", e.Path, d.Title, err)
-		}
-		p.retitled(d, gone)
-		delete(p.st.Docs, id)
-		p.rep.Deleted++
-		return nil
-	}
-	y.say("sync: %s was deleted, but %q changed in the space since: the change wins, the file is back", e.Path, d.Title)
-	return p.writeOut(id, d, e.Path, "")
-}
-
-// follow carries a rename either way: a file moved in the folder renames its document;
-// a document renamed in the space moves its file, unless its new name is taken, ignored or
-// not beneath the folder. It returns where the file is now, and the document; false: the
-// move is not sent (this sync may not write), and nothing more is done for it.
-func (p *pass) follow(id string, e *Entry, d docstore.Document, f *file, rel string) (string, docstore.Document, bool) {
-	y := p.y
-	// Renamed or moved in the folder: the document takes the file's title.
-	if rel != e.Path {
-		if want := TitleFor(rel); want != d.Title {
-			if !p.writable(rel, fmt.Sprintf("it was moved from %s: its document keeps its title", e.Path)) {
-				return rel, d, false
-			}
-			saved, err := y.space().Rename(p.ctx, id, want)
-			if err != nil {
-				y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, want, err)
-			} else {
-				// The rename made right on top of the version the file is: ours, not a
-				// change to merge. On top of a later one (an agent wrote after the
-				// listing), the file lacks that write: it stays behind, and is written.
-				if !saved.Unchanged && saved.Document.Version == e.Version+1 {
-					e.Version = saved.Document.Version
-				}
-				p.retitled(d, saved.Document)
-				d = saved.Document
-				p.rep.Renamed++
-				if n := saved.Relinked; n > 0 {
-					y.say("sync: %s was moved to %s: %q is %q now, and updated links in %d document%s (their files follow)", e.Path, rel, e.Title, want, n, map[bool]string{false: "s"}[n == 1])
-				}
-			}
-		}
-		e.Path = rel
-	} else if d.Title != e.Title && fileFor(d.Title) != rel {
-		// Renamed in the space: the file follows, unless its new name is taken.
-		to := fileFor(d.Title)
-		if p.ig.ignoredPath(to) {
-			y.sayOnce(fmt.Sprintf("ignored %s %d", id, d.Version), "sync: %q was renamed %q in the space, but the sync ignores %s (.compassignore): its file stays %s", e.Title, d.Title, to, rel)
-		} else if err := p.reachable(to); err != nil {
-			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
-		} else if p.occupied(to) {
-			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but %s is there already: its file stays %s", e.Title, d.Title, to, rel)
-		} else if err := p.move(rel, to); err != nil {
-			y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but its file %s can't move to %s: %v", e.Title, d.Title, rel, to, err)
-		} else {
-			p.files[to], f.rel = f, to
-			delete(p.files, rel)
-			delete(p.claimed, rel)
-			p.claimed[to] = id
-			rel, e.Path = to, to
-			p.rep.Renamed++
-		}
-	}
-	return rel, d, true
 }
 
 // adoptCreated finds the documents a pass killed while it made documents of new files
@@ -1013,9 +801,9 @@ func (p *pass) finishPending() error {
 	return nil
 }
 
-// writeOut writes document d's latest text to the file at rel, if the file is still what
+// writeOut writes document id's latest text to the file at rel, if the file is still what
 // expect says (its hash; "" absent), and records it.
-func (p *pass) writeOut(id string, d docstore.Document, rel, expect string) error {
+func (p *pass) writeOut(id, rel, expect string) error {
 	v, err := p.y.space().Read(p.ctx, id, 0)
 	if err != nil {
 		return err
@@ -1037,9 +825,6 @@ func (p *pass) writeText(id, rel string, v docstore.Version, expect string) erro
 			return nil
 		}
 		p.files[rel] = f
-		if p.claimed != nil {
-			p.claimed[rel] = id // not a new file for newFiles
-		}
 		p.rep.Written++
 		if afterWrite != nil {
 			if err := afterWrite(); err != nil {
@@ -1189,46 +974,6 @@ func (p *pass) occupied(rel string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// newFiles makes a document of each new file, or joins it to the document of its title
-// that no file has yet (a first run): the same text is one document; a different one is
-// saved as the file's, and the space's text waits as a proposal.
-func (p *pass) newFiles(rels []string) error {
-	var creates []create
-	for _, rel := range rels {
-		b, err := p.read(rel)
-		if err == nil {
-			err = docstore.CheckText(string(b))
-		}
-		if err != nil {
-			p.skip(rel, ": %v", err)
-			p.rep.Skipped++
-			continue
-		}
-		title, err := docstore.CleanTitle(TitleFor(rel))
-		if err != nil {
-			p.skip(rel, ": its name is no title: %v", err)
-			p.rep.Skipped++
-			continue
-		}
-		d, ok := p.taken[docstore.FoldTitle(title)]
-		if !ok {
-			if p.writable(rel, "a new file is not sent") {
-				creates = append(creates, create{rel, title, b})
-			}
-			continue
-		}
-		if other, has := p.st.Docs[d.ID]; has {
-			p.skip(rel, ": its title %q is the document of %s", d.Title, other.Path)
-			p.rep.Skipped++
-			continue
-		}
-		if err := p.join(d, rel, b); err != nil {
-			return err
-		}
-	}
-	return p.create(creates)
-}
-
 // create is a new file to make a document of.
 type create struct {
 	rel, title string
@@ -1340,29 +1085,12 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 	return nil
 }
 
-// newDocs writes a file for each document of the space that has none.
-func (p *pass) newDocs() error {
-	ids := make([]string, 0, len(p.byID))
-	for id, d := range p.byID {
-		if _, has := p.st.Docs[id]; !has && d.Deleted == nil && p.stillUnsure[id] == nil {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	// A batch at a time: its texts are read and noted in the state (State.Writing) before
-	// its files are written, so that a sync killed meanwhile knows them for the documents'.
-	const batch = 1000
-	for len(ids) > 0 {
-		n := min(batch, len(ids))
-		if err := p.writeNew(ids[:n]); err != nil {
-			return err
-		}
-		ids = ids[n:]
-	}
-	return nil
-}
-
-func (p *pass) writeNew(ids []string) error {
+// writeNew writes the files of a batch of new documents (plan's write new steps): their
+// texts are read and noted in the state (State.Writing) before the files are written, so
+// that a sync killed meanwhile knows them for the documents'. A file whose name is taken
+// by what the scan doesn't list (a folder, an ignored file) gets the document's id in its
+// name; one that can't be reached beneath the folder is not written, said once.
+func (p *pass) writeNew(news []step) error {
 	type out struct {
 		id, rel string
 		v       docstore.Version
@@ -1370,22 +1098,13 @@ func (p *pass) writeNew(ids []string) error {
 	var outs []out
 	p.st.Writing = map[string]*Entry{}
 	defer func() { p.st.Writing = nil }()
-	for _, id := range ids {
-		d := p.byID[id]
-		rel := fileFor(d.Title)
-		if p.ig.ignoredPath(rel) {
-			p.y.sayOnce("ignored "+id, "sync: %q is not synced: the sync ignores its file %s (.compassignore); the document is left as it is", d.Title, rel)
-			p.rep.Skipped++
-			continue
-		}
-		if p.files[rel] != nil && !p.y.space().Writable() {
-			continue // its file has another text, which this sync may not send: said by join
-		}
-		if p.occupied(rel) || p.files[rel] != nil {
+	for _, s := range news {
+		id, rel := s.id, s.rel
+		if !strings.HasSuffix(rel, " ("+id+").md") && p.occupied(rel) {
 			rel = withID(rel, id)
 		}
 		if err := p.reachable(rel); err != nil {
-			p.y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", d.Title, rel, err)
+			p.y.sayOnce("unreachable "+id, "sync: %q is not synced: its file %s %v; the document is left as it is", p.byID[id].Title, rel, err)
 			p.rep.Skipped++
 			continue
 		}
