@@ -149,7 +149,8 @@ func (p *pass) rename(id string, e *Entry, rel, title string) {
 }
 
 // moveFile moves the file of document id, renamed in the space, to to, unless to can't
-// be reached beneath the folder or something is there.
+// be reached beneath the folder or something is there; its entry takes the new title when
+// it is moved (else the next pass tries again, said once a version).
 func (p *pass) moveFile(id string, e *Entry, to string) {
 	y, d, rel := p.y, p.byID[id], e.Path
 	if err := p.reachable(to); err != nil {
@@ -162,7 +163,7 @@ func (p *pass) moveFile(id string, e *Entry, to string) {
 		f := p.files[rel]
 		p.files[to], f.rel = f, to
 		delete(p.files, rel)
-		e.Path = to
+		e.Path, e.Title = to, d.Title
 		p.rep.Renamed++
 	}
 }

@@ -46,6 +46,23 @@ var stepNames = [...]string{"say", "undelete", "rename", "move", "entry", "recor
 
 func (k stepKind) String() string { return stepNames[k] }
 
+// phase is when apply does a step, in syncthing's order: the moves (with the undeletes
+// and the notes of paths and titles they go with) first, then the saves and writes (and
+// what is said), then the deletes and removes; then the new files, joined or made
+// documents, and the space's new documents' files, after the deletes: a delete frees the
+// title or the file name a new one takes.
+func (k stepKind) phase() int {
+	switch k {
+	case stepUndelete, stepRename, stepMove, stepEntry:
+		return 0
+	case stepDelete, stepRemove, stepForget:
+		return 2
+	case stepJoin, stepCreate, stepWriteNew:
+		return 3
+	}
+	return 1
+}
+
 // step is one thing a pass does, to one document or file.
 type step struct {
 	kind stepKind
@@ -143,6 +160,7 @@ func makePlan(in *input) plan {
 		}
 		pl.known(id, rel, in.files[rel] != nil && in.look.claimed[rel] == id)
 	}
+	slices.SortStableFunc(pl.steps, func(a, b step) int { return a.kind.phase() - b.kind.phase() })
 	if in.look.freshWait {
 		return plan{steps: pl.steps, wait: true}
 	}
@@ -302,7 +320,10 @@ func (pl *planner) follow(id string, e *Entry, d *docstore.Document, rel string)
 		if pl.in.ig.ignoredPath(to) {
 			pl.add(step{kind: stepSay, id: id, once: fmt.Sprintf("ignored %s %d", id, d.Version), say: fmt.Sprintf("sync: %q was renamed %q in the space, but the sync ignores %s (.compassignore): its file stays %s", e.Title, d.Title, to, rel)})
 		} else {
+			// Its entry takes the new title when the move is made: a move not made now (its
+			// place taken, by a file this pass removes, say) is tried again by the next.
 			pl.add(step{kind: stepMove, id: id, rel: rel, to: to})
+			break
 		}
 		pl.add(step{kind: stepEntry, id: id})
 	case d.Title != e.Title:
