@@ -1,6 +1,7 @@
 package filesync
 
 import (
+	"errors"
 	"fmt"
 )
 
@@ -45,6 +46,9 @@ func (p *pass) apply(pl plan) (Report, error) {
 				err = fmt.Errorf("syncing %s: %w", s.rel, err)
 			}
 		}
+		if errors.Is(err, errKilled) {
+			return p.rep, err // as a kill leaves it: the state not saved
+		}
 		if err != nil {
 			return p.rep, p.saveState(err)
 		}
@@ -73,9 +77,9 @@ func (p *pass) do(s step) (halt bool, err error) {
 	case stepUndelete:
 		return p.undelete(s.id, s.rel)
 	case stepRename:
-		p.rename(s.id, e, s.rel, s.title)
+		return false, p.rename(s.id, e, s.rel, s.title)
 	case stepMove:
-		p.moveFile(s.id, e, s.to)
+		return false, p.moveFile(s.id, e, s.to)
 	case stepEntry:
 		if s.rel != "" {
 			e.Path = s.rel
@@ -102,6 +106,9 @@ func (p *pass) do(s step) (halt bool, err error) {
 			y.say("sync: %s was not removed (its document %q was deleted in the space): %v", s.rel, e.Title, err)
 			return false, nil
 		}
+		if err := p.crash(crashRemoved); err != nil {
+			return false, err
+		}
 		delete(p.st.Docs, s.id)
 		p.rep.Removed++
 	case stepForget:
@@ -122,18 +129,24 @@ func (p *pass) undelete(id, rel string) (halt bool, err error) {
 		p.rep.Skipped++
 		return true, nil
 	}
+	if err := p.crash(crashUndeleted); err != nil {
+		return false, err
+	}
 	p.y.say("sync: %s was edited after its document %q was deleted in the space: the edit wins, the document is back", rel, d.Title)
 	p.retitled(d, undone)
 	return false, nil
 }
 
 // rename renames document id to title: its file, e's, was moved in the folder to rel.
-func (p *pass) rename(id string, e *Entry, rel, title string) {
+func (p *pass) rename(id string, e *Entry, rel, title string) error {
 	y, d := p.y, p.byID[id]
 	saved, err := y.space().Rename(p.ctx, id, title)
 	if err != nil {
 		y.say("sync: %s was moved to %s, but %q can't be renamed %q: %v", e.Path, rel, d.Title, title, err)
-		return
+		return nil
+	}
+	if err := p.crash(crashRenamed); err != nil {
+		return err
 	}
 	// The rename made right on top of the version the file is: ours, not a change to
 	// merge. On top of a later one (an agent wrote after the listing), the file lacks
@@ -146,12 +159,13 @@ func (p *pass) rename(id string, e *Entry, rel, title string) {
 	if n := saved.Relinked; n > 0 {
 		y.say("sync: %s was moved to %s: %q is %q now, and updated links in %d document%s (their files follow)", e.Path, rel, e.Title, title, n, map[bool]string{false: "s"}[n == 1])
 	}
+	return nil
 }
 
 // moveFile moves the file of document id, renamed in the space, to to, unless to can't
 // be reached beneath the folder or something is there; its entry takes the new title when
 // it is moved (else the next pass tries again, said once a version).
-func (p *pass) moveFile(id string, e *Entry, to string) {
+func (p *pass) moveFile(id string, e *Entry, to string) error {
 	y, d, rel := p.y, p.byID[id], e.Path
 	if err := p.reachable(to); err != nil {
 		y.sayOnce(fmt.Sprintf("move %s %d", id, d.Version), "sync: %q was renamed %q in the space, but its file can't move to %s (%v): it stays %s", e.Title, d.Title, to, err, rel)
@@ -165,7 +179,9 @@ func (p *pass) moveFile(id string, e *Entry, to string) {
 		delete(p.files, rel)
 		e.Path, e.Title = to, d.Title
 		p.rep.Renamed++
+		return p.crash(crashMoved)
 	}
+	return nil
 }
 
 // catchUp brings in step a read-only sync's file edited while its document changed: a
@@ -196,6 +212,9 @@ func (p *pass) deleteDoc(id string, e *Entry) error {
 	gone, err := y.space().Delete(p.ctx, id)
 	if err != nil {
 		return fmt.Errorf("deleting %q, whose file %s is gone: %w", d.Title, e.Path, err)
+	}
+	if err := p.crash(crashDeleted); err != nil {
+		return err
 	}
 	if gone.Version != e.Version {
 		back, err := y.space().Undelete(p.ctx, id)

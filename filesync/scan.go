@@ -86,13 +86,11 @@ func (ig ignorer) ignored(rel string, dir bool) bool {
 	return false
 }
 
-// scanning, if set (by a test), runs as scan enters each folder, before it reads it.
-var scanning func(rel string)
-
 // scan lists the Markdown files under dir that are not ignored, with what stat says of
 // them (hashes are left for the caller to take when a file looks changed). Folders are
-// listed too, for a watcher. A symlink is not followed.
-func scan(dir string, ig ignorer) (files map[string]*file, folders []string, err error) {
+// listed too, for a watcher. A symlink is not followed. entering, if not nil (a test's:
+// Sync.scanning), runs as scan enters each folder, before it reads it.
+func scan(dir string, ig ignorer, entering func(rel string)) (files map[string]*file, folders []string, err error) {
 	files = map[string]*file{}
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -103,8 +101,8 @@ func scan(dir string, ig ignorer) (files map[string]*file, folders []string, err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		if scanning != nil && d.IsDir() {
-			scanning(rel)
+		if entering != nil && d.IsDir() {
+			entering(rel)
 		}
 		if rel == "." {
 			folders = append(folders, p)

@@ -57,6 +57,12 @@ type Sync struct {
 
 	folders []string // the last pass's folders, for Run to watch
 
+	// Set only by tests (export_test.go): crash, asked at each named point where a sync
+	// can be killed (crashPoints), true to stop there as a kill would, the state not
+	// saved; scanning, run as the scan enters each folder.
+	crash    func(point string) bool
+	scanning func(rel string)
+
 	mu   sync.Mutex
 	said map[string]bool // sayOnce's keys
 }
@@ -165,7 +171,7 @@ func (y *Sync) load() (*pass, error) {
 // scan reads the folder's .compassignore and lists its files.
 func (p *pass) scan() error {
 	p.ig = readIgnore(p.y.Dir)
-	files, folders, err := scan(p.y.Dir, p.ig)
+	files, folders, err := scan(p.y.Dir, p.ig, p.y.scanning)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrFolderMissing, err)
 	}
@@ -294,7 +300,7 @@ func (p *pass) match() seen {
 // events have settled (Watch.Settle).
 func (p *pass) lookAgain(lk *seen) {
 	if fresh := unclaimed(p.files, lk.claimed); len(lk.gone) > 0 || fresh > 0 {
-		if again, _, err := scan(p.y.Dir, readIgnore(p.y.Dir)); err == nil {
+		if again, _, err := scan(p.y.Dir, readIgnore(p.y.Dir), p.y.scanning); err == nil {
 			if len(lk.gone) > 0 && appeared(p.files, again) {
 				for _, id := range lk.gone {
 					lk.postponed[id] = true
@@ -665,6 +671,9 @@ func (p *pass) saveFile(id string, e *Entry, rel string, text []byte) error {
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, e.Title, err)
 	}
+	if err := p.crash(crashSaved); err != nil {
+		return err
+	}
 	base := kept.Base
 	if base < e.Version {
 		y.say("sync: %s was saved from an older text than the sync last wrote to it (version %d, not %d: an editor's buffer kept from before?): it is merged from version %d, so the changes since stay", rel, base, e.Version, base)
@@ -826,10 +835,8 @@ func (p *pass) writeText(id, rel string, v docstore.Version, expect string) erro
 		}
 		p.files[rel] = f
 		p.rep.Written++
-		if afterWrite != nil {
-			if err := afterWrite(); err != nil {
-				return err
-			}
+		if err := p.crash(crashWritten); err != nil {
+			return err
 		}
 	}
 	if e == nil {
@@ -840,10 +847,6 @@ func (p *pass) writeText(id, rel string, v docstore.Version, expect string) erro
 	p.record(e, p.files[rel], hash, v.Number)
 	return nil
 }
-
-// afterWrite, if set (by a test), runs after writeOut wrote a file, where a sync killed
-// leaves it written and its state not noting it.
-var afterWrite func() error
 
 // record notes that e's file, f, has hash and is in step with version n.
 func (p *pass) record(e *Entry, f *file, hash string, n int) {
@@ -998,6 +1001,9 @@ func (p *pass) create(creates []create) error {
 	if err := p.persist(); err != nil {
 		return err
 	}
+	if err := p.crash(crashCreating); err != nil {
+		return err
+	}
 	defer func() { p.st.Creating = nil }()
 	workers := y.Workers
 	if workers <= 0 {
@@ -1015,6 +1021,9 @@ func (p *pass) create(creates []create) error {
 			defer wg.Done()
 			for c := range next {
 				saved, err := y.space().Create(p.ctx, c.title, string(c.text))
+				if err == nil {
+					err = p.crash(crashCreated)
+				}
 				mu.Lock()
 				switch {
 				case err == nil:
@@ -1072,6 +1081,9 @@ func (p *pass) join(d docstore.Document, rel string, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("saving %s as %q: %w", rel, d.Title, err)
 	}
+	if err := p.crash(crashJoined); err != nil {
+		return err
+	}
 	p.rep.Saved++
 	if pr := kept.Proposal; pr != nil {
 		p.rep.Clashes++
@@ -1119,6 +1131,9 @@ func (p *pass) writeNew(news []step) error {
 		return nil
 	}
 	if err := p.persist(); err != nil {
+		return err
+	}
+	if err := p.crash(crashWriting); err != nil {
 		return err
 	}
 	for _, o := range outs {

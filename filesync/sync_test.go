@@ -63,7 +63,7 @@ func (f *folder) put(rel, text string) {
 func (f *folder) onceMovingDuringTheScan(from, to string) filesync.Report {
 	f.t.Helper()
 	moved := false
-	undo := filesync.WhileScanning(func(rel string) {
+	undo := filesync.WhileScanning(f.y, func(rel string) {
 		if rel == "sub" && !moved {
 			moved = true
 			if err := os.Rename(filepath.Join(f.dir, filepath.FromSlash(from)), filepath.Join(f.dir, filepath.FromSlash(to))); err != nil {
@@ -937,7 +937,7 @@ func TestSyncMoveAfterAKilledWrite(t *testing.T) {
 	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "agent doc", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
 	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
 	var left []byte
-	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	undo := filesync.KillAfterWrite(f.y, func() { left, _ = os.ReadFile(statePath) })
 	_, err := f.y.Once(f.ctx)
 	undo()
 	if err == nil || left == nil {
@@ -974,7 +974,7 @@ func TestSyncKilledBeforeAWrite(t *testing.T) {
 		ids[check[docstore.Saved](t)(f.s.Create(f.ctx, fmt.Sprintf("agent doc %d", i), fmt.Sprintf("seed-a%d\n", i), docstore.KindWrite, north)).Document.ID] = true
 	}
 	var left []byte
-	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	undo := filesync.KillAfterWrite(f.y, func() { left, _ = os.ReadFile(statePath) })
 	_, err := f.y.Once(f.ctx)
 	undo()
 	if err == nil || left == nil {
@@ -1069,7 +1069,7 @@ func TestSyncKilledBeforeTheFirstWrite(t *testing.T) {
 	}
 	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
 	var left []byte
-	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	undo := filesync.KillAfterWrite(f.y, func() { left, _ = os.ReadFile(statePath) })
 	_, err := f.y.Once(f.ctx)
 	undo()
 	if err == nil || left == nil {
@@ -1224,7 +1224,7 @@ func TestSyncKilledWriteMovedDuringTheScan(t *testing.T) {
 	id := check[docstore.Saved](t)(f.s.Create(f.ctx, "sub/agent", "# agent\nseed-a\n", docstore.KindWrite, north)).Document.ID
 	statePath := filepath.Join(f.dir, ".compass", "sync-personal.json")
 	var left []byte
-	undo := filesync.KillAfterWrite(func() { left, _ = os.ReadFile(statePath) })
+	undo := filesync.KillAfterWrite(f.y, func() { left, _ = os.ReadFile(statePath) })
 	_, err := f.y.Once(f.ctx)
 	undo()
 	if err == nil || left == nil {
