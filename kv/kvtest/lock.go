@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/jackc/pgx/v5"
 )
@@ -85,21 +86,14 @@ func UntilLockWaits(t testing.TB, app, what string, want func(int) bool) {
 		t.Fatal(err)
 	}
 	defer watch.Close(context.Background())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
+	n := 0
+	if !wait.For(10*time.Second, func() bool {
 		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = $1 AND state = 'active' AND query LIKE '%pg_advisory_xact_lock%'`, app).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if want(n) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10 s, still not %s: %d statements of %s wait on the write lock", what, n, app)
-		}
-		// The one sleep of the cancel tests: pg_stat_activity is a view to poll, and
-		// nothing tells of its changes.
-		time.Sleep(20 * time.Millisecond)
+		return want(n)
+	}) {
+		t.Fatalf("after 10 s, still not %s: %d statements of %s wait on the write lock", what, n, app)
 	}
 }

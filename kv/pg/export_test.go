@@ -3,6 +3,7 @@ package pg
 import (
 	"context"
 	"io/fs"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
 )
@@ -48,6 +49,13 @@ func (db *DB) FeedRows(ctx context.Context) (n int, err error) {
 	return n, err
 }
 
+// AgeFeed makes the change feed's rows older by d, as d passing would (the feed's age is
+// the database's now() against each row's at).
+func (db *DB) AgeFeed(ctx context.Context, d time.Duration) error {
+	_, err := db.pool.Exec(ctx, "UPDATE kv_changes SET at = at - make_interval(secs => $1)", d.Seconds())
+	return err
+}
+
 // Feed is the store's count of commits, the counts the change feed holds rows of, in order,
 // and every key its rows name, with whether any row is whole.
 func (db *DB) Feed(ctx context.Context) (count int64, ns []int64, keys map[string]bool, whole bool, err error) {
@@ -74,6 +82,21 @@ func (db *DB) Feed(ctx context.Context) (count int64, ns []int64, keys map[strin
 	}
 	err = rows.Err()
 	return
+}
+
+// FlushStats has each of db's idle connections report its activity to PostgreSQL's
+// statistics now: pg_stat_force_next_flush (PostgreSQL 15) makes a backend report before it
+// answers, where it would otherwise report at most once a second, or as it exits, after
+// it has left pg_stat_activity. Every connection is idle once db's calls have returned.
+func (db *DB) FlushStats(ctx context.Context) error {
+	for _, c := range db.pool.AcquireAllIdle(ctx) {
+		_, err := c.Exec(ctx, "SELECT pg_stat_force_next_flush()")
+		c.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Backends is how many connections to the database have application_name name.

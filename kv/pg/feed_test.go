@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/pgproxy"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
@@ -40,6 +42,7 @@ func TestKilledMidCommit(t *testing.T) {
 	}
 	before := readAll(other) // other's cache warm: the page of b's rows
 	var wg sync.WaitGroup
+	var made atomic.Int64 // commits acknowledged
 	for w := range 8 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
@@ -55,26 +58,24 @@ func TestKilledMidCommit(t *testing.T) {
 				if err != nil {
 					return // cut off
 				}
+				made.Add(1)
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The cut comes once the writers are well under way: 40 commits made, the 8 writers
+	// in the middle of theirs.
+	wait.Until(t, time.Minute, "40 commits before the cut", func() bool { return made.Load() >= 40 })
 	proxy.Close()
 	wg.Wait()
 	// A connection cut off lives on in the database until it has done what it was sent: a
 	// commit may land after the cut. Only once a's are gone is every commit settled.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+	wait.Until(t, time.Minute, "the cut replica's connections gone from the database", func() bool {
 		n, err := other.Backends(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections of the cut replica still in the database after a minute", n)
-		}
-	}
+		return n == 0
+	})
 
 	count, ns, keys, whole, err := other.Feed(context.Background())
 	if err != nil {
@@ -138,16 +139,20 @@ func TestFeedPruned(t *testing.T) {
 		name   string
 		length int
 		age    time.Duration
-		pause  time.Duration
+		older  time.Duration // how much older the rows are made before each commit
 		want   int
 	}{
 		{"by length", 5, time.Hour, 0, 5},
-		{"by age", 1000, 50 * time.Millisecond, 100 * time.Millisecond, 1},
+		{"by age", 1000, time.Minute, time.Hour, 1},
 	} {
 		db := open(t, url, pg.WithFeed(c.length, c.age))
 		for i := range 20 {
+			if i > 0 { // the rows so far made older, as time passing would: the last one is not
+				if err := db.AgeFeed(context.Background(), c.older); err != nil {
+					t.Fatal(err)
+				}
+			}
 			put(t, db, "k"+strconv.Itoa(i), "v")
-			time.Sleep(c.pause)
 		}
 		if n, err := db.FeedRows(context.Background()); err != nil || n != c.want {
 			t.Errorf("%s: the feed holds %d rows (%v), want %d", c.name, n, err, c.want)

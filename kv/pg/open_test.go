@@ -256,43 +256,44 @@ func TestChanges(t *testing.T) {
 	a, b := open(t, url), open(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := a.Changes(ctx)
-	// The LISTEN connection starts in the background: write until a signal comes.
-	deadline := time.After(10 * time.Second)
-	for i := 0; ; i++ {
-		err := b.Update(context.Background(), func(tx kv.Tx) error {
-			bk, err := tx.CreateBucketIfNotExists([]byte("b"))
-			if err != nil {
-				return err
-			}
-			return bk.Put([]byte(strconv.Itoa(i)), []byte("v"))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		select {
-		case <-ch:
-		case <-time.After(200 * time.Millisecond):
-			continue
-		case <-deadline:
-			t.Fatal("no signal on one replica 10 s after another committed")
-		}
-		break
+	// The LISTEN connection starts in the background, and signals once it listens: no
+	// commit was made since a and b were opened, so no other signal is on its way.
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal 10 s after Changes: the LISTEN connection was not made")
 	}
-	// One of the three sleeps left in the unit tests: notifications arrive on their own
-	// connection, carry nothing, and are coalesced, so no event says that the last of those
-	// already on their way (for the writes before the signal) has arrived; drained too soon,
-	// one of them would pass for the rolled-back write's.
-	time.Sleep(100 * time.Millisecond)
-	drain(ch)
 	// A failed write sends nothing.
-	b.Update(context.Background(), func(tx kv.Tx) error {
-		tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v"))
-		return errors.New("no")
-	})
+	no := errors.New("no")
+	if err := b.Update(context.Background(), func(tx kv.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists([]byte("b"))
+		if err != nil {
+			return err
+		}
+		bk.Put([]byte("k"), []byte("v"))
+		return no
+	}); !errors.Is(err, no) {
+		t.Fatalf("the failed write = %v, want its fn's error", err)
+	}
 	select {
 	case <-ch:
 		t.Error("a signal for a write that was rolled back")
 	case <-time.After(300 * time.Millisecond):
+	}
+	// A commit, on another replica, does.
+	if err := b.Update(context.Background(), func(tx kv.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists([]byte("b"))
+		if err != nil {
+			return err
+		}
+		return bk.Put([]byte("k"), []byte("v"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal on one replica 10 s after another committed")
 	}
 	cancel()
 	select {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
@@ -117,7 +118,39 @@ func TestRestartUnderLoad(t *testing.T) {
 	}
 	done := make([][]int, writers) // each writer's acknowledged writes
 	var unavailable, slow, reads, stale int
-	stop := make(chan struct{})
+	// The restart's steps, each closed by the test once it is over: the database down, the
+	// database back.
+	down, back, stop := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	closed := func(ch chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	whileDown := 0 // writers and readers whose call begun while the database was down was answered unavailable
+	// retry is what a writer or reader does once a call was answered unavailable, begun
+	// while the database was down (wasDown) or not: as a client told to try again later, it
+	// waits for the restart's next step.
+	retry := func(wasDown bool) {
+		var next chan struct{}
+		switch {
+		case wasDown:
+			mu.Lock()
+			whileDown++
+			mu.Unlock()
+			next = back
+		case !closed(down):
+			next = down // it failed as the database stopped: the next call begins while it is down
+		default:
+			return // begun before the database was down, or once it was back: again at once
+		}
+		select {
+		case <-next:
+		case <-stop:
+		}
+	}
 	var wg sync.WaitGroup
 	call := func(f func() error) error {
 		start := time.Now()
@@ -147,6 +180,7 @@ func TestRestartUnderLoad(t *testing.T) {
 					return
 				default:
 				}
+				wasDown := closed(down) && !closed(back)
 				err := call(func() error {
 					return db.Update(context.Background(), func(tx kv.Tx) error {
 						b := tx.Bucket([]byte("b"))
@@ -162,7 +196,7 @@ func TestRestartUnderLoad(t *testing.T) {
 					done[w] = append(done[w], i)
 					mu.Unlock()
 				} else {
-					time.Sleep(50 * time.Millisecond) // as a client told to try again in a moment
+					retry(wasDown)
 				}
 			}
 		})
@@ -180,6 +214,7 @@ func TestRestartUnderLoad(t *testing.T) {
 				want := slices.Clone(acked) // acknowledged before the read begins
 				mu.Unlock()
 				got := make([]int, writers)
+				wasDown := closed(down) && !closed(back)
 				err := call(func() error {
 					return db.View(context.Background(), func(tx kv.Tx) error {
 						b := tx.Bucket([]byte("b"))
@@ -193,7 +228,7 @@ func TestRestartUnderLoad(t *testing.T) {
 					})
 				})
 				if err != nil {
-					time.Sleep(50 * time.Millisecond)
+					retry(wasDown)
 					continue
 				}
 				mu.Lock()
@@ -208,18 +243,41 @@ func TestRestartUnderLoad(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(time.Second)
+	// Each step waits for what the load did in the one before: every writer acknowledged
+	// and every reader through a few calls, before the restart and after it; every one of
+	// them answered unavailable while the database was down.
+	progress := func() (each, all int) { // writes acknowledged of each writer at least; reads checked
+		mu.Lock()
+		defer mu.Unlock()
+		each = len(done[0])
+		for _, d := range done {
+			each = min(each, len(d))
+		}
+		return each, reads
+	}
+	under := func(what string, each, all int) {
+		t.Helper()
+		wait.Until(t, time.Minute, what, func() bool { w, r := progress(); return w >= each && r >= all })
+	}
+	under("load before the restart: 5 writes of each writer and 20 reads acknowledged", 5, 20)
 	c.Stop()
-	time.Sleep(500 * time.Millisecond)
+	close(down)
+	wait.Until(t, time.Minute, "every writer and reader answered unavailable while the database was down", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return whileDown == writers+4
+	})
 	c.Start()
-	time.Sleep(2 * time.Second)
+	close(back)
+	w, r := progress()
+	under("load after the restart: 5 more writes of each writer and 20 more reads acknowledged", w+5, r+20)
 	close(stop)
 	wg.Wait()
 	n := 0
 	for _, d := range done {
 		n += len(d)
 	}
-	t.Logf("%d reads checked (%d stale), %d calls answered unavailable, %d slow; %d writes acknowledged", reads, stale, unavailable, slow, n)
+	t.Logf("%d reads checked (%d stale), %d calls answered unavailable (%d begun while the database was down), %d slow; %d writes acknowledged", reads, stale, unavailable, whileDown, slow, n)
 	if unavailable == 0 {
 		t.Error("no call saw the database down: the restart was not under load")
 	}
