@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/kv"
@@ -69,78 +70,81 @@ func TestFileLetsGoWhenIdle(t *testing.T) {
 }
 
 // Writes that arrive during a commit share the next one; a failing write gets its own
-// error, and the others are committed without it.
+// error, and the others are committed without it. In a synctest bubble: synctest.Wait
+// says when the other calls have joined the queue.
 func TestBatchGroupsAndIsolatesFailures(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
-	f, err := OpenFile(path, time.Second, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var runs atomic.Int64
-	var first atomic.Bool
-	refuse := errors.New("refused")
-	var wg sync.WaitGroup
-	errs := make([]error, 64)
-	txOf := make([]atomic.Int64, len(errs)) // the transaction a call last ran in
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f.Batch(context.Background(), func(tx kv.Tx) error {
-				runs.Add(1)
-				btx, _ := TxOf(tx)
-				txOf[i].Store(int64(btx.ID()))
-				if first.CompareAndSwap(false, true) {
-					// One of the three sleeps left in the unit tests: the others arrive
-					// while this commit is under way, and nothing tells when a call has
-					// joined kv.Batcher's queue (a hook for it would be code only this test
-					// reaches).
-					time.Sleep(50 * time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "c.db")
+		f, err := OpenFile(path, time.Second, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var runs atomic.Int64
+		var first atomic.Bool
+		refuse := errors.New("refused")
+		var wg sync.WaitGroup
+		errs := make([]error, 64)
+		txOf := make([]atomic.Int64, len(errs)) // the transaction a call last ran in
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = f.Batch(context.Background(), func(tx kv.Tx) error {
+					runs.Add(1)
+					btx, _ := TxOf(tx)
+					txOf[i].Store(int64(btx.ID()))
+					if first.CompareAndSwap(false, true) {
+						// The others arrive while this commit is under way: it goes on once
+						// every other goroutine of the test waits, which is for its call's
+						// answer, in kv.Batcher's queue.
+						synctest.Wait()
+					}
+					if i%10 == 3 {
+						return refuse
+					}
+					b, err := tx.CreateBucketIfNotExists([]byte("b"))
+					if err != nil {
+						return err
+					}
+					return b.Put([]byte(fmt.Sprint(i)), []byte("v"))
+				})
+			}()
+		}
+		wg.Wait()
+		err = f.View(context.Background(), func(tx kv.Tx) error {
+			b := tx.Bucket([]byte("b"))
+			for i, e := range errs {
+				stored := b.Get([]byte(fmt.Sprint(i))) != nil
+				switch {
+				case i%10 == 3 && (!errors.Is(e, refuse) || stored):
+					t.Errorf("call %d: %v, stored %v; want refused and not stored", i, e, stored)
+				case i%10 != 3 && (e != nil || !stored):
+					t.Errorf("call %d: %v, stored %v; want stored", i, e, stored)
 				}
-				if i%10 == 3 {
-					return refuse
-				}
-				b, err := tx.CreateBucketIfNotExists([]byte("b"))
-				if err != nil {
-					return err
-				}
-				return b.Put([]byte(fmt.Sprint(i)), []byte("v"))
-			})
-		}()
-	}
-	wg.Wait()
-	err = f.View(context.Background(), func(tx kv.Tx) error {
-		b := tx.Bucket([]byte("b"))
-		for i, e := range errs {
-			stored := b.Get([]byte(fmt.Sprint(i))) != nil
-			switch {
-			case i%10 == 3 && (!errors.Is(e, refuse) || stored):
-				t.Errorf("call %d: %v, stored %v; want refused and not stored", i, e, stored)
-			case i%10 != 3 && (e != nil || !stored):
-				t.Errorf("call %d: %v, stored %v; want stored", i, e, stored)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commits := map[int64]int{}
+		stored := 0
+		for i := range errs {
+			if errs[i] == nil {
+				commits[txOf[i].Load()]++
+				stored++
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	commits := map[int64]int{}
-	stored := 0
-	for i := range errs {
-		if errs[i] == nil {
-			commits[txOf[i].Load()]++
-			stored++
+		// The first commit is one call's; those that arrived during it share what follows.
+		if len(commits) > stored/2 {
+			t.Errorf("%d stored calls took %d commits (%v); want the calls that arrive during a commit grouped", stored, len(commits), commits)
 		}
-	}
-	// The first commit is one call's; those that arrived during it share what follows.
-	if len(commits) > stored/2 {
-		t.Errorf("%d stored calls took %d commits (%v); want the calls that arrive during a commit grouped", stored, len(commits), commits)
-	}
-	if runs.Load() <= int64(len(errs)) {
-		t.Errorf("64 calls ran %d times; want the batches with a failing call run again without it", runs.Load())
-	}
+		if runs.Load() <= int64(len(errs)) {
+			t.Errorf("64 calls ran %d times; want the batches with a failing call run again without it", runs.Load())
+		}
+
+	})
 }
 
 // BenchmarkViewOpeningEachTime is what sharing the file between processes costs a call:
