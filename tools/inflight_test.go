@@ -10,6 +10,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/inflight"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/tools"
 )
@@ -77,8 +78,7 @@ func TestLargeCallsWaitForTheBudget(t *testing.T) {
 		text, _ := call(ctx, "read_document", map[string]any{"document": "Large", "lines": "1"})
 		done <- text
 	}()
-	for deadline := time.Now().Add(10 * time.Second); budget.Stats().Waiting == 0 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-	}
+	wait.Until(t, 10*time.Second, "the read waiting for its turn", func() bool { return budget.Stats().Waiting > 0 })
 	cancel()
 	if text := <-done; !strings.Contains(text, "canceled") {
 		t.Errorf("a call canceled while it waited answered %q, want that it was canceled", text)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -287,10 +288,7 @@ func TestStdioStrictJSONRPC(t *testing.T) {
 	fmt.Fprintln(inW, callLine(7, "echo", "the same id"))
 	fmt.Fprintln(inW, `{"jsonrpc":"2.0","id":8,"Method":"tools/call","params":{"name":"echo","arguments":{"text":"folded"}}}`)
 	fmt.Fprintln(inW, callLine(9, "echo", "after"))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(out.answers(t)["9"]) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, "the answer to id 9", func() bool { return len(out.answers(t)["9"]) > 0 })
 	close(srv.release)
 	inW.Close()
 	select {

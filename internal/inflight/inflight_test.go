@@ -3,9 +3,13 @@ package inflight
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 )
 
 const mib = 1 << 20
@@ -22,12 +26,7 @@ func budget(limit int64) *Budget {
 // waitFor waits (at most 10 s) until n calls wait on b.
 func waitFor(t *testing.T, b *Budget, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if b.Stats().Waiting == n {
-			return
-		}
-	}
-	t.Fatalf("%d calls waiting, want %d", b.Stats().Waiting, n)
+	wait.Until(t, 10*time.Second, fmt.Sprintf("%d calls waiting", n), func() bool { return b.Stats().Waiting == n })
 }
 
 // acquireAsync starts Acquire(n MiB) and hands its outcome on the channel.
@@ -273,7 +272,9 @@ func TestManyAtOnce(t *testing.T) {
 			large += n
 			overrun = overrun || large > 64*mib
 			mu.Unlock()
-			time.Sleep(time.Duration(i%3) * time.Millisecond)
+			for range i % 3 { // held a while: the others try meanwhile
+				runtime.Gosched()
+			}
 			mu.Lock()
 			large -= n
 			mu.Unlock()
