@@ -167,6 +167,8 @@ func (p *Proxy) forward(dst, src net.Conn, seen func(), delay time.Duration) {
 		go func() {
 			defer close(done)
 			for c := range out {
+				// A genuine sleep (internal/style's TestNoSleeps allows it): the delay is
+				// what the proxy is for, as a slower network's.
 				time.Sleep(time.Until(c.at.Add(delay)))
 				if _, err := dst.Write(c.b); err != nil {
 					src.Close() // the reader stops; what it still queued is dropped
