@@ -1,147 +1,30 @@
 package semantic_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
-	"github.com/compass-mcp/compass-mcp/kv/bolt"
+	beirset "github.com/compass-mcp/compass-mcp/internal/testkit/beir"
 	"github.com/compass-mcp/compass-mcp/semantic"
 )
 
-// beir is a BEIR dataset laid out as ../shared/beir/ lays SciFact, written into a store.
+// beir is a BEIR dataset written into a store, with the semantic tier's index of it.
 type beir struct {
-	s       *docstore.Store
-	ix      *semantic.Index
-	idOf    map[string]string // document id → dataset id
-	qrels   map[string]map[string]bool
-	queries []beirQuery
+	*beirset.Set
+	ix *semantic.Index
 }
 
-type beirQuery struct{ ID, Text string }
-
-// loadBEIR writes the first maxDocs documents of dir (0: all) as eval.py writes them, and
-// keeps the queries whose judged answers are all among them.
+// loadBEIR writes the first maxDocs documents of dir (0: all), as beirset.Load does.
 func loadBEIR(t *testing.T, dir string, maxDocs int, c *semantic.Client) *beir {
 	t.Helper()
-	lines := func(pattern string, fn func(line string)) {
-		names, _ := filepath.Glob(filepath.Join(dir, pattern))
-		if len(names) == 0 {
-			t.Fatalf("no %s in %s", pattern, dir)
-		}
-		f, err := os.Open(names[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			fn(sc.Text())
-		}
-	}
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "beir.db"), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	db.NoSync = true
-	kdb := bolt.Wrap(db)
-	b := &beir{s: docstore.New(kdb, "personal"), idOf: map[string]string{}, qrels: map[string]map[string]bool{}}
-	b.ix = semantic.NewIndex(kdb, "personal", c, semantic.Options{Interval: time.Millisecond})
-	seen := map[string]bool{}
-	kept := map[string]bool{}
-	n := 0
-	lines("corpus.jsonl", func(line string) {
-		if maxDocs > 0 && n >= maxDocs {
-			return
-		}
-		n++
-		var d struct {
-			ID    string `json:"_id"`
-			Title string `json:"title"`
-			Text  string `json:"text"`
-		}
-		if err := json.Unmarshal([]byte(line), &d); err != nil {
-			t.Fatal(err)
-		}
-		title := strings.TrimSpace(d.Title)
-		if title == "" {
-			title = d.ID
-		}
-		if r := []rune(title); len(r) > 200 {
-			title = strings.TrimRight(string(r[:199]), " ") + "…"
-		}
-		if seen[strings.ToLower(title)] {
-			r := []rune(title)
-			title = fmt.Sprintf("%s [%s]", string(r[:min(len(r), 190)]), d.ID)
-		}
-		seen[strings.ToLower(title)] = true
-		saved, err := b.s.Create(t.Context(), title, d.Title+"\n\n"+d.Text, docstore.KindWrite, docstore.Author{By: "agent:eval", For: "person:eval"})
-		if err != nil {
-			t.Fatalf("%s: %v", d.ID, err)
-		}
-		b.idOf[saved.Document.ID] = d.ID
-		kept[d.ID] = true
-	})
-	all := map[string]bool{}
-	first := true
-	lines("qrels-*.tsv", func(line string) {
-		if first {
-			first = false
-			return
-		}
-		f := strings.Split(line, "\t")
-		if n, _ := strconv.Atoi(f[2]); n > 0 {
-			if b.qrels[f[0]] == nil {
-				b.qrels[f[0]] = map[string]bool{}
-				all[f[0]] = true
-			}
-			b.qrels[f[0]][f[1]] = true
-			if !kept[f[1]] {
-				all[f[0]] = false
-			}
-		}
-	})
-	lines("queries-*.jsonl", func(line string) {
-		var q struct {
-			ID   string `json:"_id"`
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal([]byte(line), &q); err != nil {
-			t.Fatal(err)
-		}
-		if all[q.ID] {
-			b.queries = append(b.queries, beirQuery{q.ID, q.Text})
-		}
-	})
-	return b
-}
-
-// ndcg is nDCG@10 of ranked (document ids) for query q, and its Recall@10.
-func (b *beir) ndcg(q string, ranked []string) (float64, float64) {
-	rel := b.qrels[q]
-	var dcg, ideal float64
-	hits := 0
-	for i, id := range ranked[:min(10, len(ranked))] {
-		if rel[b.idOf[id]] {
-			dcg += 1 / math.Log2(float64(i+2))
-			hits++
-		}
-	}
-	for i := range min(len(rel), 10) {
-		ideal += 1 / math.Log2(float64(i+2))
-	}
-	return dcg / ideal, float64(hits) / float64(len(rel))
+	set := beirset.Load(t, dir, maxDocs, docstore.Author{By: "agent:eval", For: "person:eval"})
+	return &beir{Set: set, ix: semantic.NewIndex(set.DB, beirset.Space, c, semantic.Options{Interval: time.Millisecond})}
 }
 
 // tuning says whether a query is in the half of the claims the fusion was chosen on
@@ -163,14 +46,14 @@ type scores struct {
 func (b *beir) measure(t *testing.T, fusions []semantic.Fusion) []scores {
 	t.Helper()
 	out := make([]scores, len(fusions)+1)
-	for _, q := range b.queries {
+	for _, q := range b.Queries {
 		sim, err := b.ix.Similar(t.Context(), q.Text)
 		if err != nil {
 			t.Fatalf("query %s: %v", q.ID, err)
 		}
 		for i := range out {
 			var res docstore.Results
-			err := b.s.View(t.Context(), func(r *docstore.Reader) (err error) {
+			err := b.Store.View(t.Context(), func(r *docstore.Reader) (err error) {
 				if i == 0 {
 					res, err = r.Search(q.Text, 10)
 				} else {
@@ -185,7 +68,7 @@ func (b *beir) measure(t *testing.T, fusions []semantic.Fusion) []scores {
 			for _, f := range res.Found {
 				ids = append(ids, f.Document.ID)
 			}
-			n, r := b.ndcg(q.ID, ids)
+			n, r := b.NDCG(q.ID, ids)
 			s := &out[i]
 			s.all += n
 			s.recall += r
@@ -200,8 +83,8 @@ func (b *beir) measure(t *testing.T, fusions []semantic.Fusion) []scores {
 	}
 	for i := range out {
 		s := &out[i]
-		s.all /= float64(len(b.queries))
-		s.recall /= float64(len(b.queries))
+		s.all /= float64(len(b.Queries))
+		s.recall /= float64(len(b.Queries))
 		s.tune /= float64(max(s.nTune, 1))
 		s.held /= float64(max(s.nHeld, 1))
 	}
@@ -222,7 +105,7 @@ func TestBEIRFusion(t *testing.T) {
 	docs, _ := strconv.Atoi(os.Getenv("COMPASS_BEIR_DOCS"))
 	start := time.Now()
 	b := loadBEIR(t, dir, docs, &semantic.Client{URL: url, Model: "use-lite"})
-	t.Logf("%d documents written in %s, %d queries", len(b.idOf), time.Since(start).Round(time.Second), len(b.queries))
+	t.Logf("%d documents written in %s, %d queries", len(b.IDOf), time.Since(start).Round(time.Second), len(b.Queries))
 	start = time.Now()
 	if err := b.ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)

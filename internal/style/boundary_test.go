@@ -21,6 +21,7 @@ var mayLink = map[string]string{
 	"kv/pg":                    "the PostgreSQL store",
 	"kv/kvtest":                "fresh stores of either kind, for tests",
 	"internal/testkit/webtest": "starts servers on the tests' store (kvtest), for tests",
+	"internal/testkit/beir":    "writes a BEIR dataset on a bbolt file without fsync, for the search measures",
 	"kv/stores":                "opens the store --data names, either backend",
 	"cmd/compass-mcp":          "the command: its package, below",
 	"cmd/compass-mcp/command":  "opens the store --data names (kv/stores)",
