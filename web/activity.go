@@ -196,18 +196,7 @@ func (s *Site) showActivity(w http.ResponseWriter, r *http.Request, p who, undon
 		pg.Who = n.Show(spaces.Person(p.Person))
 		return nil
 	})
-	if errors.Is(err, docstore.ErrBadPosition) {
-		s.problem(w, r, http.StatusNotFound, "No such page of the activity", "This address names no page of the activity. Its first page is at /activity.")
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if v.First && !v.Filter && undone == nil {
-		pg.Script = "activity.js" // the newest page follows what happens
-	}
-	s.render(w, r, http.StatusOK, "activity", pg)
+	followActivity.show(s, w, r, pg, err, v.First && !v.Filter && undone == nil) // the newest page follows what happens
 }
 
 // eventHref is where an event's line leads: the version, the proposal, the comment, the
@@ -237,23 +226,7 @@ func activityMark(a docstore.Activity) string {
 // activityEvents streams "activity" to an open activity page when something happens in the
 // person's spaces; the page reads itself again.
 func (s *Site) activityEvents(w http.ResponseWriter, r *http.Request, p who) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
-		return
-	}
-	mark := r.URL.Query().Get("mark")
-	if len(mark) > 120 {
-		http.Error(w, "Not a mark of the activity", http.StatusBadRequest)
-		return
-	}
-	c, ok := s.live.subscribeListener(&inboxListener{person: p.Person, spaces: p.Spaces, mark: mark, activity: true})
-	if !ok {
-		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	defer s.live.unsubscribeInbox(c)
-	stream(w, r, flusher, c, func(saved) string { return `{}` })
+	followActivity.events(s, w, r, inboxListener{person: p.Person, spaces: p.Spaces, activity: true})
 }
 
 // checkActivity reads the newest event of an open activity page's spaces and tells the
@@ -262,21 +235,8 @@ func (h *hub) checkActivity(c chan saved, l inboxListener) {
 	a, err := docstore.ReadIn(h.ctx, docstore.New(h.s.db, l.spaces[0]), func(rd *docstore.Reader) (docstore.Activity, error) {
 		return rd.Activity(l.spaces, docstore.ActivityFilter{}, "", 1)
 	})
-	if err != nil {
-		return
-	}
-	mark := activityMark(a)
-	if mark == l.mark {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if cur := h.inboxes[c]; cur != nil {
-		cur.mark = mark
-		select {
-		case c <- saved{event: "activity"}:
-		default:
-		}
+	if err == nil {
+		h.moved(c, l, activityMark(a), saved{event: "activity"})
 	}
 }
 

@@ -47,7 +47,7 @@ func TestActivityPage(t *testing.T) {
 		`<a href="/document/` + id + `/v/2">Launch &lt;plan&gt;: version 2, append &#43;2 −0</a>`,
 		`<a href="/document/` + id + `/proposal/1">Launch &lt;plan&gt;: change 1 proposed, edit &#43;1 −1</a>`,
 		`<span class="quiet">launch</span>`,
-		`<script src="/static/activity.js" defer></script>`,
+		`<script src="/static/follow.js" defer></script>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/activity lacks %q:\n%s", want, page)

@@ -164,18 +164,7 @@ func (s *Site) inbox(w http.ResponseWriter, r *http.Request, p who) {
 		pg.Who = n.Show(spaces.Person(p.Person))
 		return nil
 	})
-	if errors.Is(err, docstore.ErrBadPosition) {
-		s.problem(w, r, http.StatusNotFound, "No such page of the inbox", "This address names no page of your inbox. Its first page is at /inbox.")
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if v.First {
-		pg.Script = "inbox.js" // the newest page follows what comes
-	}
-	s.render(w, r, http.StatusOK, "inbox", pg)
+	followInbox.show(s, w, r, pg, err, v.First) // the newest page follows what comes
 }
 
 // backTo is where a decision goes back to: the inbox when its form says so (a fixed
@@ -278,12 +267,8 @@ func inboxMark(box docstore.Inbox) string {
 	return fmt.Sprintf("%d-%s-%d", box.Count, it.Document.ID, it.At.UnixNano())
 }
 
-// subscribeInbox listens for changes to person's inbox after mark; the channel closes when
-// the hub does.
-func (h *hub) subscribeInbox(person string, in []string, mark string) (chan saved, bool) {
-	return h.subscribeListener(&inboxListener{person: person, spaces: in, mark: mark})
-}
-
+// subscribeListener listens for changes to what l's page shows after its mark; the
+// channel closes when the hub does.
 func (h *hub) subscribeListener(l *inboxListener) (chan saved, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -329,40 +314,12 @@ func (h *hub) checkInboxes() {
 		if err != nil {
 			continue
 		}
-		mark := inboxMark(box)
-		if mark == l.mark {
-			continue
-		}
-		h.mu.Lock()
-		if cur := h.inboxes[c]; cur != nil {
-			cur.mark = mark
-			select {
-			case c <- saved{event: "waiting", Version: box.Count}:
-			default:
-			}
-		}
-		h.mu.Unlock()
+		h.moved(c, l, inboxMark(box), saved{event: "waiting", Version: box.Count})
 	}
 }
 
 // inboxEvents streams the changes of the person's inbox to their open inbox page: event
 // "waiting", data {"waiting": how many wait}; the page reads itself again.
 func (s *Site) inboxEvents(w http.ResponseWriter, r *http.Request, p who) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "Streaming is not supported here", http.StatusInternalServerError)
-		return
-	}
-	mark := r.URL.Query().Get("mark")
-	if len(mark) > 100 {
-		http.Error(w, "Not a mark of the inbox", http.StatusBadRequest)
-		return
-	}
-	c, ok := s.live.subscribeInbox(p.Person, p.Spaces, mark)
-	if !ok {
-		http.Error(w, "The page is shutting down", http.StatusServiceUnavailable)
-		return
-	}
-	defer s.live.unsubscribeInbox(c)
-	stream(w, r, flusher, c, func(ev saved) string { return fmt.Sprintf(`{"waiting": %d}`, ev.Version) })
+	followInbox.events(s, w, r, inboxListener{person: p.Person, spaces: p.Spaces})
 }
