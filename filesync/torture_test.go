@@ -24,6 +24,10 @@ import (
 
 func TestMain(m *testing.M) { testbin.Main(m) }
 
+// madeWithin is how long the last sync is given, once the torture's agents and editor have
+// stopped, to make the documents of the folder's first files, if the killed syncs had not.
+const madeWithin = 2 * time.Minute
+
 // tortureFor is how long TestSyncTorture runs: a few seconds in the normal run,
 // COMPASS_TORTURE (a duration: 5m) for the long one.
 func tortureFor(t *testing.T) time.Duration {
@@ -106,13 +110,22 @@ func torture(t *testing.T, viaHTTP bool) {
 			cmd = exec.Command(testbin.Path, "sync", dir, "--server", tm.url, "--space", "personal", "--every", "2s", "--poll", "1s")
 			cmd.Env = append(os.Environ(), "COMPASS_TOKEN="+token)
 		}
-		cmd.Stdout, cmd.Stderr = &lockedWriter{mu: &mu, w: &sayings}, &lockedWriter{mu: &mu, w: &sayings}
+		// What each sync says, after its number and the time since it started; and when it
+		// started and was killed: a failure under load is traced by these.
+		w := &lockedWriter{mu: &mu, w: &sayings, n: restarts, t0: time.Now()}
+		cmd.Stdout, cmd.Stderr = w, w
+		mu.Lock()
+		fmt.Fprintf(&sayings, "[%d] started at %s\n", restarts, w.t0.Format("15:04:05.000"))
+		mu.Unlock()
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		proc = cmd
 	}
 	kill := func() {
+		mu.Lock()
+		fmt.Fprintf(&sayings, "[%d] killed at %s\n", restarts, time.Now().Format("15:04:05.000"))
+		mu.Unlock()
 		proc.Process.Signal(syscall.SIGKILL)
 		proc.Wait()
 	}
@@ -203,12 +216,26 @@ func torture(t *testing.T, viaHTTP bool) {
 		start()
 	}
 	wg.Wait()
+	// The syncs did the work (not only the passes below): the folder's first files are
+	// documents. On a busy machine a sync can take longer to start and make its first
+	// pass than the killer gives it, every time (a -race binary at load 30 took 1.5 s to
+	// say its start line), so the last one is given the time it takes (at most
+	// madeWithin) before it is killed.
+	made := func() int {
+		return len(check[[]docstore.Document](t)(docstore.ReadIn(ctx, s, (*docstore.Reader).Documents))) - 3
+	}
+	tick, gaveUp := time.NewTicker(50*time.Millisecond), time.After(madeWithin)
+	for waiting := true; waiting && made() < files; {
+		select {
+		case <-tick.C:
+		case <-gaveUp:
+			waiting = false
+		}
+	}
+	tick.Stop()
 	kill()
-
-	// The killed syncs did the work (not only the passes below): the folder's first files
-	// are documents.
-	if made := check[[]docstore.Document](t)(docstore.ReadIn(ctx, s, (*docstore.Reader).Documents)); len(made) < files+3 {
-		t.Fatalf("the syncs made %d documents of the %d files: did they run?\nthey said: %s", len(made)-3, files, sayings.String())
+	if n := made(); n < files {
+		t.Fatalf("the syncs made %d documents of the %d files in the torture and %v after: did they run?\nthey said: %s", n, files, madeWithin, sayings.String())
 	}
 
 	// Quiesce: passes until one has nothing to do (over HTTP too, when the syncs were).
@@ -247,9 +274,12 @@ func torture(t *testing.T, viaHTTP bool) {
 		}
 	}
 	onDisk := 0
+	var paths []string // the files, relative to dir
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") && !strings.Contains(p, "/.") {
 			onDisk++
+			rel, _ := filepath.Rel(dir, p)
+			paths = append(paths, filepath.ToSlash(rel))
 			b, _ := os.ReadFile(p)
 			if bytes.Contains(b, []byte("<<<<<<<")) || bytes.Contains(b, []byte(">>>>>>>")) {
 				t.Errorf("%s holds conflict markers", p)
@@ -258,7 +288,8 @@ func torture(t *testing.T, viaHTTP bool) {
 		return nil
 	})
 	if onDisk != live || len(st.Docs) != live {
-		t.Errorf("%d files, %d documents not deleted, %d in the sync's state", onDisk, live, len(st.Docs))
+		t.Errorf("%d files, %d documents not deleted, %d in the sync's state: %s\nthe syncs said: %s\nthe quiescing passes said: %s",
+			onDisk, live, len(st.Docs), disagree(paths, docs, st), sayings.String(), say)
 	}
 	texts := map[string]string{} // id → latest text
 	for id, e := range st.Docs {
@@ -341,6 +372,46 @@ func torture(t *testing.T, viaHTTP bool) {
 	t.Logf("%s: %d agent writes, %d editor saves, %d kills, %d documents, %d files, %d open proposals", tortureFor(t), len(acked), len(saved), restarts, live, onDisk, proposals)
 }
 
+// disagree says which files no state entry has, which entries no file or live document
+// has, and which live documents no entry has.
+func disagree(paths []string, docs []docstore.Document, st filesync.State) string {
+	var out []string
+	byPath := map[string]string{}
+	for id, e := range st.Docs {
+		byPath[e.Path] = id
+	}
+	for _, p := range paths {
+		if byPath[p] == "" {
+			out = append(out, fmt.Sprintf("file %s: in no entry", p))
+		}
+	}
+	onDisk := map[string]bool{}
+	for _, p := range paths {
+		onDisk[p] = true
+	}
+	byID := map[string]docstore.Document{}
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	for id, e := range st.Docs {
+		d, ok := byID[id]
+		switch {
+		case !onDisk[e.Path]:
+			out = append(out, fmt.Sprintf("entry %s (%s): no file", e.Path, id))
+		case !ok:
+			out = append(out, fmt.Sprintf("entry %s (%s): no document", e.Path, id))
+		case d.Deleted != nil:
+			out = append(out, fmt.Sprintf("entry %s (%s): its document %q is deleted", e.Path, id, d.Title))
+		}
+	}
+	for _, d := range docs {
+		if _, ok := st.Docs[d.ID]; !ok && d.Deleted == nil {
+			out = append(out, fmt.Sprintf("document %q (%s): in no entry", d.Title, d.ID))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 func latestText(ctx context.Context, s *docstore.Store, id string) string {
 	var text string
 	s.Walk(ctx, id, func(v docstore.Version) error {
@@ -373,13 +444,18 @@ func inOpenProposal(ctx context.Context, s *docstore.Store, id, line string) boo
 	return found
 }
 
+// lockedWriter writes what sync n says into a buffer all syncs share, each write after
+// the time since it started.
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  *bytes.Buffer
+	n  int
+	t0 time.Time
 }
 
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(b)
+	fmt.Fprintf(l.w, "[%d +%dms] %s", l.n, time.Since(l.t0).Milliseconds(), b)
+	return len(b), nil
 }
