@@ -58,10 +58,15 @@ func withID(name, id string) string {
 // backup name: starting with "#", ending in "~", vim's "4913", a file ending in ".tmp.md")
 // is changed so that the scan reads it: "#" first becomes "_", "~" last "-", and "_" is
 // added to "4913" and to a ".tmp" before ".md". Written as it was, the file would read as
-// gone at the next pass, and its document be deleted. (export --git keeps FileFor: git
-// ignores nothing.)
+// gone at the next pass, and its document be deleted. And a part a file system reads as
+// .git (NTFS's "GIT~1", HFS+'s ".git" with ignored code points) or Windows as a device
+// ("CON", "aux.md") gets "_" before it, as export --git's paths do (gitpath.go), and
+// loses trailing dots and spaces: a folder synced to Windows, or put in git, must not
+// write into a .git or fail on a name. (export --git keeps FileFor, and maps those parts
+// itself: git ignores nothing.)
 func fileFor(title string) string {
 	parts := strings.Split(strings.TrimSuffix(FileFor(title), ".md"), "/")
+	last := len(parts) - 1
 	for i, p := range parts {
 		if strings.HasPrefix(p, "#") {
 			p = "_" + p[1:]
@@ -69,8 +74,20 @@ func fileFor(title string) string {
 		if strings.HasSuffix(p, "~") {
 			p = p[:len(p)-1] + "-"
 		}
-		if p == "4913" || i == len(parts)-1 && strings.HasSuffix(strings.ToLower(p), ".tmp") {
+		if p == "4913" || i == last && strings.HasSuffix(strings.ToLower(p), ".tmp") {
 			p += "_"
+		}
+		if i < last {
+			if p = strings.TrimRight(p, ". "); p == "" {
+				p = "_"
+			}
+		}
+		name := p
+		if i == last {
+			name += ".md"
+		}
+		if ntfsDotGit(name) || hfsDotGit(name) || windowsDevice(name) {
+			p = "_" + p
 		}
 		parts[i] = p
 	}

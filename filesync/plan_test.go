@@ -132,6 +132,8 @@ func planRows() []planRow {
 			[]string{"write new A a-b.md", "write new B a-b (B).md"}, false},
 		{"new document, a name the scan skips", newWorld().doc("A", "#tags", 1),
 			[]string{"write new A _tags.md"}, false},
+		{"new document, a name git or Windows can't take", newWorld().doc("A", "GIT~1/config", 1).doc("B", "aux", 1),
+			[]string{"write new A _GIT~1/config.md", "write new B _aux.md"}, false},
 		{"new document, its file ignored", ignoring("drafts/").doc("A", "drafts/x", 1),
 			[]string{"say A"}, false},
 		{"first run, same title", newWorld().file("Plan.md", "x").doc("A", "plan", 2),
