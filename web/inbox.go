@@ -39,6 +39,7 @@ type inboxRow struct {
 	Gist                   []string
 	Mine                   bool
 	Where                  string // a comment's lines, as made
+	Note                   string // where a change no agent asked for came from (noteShown)
 }
 
 type inboxView struct {
@@ -155,6 +156,7 @@ func (s *Site) inbox(w http.ResponseWriter, r *http.Request, p who) {
 			row := inboxRow{Space: it.Space, DocID: it.Document.ID, DocTitle: it.Document.Title, At: it.At, Gist: it.Gist, Mine: it.Mine}
 			if pr := it.Proposal; pr != nil {
 				row.Change, row.Number, row.Kind, row.By, row.Added, row.Removed = true, pr.Number, pr.Kind, byWhom(n, pr.Author), pr.Added, pr.Removed
+				row.Note = noteShown(pr.Note)
 			} else {
 				c := it.Comment
 				row.Number, row.By, row.Where = c.Number, byWhom(n, c.Author), span(c.From, c.To)

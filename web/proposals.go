@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
@@ -44,14 +46,32 @@ type proposalRow struct {
 	Kind                         docstore.Kind
 	By                           string
 	At                           time.Time
+	Note                         string // where a proposal no agent asked for came from (noteShown)
 }
 
 func proposalRows(n spaces.Names, ps []docstore.Proposal) []proposalRow {
 	out := make([]proposalRow, len(ps))
 	for i, p := range ps {
-		out[i] = proposalRow{Number: p.Number, Added: p.Added, Removed: p.Removed, Base: p.Base, Kind: p.Kind, By: byWhom(n, p.Author), At: p.At}
+		out[i] = proposalRow{Number: p.Number, Added: p.Added, Removed: p.Removed, Base: p.Base, Kind: p.Kind, By: byWhom(n, p.Author), At: p.At, Note: noteShown(p.Note)}
 	}
 	return out
+}
+
+// NoteBytes is about the most of a proposal's Note the pages show: a folder's sync writes
+// a sentence ("kept from the space when the folder joined: …"), but the store takes any.
+const NoteBytes = 300
+
+// noteShown is a proposal's Note as the pages show it (escaped, as every text is): cut at
+// about NoteBytes, on a character's boundary, with an ellipsis.
+func noteShown(note string) string {
+	if len(note) <= NoteBytes {
+		return note
+	}
+	cut := NoteBytes
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return strings.TrimRight(note[:cut], " ") + "…"
 }
 
 // banner is what the document's view says of its open proposals.
