@@ -1,15 +1,12 @@
 package filesync
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
-// apply does a plan's steps, with their I/O; the state is saved however it ends. A step
-// of a document whose undelete failed is not done (halted). The creates are done
-// together, Workers at a time, and the new documents' files a batch at a time, each noted
-// in the state first (create, writeNew).
-func (p *pass) apply(pl plan) (Report, error) {
+// apply does a plan's steps, with their I/O, until one fails. A step of a document whose
+// undelete failed is not done (halted). The creates are done together, Workers at a
+// time, and the new documents' files a batch at a time, each noted in the state first
+// (create, writeNew).
+func (p *pass) apply(pl plan) error {
 	if pl.wait {
 		p.y.say("sync: the folder changed while it was read: its new files, and the space's new documents, wait for the next pass")
 	}
@@ -46,15 +43,12 @@ func (p *pass) apply(pl plan) (Report, error) {
 				err = fmt.Errorf("syncing %s: %w", s.rel, err)
 			}
 		}
-		if errors.Is(err, errKilled) {
-			return p.rep, err // as a kill leaves it: the state not saved
-		}
 		if err != nil {
-			return p.rep, p.saveState(err)
+			return err
 		}
 		i += n
 	}
-	return p.rep, p.saveState(nil)
+	return nil
 }
 
 // do does one step; halt: the document's next steps are not to be done.

@@ -136,6 +136,10 @@ type pass struct {
 // other. A first pass joins files and documents of the same title. What a pass would do
 // is checked for the guards before anything is changed: ErrFolderMissing,
 // ErrFolderEmpty, ErrTooManyDeletes (wrapped, with how many).
+//
+// A pass loads the state, scans the folder, lists the space, looks where each known
+// document's file is now (reading what the plan compares), plans its steps (a pure
+// function of those: plan.go), guards, applies the steps, and saves the state.
 func (y *Sync) Once(ctx context.Context) (Report, error) {
 	p, err := y.load()
 	if err != nil {
@@ -152,7 +156,11 @@ func (y *Sync) Once(ctx context.Context) (Report, error) {
 	if err := p.guard(in, pl); err != nil {
 		return Report{}, err
 	}
-	return p.apply(pl) // and the state saved, however it ends
+	err = p.apply(pl)
+	if errors.Is(err, errKilled) {
+		return p.rep, err // as a kill leaves it: the state not saved
+	}
+	return p.rep, p.saveState(err) // however the steps ended
 }
 
 // load reads the folder's state (a folder missing: ErrFolderMissing).
