@@ -82,238 +82,319 @@ var ErrNoGit = errors.New("export --git needs the git program, and none is on th
 // turns: each holds a lock in its git directory (compass-export.lock) from before it reads
 // what was exported until the work tree is brought forward.
 func ExportGit(ctx context.Context, s *docstore.Store, dir string, opt GitOptions) (Exported, error) {
-	var ex Exported
+	x := &gitExport{ctx: ctx, s: s, dir: dir}
 	git, err := exec.LookPath("git")
 	if err != nil {
-		return ex, ErrNoGit
+		return x.ex, ErrNoGit
 	}
-	branch, stateRef := "refs/heads/"+s.Space(), "refs/compass/"+s.Space()
-	ex.Branch = branch
-	if out, err := exec.CommandContext(ctx, git, "check-ref-format", branch).CombinedOutput(); err != nil {
-		return ex, fmt.Errorf("the space %q can't be a git branch's name: %v %s", s.Space(), err, out)
+	x.git, x.branch, x.stateRef = git, "refs/heads/"+s.Space(), "refs/compass/"+s.Space()
+	x.ex.Branch = x.branch
+	if out, err := exec.CommandContext(ctx, git, "check-ref-format", x.branch).CombinedOutput(); err != nil {
+		return x.ex, fmt.Errorf("the space %q can't be a git branch's name: %v %s", s.Space(), err, out)
 	}
 	made, release, err := gitOpen(ctx, git, dir, s.Space(), opt.lockWait())
 	if err != nil {
-		return ex, err
+		return x.ex, err
 	}
 	defer release()
-	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, git, args...)
-		cmd.Dir = dir
-		var errb bytes.Buffer
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
-		}
-		return strings.TrimSpace(string(out)), nil
+	if err := x.readState(made, opt.IntoExisting); err != nil {
+		return x.ex, err
 	}
-	tip, _ := run("rev-parse", "--verify", "-q", branch+"^{commit}")
-	stateTip, _ := run("rev-parse", "--verify", "-q", stateRef+"^{commit}")
-	if !made && stateTip == "" && !opt.IntoExisting {
-		if refs, err := run("for-each-ref", "--count=1", "--format=%(refname)"); err != nil || refs != "" {
-			return ex, fmt.Errorf("%w: %s has no %s, so the export would mix the space's history (the branch %s) with what the repository holds; export into a new folder, or give --into-existing to write into it anyway", ErrNotExported, dir, stateRef, branch)
-		}
-	}
-	st := gitState{Space: s.Space(), Docs: map[string]gitDocAt{}}
-	if stateTip != "" {
-		raw, err := run("show", stateRef+":state.json")
-		if err != nil {
-			return ex, err
-		}
-		if err := json.Unmarshal([]byte(raw), &st); err != nil {
-			return ex, fmt.Errorf("reading %s:state.json in %s, which the last export wrote: %w", stateRef, dir, err)
-		}
-		if st.Docs == nil {
-			st.Docs = map[string]gitDocAt{}
-		}
-	}
-
 	docs, err := docstore.ReadIn(ctx, s, (*docstore.Reader).Documents)
 	if err != nil {
-		return ex, fmt.Errorf("exporting %s to git: %w", s.Space(), err)
+		return x.ex, fmt.Errorf("exporting %s to git: %w", s.Space(), err)
 	}
+	if err := x.start(); err != nil {
+		return x.ex, err
+	}
+	if err := x.blobs(docs); err != nil {
+		return x.failed(err)
+	}
+	if err := x.commits(); err != nil {
+		return x.failed(err)
+	}
+	if err := x.finish(); err != nil {
+		return x.ex, err
+	}
+	if len(x.events) == 0 {
+		return x.ex, nil
+	}
+	return x.ex, x.forward()
+}
 
-	fi := exec.CommandContext(ctx, git, "fast-import", "--quiet", "--done")
-	fi.Dir = dir
-	var fiErr bytes.Buffer
-	fi.Stderr = &fiErr
-	in, err := fi.StdinPipe()
+// gitExport is one ExportGit's working set.
+type gitExport struct {
+	ctx              context.Context
+	s                *docstore.Store
+	dir, git         string
+	branch, stateRef string
+	tip, stateTip    string // the branch's and the state ref's commits before ("": none)
+	st               gitState
+	ex               Exported
+	fi               *exec.Cmd // git fast-import
+	fiErr            bytes.Buffer
+	in               io.WriteCloser
+	w                *bufio.Writer
+	events           []gitEvent
+	mark             int
+	holder           map[string]string // lower(path) → id: which file each document is at
+}
+
+// run runs git in the repository, and returns its output.
+func (x *gitExport) run(args ...string) (string, error) {
+	cmd := exec.CommandContext(x.ctx, x.git, args...)
+	cmd.Dir = x.dir
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.Output()
 	if err != nil {
-		return ex, err
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}
-	if err := fi.Start(); err != nil {
-		return ex, fmt.Errorf("starting git fast-import: %w", err)
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
-	failed := func(err error) (Exported, error) {
-		in.Close()
-		fi.Wait()
-		return ex, fmt.Errorf("exporting %s to git: %w %s", s.Space(), err, strings.TrimSpace(fiErr.String()))
-	}
+	return strings.TrimSpace(string(out)), nil
+}
 
-	// The new versions' texts go to fast-import as blobs first, document by document (Walk
-	// reads each text once); the commits that name them come after, in time order.
-	var events []gitEvent
-	mark := 0
-	errEnough := errors.New("enough")
+// readState reads what the last export wrote (state.json on the state ref), refusing a
+// repository the export didn't make unless intoExisting.
+func (x *gitExport) readState(made, intoExisting bool) error {
+	x.tip, _ = x.run("rev-parse", "--verify", "-q", x.branch+"^{commit}")
+	x.stateTip, _ = x.run("rev-parse", "--verify", "-q", x.stateRef+"^{commit}")
+	if !made && x.stateTip == "" && !intoExisting {
+		if refs, err := x.run("for-each-ref", "--count=1", "--format=%(refname)"); err != nil || refs != "" {
+			return fmt.Errorf("%w: %s has no %s, so the export would mix the space's history (the branch %s) with what the repository holds; export into a new folder, or give --into-existing to write into it anyway", ErrNotExported, x.dir, x.stateRef, x.branch)
+		}
+	}
+	x.st = gitState{Space: x.s.Space(), Docs: map[string]gitDocAt{}}
+	if x.stateTip == "" {
+		return nil
+	}
+	raw, err := x.run("show", x.stateRef+":state.json")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(raw), &x.st); err != nil {
+		return fmt.Errorf("reading %s:state.json in %s, which the last export wrote: %w", x.stateRef, x.dir, err)
+	}
+	if x.st.Docs == nil {
+		x.st.Docs = map[string]gitDocAt{}
+	}
+	return nil
+}
+
+// start starts git fast-import.
+func (x *gitExport) start() error {
+	x.fi = exec.CommandContext(x.ctx, x.git, "fast-import", "--quiet", "--done")
+	x.fi.Dir = x.dir
+	x.fi.Stderr = &x.fiErr
+	in, err := x.fi.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := x.fi.Start(); err != nil {
+		return fmt.Errorf("starting git fast-import: %w", err)
+	}
+	x.in, x.w = in, bufio.NewWriterSize(in, 1<<20)
+	return nil
+}
+
+// failed stops fast-import, and says err with what it said.
+func (x *gitExport) failed(err error) (Exported, error) {
+	x.in.Close()
+	x.fi.Wait()
+	return x.ex, fmt.Errorf("exporting %s to git: %w %s", x.s.Space(), err, strings.TrimSpace(x.fiErr.String()))
+}
+
+// blobs writes the new versions' texts to fast-import as blobs, document by document
+// (Walk reads each text once), and notes the commits that name them, and the deletes,
+// returns, purges and moves, sorted in time order.
+func (x *gitExport) blobs(docs []docstore.Document) error {
 	seen := map[string]bool{}
 	for _, d := range docs {
 		seen[d.ID] = true
-		was, known := st.Docs[d.ID]
-		if d.Version > was.Version {
-			err := s.Walk(ctx, d.ID, func(v docstore.Version) error {
-				if v.Number <= was.Version {
-					return errEnough
-				}
-				mark++
-				fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n", mark, len(v.Text))
-				w.WriteString(v.Text)
-				w.WriteByte('\n')
-				events = append(events, gitEvent{id: d.ID, at: v.At, n: v.Number, title: v.Title, kind: string(v.Kind), author: v.Author, mark: mark})
-				return nil
-			})
-			if err != nil && err != errEnough {
-				return failed(err)
-			}
+		if err := x.versions(d); err != nil {
+			return err
 		}
-		switch {
-		case d.Deleted != nil && (!known || !was.Deleted):
-			events = append(events, gitEvent{id: d.ID, at: d.Deleted.At, title: d.Title, kind: "delete", author: d.Deleted.By, deleted: true})
-		case d.Deleted == nil && known && was.Deleted:
-			// Brought back: its file returns with the latest text.
-			v, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) (docstore.Version, error) {
-				_, v, err := r.Read(d.ID, 0)
-				return v, err
-			})
-			if err != nil {
-				return failed(err)
-			}
-			mark++
-			fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", mark, len(v.Text), v.Text)
-			events = append(events, gitEvent{id: d.ID, at: time.Now(), title: v.Title, kind: "undelete", author: d.Author, mark: mark})
-		case d.Deleted == nil && known && !was.Deleted && d.Version == was.Version && checkGitPath(was.Path) != nil:
-			// Committed by an export before paths were checked (GIT~1/config.md): the
-			// branch can't be checked out until the file moves where it can.
-			events = append(events, gitEvent{id: d.ID, at: time.Now(), title: d.Title, kind: "move", author: d.Author, move: true})
+		if err := x.lifecycle(d); err != nil {
+			return err
 		}
 	}
-	for id, was := range st.Docs { // purged since: its file goes
+	for id, was := range x.st.Docs { // purged since: its file goes
 		if !seen[id] && !was.Deleted {
-			events = append(events, gitEvent{id: id, at: time.Now(), title: strings.TrimSuffix(was.Path, ".md"), kind: "purge", deleted: true})
+			x.events = append(x.events, gitEvent{id: id, at: time.Now(), title: strings.TrimSuffix(was.Path, ".md"), kind: "purge", deleted: true})
 		}
 	}
-	slices.SortStableFunc(events, func(a, b gitEvent) int {
+	slices.SortStableFunc(x.events, func(a, b gitEvent) int {
 		return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.id, b.id), cmp.Compare(a.n, b.n))
 	})
+	return nil
+}
 
-	// Which file each document is at, so that a title whose file another document has
-	// (two titles made the same by FileFor) gets the id in its name.
-	holder := map[string]string{} // lower(path) → id
-	for id, at := range st.Docs {
+// versions writes the blobs of d's versions after the last exported, and notes their commits.
+func (x *gitExport) versions(d docstore.Document) error {
+	was := x.st.Docs[d.ID]
+	if d.Version <= was.Version {
+		return nil
+	}
+	errEnough := errors.New("enough")
+	err := x.s.Walk(x.ctx, d.ID, func(v docstore.Version) error {
+		if v.Number <= was.Version {
+			return errEnough
+		}
+		x.mark++
+		fmt.Fprintf(x.w, "blob\nmark :%d\ndata %d\n", x.mark, len(v.Text))
+		x.w.WriteString(v.Text)
+		x.w.WriteByte('\n')
+		x.events = append(x.events, gitEvent{id: d.ID, at: v.At, n: v.Number, title: v.Title, kind: string(v.Kind), author: v.Author, mark: x.mark})
+		return nil
+	})
+	if err != nil && err != errEnough {
+		return err
+	}
+	return nil
+}
+
+// lifecycle notes d's delete, return, or move to a path git checks out, since the last export.
+func (x *gitExport) lifecycle(d docstore.Document) error {
+	was, known := x.st.Docs[d.ID]
+	switch {
+	case d.Deleted != nil && (!known || !was.Deleted):
+		x.events = append(x.events, gitEvent{id: d.ID, at: d.Deleted.At, title: d.Title, kind: "delete", author: d.Deleted.By, deleted: true})
+	case d.Deleted == nil && known && was.Deleted:
+		// Brought back: its file returns with the latest text.
+		v, err := docstore.ReadIn(x.ctx, x.s, func(r *docstore.Reader) (docstore.Version, error) {
+			_, v, err := r.Read(d.ID, 0)
+			return v, err
+		})
+		if err != nil {
+			return err
+		}
+		x.mark++
+		fmt.Fprintf(x.w, "blob\nmark :%d\ndata %d\n%s\n", x.mark, len(v.Text), v.Text)
+		x.events = append(x.events, gitEvent{id: d.ID, at: time.Now(), title: v.Title, kind: "undelete", author: d.Author, mark: x.mark})
+	case d.Deleted == nil && known && !was.Deleted && d.Version == was.Version && checkGitPath(was.Path) != nil:
+		// Committed by an export before paths were checked (GIT~1/config.md): the
+		// branch can't be checked out until the file moves where it can.
+		x.events = append(x.events, gitEvent{id: d.ID, at: time.Now(), title: d.Title, kind: "move", author: d.Author, move: true})
+	}
+	return nil
+}
+
+// fileOf is the file document id titled title is committed at: a title whose file another
+// document has (two titles made the same by FileFor) gets the id in its name.
+func (x *gitExport) fileOf(id, title string) (string, error) {
+	p := gitFileFor(title)
+	if h, ok := x.holder[strings.ToLower(p)]; ok && h != id {
+		p = withID(p, id)
+	}
+	if err := checkGitPath(p); err != nil {
+		return "", fmt.Errorf("the file of document %s (%q): %w", id, title, err)
+	}
+	return p, nil
+}
+
+// commits writes a commit for each event, in order.
+func (x *gitExport) commits() error {
+	x.holder = map[string]string{}
+	for id, at := range x.st.Docs {
 		if !at.Deleted && at.Path != "" {
-			holder[strings.ToLower(at.Path)] = id
+			x.holder[strings.ToLower(at.Path)] = id
 		}
 	}
-	fileOf := func(id, title string) (string, error) {
-		p := gitFileFor(title)
-		if h, ok := holder[strings.ToLower(p)]; ok && h != id {
-			p = withID(p, id)
+	for i, e := range x.events {
+		ops, err := x.ops(e)
+		if err != nil {
+			return err
 		}
-		if err := checkGitPath(p); err != nil {
-			return "", fmt.Errorf("the file of document %s (%q): %w", id, title, err)
-		}
-		return p, nil
+		writeCommit(x.w, x.branch, e, ops, i == 0, x.tip)
 	}
+	return nil
+}
 
-	first := true
-	for _, e := range events {
-		at := st.Docs[e.id]
-		var ops []string
-		switch {
-		case e.n > 0:
-			p, err := fileOf(e.id, e.title)
-			if err != nil {
-				return failed(err)
-			}
-			if at.Path != "" && !at.Deleted && at.Path != p {
-				ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
-				delete(holder, strings.ToLower(at.Path))
-			}
-			ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
-			holder[strings.ToLower(p)] = e.id
-			at.Path, at.Version, at.Deleted = p, e.n, false
-			ex.Versions++
-		case e.deleted:
-			if at.Path != "" && !at.Deleted {
-				ops = append(ops, "D "+quotePath(at.Path))
-				delete(holder, strings.ToLower(at.Path))
-			}
-			at.Deleted = true
-			ex.Deletes++
-		case e.move:
-			p, err := fileOf(e.id, e.title)
-			if err != nil {
-				return failed(err)
-			}
-			ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
-			delete(holder, strings.ToLower(at.Path))
-			holder[strings.ToLower(p)] = e.id
-			at.Path = p
-			ex.Moves++
-		default: // brought back
-			p, err := fileOf(e.id, e.title)
-			if err != nil {
-				return failed(err)
-			}
-			ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
-			holder[strings.ToLower(p)] = e.id
-			at.Path, at.Deleted = p, false
-			ex.Restores++
+// ops are the file operations of event e's commit; the state notes where its file is now.
+func (x *gitExport) ops(e gitEvent) ([]string, error) {
+	at := x.st.Docs[e.id]
+	var ops []string
+	if e.deleted {
+		if at.Path != "" && !at.Deleted {
+			ops = append(ops, "D "+quotePath(at.Path))
+			delete(x.holder, strings.ToLower(at.Path))
 		}
-		st.Docs[e.id] = at
-		writeCommit(w, branch, e, ops, first, tip)
-		first = false
+		at.Deleted = true
+		x.ex.Deletes++
+		x.st.Docs[e.id] = at
+		return ops, nil
 	}
-	stateJSON, err := json.MarshalIndent(st, "", " ")
+	p, err := x.fileOf(e.id, e.title)
 	if err != nil {
-		return failed(err)
+		return nil, err
 	}
-	if len(events) > 0 || stateTip == "" {
-		const msg = "compass-mcp export --git: what was exported\n"
-		fmt.Fprintf(w, "commit %s\ncommitter compass-mcp <export@compass> %d +0000\ndata %d\n%s", stateRef, time.Now().Unix(), len(msg), msg)
-		if stateTip != "" {
-			fmt.Fprintf(w, "from %s\n", stateTip)
+	switch {
+	case e.n > 0:
+		if at.Path != "" && !at.Deleted && at.Path != p {
+			ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
+			delete(x.holder, strings.ToLower(at.Path))
 		}
-		fmt.Fprintf(w, "deleteall\nM 100644 inline state.json\ndata %d\n%s\n\n", len(stateJSON), stateJSON)
+		ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
+		at.Path, at.Version, at.Deleted = p, e.n, false
+		x.ex.Versions++
+	case e.move:
+		ops = append(ops, "R "+quotePath(at.Path)+" "+quotePath(p))
+		delete(x.holder, strings.ToLower(at.Path))
+		at.Path = p
+		x.ex.Moves++
+	default: // brought back
+		ops = append(ops, fmt.Sprintf("M 100644 :%d %s", e.mark, quotePath(p)))
+		at.Path, at.Deleted = p, false
+		x.ex.Restores++
 	}
-	w.WriteString("done\n")
-	if err := w.Flush(); err != nil {
-		return failed(err)
-	}
-	if err := in.Close(); err != nil {
-		return failed(err)
-	}
-	if err := fi.Wait(); err != nil {
-		return ex, fmt.Errorf("git fast-import in %s: %w: %s", dir, err, strings.TrimSpace(fiErr.String()))
-	}
-	if len(events) == 0 {
-		return ex, nil
-	}
+	x.holder[strings.ToLower(p)] = e.id
+	x.st.Docs[e.id] = at
+	return ops, nil
+}
 
-	// Bring the work tree forward when it has the branch checked out.
-	head, _ := run("symbolic-ref", "-q", "HEAD")
-	if head != branch {
-		return ex, nil
+// finish writes the state (a commit on the state ref) and ends fast-import.
+func (x *gitExport) finish() error {
+	stateJSON, err := json.MarshalIndent(x.st, "", " ")
+	if err != nil {
+		_, err = x.failed(err)
+		return err
 	}
-	args := []string{"read-tree", "-m", "-u", branch}
-	if tip != "" {
-		args = []string{"read-tree", "-m", "-u", tip, branch}
+	if len(x.events) > 0 || x.stateTip == "" {
+		const msg = "compass-mcp export --git: what was exported\n"
+		fmt.Fprintf(x.w, "commit %s\ncommitter compass-mcp <export@compass> %d +0000\ndata %d\n%s", x.stateRef, time.Now().Unix(), len(msg), msg)
+		if x.stateTip != "" {
+			fmt.Fprintf(x.w, "from %s\n", x.stateTip)
+		}
+		fmt.Fprintf(x.w, "deleteall\nM 100644 inline state.json\ndata %d\n%s\n\n", len(stateJSON), stateJSON)
 	}
-	if _, err := run(args...); err != nil {
-		return ex, fmt.Errorf("the export is on %s, but the files in %s were left as they were: %w", branch, dir, err)
+	x.w.WriteString("done\n")
+	if err := x.w.Flush(); err != nil {
+		_, err = x.failed(err)
+		return err
 	}
-	return ex, nil
+	if err := x.in.Close(); err != nil {
+		_, err = x.failed(err)
+		return err
+	}
+	if err := x.fi.Wait(); err != nil {
+		return fmt.Errorf("git fast-import in %s: %w: %s", x.dir, err, strings.TrimSpace(x.fiErr.String()))
+	}
+	return nil
+}
+
+// forward brings the work tree forward when it has the branch checked out.
+func (x *gitExport) forward() error {
+	head, _ := x.run("symbolic-ref", "-q", "HEAD")
+	if head != x.branch {
+		return nil
+	}
+	args := []string{"read-tree", "-m", "-u", x.branch}
+	if x.tip != "" {
+		args = []string{"read-tree", "-m", "-u", x.tip, x.branch}
+	}
+	if _, err := x.run(args...); err != nil {
+		return fmt.Errorf("the export is on %s, but the files in %s were left as they were: %w", x.branch, x.dir, err)
+	}
+	return nil
 }
 
 // writeCommit writes one commit of e to fast-import: the first of a run continues from the
