@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/filesync"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testtool"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 )
@@ -545,8 +547,11 @@ func TestSyncRun(t *testing.T) {
 	f.put("Live.md", "live\n")
 	ctx, cancel := context.WithCancel(f.ctx)
 	done := make(chan error, 1)
+	var passMu sync.Mutex
+	var passes []filesync.Report // each pass's report, as it ends
+	passed := func(r filesync.Report) { passMu.Lock(); passes = append(passes, r); passMu.Unlock() }
 	go func() {
-		done <- f.y.Run(ctx, filesync.Watch{Every: time.Hour, Settle: 50 * time.Millisecond, Store: nil, Data: data})
+		done <- f.y.Run(ctx, filesync.Watch{Every: time.Hour, Settle: 50 * time.Millisecond, Store: nil, Data: data, Passed: passed})
 	}()
 	defer func() {
 		cancel()
@@ -556,12 +561,9 @@ func TestSyncRun(t *testing.T) {
 	}()
 	eventually := func(what string, ok func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if ok() {
-				return
-			}
+		if !wait.For(15*time.Second, ok) {
+			t.Fatalf("%s: not within 15 s\nsaid: %s", what, f.say)
 		}
-		t.Fatalf("%s: not within 15 s\nsaid: %s", what, f.say)
 	}
 	eventually("the first pass", func() bool { return f.titles()["Live"] != "" })
 	id := f.titles()["Live"]
@@ -590,10 +592,28 @@ func TestSyncRun(t *testing.T) {
 	// The space's change: this test's store is not the file Data names, so the periodic
 	// pass is what carries it; wake it with a touch of the folder instead.
 	check[docstore.Saved](t)(f.s.Append(f.ctx, id, "from north", north))
+	passMu.Lock()
+	from := len(passes)
+	passMu.Unlock()
 	f.put("Wake.md", "wake\n")
 	eventually("the space's change in the file", func() bool { return f.get("Live.md") == "live\nedited\n\nfrom north\n" })
 	d, _ := f.doc(id)
-	time.Sleep(500 * time.Millisecond) // passes woken by the sync's own write would make versions now
+	// The passes the sync's own write wakes end before the pass that finds a file made
+	// after it: the folder's events come in order, and a pass plans from a scan made after
+	// the events that woke it. Since Wake.md, two passes made a document: the one of
+	// Wake.md, which planned before Live.md was written, and that one.
+	f.put("Wake again.md", "wake\n")
+	eventually("a pass that made a file's document after the sync's own write", func() bool {
+		passMu.Lock()
+		defer passMu.Unlock()
+		made := 0
+		for _, r := range passes[from:] {
+			if r.Created > 0 {
+				made++
+			}
+		}
+		return made >= 2
+	})
 	if d2, _ := f.doc(id); d2.Version != d.Version {
 		t.Errorf("the sync's own write made versions: %d then %d", d.Version, d2.Version)
 	}
@@ -670,14 +690,10 @@ func TestSyncLock(t *testing.T) {
 	}
 	defer func() { first.Process.Kill(); first.Wait() }()
 	pid := strconv.Itoa(first.Process.Pid)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(filepath.Join(dir, ".compass", "lock")); strings.TrimSpace(string(b)) == pid {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first sync wrote no lock with its pid within 20 s")
-		}
-	}
+	wait.Until(t, 20*time.Second, "the first sync's lock with its pid", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, ".compass", "lock"))
+		return strings.TrimSpace(string(b)) == pid
+	})
 	out, err := run("--once").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "process "+pid+" is syncing") {
 		t.Fatalf("a second sync of the folder: %v\n%s", err, out)

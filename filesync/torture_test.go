@@ -19,6 +19,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/filesync"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 )
 
@@ -57,6 +58,15 @@ func TestSyncTorture(t *testing.T) { torture(t, false) }
 // `compass-mcp serve --http` on 127.0.0.1, with a person's token (in COMPASS_TOKEN), as a
 // team's member runs it: the sync is killed and started again, the server stays.
 func TestSyncTortureOverHTTP(t *testing.T) { torture(t, true) }
+
+// torturePause is the torture's random time between two acts of one of its actors (an
+// agent's appends, the editor's saves, a scratch file's life, a sync's life before it is
+// killed), least ms and up to spread more.
+func torturePause(rng *rand.Rand, least, spread int) {
+	// A genuine sleep (internal/style's TestNoSleeps allows it): the moments are the
+	// torture's input, random against a real process; nothing is waited for.
+	time.Sleep(time.Duration(least+rng.IntN(spread)) * time.Millisecond)
+}
 
 // tortureSeed is the seed of the torture's choices (which document an agent appends to,
 // what the editor does, when the sync is killed): COMPASS_TORTURE_SEED, else the clock's.
@@ -142,13 +152,16 @@ func torture(t *testing.T, viaHTTP bool) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed+uint64(a), 1))
 			for n := 0; time.Now().Before(until); n++ {
-				docs, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) ([]docstore.Document, error) {
-					ds, _, err := r.List(100)
-					return ds, err
-				})
-				if err != nil || len(docs) == 0 {
-					time.Sleep(20 * time.Millisecond)
-					continue
+				var docs []docstore.Document
+				if !wait.For(time.Until(until), func() bool { // listed, with documents in it
+					ds, err := docstore.ReadIn(ctx, s, func(r *docstore.Reader) ([]docstore.Document, error) {
+						ds, _, err := r.List(100)
+						return ds, err
+					})
+					docs = ds
+					return err == nil && len(ds) > 0
+				}) {
+					break
 				}
 				d := docs[rng.IntN(len(docs))]
 				line := fmt.Sprintf("agent%d-line-%d", a, n)
@@ -157,7 +170,7 @@ func torture(t *testing.T, viaHTTP bool) {
 					acked[line] = d.ID
 					ackMu.Unlock()
 				}
-				time.Sleep(time.Duration(20+rng.IntN(60)) * time.Millisecond)
+				torturePause(rng, 20, 60)
 			}
 		}()
 	}
@@ -199,18 +212,18 @@ func torture(t *testing.T, viaHTTP bool) {
 			case op < 9: // a scratch file made, then deleted
 				p := filepath.Join(dir, fmt.Sprintf("scratch %d.md", n))
 				os.WriteFile(p, []byte(fmt.Sprintf("scratch %d\n", n)), 0o644)
-				time.Sleep(time.Duration(rng.IntN(400)) * time.Millisecond)
+				torturePause(rng, 0, 400)
 				os.Remove(p)
 			default: // a scratch file that stays
 				os.WriteFile(filepath.Join(dir, fmt.Sprintf("kept %d.md", n)), []byte(fmt.Sprintf("kept-%d\n", n)), 0o644)
 			}
-			time.Sleep(time.Duration(50+rng.IntN(150)) * time.Millisecond)
+			torturePause(rng, 50, 150)
 		}
 	}()
 	// The killer.
 	rng := rand.New(rand.NewPCG(seed, 3))
 	for time.Now().Before(until) {
-		time.Sleep(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
+		torturePause(rng, 500, 1500)
 		kill()
 		restarts++
 		start()

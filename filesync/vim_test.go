@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/wait"
 )
 
 // TestSyncStaleVimBuffer: Roadmap.md open in a real vim (on a terminal: `script` gives
@@ -34,6 +35,12 @@ func TestSyncStaleVimBuffer(t *testing.T) {
 	}
 	f := newFolder(t)
 	f.put("Roadmap.md", "# Roadmap\n\nship the beta\n\nlater: docs\n")
+	// Written an hour ago, as far as vim can tell: the sync's write, later, changes the
+	// file's time in whatever unit vim compares (whole seconds, in some builds).
+	hourAgo := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(f.dir, "Roadmap.md"), hourAgo, hourAgo); err != nil {
+		t.Fatal(err)
+	}
 	f.once()
 	id := f.titles()["Roadmap"]
 	ready := filepath.Join(t.TempDir(), "ready")
@@ -69,15 +76,20 @@ func TestSyncStaleVimBuffer(t *testing.T) {
 	// waitFor waits (up to 30 s) until vim has shown one of says since from, and returns it.
 	waitFor := func(from int, says ...string) string {
 		t.Helper()
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		said := ""
+		if wait.For(30*time.Second, func() bool {
 			mu.Lock()
 			now := shown.String()[from:]
 			mu.Unlock()
 			for _, s := range says {
 				if strings.Contains(now, s) {
-					return s
+					said = s
+					return true
 				}
 			}
+			return false
+		}) {
+			return said
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -98,22 +110,16 @@ func TestSyncStaleVimBuffer(t *testing.T) {
 		}
 	}()
 	keys.Write([]byte(`:call writefile(["ready"], "` + ready + `")` + "\r"))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("vim did not start in 30 s")
-		}
-	}
+	wait.Until(t, 30*time.Second, "vim started (the file it writes once it reads keys)", func() bool {
+		_, err := os.Stat(ready)
+		return err == nil
+	})
 
 	// The agent's edit, written to the file while vim holds the old text.
 	check[docstore.Saved](t)(f.s.Edit(f.ctx, id, "ship the beta", "ship the beta on Friday (agent)", north))
 	if rep := f.once(); rep.Written != 1 {
 		t.Fatalf("the agent's edit was not written: %+v", rep)
 	}
-	// A second later, so that vim sees the file changed since it read it, and asks.
-	time.Sleep(1100 * time.Millisecond)
 	from := seen()
 	keys.Write([]byte(":normal Goperson: review the plan\r:w\r"))
 	// vim asks before it writes over a file changed since it read it (it drops what was

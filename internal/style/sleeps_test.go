@@ -27,14 +27,8 @@ var sleepsAllowed = []struct {
 		"the benchmark measures the CPU the follower uses over a span of wall time in which nothing happens: the time passing is the measurement"},
 	{"internal/testkit/pgproxy/pgproxy.go", "Proxy.forward",
 		"the proxy delays each read by what the test asks, as a slower network would: the delay is what it is for"},
-}
-
-// sleepsPending are test files whose sleeps are still to be replaced, with how many they
-// may hold until then: the count only goes down, and a file leaves the list when it has none.
-var sleepsPending = map[string]int{
-	"filesync/sync_test.go":    3,
-	"filesync/torture_test.go": 5,
-	"filesync/vim_test.go":     3,
+	{"filesync/torture_test.go", "torturePause",
+		"the torture's actors act at random moments against a real sync that is killed at random moments: the moments are the input, nothing is waited for"},
 }
 
 // sleepHelpers are the folders of test helpers that are not _test.go files: a sleep hidden
@@ -205,22 +199,11 @@ func TestNoSleeps(t *testing.T) {
 		}
 	}
 	for file, ss := range found {
-		if n, ok := sleepsPending[file]; ok {
-			if len(ss) > n {
-				t.Errorf("%s sleeps %d times (lines %v), more than the %d still to be replaced: wait for what the test waits for", file, len(ss), lines(ss), n)
-			}
-			continue
-		}
 		for _, s := range ss {
 			if slices.ContainsFunc(sleepsAllowed, func(a struct{ file, fn, why string }) bool { return a.file == file && a.fn == s.fn }) {
 				continue
 			}
 			t.Errorf("%s:%d: %s in %s: wait for what the test waits for (a channel, wait.Until on a condition, a process's line, synctest.Wait, os.Chtimes); a sleep nothing else can replace goes in sleepsAllowed, with why (at most 3)", file, s.line, s.what, s.fn)
-		}
-	}
-	for file, n := range sleepsPending {
-		if len(found[file]) < n {
-			t.Errorf("%s now sleeps %d times: lower its count in sleepsPending to %d (or take it out at 0)", file, len(found[file]), len(found[file]))
 		}
 	}
 }
