@@ -25,6 +25,12 @@ func (p *pass) apply(pl plan) error {
 			if err = p.create(creates); err != nil {
 				err = fmt.Errorf("reading the folder's new files: %w", err)
 			}
+		case s.kind == stepJoin:
+			var joins []step
+			for n = 0; i+n < len(pl.steps) && pl.steps[i+n].kind == stepJoin; n++ {
+				joins = append(joins, pl.steps[i+n])
+			}
+			err = p.joins(joins)
 		case s.kind == stepWriteNew:
 			const batch = 1000
 			var news []step
@@ -107,10 +113,33 @@ func (p *pass) do(s step) (halt bool, err error) {
 		p.rep.Removed++
 	case stepForget:
 		delete(p.st.Docs, s.id)
-	case stepJoin:
-		return false, p.join(p.byID[s.id], s.rel, s.text)
 	}
 	return false, nil
+}
+
+// joins joins each new file of joins to the document of its title, having noted them in
+// the state first (State.Joining): a sync killed meanwhile knows the documents for the
+// files' at its next start, wherever the files are then (adoptJoined).
+func (p *pass) joins(joins []step) error {
+	p.st.Joining = nil
+	for _, j := range joins {
+		e := &Entry{Path: j.rel, Title: p.byID[j.id].Title}
+		p.record(e, p.files[j.rel], hashOf(j.text), 0)
+		p.st.Joining = append(p.st.Joining, e)
+	}
+	if err := p.persist(); err != nil {
+		return err
+	}
+	defer func() { p.st.Joining = nil }()
+	if err := p.crash(crashJoining); err != nil {
+		return err
+	}
+	for _, j := range joins {
+		if err := p.join(p.byID[j.id], j.rel, j.text); err != nil {
+			return fmt.Errorf("syncing %s: %w", j.rel, err)
+		}
+	}
+	return nil
 }
 
 // undelete brings back the document id, deleted in the space, whose file at rel was

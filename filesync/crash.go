@@ -13,6 +13,7 @@ const (
 	crashWriting   = "writing noted"  // new documents' files noted ahead, before any is written
 	crashWritten   = "written"        // a file written (a new document's, or a changed one's)
 	crashSaved     = "saved"          // a file's text saved as a version
+	crashJoining   = "joining noted"  // the files to join noted ahead, before any is joined
 	crashJoined    = "joined"         // a first run's file and document joined (saved if they differed)
 	crashRenamed   = "renamed"        // a document renamed for its file moved
 	crashMoved     = "moved"          // a file moved for its document renamed
@@ -22,7 +23,7 @@ const (
 )
 
 // crashPoints are the named points, in the order a pass may reach them.
-var crashPoints = []string{crashUndeleted, crashRenamed, crashMoved, crashSaved, crashWritten, crashDeleted, crashRemoved, crashJoined, crashCreating, crashCreated, crashWriting}
+var crashPoints = []string{crashUndeleted, crashRenamed, crashMoved, crashSaved, crashWritten, crashDeleted, crashRemoved, crashJoining, crashJoined, crashCreating, crashCreated, crashWriting}
 
 // errKilled is a pass stopped at a crash point (by a test): apply returns it without
 // saving the state, as a kill would.

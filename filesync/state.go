@@ -27,6 +27,11 @@ type State struct {
 	// titles) and keeps them as those files' (adoptCreated), instead of making a second
 	// document of a file moved meanwhile.
 	Creating []*Entry `json:"creating,omitempty"`
+	// Joining are the new files a pass is joining to the documents of their titles (a
+	// first run), written before it joins them: a sync killed meanwhile finds those
+	// documents as the files' (adoptJoined), instead of making a second document of a file
+	// moved before it starts again.
+	Joining []*Entry `json:"joining,omitempty"`
 	// Writing are the files a pass is writing for new documents, by document id, written
 	// before it writes them: a sync killed before its pass's end finds those files (moved,
 	// too) as the documents' (adoptWritten), instead of making a document of each; a file

@@ -207,6 +207,7 @@ func (p *pass) list(ctx context.Context) error {
 		return err
 	}
 	p.adoptCreated()
+	p.adoptJoined()
 	p.adoptWritten()
 	// Files a killed pass was about to write (unsure) may never have been there.
 	if len(p.files) == 0 && len(p.st.Docs) > len(p.unsure) && !p.y.AllowDeletes {
@@ -239,7 +240,8 @@ func (p *pass) look() *input {
 			continue
 		case known && (p.st.Docs[id] == nil || lk.postponed[id]):
 			continue
-		case known && unchanged(f, p.st.Docs[id]) && rel == p.st.Docs[id].Path:
+		case known && unchanged(f, p.st.Docs[id]) && rel == p.st.Docs[id].Path && p.st.Docs[id].Hash != "":
+			// (No hash: a join a killed pass noted and didn't save, adoptJoined.)
 			f.hash = p.st.Docs[id].Hash
 			continue
 		}
@@ -603,6 +605,33 @@ func (p *pass) adoptCreated() {
 		known[d.ID] = true
 	}
 	p.st.Creating = nil
+}
+
+// adoptJoined finds the documents a pass killed while it joined new files to documents
+// of their titles (State.Joining) was joining: a document of that title the state doesn't
+// know is that file's. In step with its latest version if that is the file's text as it
+// was read (the join saved it, or the two were the same); else (killed before the join's
+// save) noted as no version and no text, so that the file is saved as a join saves it,
+// from no base, the space's side kept as a proposal. A file moved meanwhile is then a
+// rename of it, not a second document beside it.
+func (p *pass) adoptJoined() {
+	for _, j := range p.st.Joining {
+		d, ok := p.taken[docstore.FoldTitle(j.Title)]
+		if !ok || p.st.Docs[d.ID] != nil {
+			continue
+		}
+		v, err := p.y.space().Read(p.ctx, d.ID, 0)
+		if err != nil {
+			continue
+		}
+		e := *j
+		e.Title = d.Title
+		if e.Version = v.Number; hashOf([]byte(v.Text)) != j.Hash {
+			e.Version, e.Hash = 0, ""
+		}
+		p.st.Docs[d.ID] = &e
+	}
+	p.st.Joining = nil
 }
 
 // adoptWritten takes the files a pass killed while it wrote new documents' files
