@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -173,6 +174,46 @@ func snippet(raw []byte, key string) string {
 		s = s[:cutAt(s, 200)]
 	}
 	return strings.ToValidUTF8(s, "?")
+}
+
+// Endpoint is the endpoint's URL as a page or a log may show it: any user info, query
+// values and the key (Key, if the URL holds it) replaced by ***, no fragment.
+func (c *Client) Endpoint() string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if u.User != nil {
+		u.User = url.User("***")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"***"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return c.Redact(strings.ReplaceAll(u.String(), "%2A%2A%2A", "***"))
+}
+
+// Redact is s (an error's message, say) without the key or the URL's user info.
+func (c *Client) Redact(s string) string {
+	if c.Key != "" {
+		s = strings.ReplaceAll(s, c.Key, "***")
+	}
+	if u, err := url.Parse(c.URL); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			s = strings.ReplaceAll(s, pw, "***")
+		}
+		if info := u.User.String(); info != "" {
+			s = strings.ReplaceAll(s, info+"@", "***@")
+		}
+		if name := u.User.Username(); name != "" { // as net/http and url.URL.Redacted show it
+			s = strings.ReplaceAll(strings.ReplaceAll(s, name+":***@", "***@"), name+":xxxxx@", "***@")
+		}
+	}
+	return s
 }
 
 // redact is err's message without key.

@@ -90,6 +90,8 @@ type Status struct {
 	Documents, Embedded int // live documents, and those whose latest version is embedded
 	Passages            int // passages of the embedded documents
 	Down                string
+	// Counted is when a pass last counted the documents (Progress; zero: none has yet).
+	Counted time.Time
 }
 
 // NewIndex is the semantic index of space in db, asking c for vectors.
@@ -270,8 +272,9 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 			gone = append(gone, id)
 		}
 	}
-	x.status.Documents = len(live)
 	x.mu.Unlock()
+	x.recount(live)
+	defer x.recount(live) // what the pass did, even when it failed part way
 	total, done := len(stale), 0
 	if progress != nil {
 		progress(0, total)
@@ -287,6 +290,7 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 		}
 		stale = stale[n:]
 		done += n
+		x.recount(live)
 		if progress != nil {
 			progress(done, total)
 		}
@@ -297,6 +301,33 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 		}
 	}
 	return nil
+}
+
+// recount counts, for Progress, how many of the live documents a pass found are embedded at
+// their version then (or later), and their passages.
+func (x *Index) recount(live []docstore.Document) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	st := &x.status
+	st.Documents, st.Embedded, st.Passages, st.Counted = len(live), 0, 0, time.Now()
+	for _, d := range live {
+		if dv, ok := x.byDoc[d.ID]; ok && dv.version >= d.Version {
+			st.Embedded++
+			st.Passages += len(dv.vecs)
+		}
+	}
+}
+
+// Progress is how far the index had got when a pass last counted (Status.Counted; zero
+// before the first pass has read the documents), from memory alone: no read of the store,
+// no request, for a page that shows it on every view. Status reads the store for the
+// count of now.
+func (x *Index) Progress() Status {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	st := x.status
+	st.Model, st.Dims = x.c.Model, x.dims
+	return st
 }
 
 // load reads the kept vectors into memory, once; a model other than the kept one empties

@@ -44,3 +44,21 @@ func (t *Tier) Space(space string) *Index {
 
 // Model is the model the tier asks for.
 func (t *Tier) Model() string { return t.c.Model }
+
+// Endpoint is the endpoint's URL as a page may show it (Client.Endpoint).
+func (t *Tier) Endpoint() string { return t.c.Endpoint() }
+
+// Progress is how far space's index has got (Index.Progress), its endpoint's failure
+// redacted (Client.Redact); false when nothing has asked for the space's index yet (an
+// agent's first search of the space starts it): showing it starts nothing.
+func (t *Tier) Progress(space string) (Status, bool) {
+	t.mu.Lock()
+	x := t.indexes[space]
+	t.mu.Unlock()
+	if x == nil {
+		return Status{Model: t.c.Model}, false
+	}
+	st := x.Progress()
+	st.Down = t.c.Redact(st.Down)
+	return st, true
+}

@@ -42,6 +42,7 @@ type listView struct {
 	Fixed []fixedWord
 	// Unquoted: no document had the quoted phrases, so these are their words' results.
 	Unquoted bool
+	Meaning  meaningView // the semantic tier, for the agents' searches of this space
 }
 
 // fixedWord is a word of a query that no document had, and the word searched for instead.
@@ -65,6 +66,7 @@ func (s *Site) list(w http.ResponseWriter, r *http.Request, p who) {
 	}
 	v := listView{Query: strings.TrimSpace(r.URL.Query().Get("q")), First: r.URL.Query().Get("after") == ""}
 	v.Searched = v.Query != ""
+	v.Meaning = s.meaning(sp)
 	pg := p.in(sp, "Documents", "docs")
 	pg.Data = &v
 	// A link or an id searched for finds its document in whichever of the person's spaces

@@ -61,17 +61,20 @@ func proposalRows(n spaces.Names, ps []docstore.Proposal) []proposalRow {
 // a sentence ("kept from the space when the folder joined: …"), but the store takes any.
 const NoteBytes = 300
 
-// noteShown is a proposal's Note as the pages show it (escaped, as every text is): cut at
-// about NoteBytes, on a character's boundary, with an ellipsis.
-func noteShown(note string) string {
-	if len(note) <= NoteBytes {
-		return note
+// noteShown is a proposal's Note as the pages show it (escaped, as every text is): cut
+// at about NoteBytes.
+func noteShown(note string) string { return cutText(note, NoteBytes) }
+
+// cutText is s cut at about n bytes, on a character's boundary, with an ellipsis when cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := NoteBytes
-	for cut > 0 && !utf8.RuneStart(note[cut]) {
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return strings.TrimRight(note[:cut], " ") + "…"
+	return strings.TrimRight(s[:cut], " ") + "…"
 }
 
 // banner is what the document's view says of its open proposals.

@@ -36,6 +36,7 @@ import (
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/icon"
 	"github.com/compass-mcp/compass-mcp/kv"
+	"github.com/compass-mcp/compass-mcp/semantic"
 	"github.com/compass-mcp/compass-mcp/spaces"
 )
 
@@ -69,6 +70,10 @@ type Config struct {
 	// Review says the agents of this server are reviewed (serve --review): its tools hand
 	// no sign-in link, so the sign-in page doesn't tell the person to ask the agent for one.
 	Review bool
+	// Semantic is the semantic tier of this server's agents (--embeddings), whose state the
+	// documents list shows (meaning.go); nil: off in this process (a page served alone, by
+	// compass-mcp web, shows it off whatever another process serving agents does).
+	Semantic *semantic.Tier
 }
 
 // Site is the person's page on the spaces of one data file.

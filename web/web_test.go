@@ -37,12 +37,23 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with its Config changed by change (if not nil), given the
+// store.
+func newFixtureWith(t *testing.T, change func(kv.DB, *Config)) *fixture {
+	t.Helper()
 	ctx := t.Context()
 	db, path := openStore(t)
 	if err := spaces.SetName(ctx, db, "ana", "Ana"); err != nil {
 		t.Fatal(err)
 	}
-	site, err := New(ctx, db, Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond})
+	cfg := Config{Space: "personal", Me: "ana", Path: path, Poll: 20 * time.Millisecond}
+	if change != nil {
+		change(db, &cfg)
+	}
+	site, err := New(ctx, db, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

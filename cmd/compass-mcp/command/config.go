@@ -13,6 +13,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
+	"github.com/compass-mcp/compass-mcp/semantic"
 	"github.com/compass-mcp/compass-mcp/spaces"
 	"github.com/compass-mcp/compass-mcp/threads/claudecode"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -66,7 +67,10 @@ type config struct {
 	// stopMeaning stops its background work, before the data is closed.
 	embeddings, embeddingsModel string
 	stopMeaning                 func()
-	serving                     bool // serve, not call: the semantic tier works in the background
+	// meaning is the semantic tier the MCP server was made with (mcpServer), for the page
+	// beside it to show (siteConfig); nil when off.
+	meaning *semantic.Tier
+	serving bool // serve, not call: the semantic tier works in the background
 }
 
 func env(name, def string) string {
@@ -202,6 +206,7 @@ func (c *config) mcpServer(ctx context.Context) (store, *server.MCPServer, error
 		db.Close()
 		return nil, nil, err
 	}
+	c.meaning = cfg.Semantic
 	if c.http == "" && c.linkBase == "" { // a --link-base is a page elsewhere: no links to hand out
 		cfg.SignIn = c.agentSignIn(db)
 	}

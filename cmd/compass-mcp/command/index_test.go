@@ -3,7 +3,9 @@ package command
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
@@ -98,5 +101,59 @@ func TestIndexCommand(t *testing.T) {
 	}
 	if _, stderr, err := run("index", "--embeddings", "http://127.0.0.1:1/v1"); err == nil || !strings.Contains(stderr, "needs --embeddings-model") {
 		t.Fatalf("index without a model: %v %s", err, stderr)
+	}
+}
+
+// The page served beside the agents' server shows its semantic tier: on, with its model and
+// endpoint, the space's index started by the agent's first search (how far it has got is
+// web's TestMeaningOnThePage's); the key never shown.
+func TestPageShowsTheSemanticTier(t *testing.T) {
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Input []string }
+		json.NewDecoder(r.Body).Decode(&body)
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		}
+		var out struct {
+			Data []item `json:"data"`
+		}
+		for i, s := range body.Input {
+			out.Data = append(out.Data, item{i, []float64{1, float64(len(s)), 2}})
+		}
+		json.NewEncoder(w).Encode(out)
+	}))
+	defer endpoint.Close()
+	data := newData(t)
+	cli(t, data, "call", "write_document", "title=Copper", "text=A copper lantern by the door.")
+	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0", "COMPASS_EMBEDDINGS="+endpoint.URL+"/v1", "COMPASS_EMBEDDINGS_MODEL=fake", "COMPASS_EMBEDDINGS_KEY=k3y-never-shown")
+	if page == "" {
+		t.Fatalf("no page logged:\n%s", logs)
+	}
+	if a := callTool(t, c, "list_documents", map[string]any{"query": "copper lantern"}); !strings.Contains(a.text, "Copper") {
+		t.Fatalf("the agent's search: %s", a.text)
+	}
+	open := exec.Command(testbin.Path, "open", "--browser=false")
+	open.Env = append(os.Environ(), pageEnv(data)...)
+	out, err := open.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar := &http.Client{Timeout: 5 * time.Second}
+	jar.Jar, _ = cookiejar.New(nil)
+	resp, err := jar.Get(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = jar.Get(page + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := "Search by meaning is on for the agents' searches: model fake at " + endpoint.URL + "/v1."
+	if !strings.Contains(string(body), want) || strings.Contains(string(body), "index starts when an agent first searches") || strings.Contains(string(body), "k3y-never-shown") {
+		t.Fatalf("the page lacks %q (or shows the key):\n%s", want, body)
 	}
 }

@@ -35,7 +35,7 @@ func (c *config) siteConfig(db store) web.Config {
 		log = slog.New(warnings{log.Handler()}) // the terminal's one line names the page
 	}
 	return web.Config{Space: c.space, Me: c.me, Path: db.Path(), Logger: log, Review: c.review,
-		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure, Hosts: transport.AllowedHosts(c.publicURL)}
+		Access: access.New(db).WithOwner(c.space, c.me), Secure: c.pageSecure, Hosts: transport.AllowedHosts(c.publicURL), Semantic: c.meaning}
 }
 
 // warnings is a log handler that passes on only warnings and errors.
