@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -218,77 +219,79 @@ func (b *buckets) moveComments(d *Document, v Version, c change) error {
 	return b.putAnchors(d.ID, kept)
 }
 
-// carry finds where lines [from, to) of the old text are in the new, by the diff ops: from
-// the first of them still there to the last (the lines put between them included). ok is
-// false when none is still there.
+// shared is a run of lines two texts share: lines [src, src+n) of the one are [dst, dst+n)
+// of the other.
+type shared struct{ src, dst, n int }
+
+// span carries lines [from, to) of one text to another by the runs of lines they share:
+// from the first of those lines still there to the last (the lines put between them
+// included). ok is false when none is still there. Runs in the order of src (sorted) end
+// the walk at the first past to. It is the one line-range walk of carry, forward and
+// backward.
+func span(runs iter.Seq[shared], from, to int, sorted bool) (first, last int, ok bool) {
+	first, last = -1, -1
+	for r := range runs {
+		if sorted && r.src >= to {
+			break
+		}
+		if lo, hi := max(r.src, from), min(r.src+r.n, to); lo < hi {
+			if first < 0 || r.dst+lo-r.src < first {
+				first = r.dst + lo - r.src
+			}
+			last = max(last, r.dst+hi-r.src)
+		}
+	}
+	return first, last, first >= 0
+}
+
+// carry finds where lines [from, to) of the old text are in the new, by the diff ops (span
+// over their equal runs, from the first that reaches past from).
 func carry(ops []linediff.Op, from, to int) (int, int, bool) {
-	// The first op that reaches past from: ops cover the old lines in order.
 	i, _ := slices.BinarySearchFunc(ops, from, func(op linediff.Op, line int) int {
 		if op.A1 <= line {
 			return -1
 		}
 		return 1
 	})
-	first, last := -1, -1
-	for ; i < len(ops) && ops[i].A0 < to; i++ {
-		op := ops[i]
-		if op.Kind != linediff.Equal {
-			continue
+	return span(func(yield func(shared) bool) {
+		for _, op := range ops[i:] {
+			if op.Kind == linediff.Equal && !yield(shared{op.A0, op.B0, op.A1 - op.A0}) {
+				return
+			}
 		}
-		lo, hi := max(op.A0, from), min(op.A1, to)
-		if lo >= hi {
-			continue
-		}
-		if first < 0 {
-			first = op.B0 + lo - op.A0
-		}
-		last = op.B0 + hi - op.A0
-	}
-	return first, last, first >= 0
+	}, from, to, true)
 }
 
 // forward carries lines [from, to) of version k to version k+1 by the record of version k
 // (ops that build k from k+1): the same as carry, read the other way.
 func forward(ops []deltaOp, from, to int) (int, int, bool) {
-	first, last := -1, -1
-	eachCopy(ops, func(at, c0, c1 int) bool {
-		if lo, hi := max(at, from), min(at+c1-c0, to); lo < hi {
-			if first < 0 {
-				first = c0 + lo - at
-			}
-			last = c0 + hi - at
-		}
-		return at+c1-c0 < to
-	})
-	return first, last, first >= 0
+	return span(copies(ops, false), from, to, true)
 }
 
 // backward carries lines [from, to) of version k+1 to version k by k's record: where the
 // ops copy them to.
 func backward(ops []deltaOp, from, to int) (int, int, bool) {
-	first, last := -1, -1
-	eachCopy(ops, func(at, c0, c1 int) bool {
-		if lo, hi := max(c0, from), min(c1, to); lo < hi {
-			if first < 0 || at+lo-c0 < first {
-				first = at + lo - c0
-			}
-			last = max(last, at+hi-c0)
-		}
-		return true
-	})
-	return first, last, first >= 0
+	return span(copies(ops, true), from, to, false)
 }
 
-// eachCopy walks a version's record (the ops that build version k from k+1), calling fn
-// for each run of lines it copies: at, where the run starts in version k, and [c0, c1),
-// where its lines are in version k+1. fn returns whether to go on.
-func eachCopy(ops []deltaOp, fn func(at, c0, c1 int) bool) {
-	at := 0
-	for _, op := range ops {
-		if op.C != nil && !fn(at, op.C[0], op.C[1]) {
-			return
+// copies are the runs of lines a version's record (the ops that build version k from k+1)
+// copies, from version k's lines to version k+1's (back: the other way), in the order of
+// version k's.
+func copies(ops []deltaOp, back bool) iter.Seq[shared] {
+	return func(yield func(shared) bool) {
+		at := 0
+		for _, op := range ops {
+			if op.C != nil {
+				r := shared{at, op.C[0], op.C[1] - op.C[0]}
+				if back {
+					r.src, r.dst = r.dst, r.src
+				}
+				if !yield(r) {
+					return
+				}
+			}
+			at += op.lines()
 		}
-		at += op.lines()
 	}
 }
 
