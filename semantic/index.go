@@ -244,17 +244,8 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 	if err := x.load(ctx); err != nil {
 		return err
 	}
-	var live []docstore.Document
-	if err := x.docs.View(ctx, func(r *docstore.Reader) error {
-		all, err := r.Documents()
-		live = live[:0]
-		for _, d := range all {
-			if d.Deleted == nil {
-				live = append(live, d)
-			}
-		}
-		return err
-	}); err != nil {
+	live, err := x.live(ctx)
+	if err != nil {
 		return err
 	}
 	x.mu.Lock()
@@ -303,19 +294,42 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 	return nil
 }
 
+// live reads the space's documents that are not deleted.
+func (x *Index) live(ctx context.Context) ([]docstore.Document, error) {
+	var live []docstore.Document
+	err := x.docs.View(ctx, func(r *docstore.Reader) error {
+		all, err := r.Documents()
+		live = live[:0]
+		for _, d := range all {
+			if d.Deleted == nil {
+				live = append(live, d)
+			}
+		}
+		return err
+	})
+	return live, err
+}
+
 // recount counts, for Progress, how many of the live documents a pass found are embedded at
 // their version then (or later), and their passages.
 func (x *Index) recount(live []docstore.Document) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	st := &x.status
-	st.Documents, st.Embedded, st.Passages, st.Counted = len(live), 0, 0, time.Now()
+	st.Documents, st.Counted = len(live), time.Now()
+	st.Embedded, st.Passages = x.embedded(live)
+}
+
+// embedded is how many of live are embedded at their version (or a later one), and their
+// passages; x.mu is held.
+func (x *Index) embedded(live []docstore.Document) (docs, passages int) {
 	for _, d := range live {
 		if dv, ok := x.byDoc[d.ID]; ok && dv.version >= d.Version {
-			st.Embedded++
-			st.Passages += len(dv.vecs)
+			docs++
+			passages += len(dv.vecs)
 		}
 	}
+	return docs, passages
 }
 
 // Progress is how far the index had got when a pass last counted (Status.Counted; zero
@@ -634,29 +648,15 @@ func (x *Index) Status(ctx context.Context) (Status, error) {
 	if err := x.load(ctx); err != nil {
 		return Status{}, err
 	}
-	var live []docstore.Document
-	if err := x.docs.View(ctx, func(r *docstore.Reader) error {
-		all, err := r.Documents()
-		live = live[:0]
-		for _, d := range all {
-			if d.Deleted == nil {
-				live = append(live, d)
-			}
-		}
-		return err
-	}); err != nil {
+	live, err := x.live(ctx)
+	if err != nil {
 		return Status{}, err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	st := x.status
-	st.Model, st.Dims, st.Documents, st.Embedded, st.Passages = x.c.Model, x.dims, len(live), 0, 0
-	for _, d := range live {
-		if dv, ok := x.byDoc[d.ID]; ok && dv.version == d.Version {
-			st.Embedded++
-			st.Passages += len(dv.vecs)
-		}
-	}
+	st.Model, st.Dims, st.Documents = x.c.Model, x.dims, len(live)
+	st.Embedded, st.Passages = x.embedded(live)
 	return st, nil
 }
 
