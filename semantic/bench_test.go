@@ -38,7 +38,7 @@ func BenchmarkSimilar(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	ix := semantic.NewIndex(kdb, "personal", &semantic.Client{URL: f.url(), Model: "fake"}, semantic.Options{Interval: time.Microsecond, Logger: quiet()})
+	ix := semantic.NewIndex(kdb, "personal", &semantic.Client{URL: f.URL(), Model: "fake"}, semantic.Options{Interval: time.Microsecond, Logger: quiet()})
 	if err := ix.Update(b.Context(), nil); err != nil {
 		b.Fatal(err)
 	}

@@ -3,13 +3,11 @@ package semantic_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,71 +17,25 @@ import (
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/embedtest"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/kv/stores"
 	"github.com/compass-mcp/compass-mcp/semantic"
 )
 
-// fake is an embeddings endpoint for tests: each text's vector is made from its words (a
-// word's vector from its hash, summed), so texts sharing words are similar; it counts the
-// requests and the texts it was sent, and can be made to fail.
+// fake is an embeddings endpoint for tests (embedtest): each text's vector is made from its
+// words (a word's vector from its hash, summed, in dims dimensions), so texts sharing words
+// are similar.
 type fake struct {
-	srv      *httptest.Server
-	dims     atomic.Int32
-	requests atomic.Int32
-	texts    atomic.Int32
-	mu       sync.Mutex
-	answer   func(w http.ResponseWriter, r *http.Request, texts []string) bool // if set and true: it answered
-	sent     []string
+	*embedtest.Server
+	dims atomic.Int32
 }
 
 func newFake(t testing.TB, dims int) *fake {
 	f := &fake{}
 	f.dims.Store(int32(dims))
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.requests.Add(1)
-		if r.URL.Path != "/v1/embeddings" {
-			http.Error(w, "no", http.StatusNotFound)
-			return
-		}
-		var body struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		f.texts.Add(int32(len(body.Input)))
-		f.mu.Lock()
-		f.sent = append(f.sent, body.Input...)
-		answer := f.answer
-		f.mu.Unlock()
-		if answer != nil && answer(w, r, body.Input) {
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i, text := range body.Input {
-			out.Data = append(out.Data, item{i, vectorOf(text, int(f.dims.Load()))})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(f.srv.Close)
+	f.Server = embedtest.New(t, func(_ int, text string) []float64 { return vectorOf(text, int(f.dims.Load())) })
 	return f
-}
-
-func (f *fake) url() string { return f.srv.URL + "/v1" }
-
-func (f *fake) fail(answer func(w http.ResponseWriter, r *http.Request, texts []string) bool) {
-	f.mu.Lock()
-	f.answer = answer
-	f.mu.Unlock()
 }
 
 func vectorOf(text string, dims int) []float64 {
@@ -137,7 +89,7 @@ func TestVectorsSurviveARestartAndUnchangedPassagesAreNotSentAgain(t *testing.T)
 	db := testDB(t)
 	space := fmt.Sprintf("vec%d", time.Now().UnixNano()%1e9)
 	s := docstore.New(db, space)
-	c := &semantic.Client{URL: f.url(), Model: "fake"}
+	c := &semantic.Client{URL: f.URL(), Model: "fake"}
 	long := strings.Repeat("Paragraph about lanterns and copper.\n\n", 60) // about 2,300 bytes: two passages
 	d := create(t, s, "Lanterns", long+"## Music\n\nThe trailer music is by Ben.\n")
 	create(t, s, "Bread", "Sourdough needs a starter and patience.")
@@ -152,32 +104,31 @@ func TestVectorsSurviveARestartAndUnchangedPassagesAreNotSentAgain(t *testing.T)
 	if st.Embedded != 2 || st.Documents != 2 || st.Dims != 16 || st.Passages < 4 {
 		t.Fatalf("status after the first pass: %+v", st)
 	}
-	firstTexts := f.texts.Load()
+	firstTexts := f.Texts.Load()
 	// A new process (a new Index on the same store): nothing is sent again.
 	ix2 := semantic.NewIndex(db, space, c, opts(quiet()))
 	if err := ix2.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := f.texts.Load(); n != firstTexts {
+	if n := f.Texts.Load(); n != firstTexts {
 		t.Fatalf("a restart sent %d more texts", n-firstTexts)
 	}
 	// A version that changes one paragraph sends that passage alone.
 	if _, err := s.Write(t.Context(), d.ID, "Lanterns", long+"## Music\n\nThe trailer music is by Ana.\n", 0, author); err != nil {
 		t.Fatal(err)
 	}
-	before := f.requests.Load()
+	before := f.Requests.Load()
 	if err := ix2.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.texts.Load() - firstTexts; got != 1 {
+	if got := f.Texts.Load() - firstTexts; got != 1 {
 		t.Fatalf("a changed paragraph sent %d texts, want 1", got)
 	}
-	if got := f.requests.Load() - before; got != 1 {
+	if got := f.Requests.Load() - before; got != 1 {
 		t.Fatalf("a changed paragraph made %d requests, want 1", got)
 	}
-	f.mu.Lock()
-	last := f.sent[len(f.sent)-1]
-	f.mu.Unlock()
+	sent := f.Sent()
+	last := sent[len(sent)-1]
 	if !strings.Contains(last, "by Ana") {
 		t.Fatalf("sent %q, want the changed passage", last)
 	}
@@ -197,25 +148,25 @@ func TestAModelChangeEmbedsAgainNeverMixing(t *testing.T) {
 	s := docstore.New(db, space)
 	create(t, s, "One", "alpha beta")
 	create(t, s, "Two", "gamma delta")
-	ix := semantic.NewIndex(db, space, &semantic.Client{URL: f.url(), Model: "a"}, opts(quiet()))
+	ix := semantic.NewIndex(db, space, &semantic.Client{URL: f.URL(), Model: "a"}, opts(quiet()))
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
 	// Another model's name: every passage again.
-	n := f.texts.Load()
-	ix = semantic.NewIndex(db, space, &semantic.Client{URL: f.url(), Model: "b"}, opts(quiet()))
+	n := f.Texts.Load()
+	ix = semantic.NewIndex(db, space, &semantic.Client{URL: f.URL(), Model: "b"}, opts(quiet()))
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.texts.Load() - n; got != 2 {
+	if got := f.Texts.Load() - n; got != 2 {
 		t.Fatalf("a new model sent %d texts, want 2", got)
 	}
 	// The same name, other dimensions (a model pulled again under its name): again.
 	f.dims.Store(12)
 	var logs bytes.Buffer
 	create(t, s, "Three", "epsilon")
-	n = f.texts.Load()
-	ix = semantic.NewIndex(db, space, &semantic.Client{URL: f.url(), Model: "b"}, opts(slog.New(slog.NewTextHandler(&logs, nil))))
+	n = f.Texts.Load()
+	ix = semantic.NewIndex(db, space, &semantic.Client{URL: f.URL(), Model: "b"}, opts(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +174,7 @@ func TestAModelChangeEmbedsAgainNeverMixing(t *testing.T) {
 	if st.Dims != 12 || st.Embedded != 3 {
 		t.Fatalf("after the dimensions changed: %+v", st)
 	}
-	if got := f.texts.Load() - n; got != 1+3 {
+	if got := f.Texts.Load() - n; got != 1+3 {
 		t.Fatalf("sent %d texts, want 4 (the new one, then all three again)", got)
 	}
 	if !strings.Contains(logs.String(), "dimensions changed") {
@@ -248,7 +199,7 @@ func TestAFailingEndpointLeavesSearchLexicalAndSaysSoOnce(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), nil))
-	c := &semantic.Client{URL: f.url(), Model: "fake", Key: "s3cret-key", Timeout: 200 * time.Millisecond}
+	c := &semantic.Client{URL: f.URL(), Model: "fake", Key: "s3cret-key", Timeout: 200 * time.Millisecond}
 	ix := semantic.NewIndex(db, space, c, opts(log))
 	cases := []struct {
 		name   string
@@ -298,7 +249,7 @@ func TestAFailingEndpointLeavesSearchLexicalAndSaysSoOnce(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		f.fail(tc.answer)
+		f.Answer(tc.answer)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		err := ix.Update(ctx, nil)
 		cancel()
@@ -332,7 +283,7 @@ func TestAFailingEndpointLeavesSearchLexicalAndSaysSoOnce(t *testing.T) {
 		t.Fatalf("the key is in the log:\n%s", text)
 	}
 	// It answers again: said so, and the document is embedded.
-	f.fail(nil)
+	f.Answer(nil)
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +294,7 @@ func TestAFailingEndpointLeavesSearchLexicalAndSaysSoOnce(t *testing.T) {
 		t.Fatalf("no line said the endpoint answers again:\n%s", text)
 	}
 	// Down altogether: a closed port.
-	f.srv.Close()
+	f.Close()
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatalf("a pass with nothing to embed asked the endpoint: %v", err)
 	}

@@ -21,7 +21,7 @@ func TestProgressIsWhatTheLastPassCounted(t *testing.T) {
 	s := docstore.New(db, space)
 	create(t, s, "Copper", "copper lantern")
 	create(t, s, "Bread", "sourdough starter")
-	c := &semantic.Client{URL: f.url(), Model: "fake", Key: "s3cret-key", Timeout: 200 * time.Millisecond}
+	c := &semantic.Client{URL: f.URL(), Model: "fake", Key: "s3cret-key", Timeout: 200 * time.Millisecond}
 	ix := semantic.NewIndex(db, space, c, opts(quiet()))
 	if p := ix.Progress(); !p.Counted.IsZero() || p.Documents != 0 || p.Model != "fake" {
 		t.Fatalf("progress before any pass: %+v", p)
@@ -38,7 +38,7 @@ func TestProgressIsWhatTheLastPassCounted(t *testing.T) {
 		t.Fatalf("progress after a pass: %+v; status %+v", p, st)
 	}
 	create(t, s, "Tea", "green tea")
-	f.fail(func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
+	f.Answer(func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
 		http.Error(w, "busy s3cret-key", http.StatusServiceUnavailable)
 		return true
 	})

@@ -2,15 +2,13 @@ package tools_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/embedtest"
 	"github.com/compass-mcp/compass-mcp/kv/bolt"
 	"github.com/compass-mcp/compass-mcp/semantic"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -22,30 +20,16 @@ import (
 // query the words answer keeps the words' answer first.
 func TestSearchByMeaning(t *testing.T) {
 	// A fake endpoint: texts about cars are alike, about bread alike, the rest apart.
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ Input []string }
-		json.NewDecoder(r.Body).Decode(&body)
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
+	endpoint := embedtest.New(t, func(_ int, s string) []float64 {
+		s = strings.ToLower(s)
+		switch {
+		case strings.Contains(s, "automobile") || strings.Contains(s, "vehicle"):
+			return []float64{1, 0, 0.1}
+		case strings.Contains(s, "bread") || strings.Contains(s, "loaf"):
+			return []float64{0, 1, 0.1}
 		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i, s := range body.Input {
-			s = strings.ToLower(s)
-			v := []float64{0, 0, 1}
-			switch {
-			case strings.Contains(s, "automobile") || strings.Contains(s, "vehicle"):
-				v = []float64{1, 0, 0.1}
-			case strings.Contains(s, "bread") || strings.Contains(s, "loaf"):
-				v = []float64{0, 1, 0.1}
-			}
-			out.Data = append(out.Data, item{i, v})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	defer endpoint.Close()
+		return []float64{0, 0, 1}
+	})
 	db, err := bolt.OpenFile(filepath.Join(t.TempDir(), "meaning.db"), bolt.DefaultTimeout, bolt.DefaultIdle)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +46,7 @@ func TestSearchByMeaning(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tier := semantic.NewTier(t.Context(), db, &semantic.Client{URL: endpoint.URL + "/v1", Model: "fake"}, semantic.Options{Interval: time.Millisecond}, false)
+	tier := semantic.NewTier(t.Context(), db, &semantic.Client{URL: endpoint.URL(), Model: "fake"}, semantic.Options{Interval: time.Millisecond}, false)
 	for _, space := range []string{"personal", "team"} {
 		if err := tier.Space(space).Update(t.Context(), nil); err != nil {
 			t.Fatal(err)

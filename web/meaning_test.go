@@ -2,14 +2,13 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/embedtest"
 	"github.com/compass-mcp/compass-mcp/kv"
 	"github.com/compass-mcp/compass-mcp/semantic"
 )
@@ -27,30 +26,15 @@ func TestMeaningOnThePage(t *testing.T) {
 	}
 
 	var failing atomic.Bool
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Input []string }
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	endpoint := embedtest.New(t, func(i int, _ string) []float64 { return []float64{1, float64(i + 1), 0.5} })
+	endpoint.Answer(func(w http.ResponseWriter, _ *http.Request, _ []string) bool {
 		if failing.Load() {
 			http.Error(w, "<b>busy</b>, hunter2", http.StatusServiceUnavailable)
-			return
+			return true
 		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i := range in.Input {
-			out.Data = append(out.Data, item{i, []float64{1, float64(i + 1), 0.5}})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(endpoint.Close)
-	url := strings.Replace(endpoint.URL, "http://", "http://ana:hunter2@", 1) + "/v1"
+		return false
+	})
+	url := "http://ana:hunter2@" + endpoint.Host() + "/v1"
 	var tier *semantic.Tier
 	f := newFixtureWith(t, func(db kv.DB, cfg *Config) {
 		o := semantic.Options{Interval: time.Millisecond, Backoff: time.Millisecond, Tries: 1}
@@ -64,7 +48,7 @@ func TestMeaningOnThePage(t *testing.T) {
 	}
 	c = f.client()
 	f.signIn(c, "/")
-	shown := strings.Replace(endpoint.URL, "http://", "http://***@", 1) + "/v1"
+	shown := "http://***@" + endpoint.Host() + "/v1"
 	page := body(t, f.get(c, "/"))
 	if want := "Search by meaning is on for the agents' searches: model tiny at " + shown + ".\nThis space's index starts when an agent first searches it."; !strings.Contains(page, want) {
 		t.Errorf("before any search the list lacks %q:\n%s", want, page)

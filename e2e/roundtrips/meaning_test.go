@@ -2,17 +2,16 @@ package roundtrips
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/compass-mcp/compass-mcp/docstore"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/embedtest"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/pgproxy"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/kv/pg"
@@ -41,30 +40,18 @@ func TestWritesDontWaitForMeaning(t *testing.T) {
 	}
 	t.Cleanup(func() { direct.Close() })
 	held := make(chan struct{})
-	var asked, answered atomic.Int32
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked.Add(1)
+	var answered atomic.Int32
+	endpoint := embedtest.New(t, func(i int, _ string) []float64 { return []float64{1, float64(i)} })
+	endpoint.Answer(func(_ http.ResponseWriter, r *http.Request, _ []string) bool {
 		select {
 		case <-held:
 		case <-r.Context().Done():
-			return
-		}
-		var body struct{ Input []string }
-		json.NewDecoder(r.Body).Decode(&body)
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i := range body.Input {
-			out.Data = append(out.Data, item{i, []float64{1, float64(i)}})
+			return true
 		}
 		answered.Add(1)
-		json.NewEncoder(w).Encode(out)
-	}))
-	t.Cleanup(endpoint.Close)
+		return false
+	})
+	asked := &endpoint.Requests
 	t.Cleanup(func() { close(held) })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -79,7 +66,7 @@ func TestWritesDontWaitForMeaning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tier := semantic.NewTier(ctx, direct, &semantic.Client{URL: endpoint.URL + "/v1", Model: "held"}, semantic.Options{Poll: time.Hour, Logger: slog.New(slog.DiscardHandler)}, true)
+	tier := semantic.NewTier(ctx, direct, &semantic.Client{URL: endpoint.URL(), Model: "held"}, semantic.Options{Poll: time.Hour, Logger: slog.New(slog.DiscardHandler)}, true)
 	cfg := tools.Config{Space: "personal", Agent: "north", For: "ana", Logger: slog.New(slog.DiscardHandler)}
 	plain := toolWith(t, db, cfg)
 	cfg.Semantic = tier

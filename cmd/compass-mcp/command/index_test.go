@@ -2,11 +2,9 @@ package command
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compass-mcp/compass-mcp/internal/testkit/embedtest"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
 )
 
@@ -23,30 +22,16 @@ import (
 // asks the endpoint nothing, the key is sent as a bearer token but never shown, and an
 // endpoint that is down fails index with a clear line while search stays lexical.
 func TestIndexCommand(t *testing.T) {
-	var requests, texts atomic.Int32
 	var keyOK atomic.Bool
 	keyOK.Store(true)
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
+	endpoint := embedtest.New(t, func(_ int, s string) []float64 { return []float64{1, float64(len(s)), 2} })
+	endpoint.Answer(func(_ http.ResponseWriter, r *http.Request, _ []string) bool {
 		if r.Header.Get("Authorization") != "Bearer k3y-never-shown" {
 			keyOK.Store(false)
 		}
-		var body struct{ Input []string }
-		json.NewDecoder(r.Body).Decode(&body)
-		texts.Add(int32(len(body.Input)))
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i, s := range body.Input {
-			out.Data = append(out.Data, item{i, []float64{1, float64(len(s)), 2}})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	defer endpoint.Close()
+		return false
+	})
+	requests, texts := &endpoint.Requests, &endpoint.Texts
 	data := filepath.Join(t.TempDir(), "index.db")
 	cli(t, data, "call", "write_document", "title=Copper", "text=A copper lantern by the door.")
 	cli(t, data, "call", "write_document", "title=Bread", "text=Sourdough needs a starter.")
@@ -61,7 +46,7 @@ func TestIndexCommand(t *testing.T) {
 		}
 		return out.String(), errb.String(), err
 	}
-	on := []string{"--embeddings", endpoint.URL + "/v1", "--embeddings-model", "fake"}
+	on := []string{"--embeddings", endpoint.URL(), "--embeddings-model", "fake"}
 	out, stderr, err := run(append([]string{"index"}, on...)...)
 	if err != nil || !strings.Contains(out, "2 of 2 documents embedded (2 passages), model fake, dimensions 3.") {
 		t.Fatalf("index: %v\n%s\n%s", err, out, stderr)
@@ -108,25 +93,10 @@ func TestIndexCommand(t *testing.T) {
 // endpoint, the space's index started by the agent's first search (how far it has got is
 // web's TestMeaningOnThePage's); the key never shown.
 func TestPageShowsTheSemanticTier(t *testing.T) {
-	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct{ Input []string }
-		json.NewDecoder(r.Body).Decode(&body)
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float64 `json:"embedding"`
-		}
-		var out struct {
-			Data []item `json:"data"`
-		}
-		for i, s := range body.Input {
-			out.Data = append(out.Data, item{i, []float64{1, float64(len(s)), 2}})
-		}
-		json.NewEncoder(w).Encode(out)
-	}))
-	defer endpoint.Close()
+	endpoint := embedtest.New(t, func(_ int, s string) []float64 { return []float64{1, float64(len(s)), 2} })
 	data := newData(t)
 	cli(t, data, "call", "write_document", "title=Copper", "text=A copper lantern by the door.")
-	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0", "COMPASS_EMBEDDINGS="+endpoint.URL+"/v1", "COMPASS_EMBEDDINGS_MODEL=fake", "COMPASS_EMBEDDINGS_KEY=k3y-never-shown")
+	c, page, logs := stdioWithPage(t, data, "127.0.0.1:0", "COMPASS_EMBEDDINGS="+endpoint.URL(), "COMPASS_EMBEDDINGS_MODEL=fake", "COMPASS_EMBEDDINGS_KEY=k3y-never-shown")
 	if page == "" {
 		t.Fatalf("no page logged:\n%s", logs)
 	}
@@ -152,7 +122,7 @@ func TestPageShowsTheSemanticTier(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	want := "Search by meaning is on for the agents' searches: model fake at " + endpoint.URL + "/v1."
+	want := "Search by meaning is on for the agents' searches: model fake at " + endpoint.URL() + "."
 	if !strings.Contains(string(body), want) || strings.Contains(string(body), "index starts when an agent first searches") || strings.Contains(string(body), "k3y-never-shown") {
 		t.Fatalf("the page lacks %q (or shows the key):\n%s", want, body)
 	}
