@@ -182,6 +182,21 @@ func (c *config) open(ctx context.Context) (store, error) {
 	return db, err
 }
 
+// openSeen opens the data, with the spaces --for sees in it (access: the members' spaces,
+// and --space, whose owner --for is); the caller closes the data.
+func (c *config) openSeen(ctx context.Context) (store, []string, error) {
+	file, err := c.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	return file, mine, nil
+}
+
 // openAs is open for a command that acts as a person: person, then open.
 func (c *config) openAs(ctx context.Context) (store, error) {
 	if err := c.person(); err != nil {

@@ -62,15 +62,11 @@ func logCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout,
 		f.Agent = a.String()
 	}
 	f.Session = sess
-	file, err := c.open(ctx)
+	file, mine, err := c.openSeen(ctx)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
-	if err != nil {
-		return err
-	}
 	if only {
 		if !slices.Contains(mine, c.space) {
 			return usageError{fmt.Sprintf("--space: you see no space %q (yours: %s)", c.space, access.List(mine))}
@@ -230,15 +226,11 @@ func undoCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdout
 	if err := c.person(); err != nil {
 		return err
 	}
-	file, err := c.open(ctx)
+	file, mine, err := c.openSeen(ctx)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
-	if err != nil {
-		return err
-	}
 	done, err := docstore.UndoSession(ctx, file, mine, session, docstore.Author{By: spaces.Person(c.me).String(), Door: docstore.DoorCLI})
 	if errors.Is(err, docstore.ErrNoSession) {
 		return usageError{fmt.Sprintf("session %q did nothing in your spaces: docs log gives each session's id", session)}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/compass-mcp/compass-mcp/access"
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/spaces"
@@ -710,15 +709,11 @@ func inboxCmd(ctx context.Context, sub string, args []string, _ io.Reader, stdou
 	if limit < 1 || limit > docstore.InboxPage {
 		return usageError{fmt.Sprintf("--limit: from 1 to %d; got %d", docstore.InboxPage, limit)}
 	}
-	file, err := c.open(ctx)
+	file, mine, err := c.openSeen(ctx)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	mine, err := access.New(file).WithOwner(c.space, c.me).SeenBy(ctx, c.me)
-	if err != nil {
-		return err
-	}
 	var (
 		box   docstore.Inbox
 		names spaces.Names
