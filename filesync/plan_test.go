@@ -1,6 +1,9 @@
 package filesync
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
 	"slices"
@@ -261,4 +264,40 @@ func TestPlanIsPure(t *testing.T) {
 			t.Errorf("%s: the plan changed the entry %+v to %+v", r.rule, before, after)
 		}
 	}
+}
+
+// plan.go reads nothing and writes nothing: it imports no package that reaches the file
+// system, the network, the clock or the space (docstore for its pure title and text rules
+// and the Document type), and none of its functions is a pass's, which has them.
+func TestPlanDoesNoIO(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "plan.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{`"fmt"`: true, `"slices"`: true, `"github.com/compass-mcp/compass-mcp/docstore"`: true}
+	for _, imp := range f.Imports {
+		if !allowed[imp.Path.Value] {
+			t.Errorf("plan.go imports %s", imp.Path.Value)
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Recv == nil {
+			continue
+		}
+		if star, ok := fd.Recv.List[0].Type.(*ast.StarExpr); ok {
+			if id, ok := star.X.(*ast.Ident); ok && id.Name == "pass" {
+				t.Errorf("plan.go has (*pass).%s", fd.Name.Name)
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if sel.Sel.Name == "space" || sel.Sel.Name == "Space" || sel.Sel.Name == "y" {
+				t.Errorf("plan.go reaches the Sync or its space: %s", fset.Position(sel.Pos()))
+			}
+		}
+		return true
+	})
 }
