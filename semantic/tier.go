@@ -50,7 +50,7 @@ func (t *Tier) Endpoint() string { return t.c.Endpoint() }
 
 // Progress is how far space's index has got (Index.Progress), its endpoint's failure
 // redacted (Client.Redact); false when nothing has asked for the space's index yet (an
-// agent's first search of the space starts it): showing it starts nothing.
+// agent's first search or change of the space starts it): showing it starts nothing.
 func (t *Tier) Progress(space string) (Status, bool) {
 	t.mu.Lock()
 	x := t.indexes[space]

@@ -14,7 +14,7 @@ const MeaningDownBytes = 300
 type meaningView struct {
 	On                            bool
 	Endpoint, Model               string
-	Started                       bool // an agent's search of the space started its index
+	Started                       bool // an agent's search or change of the space started its index
 	Counted                       bool // a pass has counted the space's documents
 	Documents, Embedded, Passages int
 	Dims                          int

@@ -50,14 +50,14 @@ func TestMeaningOnThePage(t *testing.T) {
 	f.signIn(c, "/")
 	shown := "http://***@" + endpoint.Host() + "/v1"
 	page := body(t, f.get(c, "/"))
-	if want := "Search by meaning is on for the agents' searches: model tiny at " + shown + ".\nThis space's index starts when an agent first searches it."; !strings.Contains(page, want) {
+	if want := "Search by meaning is on for the agents' searches: model tiny at " + shown + ".\nThis space's index starts when an agent first searches or changes it."; !strings.Contains(page, want) {
 		t.Errorf("before any search the list lacks %q:\n%s", want, page)
 	}
 	if _, started := tier.Progress("personal"); started {
 		t.Errorf("showing the page started the space's index")
 	}
 
-	ix := tier.Space("personal") // as an agent's first search does
+	ix := tier.Space("personal") // as an agent's first search or change does
 	if err := ix.Update(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}

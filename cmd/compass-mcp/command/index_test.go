@@ -123,7 +123,7 @@ func TestPageShowsTheSemanticTier(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	want := "Search by meaning is on for the agents' searches: model fake at " + endpoint.URL() + "."
-	if !strings.Contains(string(body), want) || strings.Contains(string(body), "index starts when an agent first searches") || strings.Contains(string(body), "k3y-never-shown") {
+	if !strings.Contains(string(body), want) || strings.Contains(string(body), "index starts when an agent first") || strings.Contains(string(body), "k3y-never-shown") {
 		t.Fatalf("the page lacks %q (or shows the key):\n%s", want, body)
 	}
 }
