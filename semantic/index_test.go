@@ -67,6 +67,15 @@ func testDB(t *testing.T) kv.DB {
 	return db
 }
 
+// fresh is a store for a test (testDB) and a space of its own in it, named prefix and a
+// number: a PostgreSQL store is shared by every run.
+func fresh(t *testing.T, prefix string) (kv.DB, string, *docstore.Store) {
+	t.Helper()
+	db := testDB(t)
+	space := fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+	return db, space, docstore.New(db, space)
+}
+
 var author = docstore.Author{By: "agent:north", For: "person:ana"}
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)) }
@@ -86,9 +95,7 @@ func create(t *testing.T, s *docstore.Store, title, text string) docstore.Docume
 
 func TestVectorsSurviveARestartAndUnchangedPassagesAreNotSentAgain(t *testing.T) {
 	f := newFake(t, 16)
-	db := testDB(t)
-	space := fmt.Sprintf("vec%d", time.Now().UnixNano()%1e9)
-	s := docstore.New(db, space)
+	db, space, s := fresh(t, "vec")
 	c := &semantic.Client{URL: f.URL(), Model: "fake"}
 	long := strings.Repeat("Paragraph about lanterns and copper.\n\n", 60) // about 2,300 bytes: two passages
 	d := create(t, s, "Lanterns", long+"## Music\n\nThe trailer music is by Ben.\n")
@@ -143,9 +150,7 @@ func TestVectorsSurviveARestartAndUnchangedPassagesAreNotSentAgain(t *testing.T)
 
 func TestAModelChangeEmbedsAgainNeverMixing(t *testing.T) {
 	f := newFake(t, 8)
-	db := testDB(t)
-	space := fmt.Sprintf("model%d", time.Now().UnixNano()%1e9)
-	s := docstore.New(db, space)
+	db, space, s := fresh(t, "model")
 	create(t, s, "One", "alpha beta")
 	create(t, s, "Two", "gamma delta")
 	ix := semantic.NewIndex(db, space, &semantic.Client{URL: f.URL(), Model: "a"}, opts(quiet()))
@@ -188,9 +193,7 @@ func TestAModelChangeEmbedsAgainNeverMixing(t *testing.T) {
 
 func TestAFailingEndpointLeavesSearchLexicalAndSaysSoOnce(t *testing.T) {
 	f := newFake(t, 8)
-	db := testDB(t)
-	space := fmt.Sprintf("fail%d", time.Now().UnixNano()%1e9)
-	s := docstore.New(db, space)
+	db, space, s := fresh(t, "fail")
 	create(t, s, "Copper", "copper lantern")
 	var logs bytes.Buffer
 	var mu sync.Mutex

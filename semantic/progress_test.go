@@ -1,13 +1,11 @@
 package semantic_test
 
 import (
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/semantic"
 )
 
@@ -16,9 +14,7 @@ import (
 // and the failure (the key never in it).
 func TestProgressIsWhatTheLastPassCounted(t *testing.T) {
 	f := newFake(t, 8)
-	db := testDB(t)
-	space := fmt.Sprintf("progress%d", time.Now().UnixNano()%1e9)
-	s := docstore.New(db, space)
+	db, space, s := fresh(t, "progress")
 	create(t, s, "Copper", "copper lantern")
 	create(t, s, "Bread", "sourdough starter")
 	c := &semantic.Client{URL: f.URL(), Model: "fake", Key: "s3cret-key", Timeout: 200 * time.Millisecond}
