@@ -102,15 +102,8 @@ func TestActivityIsLive(t *testing.T) {
 	f.signIn(c, "/")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/activity/events?mark=0", nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, ctx, c, f.srv.URL+"/activity/events?mark=0")
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("events: %d", resp.StatusCode)
-	}
 	if _, err := f.docs.Create(ctx, "Plan", "one\n", docstore.KindWrite, agent); err != nil {
 		t.Fatal(err)
 	}

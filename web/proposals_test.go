@@ -219,15 +219,8 @@ func TestLiveProposals(t *testing.T) {
 	f.signIn(c, "/")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.srv.URL+"/document/"+id+"/events?version=1&proposals=0", nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, ctx, c, f.srv.URL+"/document/"+id+"/events?version=1&proposals=0")
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("events: %d", resp.StatusCode)
-	}
 	if _, err := f.docs.Proposing().Append(ctx, id, "- more", agent); err != nil {
 		t.Fatal(err)
 	}

@@ -371,15 +371,8 @@ func TestLiveInTheDocumentsSpace(t *testing.T) {
 	id := tm.plans["launch"]
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tm.srv.URL+"/document/"+id+"/events?version=2", nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, ctx, c, tm.srv.URL+"/document/"+id+"/events?version=2")
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("events: %d", resp.StatusCode)
-	}
 	if _, err := docstore.New(tm.db, "launch").Append(ctx, id, "third-launch\n", agent); err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,22 @@ func openStore(t *testing.T) (kv.DB, string) {
 
 var agent = docstore.Author{By: "agent:north", For: "person:ana"}
 
+// openStream opens a page's event stream at url with c, until ctx ends, and fails t unless
+// it is answered 200; the caller closes the body.
+func openStream(t *testing.T, ctx context.Context, c *http.Client, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("events at %s: %d", url, resp.StatusCode)
+	}
+	return resp
+}
+
 // view gives what fn reads in one snapshot of s (docstore.Store.View), read afresh on each
 // run of fn, as View may run it more than once.
 func view[T any](t testing.TB, s *docstore.Store, fn func(*docstore.Reader) (T, error)) (T, error) {
@@ -491,11 +507,7 @@ func TestEventsOutliveTheReadTimeout(t *testing.T) {
 	f.signIn(c, "/").Body.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/document/"+saved.Document.ID+"/events?version=1", nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, ctx, c, srv.URL+"/document/"+saved.Document.ID+"/events?version=1")
 	defer resp.Body.Close()
 	opened := time.Now()
 	readTimeoutPassed(t, srv)
