@@ -237,15 +237,7 @@ func torture(t *testing.T, viaHTTP bool) {
 	made := func() int {
 		return len(check[[]docstore.Document](t)(docstore.ReadIn(ctx, s, (*docstore.Reader).Documents))) - 3
 	}
-	tick, gaveUp := time.NewTicker(50*time.Millisecond), time.After(madeWithin)
-	for waiting := true; waiting && made() < files; {
-		select {
-		case <-tick.C:
-		case <-gaveUp:
-			waiting = false
-		}
-	}
-	tick.Stop()
+	wait.For(madeWithin, func() bool { return made() >= files })
 	kill()
 	if n := made(); n < files {
 		t.Fatalf("the syncs made %d documents of the %d files in the torture and %v after: did they run?\nthey said: %s", n, files, madeWithin, sayings.String())
