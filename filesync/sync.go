@@ -272,6 +272,16 @@ func (p *pass) match() seen {
 			lk.claimed[rel], lk.moved[id] = id, rel
 			continue
 		}
+		// Renamed in the space since the state noted it (by a pass killed before its state
+		// was saved, or an agent), and a file of the new title no document has: its file,
+		// moved, whatever an editor saved into it since (else it would be left alone for
+		// ever, its title being this document's, and this one's file written back).
+		if d, ok := p.byID[id]; ok && d.Deleted == nil && d.Title != e.Title {
+			if rel := fileFor(d.Title); files[rel] != nil && lk.claimed[rel] == "" {
+				lk.claimed[rel], lk.moved[id] = id, rel
+				continue
+			}
+		}
 		// A file the sync now ignores (.compassignore got a pattern for it), or can't reach
 		// (a folder on its way became a link), is not gone: it is no longer synced, and its
 		// document is left as it is.
