@@ -503,9 +503,11 @@ func gitOpen(ctx context.Context, git, dir, space string, wait time.Duration) (m
 			break
 		}
 		if f, err := os.Open(dir); err == nil {
-			_, err := f.Readdirnames(1)
+			// A folder holding only .git was made by another export into the same new
+			// folder between the Stat above and this look: it waits for that one's lock.
+			names, err := f.Readdirnames(2)
 			f.Close()
-			if err != io.EOF {
+			if err != io.EOF && !slices.Equal(names, []string{".git"}) {
 				return false, nil, fmt.Errorf("%s has files and is not a git repository: export --git writes into a new folder or a repository it wrote before", dir)
 			}
 		}
