@@ -10,6 +10,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/docstore"
 	"github.com/compass-mcp/compass-mcp/internal/charter"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/toolcalls"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/threads"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -130,33 +131,6 @@ func (b *budgetServer) call(t *testing.T, e era, tool string, args map[string]an
 	return raw, text, res.Result.IsError
 }
 
-// budgetCall is one tools/call the budget test makes: an answer or a refusal of a tool.
-type budgetCall struct {
-	tool   string
-	args   map[string]any
-	refuse bool
-}
-
-// budgetCalls are an answer and a refusal of each of the tools, on newBudgetServer's space.
-var budgetCalls = []budgetCall{
-	{"list_documents", map[string]any{}, false},
-	{"list_documents", map[string]any{"limit": 0}, true},
-	{"read_document", map[string]any{"document": "Launch plan", "since": 2}, false},
-	{"read_document", map[string]any{"document": "Lanch plann"}, true},
-	{"write_document", map[string]any{"title": "Trailer notes", "text": "Music by Ben.\nVoice-over on Friday.\n"}, false},
-	{"write_document", map[string]any{"title": "Launch plan", "text": "A rival copy."}, true},
-	{"append_document", map[string]any{"document": "Launch plan", "text": "Send the cut to Ana."}, false},
-	{"append_document", map[string]any{"document": "Nothing such", "text": "x"}, true},
-	{"edit_document", map[string]any{"document": "Launch plan", "old": "Review the course page.", "new": "Review the course page with Ben."}, false},
-	{"edit_document", map[string]any{"document": "Launch plan", "old": "not in it", "new": "y"}, true},
-	{"comment_document", map[string]any{"document": "Launch plan", "lines": "3", "text": "Wednesday or Thursday?"}, false},
-	{"comment_document", map[string]any{"document": "Launch plan", "lines": "99", "text": "?"}, true},
-	{"list_conversations", map[string]any{}, false},
-	{"list_conversations", map[string]any{"limit": 0}, true},
-	{"read_conversation", map[string]any{"conversation": "pricing"}, false},
-	{"read_conversation", map[string]any{"conversation": "nope"}, true},
-}
-
 // Every tools/call response, an answer or a refusal of each tool, is at most its text × 1.5
 // + callOverhead bytes in both eras: the icons travel in initialize and server/discover,
 // which keep them, not in every result. write_document's answer is at most
@@ -166,20 +140,20 @@ var budgetCalls = []budgetCall{
 func TestCallBudgets(t *testing.T) {
 	for _, e := range eras {
 		b := newBudgetServer(t)
-		for _, c := range budgetCalls {
-			raw, text, isError := b.call(t, e, c.tool, c.args)
-			if isError != c.refuse {
-				t.Errorf("%s: %s %v: isError %v: %s", e.name, c.tool, c.args, isError, text)
+		for _, c := range toolcalls.Each {
+			raw, text, isError := b.call(t, e, c.Tool, c.Args)
+			if isError != c.Refuse {
+				t.Errorf("%s: %s %v: isError %v: %s", e.name, c.Tool, c.Args, isError, text)
 			}
 			limit := len(text)*3/2 + callOverhead
-			t.Logf("%s %s (refusal %v): %d bytes on the wire for %d of text (budget %d)", e.name, c.tool, c.refuse, len(raw), len(text), limit)
+			t.Logf("%s %s (refusal %v): %d bytes on the wire for %d of text (budget %d)", e.name, c.Tool, c.Refuse, len(raw), len(text), limit)
 			if len(raw) > limit {
-				t.Errorf("%s: %s %v: %d bytes for %d of text, over %d: %s", e.name, c.tool, c.args, len(raw), len(text), limit, raw)
+				t.Errorf("%s: %s %v: %d bytes for %d of text, over %d: %s", e.name, c.Tool, c.Args, len(raw), len(text), limit, raw)
 			}
 			if strings.Contains(string(raw), `"icons"`) {
-				t.Errorf("%s: %s's response carries icons: %.400s", e.name, c.tool, raw)
+				t.Errorf("%s: %s's response carries icons: %.400s", e.name, c.Tool, raw)
 			}
-			if c.tool == "write_document" && !c.refuse && len(text) > mostWriteAnswer {
+			if c.Tool == "write_document" && !c.Refuse && len(text) > mostWriteAnswer {
 				t.Errorf("%s: write_document's answer is %d bytes, over %d: %s", e.name, len(text), mostWriteAnswer, text)
 			}
 		}

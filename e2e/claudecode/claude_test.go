@@ -18,6 +18,7 @@ import (
 
 	"github.com/compass-mcp/compass-mcp/internal/charter"
 	"github.com/compass-mcp/compass-mcp/internal/testkit/testbin"
+	"github.com/compass-mcp/compass-mcp/internal/testkit/toolcalls"
 	"github.com/compass-mcp/compass-mcp/kv/kvtest"
 	"github.com/compass-mcp/compass-mcp/linediff"
 	"github.com/compass-mcp/compass-mcp/tools"
@@ -27,33 +28,9 @@ var update = flag.Bool("update", false, "write testdata's transcripts from this 
 
 func TestMain(m *testing.M) { testbin.Main(m) }
 
-// call is one call the scripted model makes: an answer or a refusal of a tool.
-type call struct {
-	tool   string
-	args   map[string]any
-	refuse bool
-}
-
-// calls are an answer and a refusal of each of the eight tools, on seed's space, in an
-// order that leaves each answer the same whatever came before.
-var calls = []call{
-	{"list_documents", map[string]any{}, false},
-	{"list_documents", map[string]any{"limit": 0}, true},
-	{"read_document", map[string]any{"document": "Launch plan", "since": 2}, false},
-	{"read_document", map[string]any{"document": "Lanch plann"}, true},
-	{"write_document", map[string]any{"title": "Trailer notes", "text": "Music by Ben.\nVoice-over on Friday.\n"}, false},
-	{"write_document", map[string]any{"title": "Launch plan", "text": "A rival copy."}, true},
-	{"append_document", map[string]any{"document": "Launch plan", "text": "Send the cut to Ana."}, false},
-	{"append_document", map[string]any{"document": "Nothing such", "text": "x"}, true},
-	{"edit_document", map[string]any{"document": "Launch plan", "old": "Review the course page.", "new": "Review the course page with Ben."}, false},
-	{"edit_document", map[string]any{"document": "Launch plan", "old": "not in it", "new": "y"}, true},
-	{"comment_document", map[string]any{"document": "Launch plan", "lines": "3", "text": "Wednesday or Thursday?"}, false},
-	{"comment_document", map[string]any{"document": "Launch plan", "lines": "99", "text": "?"}, true},
-	{"list_conversations", map[string]any{}, false},
-	{"list_conversations", map[string]any{"limit": 0}, true},
-	{"read_conversation", map[string]any{"conversation": "pricing"}, false},
-	{"read_conversation", map[string]any{"conversation": "nope"}, true},
-}
+// calls are toolcalls.Each: an answer and a refusal of each of the eight tools, on seed's
+// space, in an order that leaves each answer the same whatever came before.
+var calls = toolcalls.Each
 
 // script is the model's side: ToolSearch loads the eight tools' schemas (Claude Code
 // defers every MCP tool), then each call in turn, then a last word.
@@ -64,7 +41,7 @@ func script() []step {
 	}
 	steps := []step{{tool: "ToolSearch", input: map[string]any{"query": "select:" + strings.Join(names, ",")}}}
 	for _, c := range calls {
-		steps = append(steps, step{tool: "mcp__compass__" + c.tool, input: c.args})
+		steps = append(steps, step{tool: "mcp__compass__" + c.Tool, input: c.Args})
 	}
 	return steps
 }
@@ -407,16 +384,16 @@ func transcript(t *testing.T, api *fakeAPI, transport, protocol string) string {
 
 	for i, c := range calls {
 		turn := i + 1
-		args, _ := json.Marshal(c.args)
+		args, _ := json.Marshal(c.Args)
 		what := "answer"
-		if c.refuse {
+		if c.Refuse {
 			what = "refusal"
 		}
 		shape, text, isError := toolResult(t, api.request(turn+1), toolUseID(turn))
-		if isError != c.refuse {
-			t.Errorf("%s %s: is_error %v, want %v: %s", c.tool, args, isError, c.refuse, text)
+		if isError != c.Refuse {
+			t.Errorf("%s %s: is_error %v, want %v: %s", c.Tool, args, isError, c.Refuse, text)
 		}
-		fmt.Fprintf(&b, "-- %02d %s %s (%s) --\n%s\n%s\n", turn, c.tool, args, what, shape, text)
+		fmt.Fprintf(&b, "-- %02d %s %s (%s) --\n%s\n%s\n", turn, c.Tool, args, what, shape, text)
 	}
 	return mask(b.String())
 }
