@@ -279,9 +279,9 @@ func (x *Index) update(ctx context.Context, progress func(done, total int)) erro
 		if err := x.updateDocs(ctx, stale[:n]); err != nil {
 			return err
 		}
+		x.counted(stale[:n])
 		stale = stale[n:]
 		done += n
-		x.recount(live)
 		if progress != nil {
 			progress(done, total)
 		}
@@ -318,6 +318,19 @@ func (x *Index) recount(live []docstore.Document) {
 	st := &x.status
 	st.Documents, st.Counted = len(live), time.Now()
 	st.Embedded, st.Passages = x.embedded(live)
+}
+
+// counted adds to Progress's count the documents of group (stale when the pass counted)
+// that are embedded now: a group's worth of work, where counting every live document
+// again after each group of 16 would cost the whole space each time. The pass's last
+// recount sets the figures afresh.
+func (x *Index) counted(group []docstore.Document) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	docs, passages := x.embedded(group)
+	x.status.Embedded += docs
+	x.status.Passages += passages
+	x.status.Counted = time.Now()
 }
 
 // embedded is how many of live are embedded at their version (or a later one), and their

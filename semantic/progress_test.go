@@ -1,6 +1,7 @@
 package semantic_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,5 +67,35 @@ func TestEndpointIsRedacted(t *testing.T) {
 		if got := c.Redact(msg); strings.Contains(got, "ana") || strings.Contains(got, "hunter2") || strings.Contains(got, "k3y") {
 			t.Errorf("Redact(%q) = %q", msg, got)
 		}
+	}
+}
+
+// During a pass, Progress counts the documents embedded so far, a group at a time: what
+// the page shows while a large space is embedded.
+func TestProgressDuringAPass(t *testing.T) {
+	f := newFake(t, 8)
+	db, space, s := fresh(t, "progress-groups")
+	for i := range 40 {
+		create(t, s, fmt.Sprintf("Note %d", i), fmt.Sprintf("note number %d", i))
+	}
+	c := &semantic.Client{URL: f.URL(), Model: "fake", Timeout: 10 * time.Second}
+	ix := semantic.NewIndex(db, space, c, opts(quiet()))
+	var seen []string
+	if err := ix.Update(t.Context(), func(done, total int) {
+		p := ix.Progress()
+		seen = append(seen, fmt.Sprintf("%d/%d: %d of %d", done, total, p.Embedded, p.Documents))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := "0/40: 0 of 40, 16/40: 16 of 40, 32/40: 32 of 40, 40/40: 40 of 40"
+	if got := strings.Join(seen, ", "); got != want {
+		t.Errorf("progress during a pass: %s, want %s", got, want)
+	}
+	st, err := ix.Status(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := ix.Progress(); p.Embedded != st.Embedded || p.Passages != st.Passages {
+		t.Errorf("progress after the pass %+v, status %+v", p, st)
 	}
 }
